@@ -1,0 +1,162 @@
+//! The two manifests: the root `manifest.json` (format, tool, settings, processes) and
+//! each process's `pid-<pid>/manifest.json` (completeness, counts, what replay cannot
+//! reproduce, runtime and device metadata).
+
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+
+use crate::blob::Compression;
+use crate::limits::Limits;
+use crate::{ArchiveError, Result};
+
+pub const MANIFEST_FILE: &str = "manifest.json";
+pub const EVENTS_FILE: &str = "events.bin";
+/// Manifests are small; anything larger is refused whatever `max_file_bytes` says.
+pub const MAX_MANIFEST_BYTES: u64 = 16 << 20;
+
+/// Settings chosen at capture time, recorded so replay and people know what was done.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SettingsRecord {
+    pub compression: Compression,
+    pub flush_interval_ms: u64,
+    pub disk_reserve_bytes: u64,
+}
+
+/// One process listed in the root manifest.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ProcessEntry {
+    pub pid: u32,
+    pub ppid: u32,
+    /// Directory name relative to the root: always `pid-<pid>`.
+    pub dir: String,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RootManifest {
+    pub format_version: u32,
+    pub tool_version: String,
+    pub source_revision: String,
+    pub settings: SettingsRecord,
+    pub processes: Vec<ProcessEntry>,
+}
+
+/// An API that was called but that no other process can reproduce.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct UnreplayableApi {
+    pub api: String,
+    pub reason: String,
+    pub count: u64,
+}
+
+/// A call whose capture failed (a payload that could not be recorded whole).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CaptureFailure {
+    pub seq: u64,
+    pub api: String,
+    pub reason: String,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DeviceInfo {
+    pub index: u32,
+    pub name: String,
+    /// gcnArchName on AMD (e.g. "gfx90a:sramecc+:xnack-"), "sm_90" on NVIDIA.
+    pub arch: String,
+    pub total_memory: u64,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RuntimeInfo {
+    /// "cuda", "hip", or "" before the first runtime call.
+    pub vendor: String,
+    pub runtime_version: String,
+    pub driver_version: String,
+    pub devices: Vec<DeviceInfo>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ProcessManifest {
+    pub format_version: u32,
+    pub pid: u32,
+    pub ppid: u32,
+    pub complete: bool,
+    /// Why capture stopped early (disk reserve, a panic in a shim, a signal), if it did.
+    pub stop_reason: Option<String>,
+    pub event_count: u64,
+    pub blob_count: u64,
+    /// Content bytes of distinct blobs (before compression).
+    pub blob_bytes: u64,
+    /// Bytes the blobs take on disk (after compression).
+    pub blob_stored_bytes: u64,
+    /// Content bytes of every blob reference, duplicates included: what deduplication saved
+    /// is `blob_referenced_bytes - blob_bytes`.
+    pub blob_referenced_bytes: u64,
+    pub code_object_count: u64,
+    /// Events and blobs that arrived after the trailer and were dropped.
+    pub dropped_after_trailer: u64,
+    /// Events not recorded because capture had stopped (disk reserve, panic).
+    pub dropped_after_stop: u64,
+    pub unreplayable_apis: Vec<UnreplayableApi>,
+    pub capture_failures: Vec<CaptureFailure>,
+    pub runtime: RuntimeInfo,
+    /// Set by `hrr-replay --repair`.
+    #[serde(default)]
+    pub repaired: bool,
+}
+
+impl ProcessManifest {
+    pub fn new(pid: u32, ppid: u32) -> Self {
+        ProcessManifest {
+            format_version: crate::FORMAT_VERSION,
+            pid,
+            ppid,
+            complete: false,
+            stop_reason: None,
+            event_count: 0,
+            blob_count: 0,
+            blob_bytes: 0,
+            blob_stored_bytes: 0,
+            blob_referenced_bytes: 0,
+            code_object_count: 0,
+            dropped_after_trailer: 0,
+            dropped_after_stop: 0,
+            unreplayable_apis: Vec::new(),
+            capture_failures: Vec::new(),
+            runtime: RuntimeInfo::default(),
+            repaired: false,
+        }
+    }
+}
+
+/// Reads and parses a manifest, checking the format version before anything else so a
+/// mismatch is reported as such rather than as a schema error.
+pub fn read_manifest<T: serde::de::DeserializeOwned>(path: &Path, limits: &Limits) -> Result<T> {
+    let small = Limits { max_file_bytes: limits.max_file_bytes.min(MAX_MANIFEST_BYTES), ..*limits };
+    let bytes = crate::blob::read_regular_file(path, &small)?;
+    let value: serde_json::Value = serde_json::from_slice(&bytes).map_err(|e| {
+        ArchiveError::invalid(path, format!("not valid JSON (line {}, column {}): {e}", e.line(), e.column()))
+    })?;
+    match value.get("format_version").and_then(|v| v.as_u64()) {
+        Some(v) if v == crate::FORMAT_VERSION as u64 => {}
+        Some(v) => {
+            return Err(ArchiveError::VersionMismatch {
+                path: path.to_path_buf(),
+                found: v.min(u32::MAX as u64) as u32,
+                supported: crate::FORMAT_VERSION,
+            })
+        }
+        None => return Err(ArchiveError::invalid(path, "no numeric \"format_version\"")),
+    }
+    serde_json::from_value(value)
+        .map_err(|e| ArchiveError::invalid(path, format!("manifest does not match the schema: {e}")))
+}
+
+pub fn write_manifest<T: Serialize>(path: &Path, value: &T, fsync: bool) -> Result<()> {
+    let mut bytes = serde_json::to_vec_pretty(value)
+        .map_err(|e| ArchiveError::invalid(path, format!("cannot serialise manifest: {e}")))?;
+    bytes.push(b'\n');
+    crate::blob::write_atomic(path, &bytes, fsync)
+}

@@ -1,0 +1,287 @@
+//! The archive reader: opens an archive from anywhere and trusts nothing in it.
+//!
+//! - Exactly one format version is accepted; a mismatch names both numbers.
+//! - A torn log keeps every whole record and is reported truncated; a missing trailer is
+//!   reported incomplete.
+//! - Names are checked before they become paths (process directories are `pid-<pid>`,
+//!   blobs and code objects are 32-hex hashes); symbolic links are refused.
+//! - Every size is checked against [`Limits`] before memory is allocated for it.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use crate::blob;
+use crate::hash::ContentHash;
+use crate::manifest::{self, ProcessEntry, ProcessManifest, RootManifest, EVENTS_FILE, MANIFEST_FILE};
+use crate::payload::{self, BlobRef, FieldType};
+use crate::record::{self, Event, Torn, FILE_HEADER_LEN, FILE_MAGIC, TRAILER_API_ID, TRAILER_MAGIC};
+use crate::{ArchiveError, Limits, Result, FORMAT_VERSION};
+
+/// State of one process's event log.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum LogStatus {
+    /// Every record whole, trailer present and consistent.
+    Complete,
+    /// Every record whole but no trailer: the process did not shut capture down cleanly.
+    Incomplete,
+    /// The log ends in a torn or corrupt record; `valid_bytes` of it are whole records.
+    Truncated { torn: Torn, valid_bytes: u64, dropped_bytes: u64 },
+}
+
+impl LogStatus {
+    pub fn label(&self) -> &'static str {
+        match self {
+            LogStatus::Complete => "complete",
+            LogStatus::Incomplete => "incomplete",
+            LogStatus::Truncated { .. } => "truncated",
+        }
+    }
+}
+
+/// One process's part of an archive.
+#[derive(Clone, Debug)]
+pub struct ProcessArchive {
+    pub dir: PathBuf,
+    pub entry: ProcessEntry,
+    pub manifest: ProcessManifest,
+    pub events: Vec<Event>,
+    pub status: LogStatus,
+    pub limits: Limits,
+}
+
+/// A whole archive: root manifest and every process.
+#[derive(Clone, Debug)]
+pub struct Archive {
+    pub root: PathBuf,
+    pub manifest: RootManifest,
+    pub processes: Vec<ProcessArchive>,
+    /// Things worth saying that do not make the archive unreadable.
+    pub warnings: Vec<String>,
+}
+
+/// Refuses a path that is a symbolic link or not a directory.
+fn check_dir(path: &Path) -> Result<()> {
+    let meta = fs::symlink_metadata(path).map_err(|e| ArchiveError::io(path, "stat", e))?;
+    if meta.file_type().is_symlink() {
+        return Err(ArchiveError::unsafe_path(path, "is a symbolic link"));
+    }
+    if !meta.is_dir() {
+        return Err(ArchiveError::unsafe_path(path, "is not a directory"));
+    }
+    Ok(())
+}
+
+impl Archive {
+    /// Opens the archive rooted at `root` (the directory `HRR_CAPTURE_OUTPUT` named).
+    pub fn open(root: &Path, limits: Limits) -> Result<Archive> {
+        let meta = fs::metadata(root).map_err(|e| ArchiveError::io(root, "open archive", e))?;
+        if !meta.is_dir() {
+            return Err(ArchiveError::invalid(root, "an archive is a directory; this is a file"));
+        }
+        let manifest: RootManifest = manifest::read_manifest(&root.join(MANIFEST_FILE), &limits)?;
+        let mut warnings = Vec::new();
+        let mut processes = Vec::new();
+        for entry in &manifest.processes {
+            let expected = format!("pid-{}", entry.pid);
+            if entry.dir != expected {
+                return Err(ArchiveError::unsafe_path(
+                    root.join(MANIFEST_FILE),
+                    format!("process directory {:?} is not {expected:?}", entry.dir),
+                ));
+            }
+            processes.push(ProcessArchive::open(&root.join(&entry.dir), entry.clone(), limits)?);
+        }
+        if let Ok(rd) = fs::read_dir(root) {
+            for d in rd.flatten() {
+                let name = d.file_name().to_string_lossy().into_owned();
+                if name.starts_with("pid-") && !manifest.processes.iter().any(|p| p.dir == name) {
+                    warnings.push(format!(
+                        "{}: process directory not listed in the root manifest; ignored",
+                        root.join(&name).display()
+                    ));
+                }
+            }
+        }
+        Ok(Archive { root: root.to_path_buf(), manifest, processes, warnings })
+    }
+
+    pub fn is_complete(&self) -> bool {
+        self.processes.iter().all(|p| p.is_complete())
+    }
+}
+
+/// Decodes an event log held in memory: the whole records, and how the log ends.
+pub fn decode_log(path: &Path, bytes: &[u8], limits: &Limits) -> Result<(Vec<Event>, LogStatus)> {
+    if bytes.len() < FILE_HEADER_LEN {
+        return Err(ArchiveError::invalid(
+            path,
+            format!("file header is torn ({} of {FILE_HEADER_LEN} bytes)", bytes.len()),
+        ));
+    }
+    if &bytes[..8] != FILE_MAGIC {
+        return Err(ArchiveError::invalid(path, "bad magic: not an hrr event log"));
+    }
+    let version = u32::from_le_bytes([bytes[8], bytes[9], bytes[10], bytes[11]]);
+    if version != FORMAT_VERSION {
+        return Err(ArchiveError::VersionMismatch {
+            path: path.to_path_buf(),
+            found: version,
+            supported: FORMAT_VERSION,
+        });
+    }
+    let flags = u32::from_le_bytes([bytes[12], bytes[13], bytes[14], bytes[15]]);
+    if flags != 0 {
+        return Err(ArchiveError::invalid(path, format!("unknown file flags {flags:#x}")));
+    }
+    let mut events = Vec::new();
+    let mut at = FILE_HEADER_LEN;
+    loop {
+        if at == bytes.len() {
+            return Ok((events, LogStatus::Incomplete));
+        }
+        let (h, payload, n) = match record::decode_record(&bytes[at..], at as u64) {
+            Ok(r) => r,
+            Err(torn) => {
+                let status = LogStatus::Truncated {
+                    torn,
+                    valid_bytes: at as u64,
+                    dropped_bytes: (bytes.len() - at) as u64,
+                };
+                return Ok((events, status));
+            }
+        };
+        if h.api_id == TRAILER_API_ID {
+            if payload.len() != record::TRAILER_PAYLOAD_LEN || &payload[8..] != TRAILER_MAGIC {
+                return Err(ArchiveError::invalid(path, format!("record at byte {at} has the trailer id but no trailer magic")));
+            }
+            let total = u64::from_le_bytes(payload[..8].try_into().unwrap_or([0; 8]));
+            if total != events.len() as u64 {
+                return Err(ArchiveError::invalid(
+                    path,
+                    format!("trailer says {total} events, the log holds {}", events.len()),
+                ));
+            }
+            if at + n != bytes.len() {
+                return Err(ArchiveError::invalid(
+                    path,
+                    format!("{} bytes follow the trailer", bytes.len() - at - n),
+                ));
+            }
+            return Ok((events, LogStatus::Complete));
+        }
+        if h.seq != events.len() as u64 {
+            return Err(ArchiveError::invalid(
+                path,
+                format!("record at byte {at} has sequence id {}, expected {}", h.seq, events.len()),
+            ));
+        }
+        Limits::check(path, "max_events", events.len() as u64 + 1, limits.max_events)?;
+        events.push(Event { header: h, payload: payload.to_vec() });
+        at += n;
+    }
+}
+
+impl ProcessArchive {
+    pub fn open(dir: &Path, entry: ProcessEntry, limits: Limits) -> Result<ProcessArchive> {
+        check_dir(dir)?;
+        let manifest: ProcessManifest = manifest::read_manifest(&dir.join(MANIFEST_FILE), &limits)?;
+        if manifest.pid != entry.pid {
+            return Err(ArchiveError::invalid(
+                dir.join(MANIFEST_FILE),
+                format!("manifest is for pid {}, directory is for pid {}", manifest.pid, entry.pid),
+            ));
+        }
+        let log_path = dir.join(EVENTS_FILE);
+        let bytes = blob::read_regular_file(&log_path, &limits)?;
+        let (events, status) = decode_log(&log_path, &bytes, &limits)?;
+        Ok(ProcessArchive { dir: dir.to_path_buf(), entry, manifest, events, status, limits })
+    }
+
+    /// Complete means a consistent trailer and a manifest that says so.
+    pub fn is_complete(&self) -> bool {
+        self.status == LogStatus::Complete && self.manifest.complete
+    }
+
+    fn load_content(&self, rel: PathBuf, hash: &ContentHash) -> Result<Vec<u8>> {
+        let path = self.dir.join(&rel);
+        // Every directory between the process directory and the file must be real.
+        let mut cur = self.dir.clone();
+        for comp in rel.parent().into_iter().flat_map(|p| p.components()) {
+            cur.push(comp);
+            check_dir(&cur)?;
+        }
+        let stored = blob::read_regular_file(&path, &self.limits)?;
+        blob::decode(&path, &stored, hash, &self.limits)
+    }
+
+    /// Loads and verifies a blob.
+    pub fn load_blob(&self, r: &BlobRef) -> Result<Vec<u8>> {
+        let rel = blob::blob_rel_path(&r.hash);
+        Limits::check(&self.dir.join(&rel), "max_host_bytes", r.len, self.limits.max_host_bytes)?;
+        let data = self.load_content(rel.clone(), &r.hash)?;
+        if data.len() as u64 != r.len {
+            return Err(ArchiveError::invalid(
+                self.dir.join(rel),
+                format!("event says {} bytes, blob holds {}", r.len, data.len()),
+            ));
+        }
+        Ok(data)
+    }
+
+    /// Loads a code object by the name an event gives; the name must be a 32-hex hash.
+    pub fn load_code_object(&self, name: &str) -> Result<Vec<u8>> {
+        let hash = ContentHash::from_hex(name).ok_or_else(|| {
+            ArchiveError::unsafe_path(&self.dir, format!("code object name {name:?} is not a 32-hex content hash"))
+        })?;
+        self.load_content(blob::code_object_rel_path(&hash), &hash)
+    }
+
+    /// Sum of the blob references the events make (duplicates included) and the distinct blobs.
+    pub fn blob_references(&self) -> (u64, Vec<BlobRef>) {
+        let mut total = 0u64;
+        let mut distinct = std::collections::BTreeMap::new();
+        fn walk(p: &[u8], total: &mut u64, distinct: &mut std::collections::BTreeMap<ContentHash, u64>, depth: u32) {
+            if depth > 8 {
+                return;
+            }
+            for f in payload::fields(p).flatten() {
+                match f.field_type() {
+                    Some(FieldType::Blob) => {
+                        if let Ok(b) = f.as_blob() {
+                            *total = total.saturating_add(b.len);
+                            distinct.insert(b.hash, b.len);
+                        }
+                    }
+                    Some(FieldType::Fields) => walk(f.value, total, distinct, depth + 1),
+                    _ => {}
+                }
+            }
+        }
+        for e in &self.events {
+            walk(&e.payload, &mut total, &mut distinct, 0);
+        }
+        (total, distinct.into_iter().map(|(hash, len)| BlobRef { hash, len }).collect())
+    }
+
+    /// Files under `blobs/` and `code_objects/`: (blob files, blob bytes on disk, code objects).
+    pub fn stored_files(&self) -> (u64, u64, u64) {
+        let mut blobs = 0;
+        let mut bytes = 0;
+        if let Ok(rd) = fs::read_dir(self.dir.join(blob::BLOBS_DIR)) {
+            for sub in rd.flatten() {
+                if let Ok(rd2) = fs::read_dir(sub.path()) {
+                    for f in rd2.flatten() {
+                        if f.file_name().to_string_lossy().ends_with(".blob") {
+                            blobs += 1;
+                            bytes += f.metadata().map(|m| m.len()).unwrap_or(0);
+                        }
+                    }
+                }
+            }
+        }
+        let codes = fs::read_dir(self.dir.join(blob::CODE_OBJECTS_DIR))
+            .map(|rd| rd.flatten().filter(|f| f.file_name().to_string_lossy().ends_with(".co")).count() as u64)
+            .unwrap_or(0);
+        (blobs, bytes, codes)
+    }
+}
