@@ -58,19 +58,22 @@ pub struct Event {
 }
 
 /// Appends one framed record to `out`.
+#[inline]
 pub fn encode_record(out: &mut Vec<u8>, h: &RecordHeader, payload: &[u8]) {
-    let start = out.len();
-    out.extend_from_slice(&(payload.len() as u32).to_le_bytes());
-    out.extend_from_slice(&h.api_id.to_le_bytes());
-    out.extend_from_slice(&h.flags.to_le_bytes());
-    out.extend_from_slice(&h.seq.to_le_bytes());
-    out.extend_from_slice(&h.timestamp_ns.to_le_bytes());
-    out.extend_from_slice(&h.tid.to_le_bytes());
-    out.extend_from_slice(&h.ret.to_le_bytes());
+    let mut head = [0u8; RECORD_HEADER_LEN];
+    head[0..4].copy_from_slice(&(payload.len() as u32).to_le_bytes());
+    head[4..6].copy_from_slice(&h.api_id.to_le_bytes());
+    head[6..8].copy_from_slice(&h.flags.to_le_bytes());
+    head[8..16].copy_from_slice(&h.seq.to_le_bytes());
+    head[16..24].copy_from_slice(&h.timestamp_ns.to_le_bytes());
+    head[24..28].copy_from_slice(&h.tid.to_le_bytes());
+    head[28..32].copy_from_slice(&h.ret.to_le_bytes());
     let mut crc = crc32fast::Hasher::new();
-    crc.update(&out[start..start + 32]);
+    crc.update(&head[..32]);
     crc.update(payload);
-    out.extend_from_slice(&crc.finalize().to_le_bytes());
+    head[32..36].copy_from_slice(&crc.finalize().to_le_bytes());
+    out.reserve(RECORD_HEADER_LEN + payload.len());
+    out.extend_from_slice(&head);
     out.extend_from_slice(payload);
 }
 
