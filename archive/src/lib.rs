@@ -7,8 +7,11 @@
 //! untrusted input. DESIGN.md ("Archive format") describes the format byte by byte.
 
 
+pub mod api;
 pub mod blob;
+pub mod codeobject;
 pub mod diskspace;
+pub mod edit;
 pub mod error;
 pub mod hash;
 pub mod limits;

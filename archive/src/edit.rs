@@ -1,0 +1,84 @@
+//! Deliberate edits for negative tests: change one byte of one expected output (a D2H
+//! blob) and re-point its event at the edited copy, keeping the archive valid. Replay
+//! must then fail exactly that check at exactly that offset, which proves its
+//! comparison is not vacuous.
+
+use std::path::Path;
+
+use crate::api::{BLOB_FIELD, COPY_DIR_FIELD};
+use crate::manifest::EVENTS_FILE;
+use crate::payload::{self, FieldType, Payload};
+use crate::reader::Archive;
+use crate::record;
+use crate::{blob, ArchiveError, Limits, Result};
+
+/// What was edited.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct EditedOutput {
+    pub pid: u32,
+    pub seq: u64,
+    pub offset: u64,
+    pub old: u8,
+    pub new: u8,
+}
+
+/// Flips every bit of byte `offset` of the expected output of event `seq` (or of the
+/// first event with an expected output when `seq` is None) in the first process.
+pub fn edit_expected_output(root: &Path, seq: Option<u64>, offset: u64, limits: Limits) -> Result<EditedOutput> {
+    let archive = Archive::open(root, limits)?;
+    let p = archive.processes.first().ok_or_else(|| ArchiveError::invalid(root, "archive has no process"))?;
+    let is_d2h = |e: &record::Event| {
+        Payload::parse(&e.payload).ok().and_then(|pl| pl.get(COPY_DIR_FIELD).and_then(|f| f.as_u64().ok())) == Some(2)
+    };
+    let idx = p
+        .events
+        .iter()
+        .position(|e| seq.is_none_or(|s| e.header.seq == s) && is_d2h(e))
+        .ok_or_else(|| ArchiveError::invalid(root, format!("no device-to-host event{}", seq.map(|s| format!(" with seq {s}")).unwrap_or_default())))?;
+    let ev = &p.events[idx];
+    let pl = Payload::parse(&ev.payload).map_err(|e| ArchiveError::invalid(root, e.to_string()))?;
+    let field = pl
+        .iter()
+        .find(|f| f.id & BLOB_FIELD != 0 && f.field_type() == Some(FieldType::Blob))
+        .ok_or_else(|| ArchiveError::invalid(root, "event has no expected-output blob"))?;
+    let old_ref = field.as_blob().map_err(|e| ArchiveError::invalid(root, e.to_string()))?;
+    let mut data = p.load_blob(&old_ref)?;
+    let at = usize::try_from(offset).ok().filter(|&o| o < data.len()).ok_or_else(|| {
+        ArchiveError::invalid(root, format!("offset {offset} is outside the {}-byte output", data.len()))
+    })?;
+    let old = data[at];
+    data[at] = !old;
+    let new_hash = crate::ContentHash::of(&data);
+    let dest = p.dir.join(blob::blob_rel_path(&new_hash));
+    if let Some(parent) = dest.parent() {
+        std::fs::create_dir_all(parent).map_err(|e| ArchiveError::io(parent, "create directory", e))?;
+    }
+    blob::write_atomic(&dest, &blob::encode(&data, blob::Compression::None).map_err(|e| ArchiveError::io(&dest, "encode", e))?, true)?;
+    // Re-encode the payload with the new reference, every other field unchanged.
+    let mut out = Vec::with_capacity(ev.payload.len());
+    for f in payload::fields(&ev.payload).flatten() {
+        let value: Vec<u8> = if f.id == field.id {
+            let mut v = new_hash.0.to_vec();
+            v.extend_from_slice(&(data.len() as u64).to_le_bytes());
+            v
+        } else {
+            f.value.to_vec()
+        };
+        out.extend_from_slice(&f.id.to_le_bytes());
+        out.push(f.ty);
+        out.push(f.flags);
+        out.extend_from_slice(&(value.len() as u32).to_le_bytes());
+        out.extend_from_slice(&value);
+    }
+    let mut log = record::file_header().to_vec();
+    for (i, e) in p.events.iter().enumerate() {
+        record::encode_record(&mut log, &e.header, if i == idx { &out } else { &e.payload });
+    }
+    if p.status == crate::LogStatus::Complete {
+        let n = p.events.len() as u64;
+        let h = record::RecordHeader { api_id: record::TRAILER_API_ID, flags: 0, seq: n, timestamp_ns: 0, tid: 0, ret: 0 };
+        record::encode_record(&mut log, &h, &record::trailer_payload(n));
+    }
+    blob::write_atomic(&p.dir.join(EVENTS_FILE), &log, true)?;
+    Ok(EditedOutput { pid: p.entry.pid, seq: ev.header.seq, offset, old, new: !old })
+}

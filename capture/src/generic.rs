@@ -1,0 +1,174 @@
+//! Recording a table row from its parameter kinds: the shared capture policy for every
+//! generic API (values, device pointers, handles, allocations, memcpy, memset).
+
+use std::os::raw::c_int;
+
+use hrr_archive::api::{self, ApiDesc, CopyDir, ParamKind, Vendor, BLOB_FIELD, COPY_DIR_FIELD};
+use hrr_archive::payload::{BlobRef, PayloadWriter};
+use hrr_archive::writer::current_tid;
+
+use crate::alloc::Space;
+use crate::state::{self, Capture};
+
+/// Reads `len` bytes the program handed to the runtime.
+///
+/// # Safety
+/// `ptr` must be valid for `len` bytes, as the API contract of the call requires.
+unsafe fn host_bytes<'a>(ptr: u64, len: u64) -> &'a [u8] {
+    if ptr == 0 || len == 0 {
+        return &[];
+    }
+    // SAFETY: the caller's contract (the runtime itself reads or has written these bytes).
+    unsafe { std::slice::from_raw_parts(ptr as usize as *const u8, len as usize) }
+}
+
+fn copy_dir(cap: &Capture, desc: &ApiDesc, args: &[u64]) -> Option<CopyDir> {
+    let dst = desc.params.iter().position(|p| matches!(p.kind, ParamKind::CopyDst(_)))?;
+    let src = desc.params.iter().position(|p| matches!(p.kind, ParamKind::CopySrc(_)))?;
+    let kind = desc.params.iter().position(|p| p.kind == ParamKind::CopyKind)?;
+    CopyDir::resolve(args[kind] as i64, cap.allocs.is_device(args[dst]), cap.allocs.is_device(args[src]))
+}
+
+fn len_of(desc: &ApiDesc, args: &[u64], name: &str) -> u64 {
+    desc.param_index(name).map(|i| args[i]).unwrap_or(0)
+}
+
+/// The stream parameter of a row, if it has one.
+fn stream_of(desc: &ApiDesc, args: &[u64]) -> Option<u64> {
+    desc.params.iter().position(|p| p.kind == ParamKind::Stream).map(|i| args[i])
+}
+
+/// Waits for `stream` with the real runtime (never through our shim).
+fn sync_stream(vendor: Vendor, stream: u64) -> c_int {
+    let f = match vendor {
+        Vendor::Cuda => &crate::shims::REAL_CUDA_STREAM_SYNCHRONIZE,
+        Vendor::Hip => &crate::shims::REAL_HIP_STREAM_SYNCHRONIZE,
+    };
+    let p = f.get();
+    if p.is_null() {
+        return -1;
+    }
+    // SAFETY: cudaStreamSynchronize / hipStreamSynchronize: int(void*), resolved by name.
+    unsafe {
+        let f: unsafe extern "C" fn(*mut std::os::raw::c_void) -> c_int = std::mem::transmute(p);
+        f(stream as usize as *mut _)
+    }
+}
+
+/// Captures one call of a generic table row. `call` makes the real call exactly once.
+pub fn capture_row(desc: &'static ApiDesc, vendor: Vendor, args: &[u64], call: impl FnOnce() -> c_int) -> c_int {
+    let Some((cap, _guard)) = state::enter(vendor) else { return call() };
+    let writer = cap.writer();
+    // Before the call: host bytes the call reads (H2D sources).
+    let pre = state::guarded(desc.name, || {
+        let dir = copy_dir(cap, desc, args);
+        let mut src_blob: Option<Result<BlobRef, String>> = None;
+        if dir == Some(CopyDir::HostToDevice) {
+            for (i, p) in desc.params.iter().enumerate() {
+                if let ParamKind::CopySrc(len) = p.kind {
+                    // SAFETY: an H2D copy reads `len` bytes at the source (API contract).
+                    let bytes = unsafe { host_bytes(args[i], len_of(desc, args, len)) };
+                    src_blob = Some(writer.put_blob(bytes).map_err(|e| e.to_string()));
+                }
+            }
+        }
+        (dir, src_blob)
+    });
+    let ret = call();
+    let Some((dir, src_blob)) = pre else { return ret };
+    state::guarded(desc.name, || {
+        let mut p = PayloadWriter::new();
+        let mut flags = 0u16;
+        let mut failure: Option<String> = None;
+        for (i, param) in desc.params.iter().enumerate() {
+            let fid = ApiDesc::field_id(i);
+            let a = args[i];
+            match param.kind {
+                ParamKind::Value | ParamKind::CopyKind => {
+                    p.u64(fid, a);
+                }
+                ParamKind::DevPtr | ParamKind::FreeDevPtr | ParamKind::FreeHostPtr => {
+                    p.devptr(fid, a);
+                    if ret == 0 && param.kind != ParamKind::DevPtr {
+                        cap.allocs.remove(a);
+                    }
+                }
+                ParamKind::Stream | ParamKind::Event => {
+                    p.handle(fid, a);
+                }
+                ParamKind::OutDevPtr(len) | ParamKind::OutHostPtr(len) => {
+                    if ret == 0 && a != 0 {
+                        // SAFETY: on success the call stored a pointer at `a` (T** out).
+                        let v = unsafe { *(a as usize as *const u64) };
+                        p.devptr(fid, v);
+                        let space = if matches!(param.kind, ParamKind::OutDevPtr(_)) { Space::Device } else { Space::PinnedHost };
+                        cap.allocs.insert(v, len_of(desc, args, len), space);
+                    } else {
+                        p.null(fid, hrr_archive::payload::FieldType::DevPtr);
+                    }
+                }
+                ParamKind::OutStream | ParamKind::OutEvent => {
+                    if ret == 0 && a != 0 {
+                        // SAFETY: on success the call stored a handle at `a`.
+                        p.handle(fid, unsafe { *(a as usize as *const u64) });
+                    } else {
+                        p.null(fid, hrr_archive::payload::FieldType::Handle);
+                    }
+                }
+                ParamKind::OutValue => {
+                    if ret == 0 && a != 0 {
+                        // SAFETY: every OutValue in the table is a 4-byte int or float out.
+                        p.u64(fid, unsafe { *(a as usize as *const u32) } as u64);
+                    }
+                }
+                ParamKind::OutStruct => {}
+                ParamKind::CopySrc(_) => {
+                    p.devptr(fid, a);
+                    if let Some(b) = &src_blob {
+                        match b {
+                            Ok(r) => {
+                                p.blob(BLOB_FIELD | fid, *r);
+                            }
+                            Err(e) => failure = Some(format!("source bytes not recorded: {e}")),
+                        }
+                    }
+                }
+                ParamKind::CopyDst(len) => {
+                    p.devptr(fid, a);
+                    if dir == Some(CopyDir::DeviceToHost) && ret == 0 {
+                        // The expected output: read only once the copy has completed.
+                        if let Some(s) = stream_of(desc, args) {
+                            let r = sync_stream(vendor, s);
+                            if r != 0 {
+                                failure = Some(format!("waiting for stream {s:#x} before reading the copy failed ({r})"));
+                            }
+                        }
+                        // SAFETY: the completed D2H copy wrote `len` bytes at `a`.
+                        let bytes = unsafe { host_bytes(a, len_of(desc, args, len)) };
+                        match writer.put_blob(bytes) {
+                            Ok(r) => {
+                                p.blob(BLOB_FIELD | fid, r);
+                            }
+                            Err(e) => failure = Some(format!("expected output not recorded: {e}")),
+                        }
+                    }
+                }
+            }
+        }
+        if let Some(d) = dir {
+            p.u64(COPY_DIR_FIELD, d as u64);
+        }
+        if failure.is_some() {
+            flags |= hrr_archive::record::RECORD_FLAG_INCOMPLETE;
+        }
+        if let Some(seq) = writer.append(desc.id, flags, current_tid(), ret, p.as_bytes()) {
+            if let Some(f) = failure {
+                writer.note_capture_failure(seq, desc.symbol(vendor).unwrap_or(desc.name), &f);
+            }
+        }
+        if desc.id == api::id::Malloc && ret == 0 {
+            crate::kernels::note_runtime_once(vendor);
+        }
+    });
+    ret
+}

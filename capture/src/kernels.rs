@@ -1,0 +1,584 @@
+//! Hand-written shims whose meaning is not in their parameter types: code-object
+//! registration (CUDA and HIP), kernel-handle lookup, and kernel launches, plus the
+//! runtime and device metadata written into the manifest.
+//!
+//! A launch record is self-contained: the kernel's mangled name, the hash of the code
+//! object that holds it, grid, block, shared memory, stream, and per parameter its
+//! offset, size, bytes and the offsets of words that point into live allocations.
+
+use std::collections::HashMap;
+use std::ffi::{c_char, CStr};
+use std::os::raw::{c_int, c_uint, c_void};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::LazyLock;
+
+use hrr_archive::api::{fid, semantic, Vendor};
+use hrr_archive::codeobject;
+use hrr_archive::payload::PayloadWriter;
+use hrr_archive::writer::current_tid;
+use hrr_archive::ContentHash;
+use parking_lot::Mutex;
+
+use crate::real::{cuda_driver_symbol, RealFn};
+use crate::state::{self, guarded};
+
+/// CUDA's and HIP's `dim3`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct Dim3 {
+    pub x: c_uint,
+    pub y: c_uint,
+    pub z: c_uint,
+}
+
+#[derive(Default)]
+struct Registry {
+    /// Fat-binary handle -> code object hash.
+    fatbins: HashMap<u64, ContentHash>,
+    /// Host stub -> (device function name, code object hash).
+    stubs: HashMap<u64, (String, ContentHash)>,
+    /// cudaKernel_t -> host stub.
+    kernels: HashMap<u64, u64>,
+    /// Function or kernel handle -> parameter (offset, size) list.
+    params: HashMap<u64, Vec<(u64, u64)>>,
+}
+
+static REGISTRY: LazyLock<Mutex<Registry>> = LazyLock::new(|| Mutex::new(Registry::default()));
+
+pub fn fork_prepare() {
+    std::mem::forget(REGISTRY.lock());
+}
+
+/// # Safety
+/// Must follow `fork_prepare` on the same thread.
+pub unsafe fn fork_release() {
+    // SAFETY: the caller's contract: fork_prepare holds the lock.
+    unsafe { REGISTRY.force_unlock() };
+}
+
+macro_rules! real {
+    ($name:literal) => {{
+        static R: RealFn = RealFn::new(match CStr::from_bytes_with_nul(concat!($name, "\0").as_bytes()) {
+            Ok(c) => c,
+            Err(_) => panic!("bad name"),
+        });
+        R.get()
+    }};
+}
+
+/// Reads `len` bytes at `p` (only called on memory the runtime itself reads).
+///
+/// # Safety
+/// `p` must be valid for `len` bytes.
+unsafe fn bytes_at<'a>(p: *const u8, len: usize) -> &'a [u8] {
+    if p.is_null() || len == 0 {
+        return &[];
+    }
+    // SAFETY: the caller's contract.
+    unsafe { std::slice::from_raw_parts(p, len) }
+}
+
+fn cstr_at(p: *const c_char) -> String {
+    if p.is_null() {
+        return String::new();
+    }
+    // SAFETY: registration names are NUL-terminated strings in the program's image.
+    unsafe { CStr::from_ptr(p) }.to_string_lossy().into_owned()
+}
+
+/// The code object bytes behind a registration wrapper, sized from their own headers.
+///
+/// # Safety
+/// `wrapper` must be the pointer the compiler-generated code passes to the register call.
+unsafe fn code_object_bytes<'a>(wrapper: *const c_void, vendor: Vendor) -> Option<&'a [u8]> {
+    if wrapper.is_null() {
+        return None;
+    }
+    // SAFETY: both wrappers start with {u32 magic, u32 version, const void* data}.
+    let (magic, data) = unsafe {
+        let w = wrapper as *const u32;
+        (*w, *(wrapper as *const u8).add(8).cast::<*const u8>())
+    };
+    if data.is_null() {
+        return None;
+    }
+    let peek = |off: u64, len: u64| {
+        // SAFETY: header fields of an image that the runtime reads in full.
+        Some(unsafe { bytes_at(data.add(off as usize), len as usize) }.to_vec())
+    };
+    let size = match (vendor, magic) {
+        (Vendor::Cuda, codeobject::CUDA_WRAPPER_MAGIC) => codeobject::cuda_fatbin_size(&peek(0, 16)?)?,
+        (Vendor::Hip, codeobject::HIP_WRAPPER_MAGIC) => codeobject::bundle_size(peek)?,
+        _ => return None,
+    };
+    // SAFETY: the image's own header says it spans `size` bytes.
+    Some(unsafe { bytes_at(data, size as usize) })
+}
+
+fn record(vendor: Vendor, id: u16, ret: i32, p: &PayloadWriter, incomplete: Option<&str>, api: &str) {
+    if let Some(cap) = state::current() {
+        let flags = if incomplete.is_some() { hrr_archive::record::RECORD_FLAG_INCOMPLETE } else { 0 };
+        if let Some(seq) = cap.writer().append(id, flags, current_tid(), ret, p.as_bytes()) {
+            if let Some(why) = incomplete {
+                cap.writer().note_capture_failure(seq, api, why);
+            }
+        }
+    }
+    let _ = vendor;
+}
+
+fn register_fat_binary(vendor: Vendor, wrapper: *const c_void, handle: *mut *mut c_void, api: &str) {
+    let Some((cap, _g)) = state::enter(vendor) else { return };
+    guarded(api, || {
+        let mut p = PayloadWriter::new();
+        p.handle(fid::HANDLE, handle as u64);
+        // SAFETY: `wrapper` is what the compiler-generated constructor passed.
+        let incomplete = match unsafe { code_object_bytes(wrapper, vendor) } {
+            Some(bytes) => match cap.writer().put_code_object(bytes) {
+                Ok(h) => {
+                    REGISTRY.lock().fatbins.insert(handle as u64, h);
+                    p.str(fid::CODE_OBJECT, &h.to_hex());
+                    p.u64(fid::SIZE, bytes.len() as u64);
+                    None
+                }
+                Err(_) => Some("code object not stored (capture stopped)"),
+            },
+            None => Some("unrecognised fat-binary wrapper: code object not stored"),
+        };
+        record(vendor, semantic::REGISTER_FAT_BINARY, 0, &p, incomplete, api);
+    });
+}
+
+fn register_function(vendor: Vendor, handle: *mut *mut c_void, stub: *const c_void, name: *const c_char, api: &str) {
+    let Some((_cap, _g)) = state::enter(vendor) else { return };
+    guarded(api, || {
+        let name = cstr_at(name);
+        let mut p = PayloadWriter::new();
+        p.handle(fid::HANDLE, handle as u64).u64(fid::HOST_STUB, stub as u64).str(fid::NAME, &name);
+        let mut reg = REGISTRY.lock();
+        let co = reg.fatbins.get(&(handle as u64)).copied();
+        if let Some(h) = co {
+            p.str(fid::CODE_OBJECT, &h.to_hex());
+            reg.stubs.insert(stub as u64, (name, h));
+        }
+        drop(reg);
+        record(vendor, semantic::REGISTER_FUNCTION, 0, &p, None, api);
+    });
+}
+
+#[allow(clippy::too_many_arguments)]
+fn register_var(vendor: Vendor, handle: *mut *mut c_void, host_var: *const c_void, name: *const c_char, size: usize, constant: c_int, api: &str) {
+    let Some((_cap, _g)) = state::enter(vendor) else { return };
+    guarded(api, || {
+        let mut p = PayloadWriter::new();
+        p.handle(fid::HANDLE, handle as u64)
+            .u64(fid::HOST_STUB, host_var as u64)
+            .str(fid::NAME, &cstr_at(name))
+            .u64(fid::SIZE, size as u64)
+            .u64(fid::SHARED_MEM, constant as u64);
+        if let Some(h) = REGISTRY.lock().fatbins.get(&(handle as u64)) {
+            p.str(fid::CODE_OBJECT, &h.to_hex());
+        }
+        record(vendor, semantic::REGISTER_VAR, 0, &p, None, api);
+    });
+}
+
+// ---- CUDA registration ----
+
+/// # Safety
+/// Called by nvcc-generated constructors.
+#[no_mangle]
+pub unsafe extern "C" fn __cudaRegisterFatBinary(fat_cubin: *mut c_void) -> *mut *mut c_void {
+    let real = real!("__cudaRegisterFatBinary");
+    // SAFETY: the runtime's definition of this symbol: void**(void*).
+    let f: unsafe extern "C" fn(*mut c_void) -> *mut *mut c_void = unsafe { std::mem::transmute(real) };
+    // SAFETY: the program's own argument.
+    let handle = unsafe { f(fat_cubin) };
+    register_fat_binary(Vendor::Cuda, fat_cubin, handle, "__cudaRegisterFatBinary");
+    handle
+}
+
+/// # Safety
+/// Called by nvcc-generated constructors.
+#[no_mangle]
+#[allow(clippy::too_many_arguments)]
+pub unsafe extern "C" fn __cudaRegisterFunction(
+    handle: *mut *mut c_void,
+    host_fun: *const c_char,
+    device_fun: *mut c_char,
+    device_name: *const c_char,
+    thread_limit: c_int,
+    tid: *mut c_void,
+    bid: *mut c_void,
+    bdim: *mut Dim3,
+    gdim: *mut Dim3,
+    wsize: *mut c_int,
+) {
+    let real = real!("__cudaRegisterFunction");
+    // SAFETY: the runtime's definition of this symbol, same C signature.
+    unsafe {
+        let f: unsafe extern "C" fn(*mut *mut c_void, *const c_char, *mut c_char, *const c_char, c_int, *mut c_void, *mut c_void, *mut Dim3, *mut Dim3, *mut c_int) =
+            std::mem::transmute(real);
+        f(handle, host_fun, device_fun, device_name, thread_limit, tid, bid, bdim, gdim, wsize);
+    }
+    register_function(Vendor::Cuda, handle, host_fun.cast(), device_name, "__cudaRegisterFunction");
+}
+
+/// # Safety
+/// Called by nvcc-generated constructors.
+#[no_mangle]
+#[allow(clippy::too_many_arguments)]
+pub unsafe extern "C" fn __cudaRegisterVar(
+    handle: *mut *mut c_void,
+    host_var: *mut c_char,
+    device_address: *mut c_char,
+    device_name: *const c_char,
+    ext: c_int,
+    size: usize,
+    constant: c_int,
+    global: c_int,
+) {
+    let real = real!("__cudaRegisterVar");
+    // SAFETY: the runtime's definition of this symbol, same C signature.
+    unsafe {
+        let f: unsafe extern "C" fn(*mut *mut c_void, *mut c_char, *mut c_char, *const c_char, c_int, usize, c_int, c_int) =
+            std::mem::transmute(real);
+        f(handle, host_var, device_address, device_name, ext, size, constant, global);
+    }
+    register_var(Vendor::Cuda, handle, host_var.cast(), device_name, size, constant, "__cudaRegisterVar");
+}
+
+/// # Safety
+/// Called by nvcc-generated code (CUDA 12.4+ launch stubs), once per stub.
+#[no_mangle]
+pub unsafe extern "C" fn __cudaGetKernel(kernel: *mut *mut c_void, stub: *const c_void) -> c_int {
+    let real = real!("__cudaGetKernel");
+    // SAFETY: the runtime's definition: cudaError_t(cudaKernel_t*, const void*).
+    let ret = unsafe {
+        let f: unsafe extern "C" fn(*mut *mut c_void, *const c_void) -> c_int = std::mem::transmute(real);
+        f(kernel, stub)
+    };
+    if ret == 0 && !kernel.is_null() && state::current().is_some() {
+        // SAFETY: on success the runtime stored the handle.
+        let k = unsafe { *kernel } as u64;
+        let _ = guarded("__cudaGetKernel", || REGISTRY.lock().kernels.insert(k, stub as u64));
+    }
+    ret
+}
+
+/// Parameter layout of a CUDA kernel from the driver: (offset, size) per parameter.
+fn cuda_param_info(handle: u64, by_kernel: bool) -> Option<Vec<(u64, u64)>> {
+    if let Some(v) = REGISTRY.lock().params.get(&handle) {
+        return Some(v.clone());
+    }
+    let sym = if by_kernel { c"cuKernelGetParamInfo" } else { c"cuFuncGetParamInfo" };
+    let f = cuda_driver_symbol(sym);
+    if f.is_null() {
+        return None;
+    }
+    // SAFETY: CUresult (CUkernel|CUfunction, size_t, size_t*, size_t*), CUDA 12.4+.
+    let f: unsafe extern "C" fn(*mut c_void, usize, *mut usize, *mut usize) -> c_int = unsafe { std::mem::transmute(f) };
+    let mut out = Vec::new();
+    for i in 0..4096usize {
+        let (mut off, mut size) = (0usize, 0usize);
+        // SAFETY: valid out pointers; the handle came from the runtime.
+        if unsafe { f(handle as usize as *mut c_void, i, &mut off, &mut size) } != 0 {
+            break;
+        }
+        out.push((off as u64, size as u64));
+    }
+    REGISTRY.lock().params.insert(handle, out.clone());
+    Some(out)
+}
+
+/// Builds and records a launch event. `params` is the kernel's parameter layout.
+#[allow(clippy::too_many_arguments)]
+fn record_launch(
+    vendor: Vendor,
+    id: u16,
+    api: &str,
+    kernel: u64,
+    stub: u64,
+    grid: Dim3,
+    block: Dim3,
+    args: *mut *mut c_void,
+    shmem: usize,
+    stream: u64,
+    params: Option<Vec<(u64, u64)>>,
+    ret: c_int,
+) {
+    let Some(cap) = state::current() else { return };
+    let mut p = PayloadWriter::new();
+    p.handle(fid::KERNEL, kernel).u64(fid::HOST_STUB, stub);
+    let mut incomplete: Option<String> = None;
+    match REGISTRY.lock().stubs.get(&stub) {
+        Some((name, co)) => {
+            p.str(fid::NAME, name).str(fid::CODE_OBJECT, &co.to_hex());
+        }
+        None => incomplete = Some(format!("kernel stub {stub:#x} was never registered")),
+    }
+    p.u64_array(fid::GRID, &[grid.x as u64, grid.y as u64, grid.z as u64]);
+    p.u64_array(fid::BLOCK, &[block.x as u64, block.y as u64, block.z as u64]);
+    p.u64(fid::SHARED_MEM, shmem as u64).handle(fid::STREAM, stream);
+    match params {
+        Some(list) if !args.is_null() || list.is_empty() => {
+            for (i, (off, size)) in list.iter().enumerate() {
+                // SAFETY: args[i] points at parameter i's value of `size` bytes (launch ABI).
+                let bytes = unsafe { bytes_at(*args.add(i) as *const u8, *size as usize) };
+                let mut a = PayloadWriter::new();
+                a.u64(fid::ARG_OFFSET, *off).u64(fid::ARG_SIZE, *size);
+                a.bytes(fid::ARG_BYTES, bytes, false);
+                // Words that point into live allocations (also inside by-value structs).
+                let ptr_words: Vec<u64> = (0..bytes.len() / 8)
+                    .map(|w| w * 8)
+                    .filter(|&w| {
+                        let v = u64::from_le_bytes(bytes[w..w + 8].try_into().unwrap_or([0; 8]));
+                        cap.allocs.lookup(v).is_some()
+                    })
+                    .map(|w| w as u64)
+                    .collect();
+                if !ptr_words.is_empty() {
+                    a.u64_array(4, &ptr_words);
+                }
+                p.nested(fid::ARG, &a);
+            }
+        }
+        _ => incomplete = Some("kernel parameter layout unavailable: arguments not recorded".into()),
+    }
+    record(vendor, id, ret, &p, incomplete.as_deref(), api);
+}
+
+/// # Safety
+/// Called by nvcc-generated launch stubs (CUDA 12.4+), in place of the runtime's.
+#[no_mangle]
+pub unsafe extern "C" fn __cudaLaunchKernel(
+    kernel: *mut c_void,
+    grid: Dim3,
+    block: Dim3,
+    args: *mut *mut c_void,
+    shmem: usize,
+    stream: *mut c_void,
+) -> c_int {
+    let real = real!("__cudaLaunchKernel");
+    // SAFETY: the runtime's definition of this symbol, same C signature.
+    let f: unsafe extern "C" fn(*mut c_void, Dim3, Dim3, *mut *mut c_void, usize, *mut c_void) -> c_int =
+        unsafe { std::mem::transmute(real) };
+    let Some((_cap, _g)) = state::enter(Vendor::Cuda) else {
+        // SAFETY: the program's own arguments.
+        return unsafe { f(kernel, grid, block, args, shmem, stream) };
+    };
+    // SAFETY: the program's own arguments.
+    let ret = unsafe { f(kernel, grid, block, args, shmem, stream) };
+    guarded("__cudaLaunchKernel", || {
+        let k = kernel as u64;
+        let stub = REGISTRY.lock().kernels.get(&k).copied().unwrap_or(0);
+        let params = cuda_param_info(k, true);
+        record_launch(Vendor::Cuda, semantic::LAUNCH_KERNEL_BY_HANDLE, "__cudaLaunchKernel", k, stub, grid, block, args, shmem, stream as u64, params, ret);
+    });
+    ret
+}
+
+/// # Safety
+/// Called by the program in place of the runtime's cudaLaunchKernel.
+#[no_mangle]
+pub unsafe extern "C" fn cudaLaunchKernel(
+    func: *const c_void,
+    grid: Dim3,
+    block: Dim3,
+    args: *mut *mut c_void,
+    shmem: usize,
+    stream: *mut c_void,
+) -> c_int {
+    let real = real!("cudaLaunchKernel");
+    // SAFETY: the runtime's definition of this symbol, same C signature.
+    let f: unsafe extern "C" fn(*const c_void, Dim3, Dim3, *mut *mut c_void, usize, *mut c_void) -> c_int =
+        unsafe { std::mem::transmute(real) };
+    let Some((_cap, _g)) = state::enter(Vendor::Cuda) else {
+        // SAFETY: the program's own arguments.
+        return unsafe { f(func, grid, block, args, shmem, stream) };
+    };
+    // SAFETY: the program's own arguments.
+    let ret = unsafe { f(func, grid, block, args, shmem, stream) };
+    guarded("cudaLaunchKernel", || {
+        // The driver function behind the stub gives the parameter layout.
+        let get = real!("cudaGetFuncBySymbol");
+        let mut function: *mut c_void = std::ptr::null_mut();
+        let params = if get.is_null() {
+            None
+        } else {
+            // SAFETY: cudaError_t cudaGetFuncBySymbol(cudaFunction_t*, const void*).
+            let r = unsafe {
+                let g: unsafe extern "C" fn(*mut *mut c_void, *const c_void) -> c_int = std::mem::transmute(get);
+                g(&mut function, func)
+            };
+            if r == 0 { cuda_param_info(function as u64, false) } else { None }
+        };
+        record_launch(Vendor::Cuda, semantic::LAUNCH_KERNEL, "cudaLaunchKernel", function as u64, func as u64, grid, block, args, shmem, stream as u64, params, ret);
+    });
+    ret
+}
+
+// ---- HIP registration and launch ----
+
+/// # Safety
+/// Called by hipcc-generated constructors.
+#[no_mangle]
+pub unsafe extern "C" fn __hipRegisterFatBinary(data: *const c_void) -> *mut *mut c_void {
+    let real = real!("__hipRegisterFatBinary");
+    // SAFETY: the runtime's definition: void**(const void*).
+    let f: unsafe extern "C" fn(*const c_void) -> *mut *mut c_void = unsafe { std::mem::transmute(real) };
+    // SAFETY: the program's own argument.
+    let handle = unsafe { f(data) };
+    register_fat_binary(Vendor::Hip, data, handle, "__hipRegisterFatBinary");
+    handle
+}
+
+/// # Safety
+/// Called by hipcc-generated constructors.
+#[no_mangle]
+#[allow(clippy::too_many_arguments)]
+pub unsafe extern "C" fn __hipRegisterFunction(
+    modules: *mut *mut c_void,
+    host_function: *const c_void,
+    device_function: *mut c_char,
+    device_name: *const c_char,
+    thread_limit: c_uint,
+    tid: *mut c_void,
+    bid: *mut c_void,
+    bdim: *mut Dim3,
+    gdim: *mut Dim3,
+    wsize: *mut c_int,
+) {
+    let real = real!("__hipRegisterFunction");
+    // SAFETY: the runtime's definition of this symbol, same C signature.
+    unsafe {
+        let f: unsafe extern "C" fn(*mut *mut c_void, *const c_void, *mut c_char, *const c_char, c_uint, *mut c_void, *mut c_void, *mut Dim3, *mut Dim3, *mut c_int) =
+            std::mem::transmute(real);
+        f(modules, host_function, device_function, device_name, thread_limit, tid, bid, bdim, gdim, wsize);
+    }
+    register_function(Vendor::Hip, modules, host_function, device_name, "__hipRegisterFunction");
+}
+
+/// # Safety
+/// Called by hipcc-generated constructors.
+#[no_mangle]
+#[allow(clippy::too_many_arguments)]
+pub unsafe extern "C" fn __hipRegisterVar(
+    modules: *mut *mut c_void,
+    var: *mut c_void,
+    host_var: *mut c_char,
+    device_var: *mut c_char,
+    ext: c_int,
+    size: usize,
+    constant: c_int,
+    global: c_int,
+) {
+    let real = real!("__hipRegisterVar");
+    // SAFETY: the runtime's definition of this symbol, same C signature.
+    unsafe {
+        let f: unsafe extern "C" fn(*mut *mut c_void, *mut c_void, *mut c_char, *mut c_char, c_int, usize, c_int, c_int) =
+            std::mem::transmute(real);
+        f(modules, var, host_var, device_var, ext, size, constant, global);
+    }
+    register_var(Vendor::Hip, modules, var, device_var, size, constant, "__hipRegisterVar");
+}
+
+/// # Safety
+/// Called by hipcc-generated launch stubs in place of the runtime's hipLaunchKernel.
+#[no_mangle]
+pub unsafe extern "C" fn hipLaunchKernel(
+    func: *const c_void,
+    grid: Dim3,
+    block: Dim3,
+    args: *mut *mut c_void,
+    shmem: usize,
+    stream: *mut c_void,
+) -> c_int {
+    let real = real!("hipLaunchKernel");
+    // SAFETY: the runtime's definition of this symbol, same C signature.
+    let f: unsafe extern "C" fn(*const c_void, Dim3, Dim3, *mut *mut c_void, usize, *mut c_void) -> c_int =
+        unsafe { std::mem::transmute(real) };
+    let Some((_cap, _g)) = state::enter(Vendor::Hip) else {
+        // SAFETY: the program's own arguments.
+        return unsafe { f(func, grid, block, args, shmem, stream) };
+    };
+    // SAFETY: the program's own arguments.
+    let ret = unsafe { f(func, grid, block, args, shmem, stream) };
+    guarded("hipLaunchKernel", || {
+        // Parameter layout for HIP comes from the code object's AMDGPU metadata note;
+        // until that parser lands the launch is recorded without arguments, marked.
+        record_launch(Vendor::Hip, semantic::LAUNCH_KERNEL, "hipLaunchKernel", 0, func as u64, grid, block, args, shmem, stream as u64, None, ret);
+    });
+    ret
+}
+
+static RUNTIME_NOTED: AtomicBool = AtomicBool::new(false);
+
+/// Writes runtime and device metadata once a context exists (after the first malloc),
+/// using the real functions so nothing is recorded and no context is created early.
+pub fn note_runtime_once(vendor: Vendor) {
+    if RUNTIME_NOTED.swap(true, Ordering::SeqCst) {
+        return;
+    }
+    let Some(cap) = state::current() else { return };
+    let int_out = |p: *mut c_void| -> Option<i32> {
+        if p.is_null() {
+            return None;
+        }
+        let mut v: c_int = 0;
+        // SAFETY: cudaRuntimeGetVersion / cudaDriverGetVersion / cudaGetDevice style: int(int*).
+        let f: unsafe extern "C" fn(*mut c_int) -> c_int = unsafe { std::mem::transmute(p) };
+        (unsafe { f(&mut v) } == 0).then_some(v)
+    };
+    let (rt, drv, dev) = match vendor {
+        Vendor::Cuda => (real!("cudaRuntimeGetVersion"), real!("cudaDriverGetVersion"), real!("cudaGetDevice")),
+        Vendor::Hip => (real!("hipRuntimeGetVersion"), real!("hipDriverGetVersion"), real!("hipGetDevice")),
+    };
+    let runtime_version = int_out(rt).map(|v| v.to_string()).unwrap_or_default();
+    let driver_version = int_out(drv).map(|v| v.to_string()).unwrap_or_default();
+    let device = int_out(dev).unwrap_or(0);
+    let attr = match vendor {
+        Vendor::Cuda => real!("cudaDeviceGetAttribute"),
+        Vendor::Hip => real!("hipDeviceGetAttribute"),
+    };
+    let get_attr = |a: c_int| -> Option<i32> {
+        if attr.is_null() {
+            return None;
+        }
+        let mut v: c_int = 0;
+        // SAFETY: cudaDeviceGetAttribute(int*, enum, int device).
+        let f: unsafe extern "C" fn(*mut c_int, c_int, c_int) -> c_int = unsafe { std::mem::transmute(attr) };
+        (unsafe { f(&mut v, a, device) } == 0).then_some(v)
+    };
+    let arch = match vendor {
+        // cudaDevAttrComputeCapabilityMajor = 75, Minor = 76.
+        Vendor::Cuda => match (get_attr(75), get_attr(76)) {
+            (Some(ma), Some(mi)) => format!("sm_{ma}{mi}"),
+            _ => String::new(),
+        },
+        Vendor::Hip => String::new(),
+    };
+    let name = {
+        let mut buf = [0 as c_char; 256];
+        let f = match vendor {
+            Vendor::Cuda => cuda_driver_symbol(c"cuDeviceGetName"),
+            Vendor::Hip => real!("hipDeviceGetName"),
+        };
+        if f.is_null() {
+            String::new()
+        } else {
+            // SAFETY: cuDeviceGetName / hipDeviceGetName(char*, int len, int device).
+            let f: unsafe extern "C" fn(*mut c_char, c_int, c_int) -> c_int = unsafe { std::mem::transmute(f) };
+            if unsafe { f(buf.as_mut_ptr(), 255, device) } == 0 {
+                cstr_at(buf.as_ptr())
+            } else {
+                String::new()
+            }
+        }
+    };
+    cap.writer().update_runtime(|r| {
+        r.runtime_version = runtime_version;
+        r.driver_version = driver_version;
+        r.devices = vec![hrr_archive::manifest::DeviceInfo { index: device as u32, name, arch, total_memory: 0 }];
+    });
+}

@@ -1,0 +1,63 @@
+// hrr_gpu.h: the HIP API subset our cases use, mapped onto CUDA when built with nvcc.
+// With hipcc this is just <hip/hip_runtime.h>; with nvcc each name becomes the CUDA one.
+#pragma once
+#if defined(__HIPCC__) || defined(__HIP_PLATFORM_AMD__)
+#include <hip/hip_runtime.h>
+#define GPU_VENDOR "hip"
+#else
+#include <cuda_runtime.h>
+#define GPU_VENDOR "cuda"
+#define hipError_t cudaError_t
+#define hipSuccess cudaSuccess
+#define hipStream_t cudaStream_t
+#define hipEvent_t cudaEvent_t
+#define hipGetErrorString cudaGetErrorString
+#define hipGetDeviceCount cudaGetDeviceCount
+#define hipSetDevice cudaSetDevice
+#define hipGetDevice cudaGetDevice
+#define hipDeviceSynchronize cudaDeviceSynchronize
+#define hipMalloc cudaMalloc
+#define hipFree cudaFree
+#define hipHostMalloc cudaHostAlloc
+#define hipHostMallocDefault cudaHostAllocDefault
+#define hipHostFree cudaFreeHost
+#define hipMemcpy cudaMemcpy
+#define hipMemcpyAsync cudaMemcpyAsync
+#define hipMemcpyHostToDevice cudaMemcpyHostToDevice
+#define hipMemcpyDeviceToHost cudaMemcpyDeviceToHost
+#define hipMemcpyDeviceToDevice cudaMemcpyDeviceToDevice
+#define hipMemcpyDefault cudaMemcpyDefault
+#define hipMemset cudaMemset
+#define hipMemsetAsync cudaMemsetAsync
+#define hipStreamCreate cudaStreamCreate
+#define hipStreamCreateWithFlags cudaStreamCreateWithFlags
+#define hipStreamCreateWithPriority cudaStreamCreateWithPriority
+#define hipStreamNonBlocking cudaStreamNonBlocking
+#define hipStreamDestroy cudaStreamDestroy
+#define hipStreamSynchronize cudaStreamSynchronize
+#define hipStreamQuery cudaStreamQuery
+#define hipStreamWaitEvent cudaStreamWaitEvent
+#define hipEventCreate cudaEventCreate
+#define hipEventCreateWithFlags cudaEventCreateWithFlags
+#define hipEventDefault cudaEventDefault
+#define hipEventRecord cudaEventRecord
+#define hipEventSynchronize cudaEventSynchronize
+#define hipEventQuery cudaEventQuery
+#define hipEventElapsedTime cudaEventElapsedTime
+#define hipEventDestroy cudaEventDestroy
+#define hipLaunchKernel cudaLaunchKernel
+#endif
+
+#include <cstdio>
+#include <cstdlib>
+
+// Aborts the case with the failing call and its error, as a person would want to read it.
+#define CHECK(call)                                                                   \
+    do {                                                                              \
+        hipError_t err_ = (call);                                                     \
+        if (err_ != hipSuccess) {                                                     \
+            std::fprintf(stderr, "%s:%d: %s failed: %d (%s)\n", __FILE__, __LINE__,  \
+                         #call, (int)err_, hipGetErrorString(err_));                 \
+            std::exit(2);                                                             \
+        }                                                                             \
+    } while (0)

@@ -1,0 +1,474 @@
+//! The replay engine: re-issues a process's events in sequence order on the GPU,
+//! rebuilding handles and addresses, and checks every device-to-host result.
+
+use std::collections::HashMap;
+use std::os::raw::{c_int, c_uint, c_void};
+
+use hrr_archive::api::{self, fid, semantic, ApiDesc, CopyDir, ParamKind, RetPolicy, Vendor, BLOB_FIELD, COPY_DIR_FIELD};
+use hrr_archive::payload::{FieldError, Payload};
+use hrr_archive::record::RECORD_FLAG_INCOMPLETE;
+use hrr_archive::{Event, ProcessArchive};
+use serde::Serialize;
+
+use crate::runtime::{call_row, Runtime};
+use crate::translate::{AddressMap, Translated};
+
+/// One failed check or event, with everything a person needs to find it.
+#[derive(Clone, Debug, Serialize)]
+pub struct Failure {
+    pub pid: u32,
+    pub seq: u64,
+    pub api: String,
+    /// "d2h_mismatch", "return_code", "unreplayable", "error"
+    pub kind: String,
+    pub message: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub bytes: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub differing_bytes: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub first_differing_offset: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub expected_hex: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub found_hex: Option<String>,
+}
+
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct Counts {
+    pub events_total: u64,
+    pub events_replayed: u64,
+    pub kernels_launched: u64,
+    pub d2h_pass: u64,
+    pub d2h_fail: u64,
+    pub d2h_skipped: u64,
+    pub failed_as_captured: u64,
+    pub untranslated_pointers: u64,
+    pub unreplayable_refused: u64,
+}
+
+pub struct Options {
+    pub continue_on_error: bool,
+}
+
+struct Ctx<'a> {
+    rt: &'a Runtime,
+    proc_: &'a ProcessArchive,
+    addrs: AddressMap,
+    handles: HashMap<u64, u64>,
+    modules: HashMap<String, u64>,
+    functions: HashMap<(String, String), u64>,
+    counts: Counts,
+    failures: Vec<Failure>,
+}
+
+/// Why an event could not be replayed (turned into a Failure with its seq and API).
+type EvResult = Result<(), String>;
+
+fn field_err(e: FieldError) -> String {
+    format!("payload: {e}")
+}
+
+fn hex(b: &[u8]) -> String {
+    b.iter().map(|x| format!("{x:02x}")).collect()
+}
+
+/// Compares replayed bytes with the captured expectation; None when equal.
+pub fn compare(expected: &[u8], found: &[u8]) -> Option<(u64, u64, String, String)> {
+    if expected == found {
+        return None;
+    }
+    let n = expected.len().min(found.len());
+    let first = (0..n).find(|&i| expected[i] != found[i]).unwrap_or(n);
+    let differing = (0..n).filter(|&i| expected[i] != found[i]).count() + expected.len().abs_diff(found.len());
+    let end = |v: &[u8]| v[first.min(v.len())..(first + 16).min(v.len())].to_vec();
+    Some((differing as u64, first as u64, hex(&end(expected)), hex(&end(found))))
+}
+
+impl<'a> Ctx<'a> {
+    fn fail(&mut self, ev: &Event, kind: &str, message: String) {
+        self.failures.push(Failure {
+            pid: self.proc_.entry.pid,
+            seq: ev.header.seq,
+            api: self.api_label(ev.header.api_id),
+            kind: kind.into(),
+            message,
+            bytes: None,
+            differing_bytes: None,
+            first_differing_offset: None,
+            expected_hex: None,
+            found_hex: None,
+        });
+    }
+
+    fn api_label(&self, id: u16) -> String {
+        if let Some(d) = api::desc(id) {
+            if let Some(s) = d.symbol(self.rt.vendor) {
+                return s.to_string();
+            }
+        }
+        api::api_name(id)
+    }
+
+    fn handle(&self, captured: u64) -> Result<u64, String> {
+        // 0 is the default stream; 1 and 2 are the legacy / per-thread default streams.
+        if captured <= 2 {
+            return Ok(captured);
+        }
+        self.handles.get(&captured).copied().ok_or_else(|| format!("handle {captured:#x} was never created in this capture"))
+    }
+
+    fn translate(&mut self, addr: u64) -> u64 {
+        match self.addrs.translate(addr) {
+            Translated::Null => 0,
+            Translated::Mapped(a) => a,
+            Translated::Unmapped => {
+                self.counts.untranslated_pointers += 1;
+                0
+            }
+        }
+    }
+
+    fn check_ret(&mut self, ev: &Event, policy: RetPolicy, got: c_int) -> EvResult {
+        if policy == RetPolicy::Any {
+            return Ok(());
+        }
+        let want = ev.header.ret;
+        if got == want {
+            if want != 0 {
+                self.counts.failed_as_captured += 1;
+            }
+            return Ok(());
+        }
+        Err(format!("returned {got}, capture returned {want}"))
+    }
+
+    fn d2h_check(&mut self, ev: &Event, expected: &[u8], found: &[u8]) {
+        match compare(expected, found) {
+            None => self.counts.d2h_pass += 1,
+            Some((differing, first, exp, got)) => {
+                self.counts.d2h_fail += 1;
+                let api = self.api_label(ev.header.api_id);
+                self.failures.push(Failure {
+                    pid: self.proc_.entry.pid,
+                    seq: ev.header.seq,
+                    api: api.clone(),
+                    kind: "d2h_mismatch".into(),
+                    message: format!(
+                        "D2H check failed at seq {} {api}: {differing} of {} bytes differ, first at offset {first}: expected {exp}, found {got}",
+                        ev.header.seq,
+                        expected.len()
+                    ),
+                    bytes: Some(expected.len() as u64),
+                    differing_bytes: Some(differing),
+                    first_differing_offset: Some(first),
+                    expected_hex: Some(exp),
+                    found_hex: Some(got),
+                });
+            }
+        }
+    }
+
+    fn replay_generic(&mut self, ev: &Event, desc: &'static ApiDesc) -> EvResult {
+        let p = Payload::parse(&ev.payload).map_err(field_err)?;
+        let sym = desc.symbol(self.rt.vendor).ok_or_else(|| format!("{} has no {} symbol", desc.name, self.rt.vendor.as_str()))?;
+        let f = self.rt.require(sym)?;
+        let dir = p.get(COPY_DIR_FIELD).map(|f| f.as_u64()).transpose().map_err(field_err)?.and_then(CopyDir::from_u64);
+        if dir == Some(CopyDir::HostToHost) {
+            return Ok(()); // host memory of the captured process: nothing to re-execute
+        }
+        let mut args = Vec::with_capacity(desc.params.len());
+        let mut slots: Vec<Box<[u64; 2048]>> = Vec::new();
+        let mut keep: Vec<Vec<u8>> = Vec::new();
+        let mut d2h: Option<(usize, Vec<u8>)> = None; // (param index, expected)
+        for (i, param) in desc.params.iter().enumerate() {
+            let id = ApiDesc::field_id(i);
+            let val = |name| -> Result<u64, String> {
+                match p.get(id) {
+                    Some(f) if f.is_null() => Ok(0),
+                    Some(f) => f.as_u64().map_err(field_err),
+                    None => Err(format!("payload: parameter {name} (field {id}) is absent")),
+                }
+            };
+            let a = match param.kind {
+                ParamKind::Value | ParamKind::CopyKind => val(param.name)?,
+                ParamKind::DevPtr | ParamKind::FreeDevPtr | ParamKind::FreeHostPtr => {
+                    let v = val(param.name)?;
+                    self.translate(v)
+                }
+                ParamKind::Stream | ParamKind::Event => self.handle(val(param.name)?)?,
+                ParamKind::OutDevPtr(_) | ParamKind::OutHostPtr(_) | ParamKind::OutStream | ParamKind::OutEvent | ParamKind::OutValue | ParamKind::OutStruct => {
+                    slots.push(Box::new([0u64; 2048]));
+                    slots.last().map(|s| s.as_ptr() as u64).unwrap_or(0)
+                }
+                ParamKind::CopySrc(len) | ParamKind::CopyDst(len) => {
+                    let captured = val(param.name)?;
+                    let is_dst = matches!(param.kind, ParamKind::CopyDst(_));
+                    let n = desc.param_index(len).map(|j| p.u64(ApiDesc::field_id(j), "length")).transpose().map_err(field_err)?.unwrap_or(0);
+                    match (dir, is_dst) {
+                        (Some(CopyDir::HostToDevice), false) => {
+                            let r = p.blob(BLOB_FIELD | id, "source bytes").map_err(field_err)?;
+                            let data = self.proc_.load_blob(&r).map_err(|e| e.to_string())?;
+                            keep.push(data);
+                            keep.last().map(|d| d.as_ptr() as u64).unwrap_or(0)
+                        }
+                        (Some(CopyDir::DeviceToHost), true) => {
+                            let r = p.blob(BLOB_FIELD | id, "expected output").map_err(field_err)?;
+                            let expected = self.proc_.load_blob(&r).map_err(|e| e.to_string())?;
+                            keep.push(vec![0u8; n as usize]);
+                            d2h = Some((keep.len() - 1, expected));
+                            keep.last().map(|d| d.as_ptr() as u64).unwrap_or(0)
+                        }
+                        _ => self.translate(captured),
+                    }
+                }
+            };
+            args.push(a);
+        }
+        // SAFETY: `f` is the runtime's definition of this row's symbol; pointers are
+        // translated replay addresses or buffers that live until after the call.
+        let ret = unsafe { call_row(desc.id, f, &args) }.ok_or_else(|| format!("{} arguments for {}", args.len(), desc.name))?;
+        self.check_ret(ev, desc.ret, ret)?;
+        let mut slot = slots.iter();
+        for (i, param) in desc.params.iter().enumerate() {
+            let id = ApiDesc::field_id(i);
+            match param.kind {
+                ParamKind::OutDevPtr(len) | ParamKind::OutHostPtr(len) => {
+                    let replay = slot.next().map(|s| s[0]).unwrap_or(0);
+                    if let Some(captured) = p.get(id).filter(|f| !f.is_null()).and_then(|f| f.as_u64().ok()) {
+                        let size = desc.param_index(len).map(|j| args[j]).unwrap_or(0);
+                        self.addrs.insert(captured, size, replay);
+                    }
+                }
+                ParamKind::OutStream | ParamKind::OutEvent => {
+                    let replay = slot.next().map(|s| s[0]).unwrap_or(0);
+                    if let Some(captured) = p.get(id).filter(|f| !f.is_null()).and_then(|f| f.as_u64().ok()) {
+                        self.handles.insert(captured, replay);
+                    }
+                }
+                ParamKind::OutValue | ParamKind::OutStruct => {
+                    slot.next();
+                }
+                ParamKind::FreeDevPtr | ParamKind::FreeHostPtr if ret == 0 => {
+                    if let Some(captured) = p.get(id).and_then(|f| f.as_u64().ok()) {
+                        self.addrs.remove(captured);
+                    }
+                }
+                _ => {}
+            }
+        }
+        if let Some((k, expected)) = d2h {
+            if ret == 0 {
+                if let Some(si) = desc.params.iter().position(|p| p.kind == ParamKind::Stream) {
+                    let sync = match self.rt.vendor {
+                        Vendor::Cuda => "cudaStreamSynchronize",
+                        Vendor::Hip => "hipStreamSynchronize",
+                    };
+                    let r = self.rt.call_ptr(sync, args[si])?;
+                    if r != 0 {
+                        return Err(format!("waiting for the copy's stream failed ({r})"));
+                    }
+                }
+                let found = std::mem::take(&mut keep[k]);
+                self.d2h_check(ev, &expected, &found);
+            } else {
+                self.counts.d2h_skipped += 1;
+            }
+        }
+        Ok(())
+    }
+
+    fn function(&mut self, code_object: &str, name: &str) -> Result<u64, String> {
+        if let Some(f) = self.functions.get(&(code_object.to_string(), name.to_string())) {
+            return Ok(*f);
+        }
+        let module = match self.modules.get(code_object) {
+            Some(m) => *m,
+            None => {
+                let image = self.proc_.load_code_object(code_object).map_err(|e| e.to_string())?;
+                let load = match self.rt.vendor {
+                    Vendor::Cuda => "cuModuleLoadData",
+                    Vendor::Hip => "hipModuleLoadData",
+                };
+                let f = self.rt.require(load)?;
+                let mut m: *mut c_void = std::ptr::null_mut();
+                // SAFETY: cuModuleLoadData / hipModuleLoadData(module*, const void* image);
+                // the image is copied by the driver before the call returns.
+                let r = unsafe {
+                    let f: unsafe extern "C" fn(*mut *mut c_void, *const c_void) -> c_int = std::mem::transmute(f);
+                    f(&mut m, image.as_ptr().cast())
+                };
+                if r != 0 {
+                    return Err(format!("{load} of code object {code_object} failed ({r})"));
+                }
+                self.modules.insert(code_object.to_string(), m as u64);
+                m as u64
+            }
+        };
+        let get = match self.rt.vendor {
+            Vendor::Cuda => "cuModuleGetFunction",
+            Vendor::Hip => "hipModuleGetFunction",
+        };
+        let g = self.rt.require(get)?;
+        let cname = std::ffi::CString::new(name).map_err(|_| format!("kernel name {name:?} holds a NUL"))?;
+        let mut func: *mut c_void = std::ptr::null_mut();
+        // SAFETY: cuModuleGetFunction / hipModuleGetFunction(function*, module, const char*).
+        let r = unsafe {
+            let g: unsafe extern "C" fn(*mut *mut c_void, *mut c_void, *const std::os::raw::c_char) -> c_int = std::mem::transmute(g);
+            g(&mut func, module as usize as *mut c_void, cname.as_ptr())
+        };
+        if r != 0 {
+            return Err(format!("{get}({name}) failed ({r})"));
+        }
+        self.functions.insert((code_object.to_string(), name.to_string()), func as u64);
+        Ok(func as u64)
+    }
+
+    fn replay_launch(&mut self, ev: &Event) -> EvResult {
+        let p = Payload::parse(&ev.payload).map_err(field_err)?;
+        let name = p.str(fid::NAME, "kernel name").map_err(field_err)?.to_string();
+        let co = p.str(fid::CODE_OBJECT, "code object").map_err(field_err)?.to_string();
+        let grid = p.u64_array(fid::GRID, "grid").map_err(field_err)?;
+        let block = p.u64_array(fid::BLOCK, "block").map_err(field_err)?;
+        if grid.len() != 3 || block.len() != 3 {
+            return Err("payload: grid and block need 3 dimensions".into());
+        }
+        let shmem = p.u64(fid::SHARED_MEM, "shared memory").map_err(field_err)?;
+        let stream = self.handle(p.handle(fid::STREAM, "stream").map_err(field_err)?)?;
+        let mut buffers: Vec<Vec<u8>> = Vec::new();
+        for a in p.all(fid::ARG) {
+            let arg = a.as_nested().map_err(field_err)?;
+            let mut bytes = arg.bytes(fid::ARG_BYTES, "argument bytes").map_err(field_err)?.to_vec();
+            if let Some(words) = arg.get(4) {
+                for w in words.as_u64_array().map_err(field_err)? {
+                    let w = w as usize;
+                    if w + 8 <= bytes.len() {
+                        let v = u64::from_le_bytes(bytes[w..w + 8].try_into().unwrap_or([0; 8]));
+                        let t = self.translate(v);
+                        bytes[w..w + 8].copy_from_slice(&t.to_le_bytes());
+                    }
+                }
+            }
+            // Parameters are read at their natural alignment: give each its own buffer
+            // aligned to 16 bytes.
+            bytes.reserve(16);
+            buffers.push(bytes);
+        }
+        let func = self.function(&co, &name)?;
+        let mut params: Vec<*mut c_void> = buffers.iter_mut().map(|b| b.as_mut_ptr().cast()).collect();
+        let launch = match self.rt.vendor {
+            Vendor::Cuda => "cuLaunchKernel",
+            Vendor::Hip => "hipModuleLaunchKernel",
+        };
+        let f = self.rt.require(launch)?;
+        // SAFETY: cuLaunchKernel / hipModuleLaunchKernel(f, gx, gy, gz, bx, by, bz, shmem,
+        // stream, void** params, void** extra); params point at live argument buffers.
+        let r = unsafe {
+            type Launch = unsafe extern "C" fn(*mut c_void, c_uint, c_uint, c_uint, c_uint, c_uint, c_uint, c_uint, *mut c_void, *mut *mut c_void, *mut *mut c_void) -> c_int;
+            let f: Launch = std::mem::transmute(f);
+            f(
+                func as usize as *mut c_void,
+                grid[0] as c_uint,
+                grid[1] as c_uint,
+                grid[2] as c_uint,
+                block[0] as c_uint,
+                block[1] as c_uint,
+                block[2] as c_uint,
+                shmem as c_uint,
+                stream as usize as *mut c_void,
+                params.as_mut_ptr(),
+                std::ptr::null_mut(),
+            )
+        };
+        // The runtime's and the driver's error numbers differ; compare success/failure.
+        match (ev.header.ret == 0, r == 0) {
+            (true, true) => {
+                self.counts.kernels_launched += 1;
+                Ok(())
+            }
+            (false, false) => {
+                self.counts.failed_as_captured += 1;
+                Ok(())
+            }
+            _ => Err(format!("{launch} of {name} returned {r}, capture returned {}", ev.header.ret)),
+        }
+    }
+
+    fn replay_event(&mut self, ev: &Event) -> EvResult {
+        if ev.header.flags & RECORD_FLAG_INCOMPLETE != 0 {
+            let why = self
+                .proc_
+                .manifest
+                .capture_failures
+                .iter()
+                .find(|f| f.seq == ev.header.seq)
+                .map(|f| f.reason.clone())
+                .unwrap_or_else(|| "capture could not record it whole".into());
+            return Err(format!("not replayable: {why}"));
+        }
+        if let Some(desc) = api::desc(ev.header.api_id) {
+            return self.replay_generic(ev, desc);
+        }
+        match ev.header.api_id {
+            semantic::REGISTER_FAT_BINARY | semantic::REGISTER_FUNCTION | semantic::REGISTER_VAR | semantic::UNREGISTER_FAT_BINARY => Ok(()),
+            semantic::LAUNCH_KERNEL | semantic::LAUNCH_KERNEL_BY_HANDLE => self.replay_launch(ev),
+            semantic::UNREPLAYABLE => {
+                self.counts.unreplayable_refused += 1;
+                let p = Payload::parse(&ev.payload).map_err(field_err)?;
+                let name = p.str(fid::API_NAME, "api").unwrap_or("?").to_string();
+                let reason = p.str(fid::REASON, "reason").unwrap_or("?").to_string();
+                Err(format!("unreplayable: {name}: {reason}"))
+            }
+            other => Err(format!("unknown API id {other} (archive from a newer capture?)")),
+        }
+    }
+}
+
+/// Replays one process. Returns counts and failures; Err only when replay cannot start.
+pub fn replay_process(rt: &Runtime, proc_: &ProcessArchive, opts: &Options) -> (Counts, Vec<Failure>) {
+    let mut ctx = Ctx {
+        rt,
+        proc_,
+        addrs: AddressMap::default(),
+        handles: HashMap::new(),
+        modules: HashMap::new(),
+        functions: HashMap::new(),
+        counts: Counts { events_total: proc_.events.len() as u64, ..Counts::default() },
+        failures: Vec::new(),
+    };
+    for ev in &proc_.events {
+        match ctx.replay_event(ev) {
+            Ok(()) => ctx.counts.events_replayed += 1,
+            Err(msg) => {
+                let kind = if msg.starts_with("unreplayable") {
+                    "unreplayable"
+                } else if msg.starts_with("returned") {
+                    "return_code"
+                } else {
+                    "error"
+                };
+                ctx.fail(ev, kind, msg);
+                if !opts.continue_on_error {
+                    break;
+                }
+            }
+        }
+    }
+    (ctx.counts, ctx.failures)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn compare_names_first_offset_and_bytes() {
+        assert_eq!(compare(b"abcd", b"abcd"), None);
+        let (n, first, exp, got) = compare(b"abcdef", b"abXdeY").unwrap();
+        assert_eq!((n, first), (2, 2));
+        assert_eq!(exp, hex(b"cdef"));
+        assert_eq!(got, hex(b"XdeY"));
+        let (n, first, ..) = compare(b"abc", b"ab").unwrap();
+        assert_eq!((n, first), (1, 2));
+    }
+}

@@ -1,0 +1,199 @@
+//! `--info` and `--events`: what an archive holds, for people (text) and tools (JSON).
+//! Neither needs a GPU.
+
+use std::collections::BTreeMap;
+
+use hrr_archive::api;
+use hrr_archive::payload::Payload;
+use hrr_archive::Archive;
+use serde::Serialize;
+
+#[derive(Serialize)]
+pub struct ProcessInfo {
+    pub pid: u32,
+    pub ppid: u32,
+    pub status: String,
+    pub complete: bool,
+    pub repaired: bool,
+    pub stop_reason: Option<String>,
+    pub torn: Option<String>,
+    pub events: u64,
+    pub events_per_api: BTreeMap<String, u64>,
+    pub blob_files: u64,
+    pub blob_stored_bytes: u64,
+    pub blob_distinct_bytes: u64,
+    pub blob_referenced_bytes: u64,
+    pub code_objects: u64,
+    pub unreplayable_apis: Vec<hrr_archive::manifest::UnreplayableApi>,
+    pub capture_failures: Vec<hrr_archive::manifest::CaptureFailure>,
+    pub runtime: hrr_archive::manifest::RuntimeInfo,
+    pub dropped_after_trailer: u64,
+    pub dropped_after_stop: u64,
+}
+
+#[derive(Serialize)]
+pub struct Info {
+    pub archive: String,
+    pub format_version: u32,
+    pub tool_version: String,
+    pub source_revision: String,
+    pub complete: bool,
+    pub processes: Vec<ProcessInfo>,
+    pub warnings: Vec<String>,
+}
+
+pub fn info(a: &Archive) -> Info {
+    let processes = a
+        .processes
+        .iter()
+        .map(|p| {
+            let mut per = BTreeMap::new();
+            for e in &p.events {
+                *per.entry(api::api_name(e.header.api_id)).or_insert(0u64) += 1;
+            }
+            let (referenced, distinct) = p.blob_references();
+            let (files, stored, codes) = p.stored_files();
+            ProcessInfo {
+                pid: p.entry.pid,
+                ppid: p.entry.ppid,
+                status: p.status.label().into(),
+                complete: p.is_complete(),
+                repaired: p.manifest.repaired,
+                stop_reason: p.manifest.stop_reason.clone(),
+                torn: match &p.status {
+                    hrr_archive::LogStatus::Truncated { torn, dropped_bytes, .. } => Some(format!("{torn}; {dropped_bytes} bytes after the last whole record")),
+                    _ => None,
+                },
+                events: p.events.len() as u64,
+                events_per_api: per,
+                blob_files: files,
+                blob_stored_bytes: stored,
+                blob_distinct_bytes: distinct.iter().map(|b| b.len).sum(),
+                blob_referenced_bytes: referenced,
+                code_objects: codes,
+                unreplayable_apis: p.manifest.unreplayable_apis.clone(),
+                capture_failures: p.manifest.capture_failures.clone(),
+                runtime: p.manifest.runtime.clone(),
+                dropped_after_trailer: p.manifest.dropped_after_trailer,
+                dropped_after_stop: p.manifest.dropped_after_stop,
+            }
+        })
+        .collect();
+    Info {
+        archive: a.root.display().to_string(),
+        format_version: a.manifest.format_version,
+        tool_version: a.manifest.tool_version.clone(),
+        source_revision: a.manifest.source_revision.clone(),
+        complete: a.is_complete(),
+        processes,
+        warnings: a.warnings.clone(),
+    }
+}
+
+pub fn render_info(i: &Info) -> String {
+    use std::fmt::Write;
+    let mut s = String::new();
+    let _ = writeln!(s, "archive        {}", i.archive);
+    let _ = writeln!(s, "format         version {} (written by hrr {} @ {})", i.format_version, i.tool_version, i.source_revision);
+    let _ = writeln!(s, "state          {}", if i.complete { "complete" } else { "NOT complete" });
+    let _ = writeln!(s, "processes      {}", i.processes.len());
+    if i.processes.len() > 1 {
+        let _ = writeln!(s, "\n  {:>8} {:>8} {:>11} {:>9} {:>7} {:>6}", "pid", "ppid", "status", "events", "blobs", "codes");
+        for p in &i.processes {
+            let _ = writeln!(s, "  {:>8} {:>8} {:>11} {:>9} {:>7} {:>6}", p.pid, p.ppid, p.status, p.events, p.blob_files, p.code_objects);
+        }
+    }
+    for p in &i.processes {
+        let _ = writeln!(s, "\npid {} (parent {}): {}{}", p.pid, p.ppid, p.status, if p.repaired { ", repaired" } else { "" });
+        if let Some(t) = &p.torn {
+            let _ = writeln!(s, "  torn           {t}");
+        }
+        if let Some(r) = &p.stop_reason {
+            let _ = writeln!(s, "  stopped        {r}");
+        }
+        let rt = &p.runtime;
+        let _ = writeln!(s, "  runtime        {} {} (driver {})", if rt.vendor.is_empty() { "?" } else { &rt.vendor }, rt.runtime_version, rt.driver_version);
+        for d in &rt.devices {
+            let _ = writeln!(s, "  device {}       {} ({})", d.index, d.name, d.arch);
+        }
+        let _ = writeln!(s, "  events         {}", p.events);
+        for (api, n) in &p.events_per_api {
+            let _ = writeln!(s, "    {api:<28} {n}");
+        }
+        let _ = writeln!(
+            s,
+            "  blobs          {} files, {} bytes stored, {} distinct bytes, {} bytes referenced (dedup saved {})",
+            p.blob_files,
+            p.blob_stored_bytes,
+            p.blob_distinct_bytes,
+            p.blob_referenced_bytes,
+            p.blob_referenced_bytes.saturating_sub(p.blob_distinct_bytes)
+        );
+        let _ = writeln!(s, "  code objects   {}", p.code_objects);
+        if p.dropped_after_trailer + p.dropped_after_stop > 0 {
+            let _ = writeln!(s, "  dropped        {} after the trailer, {} after capture stopped", p.dropped_after_trailer, p.dropped_after_stop);
+        }
+        if p.unreplayable_apis.is_empty() {
+            let _ = writeln!(s, "  unreplayable   none");
+        }
+        for u in &p.unreplayable_apis {
+            let _ = writeln!(s, "  unreplayable   {} x{}: {}", u.api, u.count, u.reason);
+        }
+        for f in &p.capture_failures {
+            let _ = writeln!(s, "  capture failed seq {} {}: {}", f.seq, f.api, f.reason);
+        }
+    }
+    for w in &i.warnings {
+        let _ = writeln!(s, "warning: {w}");
+    }
+    s
+}
+
+#[derive(Serialize)]
+pub struct EventLine {
+    pub pid: u32,
+    pub seq: u64,
+    pub tid: u32,
+    pub timestamp_ns: u64,
+    pub api: String,
+    pub ret: i32,
+    pub flags: u16,
+    pub fields: BTreeMap<String, String>,
+}
+
+pub fn event_lines(a: &Archive) -> Vec<EventLine> {
+    let mut out = Vec::new();
+    for p in &a.processes {
+        for e in &p.events {
+            let fields = match Payload::parse(&e.payload) {
+                Ok(pl) => pl
+                    .iter()
+                    .map(|f| {
+                        let key = api::desc(e.header.api_id)
+                            .and_then(|d| d.params.get((f.id as usize).wrapping_sub(1)).map(|p| p.name.to_string()))
+                            .unwrap_or_else(|| format!("f{}", f.id));
+                        (key, f.render())
+                    })
+                    .collect(),
+                Err(err) => BTreeMap::from([("error".to_string(), err.to_string())]),
+            };
+            out.push(EventLine {
+                pid: p.entry.pid,
+                seq: e.header.seq,
+                tid: e.header.tid,
+                timestamp_ns: e.header.timestamp_ns,
+                api: api::api_name(e.header.api_id),
+                ret: e.header.ret,
+                flags: e.header.flags,
+                fields,
+            });
+        }
+    }
+    out
+}
+
+/// One line per event, without timestamps and thread ids, so two captures diff cleanly.
+pub fn render_event(e: &EventLine) -> String {
+    let fields: Vec<String> = e.fields.iter().map(|(k, v)| format!("{k}={v}")).collect();
+    format!("{} {:>7} {:<24} ret={} {}", e.pid, e.seq, e.api, e.ret, fields.join(" "))
+}

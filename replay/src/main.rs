@@ -1,0 +1,285 @@
+//! hrr-replay: replays an hrr archive on a GPU and checks every device-to-host result
+//! byte for byte; `--info`, `--events`, `--repair` and `--version` need no GPU.
+//!
+//! Exit codes: 0 pass; 1 a check failed, every check was skipped, or an event failed
+//! differently from capture; 2 bad usage, or the archive is invalid or refused by a
+//! limit; 3 the GPU or runtime is unavailable.
+
+mod engine;
+mod info;
+mod runtime;
+mod translate;
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::Parser;
+use hrr_archive::api::Vendor;
+use hrr_archive::{Archive, Limits};
+use serde::Serialize;
+
+const EXIT_PASS: u8 = 0;
+const EXIT_FAIL: u8 = 1;
+const EXIT_INVALID: u8 = 2;
+const EXIT_NO_GPU: u8 = 3;
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "hrr-replay",
+    disable_version_flag = true,
+    about = "Replay an hrr capture archive and compare every device-to-host result with the captured bytes",
+    after_help = "Exit codes:\n  0  pass (or --info/--events/--repair succeeded)\n  1  a D2H check failed, every check was skipped, or an event failed differently from capture\n  2  bad usage; the archive is invalid or refused by a limit\n  3  the GPU or its runtime is unavailable"
+)]
+struct Cli {
+    /// The archive directory (what HRR_CAPTURE_OUTPUT named).
+    archive: Option<PathBuf>,
+    /// Describe the archive (no GPU needed).
+    #[arg(long)]
+    info: bool,
+    /// List every event, one line each (no GPU needed).
+    #[arg(long)]
+    events: bool,
+    /// Rewrite a truncated or incomplete archive as a complete one keeping every whole record.
+    #[arg(long)]
+    repair: bool,
+    /// Testing aid: flip byte OFFSET of one expected output (the first D2H event, or
+    /// --seq's), keeping the archive valid; replay must then fail exactly that check.
+    #[arg(long, value_name = "OFFSET")]
+    edit_expected: Option<u64>,
+    /// With --edit-expected: the event's sequence id.
+    #[arg(long)]
+    seq: Option<u64>,
+    /// Print tool version, archive format version and source revision.
+    #[arg(long)]
+    version: bool,
+    /// JSON output: with --info/--events to stdout; when replaying, the result to FILE.
+    #[arg(long, value_name = "FILE", num_args = 0..=1, default_missing_value = "-")]
+    json: Option<String>,
+    /// Go on past a failed event and report all of them.
+    #[arg(long)]
+    continue_on_error: bool,
+    /// Largest archive file read, in bytes (0 refuses every file).
+    #[arg(long, default_value_t = Limits::default().max_file_bytes)]
+    max_file_bytes: u64,
+    /// Most events read per process (0 refuses every event).
+    #[arg(long, default_value_t = Limits::default().max_events)]
+    max_events: u64,
+    /// Most host bytes of one blob or code object held in memory (0 refuses every blob).
+    #[arg(long, default_value_t = Limits::default().max_host_bytes)]
+    max_host_bytes: u64,
+}
+
+#[derive(Serialize)]
+struct ReplayResult {
+    archive: String,
+    vendor: String,
+    runtime_library: String,
+    verdict: &'static str,
+    reason: String,
+    counts: engine::Counts,
+    failures: Vec<engine::Failure>,
+}
+
+fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(c) => c,
+        Err(e) => {
+            let _ = e.print();
+            return ExitCode::from(if e.use_stderr() { EXIT_INVALID } else { EXIT_PASS });
+        }
+    };
+    ExitCode::from(run(cli))
+}
+
+fn run(cli: Cli) -> u8 {
+    if cli.version {
+        println!(
+            "hrr-replay {}\narchive format version {}\nsource revision {}",
+            hrr_archive::TOOL_VERSION,
+            hrr_archive::FORMAT_VERSION,
+            hrr_archive::SOURCE_REVISION
+        );
+        return EXIT_PASS;
+    }
+    let Some(path) = cli.archive.clone() else {
+        eprintln!("hrr-replay: no archive given (see --help)");
+        return EXIT_INVALID;
+    };
+    let limits = Limits { max_file_bytes: cli.max_file_bytes, max_events: cli.max_events, max_host_bytes: cli.max_host_bytes };
+    if let Some(offset) = cli.edit_expected {
+        return match hrr_archive::edit::edit_expected_output(&path, cli.seq, offset, limits) {
+            Ok(e) => {
+                println!("pid {} seq {}: expected output byte {} changed {:#04x} -> {:#04x}", e.pid, e.seq, e.offset, e.old, e.new);
+                EXIT_PASS
+            }
+            Err(e) => {
+                eprintln!("hrr-replay: {e}");
+                EXIT_INVALID
+            }
+        };
+    }
+    if cli.repair {
+        return match hrr_archive::repair::repair(&path, limits) {
+            Ok(fixed) if fixed.is_empty() => {
+                println!("{}: already complete, nothing to repair", path.display());
+                EXIT_PASS
+            }
+            Ok(fixed) => {
+                for f in fixed {
+                    println!(
+                        "pid {}: was {}, kept {} events, dropped {} torn bytes{}",
+                        f.pid,
+                        f.was,
+                        f.events_kept,
+                        f.bytes_dropped,
+                        if f.missing_blobs > 0 { format!(", {} referenced blobs missing or corrupt", f.missing_blobs) } else { String::new() }
+                    );
+                }
+                EXIT_PASS
+            }
+            Err(e) => {
+                eprintln!("hrr-replay: {e}");
+                EXIT_INVALID
+            }
+        };
+    }
+    let archive = match Archive::open(&path, limits) {
+        Ok(a) => a,
+        Err(e) => {
+            eprintln!("hrr-replay: {e}");
+            return EXIT_INVALID;
+        }
+    };
+    let json_stdout = cli.json.as_deref() == Some("-");
+    if cli.info {
+        let i = info::info(&archive);
+        if json_stdout {
+            println!("{}", serde_json::to_string_pretty(&i).unwrap_or_default());
+        } else {
+            print!("{}", info::render_info(&i));
+        }
+        return EXIT_PASS;
+    }
+    if cli.events {
+        let mut out = std::io::stdout().lock();
+        for e in info::event_lines(&archive) {
+            let line = if json_stdout { serde_json::to_string(&e).unwrap_or_default() } else { info::render_event(&e) };
+            if writeln!(out, "{line}").is_err() {
+                break;
+            }
+        }
+        return EXIT_PASS;
+    }
+    replay(&cli, &archive)
+}
+
+fn replay(cli: &Cli, archive: &Archive) -> u8 {
+    let vendor_name = archive.processes.iter().map(|p| p.manifest.runtime.vendor.clone()).find(|v| !v.is_empty()).unwrap_or_default();
+    let mut result = ReplayResult {
+        archive: archive.root.display().to_string(),
+        vendor: vendor_name.clone(),
+        runtime_library: String::new(),
+        verdict: "FAIL",
+        reason: String::new(),
+        counts: engine::Counts::default(),
+        failures: Vec::new(),
+    };
+    let code = (|| {
+        let Some(vendor) = Vendor::parse(&vendor_name) else {
+            result.reason = "the archive names no runtime vendor (no runtime call was recorded)".into();
+            return EXIT_INVALID;
+        };
+        for p in &archive.processes {
+            if !p.is_complete() {
+                eprintln!("hrr-replay: warning: pid {} is {} (replaying its whole records)", p.entry.pid, p.status.label());
+            }
+        }
+        let rt = match runtime::Runtime::load(vendor) {
+            Ok(r) => r,
+            Err(e) => {
+                result.reason = e;
+                return EXIT_NO_GPU;
+            }
+        };
+        result.runtime_library = rt.library_name.clone();
+        let count_fn = match vendor {
+            Vendor::Cuda => "cudaGetDeviceCount",
+            Vendor::Hip => "hipGetDeviceCount",
+        };
+        match rt.call_int_out(count_fn) {
+            Ok((0, n)) if n > 0 => {}
+            Ok((r, n)) => {
+                result.reason = format!("no {} device: {count_fn} returned {r} with {n} devices", vendor.as_str());
+                return EXIT_NO_GPU;
+            }
+            Err(e) => {
+                result.reason = e;
+                return EXIT_NO_GPU;
+            }
+        }
+        // Initialise the runtime's context so driver-level module loads have one.
+        let free = match vendor {
+            Vendor::Cuda => "cudaFree",
+            Vendor::Hip => "hipFree",
+        };
+        if let Ok(r) = rt.call_ptr(free, 0) {
+            if r != 0 {
+                result.reason = format!("{free}(NULL) to initialise the runtime returned {r}");
+                return EXIT_NO_GPU;
+            }
+        }
+        let opts = engine::Options { continue_on_error: cli.continue_on_error };
+        for p in &archive.processes {
+            let (c, f) = engine::replay_process(&rt, p, &opts);
+            let t = &mut result.counts;
+            t.events_total += c.events_total;
+            t.events_replayed += c.events_replayed;
+            t.kernels_launched += c.kernels_launched;
+            t.d2h_pass += c.d2h_pass;
+            t.d2h_fail += c.d2h_fail;
+            t.d2h_skipped += c.d2h_skipped;
+            t.failed_as_captured += c.failed_as_captured;
+            t.untranslated_pointers += c.untranslated_pointers;
+            t.unreplayable_refused += c.unreplayable_refused;
+            result.failures.extend(f);
+        }
+        let c = &result.counts;
+        if !result.failures.is_empty() {
+            result.reason = format!("{} failure(s)", result.failures.len());
+            EXIT_FAIL
+        } else if c.d2h_pass == 0 {
+            result.reason = "no device-to-host check passed: nothing was verified".into();
+            EXIT_FAIL
+        } else {
+            result.verdict = "PASS";
+            result.reason = format!("{} D2H checks passed", c.d2h_pass);
+            EXIT_PASS
+        }
+    })();
+    print_summary(&result);
+    if let Some(file) = cli.json.as_deref().filter(|f| *f != "-") {
+        if let Err(e) = std::fs::write(file, serde_json::to_vec_pretty(&result).unwrap_or_default()) {
+            eprintln!("hrr-replay: cannot write {file}: {e}");
+        }
+    } else if cli.json.is_some() {
+        println!("{}", serde_json::to_string_pretty(&result).unwrap_or_default());
+    }
+    code
+}
+
+fn print_summary(r: &ReplayResult) {
+    let c = &r.counts;
+    println!("archive          : {}", r.archive);
+    println!("runtime          : {} ({})", r.vendor, if r.runtime_library.is_empty() { "not loaded" } else { &r.runtime_library });
+    println!("events replayed  : {} of {}", c.events_replayed, c.events_total);
+    println!("kernels launched : {}", c.kernels_launched);
+    println!("D2H checks       : {} pass, {} fail, {} skipped", c.d2h_pass, c.d2h_fail, c.d2h_skipped);
+    println!("failed as at capture : {}", c.failed_as_captured);
+    println!("untranslated pointers: {}", c.untranslated_pointers);
+    println!("unreplayable refused : {}", c.unreplayable_refused);
+    for f in &r.failures {
+        println!("FAILED seq {} {} [{}]: {}", f.seq, f.api, f.kind, f.message);
+    }
+    println!("{}: {}", r.verdict, r.reason);
+}

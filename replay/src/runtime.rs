@@ -1,0 +1,118 @@
+//! Loading the vendor runtime with libloading and calling table rows through it.
+
+use std::collections::HashMap;
+use std::os::raw::{c_int, c_void};
+
+use hrr_archive::api::{FfiArg, Vendor};
+use libloading::Library;
+
+pub struct Runtime {
+    pub vendor: Vendor,
+    pub library_name: String,
+    lib: Library,
+    driver: Option<Library>,
+    cache: std::cell::RefCell<HashMap<String, *mut c_void>>,
+}
+
+fn candidates(v: Vendor) -> Vec<String> {
+    let var = match v {
+        Vendor::Cuda => "HRR_REPLAY_CUDART",
+        Vendor::Hip => "HRR_REPLAY_AMDHIP",
+    };
+    let mut c: Vec<String> = std::env::var(var).ok().filter(|s| !s.is_empty()).into_iter().collect();
+    match v {
+        Vendor::Cuda => c.extend(["libcudart.so.13", "libcudart.so.12", "libcudart.so"].map(String::from)),
+        Vendor::Hip => c.extend(["libamdhip64.so.6", "libamdhip64.so.5", "libamdhip64.so"].map(String::from)),
+    }
+    c
+}
+
+impl Runtime {
+    /// Loads the runtime (and, for CUDA, the driver). The error names what was tried.
+    pub fn load(v: Vendor) -> Result<Runtime, String> {
+        let mut tried = Vec::new();
+        for name in candidates(v) {
+            // SAFETY: loading a vendor runtime library runs its initialisers, as any
+            // program linking it would.
+            match unsafe { Library::new(&name) } {
+                Ok(lib) => {
+                    let driver = match v {
+                        // SAFETY: as above, for the CUDA driver library.
+                        Vendor::Cuda => unsafe { Library::new("libcuda.so.1") }.ok(),
+                        Vendor::Hip => None,
+                    };
+                    return Ok(Runtime { vendor: v, library_name: name, lib, driver, cache: Default::default() });
+                }
+                Err(e) => tried.push(format!("{name}: {e}")),
+            }
+        }
+        Err(format!("no {} runtime could be loaded ({})", v.as_str(), tried.join("; ")))
+    }
+
+    /// The address of `name` in the runtime (or the CUDA driver), or None.
+    pub fn sym(&self, name: &str) -> Option<*mut c_void> {
+        if let Some(p) = self.cache.borrow().get(name) {
+            return Some(*p);
+        }
+        // SAFETY: looking up a symbol's address; it is only called through a signature
+        // the API table (or the driver API) declares for it.
+        let p = unsafe {
+            self.lib
+                .get::<*mut c_void>(name.as_bytes())
+                .map(|s| *s)
+                .ok()
+                .or_else(|| self.driver.as_ref().and_then(|d| d.get::<*mut c_void>(name.as_bytes()).map(|s| *s).ok()))
+        }?;
+        self.cache.borrow_mut().insert(name.to_string(), p);
+        Some(p)
+    }
+
+    pub fn require(&self, name: &str) -> Result<*mut c_void, String> {
+        self.sym(name).ok_or_else(|| format!("{} does not export {name}", self.library_name))
+    }
+
+    /// `int f(int*)` style calls (device count, versions).
+    pub fn call_int_out(&self, name: &str) -> Result<(c_int, c_int), String> {
+        let p = self.require(name)?;
+        let mut v: c_int = 0;
+        // SAFETY: every name passed here has the C signature int(int*).
+        let f: unsafe extern "C" fn(*mut c_int) -> c_int = unsafe { std::mem::transmute(p) };
+        // SAFETY: a valid out pointer.
+        let r = unsafe { f(&mut v) };
+        Ok((r, v))
+    }
+
+    /// `int f(void*)` style calls (free, synchronize a stream).
+    pub fn call_ptr(&self, name: &str, a: u64) -> Result<c_int, String> {
+        let p = self.require(name)?;
+        // SAFETY: every name passed here has the C signature int(void*).
+        let f: unsafe extern "C" fn(*mut c_void) -> c_int = unsafe { std::mem::transmute(p) };
+        // SAFETY: the argument is a handle or address of this replay.
+        Ok(unsafe { f(a as usize as *mut c_void) })
+    }
+}
+
+macro_rules! define_calls {
+    ($( ($id:literal, $name:ident, $cuda:ident, $hip:ident, $ret:ident; $( $p:ident : $t:ty => $k:ident $( ( $ka:ident ) )? ),* ) ),* $(,)?) => {
+        /// Calls table row `id` at `f` with `args` converted to the row's C types.
+        /// Returns None if `args` does not have the row's arity.
+        ///
+        /// # Safety
+        /// `f` must be the runtime's definition of the row's symbol, and each argument
+        /// valid for its parameter's meaning (translated pointers, live buffers).
+        #[allow(unused_variables, unused_mut, clippy::too_many_lines)]
+        pub unsafe fn call_row(id: u16, f: *mut c_void, args: &[u64]) -> Option<c_int> {
+            match id {
+                $( $id => {
+                    let &[$($p),*] = args else { return None };
+                    // SAFETY: the caller's contract; the signature is the row's.
+                    let f: unsafe extern "C" fn($($t),*) -> c_int = unsafe { std::mem::transmute(f) };
+                    Some(unsafe { f($(<$t as FfiArg>::from_u64($p)),*) })
+                } )*
+                _ => None,
+            }
+        }
+    };
+}
+
+hrr_archive::hrr_api_table!(define_calls);
