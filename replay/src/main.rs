@@ -92,7 +92,14 @@ fn main() -> ExitCode {
     ExitCode::from(run(cli))
 }
 
-fn run(cli: Cli) -> u8 {
+fn run(mut cli: Cli) -> u8 {
+    // `--info --json ARCHIVE`: --json takes an optional FILE, so it swallowed the archive.
+    if (cli.info || cli.events) && cli.archive.is_none() {
+        if let Some(v) = cli.json.take().filter(|v| v != "-") {
+            cli.archive = Some(PathBuf::from(v));
+        }
+        cli.json = Some("-".into());
+    }
     if cli.version {
         println!(
             "hrr-replay {}\narchive format version {}\nsource revision {}",
