@@ -22,7 +22,15 @@ fn settings() -> CaptureSettings {
 
 fn append_rate(threads: usize, per_thread: u64, buffer_bytes: usize) -> f64 {
     let dir = tempfile::tempdir().unwrap();
-    let w = ProcessWriter::create(dir.path(), CaptureSettings { buffer_bytes, ..settings() }, 1).unwrap();
+    let w = ProcessWriter::create(
+        dir.path(),
+        CaptureSettings {
+            buffer_bytes,
+            ..settings()
+        },
+        1,
+    )
+    .unwrap();
     // A small event as capture writes for a cudaMemsetAsync: three fields, 48 payload bytes.
     let mut p = PayloadWriter::new();
     p.devptr(1, 0x7f00_0000_0000).u64(2, 0).u64(3, 4096);
@@ -60,16 +68,33 @@ fn main() {
     }
     let cpu = std::fs::read_to_string("/proc/cpuinfo")
         .ok()
-        .and_then(|s| s.lines().find(|l| l.starts_with("model name")).map(|l| l.split(':').nth(1).unwrap_or("").trim().to_string()))
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("model name"))
+                .map(|l| l.split(':').nth(1).unwrap_or("").trim().to_string())
+        })
         .unwrap_or_default();
-    println!("machine: {cpu}, {} cores", std::thread::available_parallelism().map(|n| n.get()).unwrap_or(0));
+    println!(
+        "machine: {cpu}, {} cores",
+        std::thread::available_parallelism()
+            .map(|n| n.get())
+            .unwrap_or(0)
+    );
     for threads in [1usize, 8] {
         for buf in [1usize << 20, 1 << 30] {
             let rate = append_rate(threads, 4_000_000 / threads as u64, buf);
-            println!("event append, {threads} thread(s), {} KiB buffer: {:.2} M events/s", buf >> 10, rate / 1e6);
+            println!(
+                "event append, {threads} thread(s), {} KiB buffer: {:.2} M events/s",
+                buf >> 10,
+                rate / 1e6
+            );
         }
     }
-    for (label, size, iters) in [("4 KiB", 4usize << 10, 200_000), ("1 MiB", 1 << 20, 1_000), ("256 MiB", 256 << 20, 4)] {
+    for (label, size, iters) in [
+        ("4 KiB", 4usize << 10, 200_000),
+        ("1 MiB", 1 << 20, 1_000),
+        ("256 MiB", 256 << 20, 4),
+    ] {
         let buf: Vec<u8> = (0..size).map(|i| (i * 31 % 251) as u8).collect();
         let xx = gbps(size, iters, || {
             std::hint::black_box(ContentHash::of(std::hint::black_box(&buf)));
@@ -78,7 +103,15 @@ fn main() {
             std::hint::black_box(blake3::hash(std::hint::black_box(&buf)));
         });
         let dir = tempfile::tempdir().unwrap();
-        let w = ProcessWriter::create(dir.path(), CaptureSettings { fsync: false, ..settings() }, 1).unwrap();
+        let w = ProcessWriter::create(
+            dir.path(),
+            CaptureSettings {
+                fsync: false,
+                ..settings()
+            },
+            1,
+        )
+        .unwrap();
         let n_write = (iters / 10).clamp(2, 2_000);
         let mut variant = buf.clone();
         let start = Instant::now();

@@ -245,12 +245,42 @@ pub mod semantic {
 
 /// Semantic APIs: (id, name, cuda symbol, hip symbol).
 pub const SEMANTIC_APIS: &[(u16, &str, Option<&str>, Option<&str>)] = &[
-    (semantic::REGISTER_FAT_BINARY, "RegisterFatBinary", Some("__cudaRegisterFatBinary"), Some("__hipRegisterFatBinary")),
-    (semantic::REGISTER_FUNCTION, "RegisterFunction", Some("__cudaRegisterFunction"), Some("__hipRegisterFunction")),
-    (semantic::REGISTER_VAR, "RegisterVar", Some("__cudaRegisterVar"), Some("__hipRegisterVar")),
-    (semantic::UNREGISTER_FAT_BINARY, "UnregisterFatBinary", Some("__cudaUnregisterFatBinary"), Some("__hipUnregisterFatBinary")),
-    (semantic::LAUNCH_KERNEL, "LaunchKernel", Some("cudaLaunchKernel"), Some("hipLaunchKernel")),
-    (semantic::LAUNCH_KERNEL_BY_HANDLE, "LaunchKernelByHandle", Some("__cudaLaunchKernel"), None),
+    (
+        semantic::REGISTER_FAT_BINARY,
+        "RegisterFatBinary",
+        Some("__cudaRegisterFatBinary"),
+        Some("__hipRegisterFatBinary"),
+    ),
+    (
+        semantic::REGISTER_FUNCTION,
+        "RegisterFunction",
+        Some("__cudaRegisterFunction"),
+        Some("__hipRegisterFunction"),
+    ),
+    (
+        semantic::REGISTER_VAR,
+        "RegisterVar",
+        Some("__cudaRegisterVar"),
+        Some("__hipRegisterVar"),
+    ),
+    (
+        semantic::UNREGISTER_FAT_BINARY,
+        "UnregisterFatBinary",
+        Some("__cudaUnregisterFatBinary"),
+        Some("__hipUnregisterFatBinary"),
+    ),
+    (
+        semantic::LAUNCH_KERNEL,
+        "LaunchKernel",
+        Some("cudaLaunchKernel"),
+        Some("hipLaunchKernel"),
+    ),
+    (
+        semantic::LAUNCH_KERNEL_BY_HANDLE,
+        "LaunchKernelByHandle",
+        Some("__cudaLaunchKernel"),
+        None,
+    ),
     (semantic::UNREPLAYABLE, "Unreplayable", None, None),
 ];
 
@@ -343,12 +373,18 @@ pub fn validate_table() -> Result<(), String> {
         }
         for p in d.params {
             let len_ref = match p.kind {
-                ParamKind::OutDevPtr(l) | ParamKind::OutHostPtr(l) | ParamKind::CopyDst(l) | ParamKind::CopySrc(l) => Some(l),
+                ParamKind::OutDevPtr(l)
+                | ParamKind::OutHostPtr(l)
+                | ParamKind::CopyDst(l)
+                | ParamKind::CopySrc(l) => Some(l),
                 _ => None,
             };
             if let Some(l) = len_ref {
                 if d.param_index(l).is_none() {
-                    return Err(format!("{}: parameter {} names length {l}, which is not a parameter", d.name, p.name));
+                    return Err(format!(
+                        "{}: parameter {} names length {l}, which is not a parameter",
+                        d.name, p.name
+                    ));
                 }
             }
         }
@@ -375,7 +411,10 @@ mod tests {
         validate_table().unwrap();
         assert_eq!(desc(id::Malloc).unwrap().cuda, Some("cudaMalloc"));
         assert_eq!(desc(id::Malloc).unwrap().hip, Some("hipMalloc"));
-        assert_eq!(desc(id::Malloc).unwrap().params[0].kind, ParamKind::OutDevPtr("size"));
+        assert_eq!(
+            desc(id::Malloc).unwrap().params[0].kind,
+            ParamKind::OutDevPtr("size")
+        );
         assert_eq!(api_name(semantic::LAUNCH_KERNEL), "LaunchKernel");
         assert_eq!(desc(id::StreamQuery).unwrap().ret, RetPolicy::Any);
     }

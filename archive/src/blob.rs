@@ -45,7 +45,9 @@ impl Compression {
 /// Relative path of a blob inside a process directory.
 pub fn blob_rel_path(hash: &ContentHash) -> PathBuf {
     let hex = hash.to_hex();
-    PathBuf::from(BLOBS_DIR).join(&hex[..2]).join(format!("{hex}.blob"))
+    PathBuf::from(BLOBS_DIR)
+        .join(&hex[..2])
+        .join(format!("{hex}.blob"))
 }
 
 /// Relative path of a code object inside a process directory.
@@ -82,9 +84,11 @@ pub fn write_atomic(dest: &Path, bytes: &[u8], fsync: bool) -> Result<()> {
     ));
     let result = (|| {
         let mut f = fs::File::create(&tmp).map_err(|e| ArchiveError::io(&tmp, "create", e))?;
-        f.write_all(bytes).map_err(|e| ArchiveError::io(&tmp, "write", e))?;
+        f.write_all(bytes)
+            .map_err(|e| ArchiveError::io(&tmp, "write", e))?;
         if fsync {
-            f.sync_all().map_err(|e| ArchiveError::io(&tmp, "fsync", e))?;
+            f.sync_all()
+                .map_err(|e| ArchiveError::io(&tmp, "fsync", e))?;
         }
         drop(f);
         fs::rename(&tmp, dest).map_err(|e| ArchiveError::io(dest, "rename into place", e))
@@ -113,15 +117,28 @@ pub fn read_regular_file(path: &Path, limits: &Limits) -> Result<Vec<u8>> {
     Limits::check(path, "max_file_bytes", meta.len(), limits.max_file_bytes)?;
     let bytes = fs::read(path).map_err(|e| ArchiveError::io(path, "read", e))?;
     // The file may have grown between stat and read.
-    Limits::check(path, "max_file_bytes", bytes.len() as u64, limits.max_file_bytes)?;
+    Limits::check(
+        path,
+        "max_file_bytes",
+        bytes.len() as u64,
+        limits.max_file_bytes,
+    )?;
     Ok(bytes)
 }
 
 /// Decodes a stored blob, checking its declared length against `max_host_bytes` before
 /// decompressing, and its content against `expected`.
-pub fn decode(path: &Path, stored: &[u8], expected: &ContentHash, limits: &Limits) -> Result<Vec<u8>> {
+pub fn decode(
+    path: &Path,
+    stored: &[u8],
+    expected: &ContentHash,
+    limits: &Limits,
+) -> Result<Vec<u8>> {
     if stored.len() < BLOB_HEADER_LEN || &stored[..4] != BLOB_MAGIC {
-        return Err(ArchiveError::invalid(path, "not a blob file (bad magic or shorter than its header)"));
+        return Err(ArchiveError::invalid(
+            path,
+            "not a blob file (bad magic or shorter than its header)",
+        ));
     }
     let codec = stored[4];
     let mut len = [0u8; 8];
@@ -134,23 +151,35 @@ pub fn decode(path: &Path, stored: &[u8], expected: &ContentHash, limits: &Limit
             if body.len() as u64 != raw_len {
                 return Err(ArchiveError::invalid(
                     path,
-                    format!("blob header says {raw_len} bytes, file holds {}", body.len()),
+                    format!(
+                        "blob header says {raw_len} bytes, file holds {}",
+                        body.len()
+                    ),
                 ));
             }
             body.to_vec()
         }
         1 => {
-            let data = zstd::bulk::decompress(body, raw_len as usize)
-                .map_err(|e| ArchiveError::invalid(path, format!("zstd frame does not decode: {e}")))?;
+            let data = zstd::bulk::decompress(body, raw_len as usize).map_err(|e| {
+                ArchiveError::invalid(path, format!("zstd frame does not decode: {e}"))
+            })?;
             if data.len() as u64 != raw_len {
                 return Err(ArchiveError::invalid(
                     path,
-                    format!("blob header says {raw_len} bytes, zstd frame holds {}", data.len()),
+                    format!(
+                        "blob header says {raw_len} bytes, zstd frame holds {}",
+                        data.len()
+                    ),
                 ));
             }
             data
         }
-        other => return Err(ArchiveError::invalid(path, format!("unknown blob codec {other}"))),
+        other => {
+            return Err(ArchiveError::invalid(
+                path,
+                format!("unknown blob codec {other}"),
+            ))
+        }
     };
     let found = ContentHash::of(&data);
     if &found != expected {
@@ -168,7 +197,8 @@ pub fn stored_content_len(path: &Path) -> Result<u64> {
     use std::io::Read;
     let mut f = fs::File::open(path).map_err(|e| ArchiveError::io(path, "open", e))?;
     let mut h = [0u8; BLOB_HEADER_LEN];
-    f.read_exact(&mut h).map_err(|e| ArchiveError::io(path, "read header", e))?;
+    f.read_exact(&mut h)
+        .map_err(|e| ArchiveError::io(path, "read header", e))?;
     if &h[..4] != BLOB_MAGIC {
         return Err(ArchiveError::invalid(path, "not a blob file (bad magic)"));
     }
@@ -191,14 +221,20 @@ mod tests {
             assert_eq!(back, data);
         }
         let stored = encode(&data, Compression::Zstd { level: 3 }).unwrap();
-        assert!(stored.len() < data.len() / 4, "zstd should shrink a repetitive buffer");
+        assert!(
+            stored.len() < data.len() / 4,
+            "zstd should shrink a repetitive buffer"
+        );
     }
 
     #[test]
     fn declared_length_is_checked_before_decompressing() {
         let data = vec![0u8; 1 << 20];
         let stored = encode(&data, Compression::Zstd { level: 1 }).unwrap();
-        let limits = Limits { max_host_bytes: 1 << 10, ..Limits::default() };
+        let limits = Limits {
+            max_host_bytes: 1 << 10,
+            ..Limits::default()
+        };
         let err = decode(Path::new("b"), &stored, &ContentHash::of(&data), &limits).unwrap_err();
         assert!(err.is_limit(), "{err}");
     }

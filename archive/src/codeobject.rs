@@ -61,7 +61,11 @@ pub fn bundle_entries(b: &[u8]) -> Option<Vec<(String, &[u8])>> {
     let mut at = 32usize;
     let mut out = Vec::new();
     for _ in 0..n.min(4096) {
-        let (off, size, tlen) = (u64_at(b, at)? as usize, u64_at(b, at + 8)? as usize, u64_at(b, at + 16)? as usize);
+        let (off, size, tlen) = (
+            u64_at(b, at)? as usize,
+            u64_at(b, at + 8)? as usize,
+            u64_at(b, at + 16)? as usize,
+        );
         let triple = String::from_utf8_lossy(b.get(at + 24..at + 24 + tlen)?).into_owned();
         out.push((triple, b.get(off..off.checked_add(size)?)?));
         at += 24 + tlen;
@@ -102,7 +106,10 @@ mod tests {
     fn bundle_size_and_entries() {
         let mut b = BUNDLE_MAGIC.to_vec();
         b.extend_from_slice(&2u64.to_le_bytes());
-        let triples = ["host-x86_64-unknown-linux-gnu", "hipv4-amdgcn-amd-amdhsa--gfx90a"];
+        let triples = [
+            "host-x86_64-unknown-linux-gnu",
+            "hipv4-amdgcn-amd-amdhsa--gfx90a",
+        ];
         let header_len = 32 + triples.iter().map(|t| 24 + t.len()).sum::<usize>();
         let mut off = header_len as u64;
         for (i, t) in triples.iter().enumerate() {

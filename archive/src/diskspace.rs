@@ -39,7 +39,9 @@ pub fn space(path: &Path) -> Result<Space> {
 impl ReservePolicy {
     pub fn reserve_bytes(&self, total: u64) -> u64 {
         match self {
-            ReservePolicy::Default => (total / 100 * DEFAULT_RESERVE_PERCENT).min(DEFAULT_RESERVE_CAP),
+            ReservePolicy::Default => {
+                (total / 100 * DEFAULT_RESERVE_PERCENT).min(DEFAULT_RESERVE_CAP)
+            }
             ReservePolicy::Bytes(b) => *b,
         }
     }
@@ -66,7 +68,8 @@ pub fn parse_size(t: &str) -> std::result::Result<u64, String> {
         .trim()
         .parse()
         .map_err(|_| format!("{t:?} is not a size (expected bytes, or a number with K, M or G)"))?;
-    n.checked_mul(mult).ok_or_else(|| format!("{t:?} is too large"))
+    n.checked_mul(mult)
+        .ok_or_else(|| format!("{t:?} is too large"))
 }
 
 /// Checks that writing `needed` more bytes under `path` leaves the reserve intact.
@@ -91,14 +94,23 @@ mod tests {
     #[test]
     fn default_reserve_is_smaller_of_percent_and_cap() {
         assert_eq!(ReservePolicy::Default.reserve_bytes(100 << 30), 4 << 30);
-        assert_eq!(ReservePolicy::Default.reserve_bytes(10 << 30), (10u64 << 30) / 100 * 15);
+        assert_eq!(
+            ReservePolicy::Default.reserve_bytes(10 << 30),
+            (10u64 << 30) / 100 * 15
+        );
     }
 
     #[test]
     fn sizes_parse_and_bad_ones_are_named() {
         assert_eq!(ReservePolicy::parse("").unwrap(), ReservePolicy::Default);
-        assert_eq!(ReservePolicy::parse("64M").unwrap(), ReservePolicy::Bytes(64 << 20));
-        assert_eq!(ReservePolicy::parse("1000").unwrap(), ReservePolicy::Bytes(1000));
+        assert_eq!(
+            ReservePolicy::parse("64M").unwrap(),
+            ReservePolicy::Bytes(64 << 20)
+        );
+        assert_eq!(
+            ReservePolicy::parse("1000").unwrap(),
+            ReservePolicy::Bytes(1000)
+        );
         let err = ReservePolicy::parse("lots").unwrap_err();
         assert!(err.contains("\"lots\""), "{err}");
     }

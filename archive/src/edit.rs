@@ -24,36 +24,69 @@ pub struct EditedOutput {
 
 /// Flips every bit of byte `offset` of the expected output of event `seq` (or of the
 /// first event with an expected output when `seq` is None) in the first process.
-pub fn edit_expected_output(root: &Path, seq: Option<u64>, offset: u64, limits: Limits) -> Result<EditedOutput> {
+pub fn edit_expected_output(
+    root: &Path,
+    seq: Option<u64>,
+    offset: u64,
+    limits: Limits,
+) -> Result<EditedOutput> {
     let archive = Archive::open(root, limits)?;
-    let p = archive.processes.first().ok_or_else(|| ArchiveError::invalid(root, "archive has no process"))?;
+    let p = archive
+        .processes
+        .first()
+        .ok_or_else(|| ArchiveError::invalid(root, "archive has no process"))?;
     let is_d2h = |e: &record::Event| {
-        Payload::parse(&e.payload).ok().and_then(|pl| pl.get(COPY_DIR_FIELD).and_then(|f| f.as_u64().ok())) == Some(2)
+        Payload::parse(&e.payload)
+            .ok()
+            .and_then(|pl| pl.get(COPY_DIR_FIELD).and_then(|f| f.as_u64().ok()))
+            == Some(2)
     };
     let idx = p
         .events
         .iter()
         .position(|e| seq.is_none_or(|s| e.header.seq == s) && is_d2h(e))
-        .ok_or_else(|| ArchiveError::invalid(root, format!("no device-to-host event{}", seq.map(|s| format!(" with seq {s}")).unwrap_or_default())))?;
+        .ok_or_else(|| {
+            ArchiveError::invalid(
+                root,
+                format!(
+                    "no device-to-host event{}",
+                    seq.map(|s| format!(" with seq {s}")).unwrap_or_default()
+                ),
+            )
+        })?;
     let ev = &p.events[idx];
     let pl = Payload::parse(&ev.payload).map_err(|e| ArchiveError::invalid(root, e.to_string()))?;
     let field = pl
         .iter()
         .find(|f| f.id & BLOB_FIELD != 0 && f.field_type() == Some(FieldType::Blob))
         .ok_or_else(|| ArchiveError::invalid(root, "event has no expected-output blob"))?;
-    let old_ref = field.as_blob().map_err(|e| ArchiveError::invalid(root, e.to_string()))?;
+    let old_ref = field
+        .as_blob()
+        .map_err(|e| ArchiveError::invalid(root, e.to_string()))?;
     let mut data = p.load_blob(&old_ref)?;
-    let at = usize::try_from(offset).ok().filter(|&o| o < data.len()).ok_or_else(|| {
-        ArchiveError::invalid(root, format!("offset {offset} is outside the {}-byte output", data.len()))
-    })?;
+    let at = usize::try_from(offset)
+        .ok()
+        .filter(|&o| o < data.len())
+        .ok_or_else(|| {
+            ArchiveError::invalid(
+                root,
+                format!("offset {offset} is outside the {}-byte output", data.len()),
+            )
+        })?;
     let old = data[at];
     data[at] = !old;
     let new_hash = crate::ContentHash::of(&data);
     let dest = p.dir.join(blob::blob_rel_path(&new_hash));
     if let Some(parent) = dest.parent() {
-        std::fs::create_dir_all(parent).map_err(|e| ArchiveError::io(parent, "create directory", e))?;
+        std::fs::create_dir_all(parent)
+            .map_err(|e| ArchiveError::io(parent, "create directory", e))?;
     }
-    blob::write_atomic(&dest, &blob::encode(&data, blob::Compression::None).map_err(|e| ArchiveError::io(&dest, "encode", e))?, true)?;
+    blob::write_atomic(
+        &dest,
+        &blob::encode(&data, blob::Compression::None)
+            .map_err(|e| ArchiveError::io(&dest, "encode", e))?,
+        true,
+    )?;
     // Re-encode the payload with the new reference, every other field unchanged.
     let mut out = Vec::with_capacity(ev.payload.len());
     for f in payload::fields(&ev.payload).flatten() {
@@ -72,13 +105,30 @@ pub fn edit_expected_output(root: &Path, seq: Option<u64>, offset: u64, limits: 
     }
     let mut log = record::file_header().to_vec();
     for (i, e) in p.events.iter().enumerate() {
-        record::encode_record(&mut log, &e.header, if i == idx { &out } else { &e.payload });
+        record::encode_record(
+            &mut log,
+            &e.header,
+            if i == idx { &out } else { &e.payload },
+        );
     }
     if p.status == crate::LogStatus::Complete {
         let n = p.events.len() as u64;
-        let h = record::RecordHeader { api_id: record::TRAILER_API_ID, flags: 0, seq: n, timestamp_ns: 0, tid: 0, ret: 0 };
+        let h = record::RecordHeader {
+            api_id: record::TRAILER_API_ID,
+            flags: 0,
+            seq: n,
+            timestamp_ns: 0,
+            tid: 0,
+            ret: 0,
+        };
         record::encode_record(&mut log, &h, &record::trailer_payload(n));
     }
     blob::write_atomic(&p.dir.join(EVENTS_FILE), &log, true)?;
-    Ok(EditedOutput { pid: p.entry.pid, seq: ev.header.seq, offset, old, new: !old })
+    Ok(EditedOutput {
+        pid: p.entry.pid,
+        seq: ev.header.seq,
+        offset,
+        old,
+        new: !old,
+    })
 }

@@ -8,32 +8,64 @@ pub type Result<T> = std::result::Result<T, ArchiveError>;
 #[derive(Debug)]
 pub enum ArchiveError {
     /// An operating-system error while touching `path`.
-    Io { path: PathBuf, op: &'static str, source: std::io::Error },
+    Io {
+        path: PathBuf,
+        op: &'static str,
+        source: std::io::Error,
+    },
     /// The file exists but its content breaks the format.
     Invalid { path: PathBuf, what: String },
     /// The archive was written by another format version.
-    VersionMismatch { path: PathBuf, found: u32, supported: u32 },
+    VersionMismatch {
+        path: PathBuf,
+        found: u32,
+        supported: u32,
+    },
     /// A limit set by the caller refuses the archive.
-    LimitExceeded { path: PathBuf, limit: &'static str, value: u64, max: u64 },
+    LimitExceeded {
+        path: PathBuf,
+        limit: &'static str,
+        value: u64,
+        max: u64,
+    },
     /// A name inside the archive would leave the archive directory.
     UnsafePath { path: PathBuf, what: String },
     /// A blob or code object whose content does not hash to its name.
-    HashMismatch { path: PathBuf, expected: String, found: String },
+    HashMismatch {
+        path: PathBuf,
+        expected: String,
+        found: String,
+    },
     /// Capture was refused or stopped because free disk space fell under the reserve.
-    DiskReserve { path: PathBuf, free: u64, needed: u64, reserve: u64 },
+    DiskReserve {
+        path: PathBuf,
+        free: u64,
+        needed: u64,
+        reserve: u64,
+    },
     /// The writer was already finished; nothing more is accepted.
     Finished,
 }
 
 impl ArchiveError {
     pub fn io(path: impl AsRef<Path>, op: &'static str, source: std::io::Error) -> Self {
-        ArchiveError::Io { path: path.as_ref().to_path_buf(), op, source }
+        ArchiveError::Io {
+            path: path.as_ref().to_path_buf(),
+            op,
+            source,
+        }
     }
     pub fn invalid(path: impl AsRef<Path>, what: impl Into<String>) -> Self {
-        ArchiveError::Invalid { path: path.as_ref().to_path_buf(), what: what.into() }
+        ArchiveError::Invalid {
+            path: path.as_ref().to_path_buf(),
+            what: what.into(),
+        }
     }
     pub fn unsafe_path(path: impl AsRef<Path>, what: impl Into<String>) -> Self {
-        ArchiveError::UnsafePath { path: path.as_ref().to_path_buf(), what: what.into() }
+        ArchiveError::UnsafePath {
+            path: path.as_ref().to_path_buf(),
+            what: what.into(),
+        }
     }
     /// True for errors caused by a caller-set limit (replay maps these to exit code 2 too,
     /// but the harness reports them differently from corruption).

@@ -71,7 +71,10 @@ mod tests {
         assert_eq!(ContentHash::from_hex(&h.to_hex()), Some(h));
         assert_eq!(ContentHash::from_hex("../../etc/passwd"), None);
         assert_eq!(ContentHash::from_hex(&h.to_hex().to_uppercase()), None);
-        assert_eq!(ContentHash::from_hex(&format!("{}/", &h.to_hex()[..31])), None);
+        assert_eq!(
+            ContentHash::from_hex(&format!("{}/", &h.to_hex()[..31])),
+            None
+        );
         assert_ne!(ContentHash::of(b"hello"), ContentHash::of(b"hellp"));
     }
 }

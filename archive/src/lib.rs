@@ -6,7 +6,6 @@
 //! HTTP) and never panics on I/O trouble; the reader half treats every archive as
 //! untrusted input. DESIGN.md ("Archive format") describes the format byte by byte.
 
-
 pub mod api;
 pub mod blob;
 pub mod codeobject;

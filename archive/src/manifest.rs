@@ -134,10 +134,20 @@ impl ProcessManifest {
 /// Reads and parses a manifest, checking the format version before anything else so a
 /// mismatch is reported as such rather than as a schema error.
 pub fn read_manifest<T: serde::de::DeserializeOwned>(path: &Path, limits: &Limits) -> Result<T> {
-    let small = Limits { max_file_bytes: limits.max_file_bytes.min(MAX_MANIFEST_BYTES), ..*limits };
+    let small = Limits {
+        max_file_bytes: limits.max_file_bytes.min(MAX_MANIFEST_BYTES),
+        ..*limits
+    };
     let bytes = crate::blob::read_regular_file(path, &small)?;
     let value: serde_json::Value = serde_json::from_slice(&bytes).map_err(|e| {
-        ArchiveError::invalid(path, format!("not valid JSON (line {}, column {}): {e}", e.line(), e.column()))
+        ArchiveError::invalid(
+            path,
+            format!(
+                "not valid JSON (line {}, column {}): {e}",
+                e.line(),
+                e.column()
+            ),
+        )
     })?;
     match value.get("format_version").and_then(|v| v.as_u64()) {
         Some(v) if v == crate::FORMAT_VERSION as u64 => {}
@@ -150,8 +160,9 @@ pub fn read_manifest<T: serde::de::DeserializeOwned>(path: &Path, limits: &Limit
         }
         None => return Err(ArchiveError::invalid(path, "no numeric \"format_version\"")),
     }
-    serde_json::from_value(value)
-        .map_err(|e| ArchiveError::invalid(path, format!("manifest does not match the schema: {e}")))
+    serde_json::from_value(value).map_err(|e| {
+        ArchiveError::invalid(path, format!("manifest does not match the schema: {e}"))
+    })
 }
 
 pub fn write_manifest<T: Serialize>(path: &Path, value: &T, fsync: bool) -> Result<()> {

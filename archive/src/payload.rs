@@ -75,7 +75,9 @@ pub struct PayloadWriter {
 
 impl PayloadWriter {
     pub fn new() -> Self {
-        PayloadWriter { buf: Vec::with_capacity(128) }
+        PayloadWriter {
+            buf: Vec::with_capacity(128),
+        }
     }
     pub fn finish(self) -> Vec<u8> {
         self.buf
@@ -160,13 +162,36 @@ pub struct Field<'a> {
 /// Why a payload could not be decoded.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum FieldError {
-    TornHeader { at: usize, available: usize },
-    TornValue { id: u16, at: usize, needed: u32, available: usize },
-    WrongType { id: u16, expected: FieldType, found: u8 },
-    WrongLength { id: u16, expected: usize, found: usize },
-    Missing { id: u16, name: &'static str },
-    Truncated { id: u16 },
-    BadUtf8 { id: u16 },
+    TornHeader {
+        at: usize,
+        available: usize,
+    },
+    TornValue {
+        id: u16,
+        at: usize,
+        needed: u32,
+        available: usize,
+    },
+    WrongType {
+        id: u16,
+        expected: FieldType,
+        found: u8,
+    },
+    WrongLength {
+        id: u16,
+        expected: usize,
+        found: usize,
+    },
+    Missing {
+        id: u16,
+        name: &'static str,
+    },
+    Truncated {
+        id: u16,
+    },
+    BadUtf8 {
+        id: u16,
+    },
 }
 
 impl fmt::Display for FieldError {
@@ -212,14 +237,22 @@ impl<'a> Iterator for FieldIter<'a> {
         let rest = &self.buf[self.at..];
         if rest.len() < FIELD_HEADER_LEN {
             self.failed = true;
-            return Some(Err(FieldError::TornHeader { at: self.at, available: rest.len() }));
+            return Some(Err(FieldError::TornHeader {
+                at: self.at,
+                available: rest.len(),
+            }));
         }
         let id = u16::from_le_bytes([rest[0], rest[1]]);
         let len = u32::from_le_bytes([rest[4], rest[5], rest[6], rest[7]]);
         let available = rest.len() - FIELD_HEADER_LEN;
         if len as usize > available {
             self.failed = true;
-            return Some(Err(FieldError::TornValue { id, at: self.at, needed: len, available }));
+            return Some(Err(FieldError::TornValue {
+                id,
+                at: self.at,
+                needed: len,
+                available,
+            }));
         }
         let field = Field {
             id,
@@ -233,7 +266,11 @@ impl<'a> Iterator for FieldIter<'a> {
 }
 
 pub fn fields(payload: &[u8]) -> FieldIter<'_> {
-    FieldIter { buf: payload, at: 0, failed: false }
+    FieldIter {
+        buf: payload,
+        at: 0,
+        failed: false,
+    }
 }
 
 /// A decoded payload with typed look-ups by field id.
@@ -303,15 +340,20 @@ impl<'a> Field<'a> {
     }
     pub fn expect_type(&self, ty: FieldType) -> Result<(), FieldError> {
         if self.ty != ty as u8 {
-            return Err(FieldError::WrongType { id: self.id, expected: ty, found: self.ty });
+            return Err(FieldError::WrongType {
+                id: self.id,
+                expected: ty,
+                found: self.ty,
+            });
         }
         Ok(())
     }
     pub fn as_u64(&self) -> Result<u64, FieldError> {
-        let b: [u8; 8] = self
-            .value
-            .try_into()
-            .map_err(|_| FieldError::WrongLength { id: self.id, expected: 8, found: self.value.len() })?;
+        let b: [u8; 8] = self.value.try_into().map_err(|_| FieldError::WrongLength {
+            id: self.id,
+            expected: 8,
+            found: self.value.len(),
+        })?;
         Ok(u64::from_le_bytes(b))
     }
     pub fn as_str(&self) -> Result<&'a str, FieldError> {
@@ -319,16 +361,23 @@ impl<'a> Field<'a> {
     }
     pub fn as_blob(&self) -> Result<BlobRef, FieldError> {
         if self.value.len() != 24 {
-            return Err(FieldError::WrongLength { id: self.id, expected: 24, found: self.value.len() });
+            return Err(FieldError::WrongLength {
+                id: self.id,
+                expected: 24,
+                found: self.value.len(),
+            });
         }
         let mut h = [0u8; 16];
         h.copy_from_slice(&self.value[..16]);
         let mut l = [0u8; 8];
         l.copy_from_slice(&self.value[16..]);
-        Ok(BlobRef { hash: ContentHash(h), len: u64::from_le_bytes(l) })
+        Ok(BlobRef {
+            hash: ContentHash(h),
+            len: u64::from_le_bytes(l),
+        })
     }
     pub fn as_u64_array(&self) -> Result<Vec<u64>, FieldError> {
-        if self.value.len() % 8 != 0 {
+        if !self.value.len().is_multiple_of(8) {
             return Err(FieldError::WrongLength {
                 id: self.id,
                 expected: self.value.len() / 8 * 8,
@@ -351,12 +400,22 @@ impl<'a> Field<'a> {
             return "null".into();
         }
         match self.field_type() {
-            Some(FieldType::U64) => self.as_u64().map(|v| v.to_string()).unwrap_or_else(|e| e.to_string()),
-            Some(FieldType::I64) => self.as_u64().map(|v| (v as i64).to_string()).unwrap_or_else(|e| e.to_string()),
-            Some(FieldType::F64) => self.as_u64().map(|v| f64::from_bits(v).to_string()).unwrap_or_else(|e| e.to_string()),
-            Some(FieldType::Handle) | Some(FieldType::DevPtr) => {
-                self.as_u64().map(|v| format!("{v:#x}")).unwrap_or_else(|e| e.to_string())
-            }
+            Some(FieldType::U64) => self
+                .as_u64()
+                .map(|v| v.to_string())
+                .unwrap_or_else(|e| e.to_string()),
+            Some(FieldType::I64) => self
+                .as_u64()
+                .map(|v| (v as i64).to_string())
+                .unwrap_or_else(|e| e.to_string()),
+            Some(FieldType::F64) => self
+                .as_u64()
+                .map(|v| f64::from_bits(v).to_string())
+                .unwrap_or_else(|e| e.to_string()),
+            Some(FieldType::Handle) | Some(FieldType::DevPtr) => self
+                .as_u64()
+                .map(|v| format!("{v:#x}"))
+                .unwrap_or_else(|e| e.to_string()),
             Some(FieldType::Str) => match self.as_str() {
                 Ok(s) => format!("{s:?}"),
                 Err(e) => e.to_string(),
@@ -371,17 +430,27 @@ impl<'a> Field<'a> {
             },
             Some(FieldType::Fields) => match self.as_nested() {
                 Ok(p) => {
-                    let inner: Vec<String> =
-                        p.iter().map(|f| format!("{}={}", f.id, f.render())).collect();
+                    let inner: Vec<String> = p
+                        .iter()
+                        .map(|f| format!("{}={}", f.id, f.render()))
+                        .collect();
                     format!("{{{}}}", inner.join(" "))
                 }
                 Err(e) => format!("<{e}>"),
             },
             Some(FieldType::Bytes) => {
-                let shown: String =
-                    self.value.iter().take(16).map(|b| format!("{b:02x}")).collect();
+                let shown: String = self
+                    .value
+                    .iter()
+                    .take(16)
+                    .map(|b| format!("{b:02x}"))
+                    .collect();
                 let more = if self.value.len() > 16 { "…" } else { "" };
-                let trunc = if self.flags & FIELD_FLAG_TRUNCATED != 0 { " TRUNCATED" } else { "" };
+                let trunc = if self.flags & FIELD_FLAG_TRUNCATED != 0 {
+                    " TRUNCATED"
+                } else {
+                    ""
+                };
                 format!("0x{shown}{more}({}B{trunc})", self.value.len())
             }
             None => format!("<unknown type {} ({}B)>", self.ty, self.value.len()),
@@ -398,9 +467,20 @@ mod tests {
         let mut inner = PayloadWriter::new();
         inner.u64(1, 8).devptr(2, 0xdead_0000);
         let mut w = PayloadWriter::new();
-        w.u64(1, 5).i64(2, -7).f64(3, 1.5).handle(4, 0x10).devptr(5, 0x7f00).str(6, "kern");
+        w.u64(1, 5)
+            .i64(2, -7)
+            .f64(3, 1.5)
+            .handle(4, 0x10)
+            .devptr(5, 0x7f00)
+            .str(6, "kern");
         assert!(w.bytes(7, &[1, 2, 3], false));
-        w.blob(8, BlobRef { hash: ContentHash::of(b"x"), len: 1 });
+        w.blob(
+            8,
+            BlobRef {
+                hash: ContentHash::of(b"x"),
+                len: 1,
+            },
+        );
         w.u64_array(9, &[1, 2, 3]);
         assert!(w.nested(10, &inner));
         w.null(11, FieldType::DevPtr);
@@ -438,7 +518,12 @@ mod tests {
         let torn = &bytes[..bytes.len() - 1];
         assert!(matches!(
             Payload::parse(torn),
-            Err(FieldError::TornValue { id: 900, needed: 2, available: 1, .. })
+            Err(FieldError::TornValue {
+                id: 900,
+                needed: 2,
+                available: 1,
+                ..
+            })
         ));
     }
 

@@ -12,9 +12,13 @@ use std::path::{Path, PathBuf};
 
 use crate::blob;
 use crate::hash::ContentHash;
-use crate::manifest::{self, ProcessEntry, ProcessManifest, RootManifest, EVENTS_FILE, MANIFEST_FILE};
+use crate::manifest::{
+    self, ProcessEntry, ProcessManifest, RootManifest, EVENTS_FILE, MANIFEST_FILE,
+};
 use crate::payload::{self, BlobRef, FieldType};
-use crate::record::{self, Event, Torn, FILE_HEADER_LEN, FILE_MAGIC, TRAILER_API_ID, TRAILER_MAGIC};
+use crate::record::{
+    self, Event, Torn, FILE_HEADER_LEN, FILE_MAGIC, TRAILER_API_ID, TRAILER_MAGIC,
+};
 use crate::{ArchiveError, Limits, Result, FORMAT_VERSION};
 
 /// State of one process's event log.
@@ -25,7 +29,11 @@ pub enum LogStatus {
     /// Every record whole but no trailer: the process did not shut capture down cleanly.
     Incomplete,
     /// The log ends in a torn or corrupt record; `valid_bytes` of it are whole records.
-    Truncated { torn: Torn, valid_bytes: u64, dropped_bytes: u64 },
+    Truncated {
+        torn: Torn,
+        valid_bytes: u64,
+        dropped_bytes: u64,
+    },
 }
 
 impl LogStatus {
@@ -76,7 +84,10 @@ impl Archive {
     pub fn open(root: &Path, limits: Limits) -> Result<Archive> {
         let meta = fs::metadata(root).map_err(|e| ArchiveError::io(root, "open archive", e))?;
         if !meta.is_dir() {
-            return Err(ArchiveError::invalid(root, "an archive is a directory; this is a file"));
+            return Err(ArchiveError::invalid(
+                root,
+                "an archive is a directory; this is a file",
+            ));
         }
         let manifest: RootManifest = manifest::read_manifest(&root.join(MANIFEST_FILE), &limits)?;
         let mut warnings = Vec::new();
@@ -89,7 +100,11 @@ impl Archive {
                     format!("process directory {:?} is not {expected:?}", entry.dir),
                 ));
             }
-            processes.push(ProcessArchive::open(&root.join(&entry.dir), entry.clone(), limits)?);
+            processes.push(ProcessArchive::open(
+                &root.join(&entry.dir),
+                entry.clone(),
+                limits,
+            )?);
         }
         if let Ok(rd) = fs::read_dir(root) {
             for d in rd.flatten() {
@@ -102,7 +117,12 @@ impl Archive {
                 }
             }
         }
-        Ok(Archive { root: root.to_path_buf(), manifest, processes, warnings })
+        Ok(Archive {
+            root: root.to_path_buf(),
+            manifest,
+            processes,
+            warnings,
+        })
     }
 
     pub fn is_complete(&self) -> bool {
@@ -115,11 +135,17 @@ pub fn decode_log(path: &Path, bytes: &[u8], limits: &Limits) -> Result<(Vec<Eve
     if bytes.len() < FILE_HEADER_LEN {
         return Err(ArchiveError::invalid(
             path,
-            format!("file header is torn ({} of {FILE_HEADER_LEN} bytes)", bytes.len()),
+            format!(
+                "file header is torn ({} of {FILE_HEADER_LEN} bytes)",
+                bytes.len()
+            ),
         ));
     }
     if &bytes[..8] != FILE_MAGIC {
-        return Err(ArchiveError::invalid(path, "bad magic: not an hrr event log"));
+        return Err(ArchiveError::invalid(
+            path,
+            "bad magic: not an hrr event log",
+        ));
     }
     let version = u32::from_le_bytes([bytes[8], bytes[9], bytes[10], bytes[11]]);
     if version != FORMAT_VERSION {
@@ -131,7 +157,10 @@ pub fn decode_log(path: &Path, bytes: &[u8], limits: &Limits) -> Result<(Vec<Eve
     }
     let flags = u32::from_le_bytes([bytes[12], bytes[13], bytes[14], bytes[15]]);
     if flags != 0 {
-        return Err(ArchiveError::invalid(path, format!("unknown file flags {flags:#x}")));
+        return Err(ArchiveError::invalid(
+            path,
+            format!("unknown file flags {flags:#x}"),
+        ));
     }
     let mut events = Vec::new();
     let mut at = FILE_HEADER_LEN;
@@ -152,13 +181,19 @@ pub fn decode_log(path: &Path, bytes: &[u8], limits: &Limits) -> Result<(Vec<Eve
         };
         if h.api_id == TRAILER_API_ID {
             if payload.len() != record::TRAILER_PAYLOAD_LEN || &payload[8..] != TRAILER_MAGIC {
-                return Err(ArchiveError::invalid(path, format!("record at byte {at} has the trailer id but no trailer magic")));
+                return Err(ArchiveError::invalid(
+                    path,
+                    format!("record at byte {at} has the trailer id but no trailer magic"),
+                ));
             }
             let total = u64::from_le_bytes(payload[..8].try_into().unwrap_or([0; 8]));
             if total != events.len() as u64 {
                 return Err(ArchiveError::invalid(
                     path,
-                    format!("trailer says {total} events, the log holds {}", events.len()),
+                    format!(
+                        "trailer says {total} events, the log holds {}",
+                        events.len()
+                    ),
                 ));
             }
             if at + n != bytes.len() {
@@ -172,11 +207,23 @@ pub fn decode_log(path: &Path, bytes: &[u8], limits: &Limits) -> Result<(Vec<Eve
         if h.seq != events.len() as u64 {
             return Err(ArchiveError::invalid(
                 path,
-                format!("record at byte {at} has sequence id {}, expected {}", h.seq, events.len()),
+                format!(
+                    "record at byte {at} has sequence id {}, expected {}",
+                    h.seq,
+                    events.len()
+                ),
             ));
         }
-        Limits::check(path, "max_events", events.len() as u64 + 1, limits.max_events)?;
-        events.push(Event { header: h, payload: payload.to_vec() });
+        Limits::check(
+            path,
+            "max_events",
+            events.len() as u64 + 1,
+            limits.max_events,
+        )?;
+        events.push(Event {
+            header: h,
+            payload: payload.to_vec(),
+        });
         at += n;
     }
 }
@@ -188,13 +235,23 @@ impl ProcessArchive {
         if manifest.pid != entry.pid {
             return Err(ArchiveError::invalid(
                 dir.join(MANIFEST_FILE),
-                format!("manifest is for pid {}, directory is for pid {}", manifest.pid, entry.pid),
+                format!(
+                    "manifest is for pid {}, directory is for pid {}",
+                    manifest.pid, entry.pid
+                ),
             ));
         }
         let log_path = dir.join(EVENTS_FILE);
         let bytes = blob::read_regular_file(&log_path, &limits)?;
         let (events, status) = decode_log(&log_path, &bytes, &limits)?;
-        Ok(ProcessArchive { dir: dir.to_path_buf(), entry, manifest, events, status, limits })
+        Ok(ProcessArchive {
+            dir: dir.to_path_buf(),
+            entry,
+            manifest,
+            events,
+            status,
+            limits,
+        })
     }
 
     /// Complete means a consistent trailer and a manifest that says so.
@@ -217,7 +274,12 @@ impl ProcessArchive {
     /// Loads and verifies a blob.
     pub fn load_blob(&self, r: &BlobRef) -> Result<Vec<u8>> {
         let rel = blob::blob_rel_path(&r.hash);
-        Limits::check(&self.dir.join(&rel), "max_host_bytes", r.len, self.limits.max_host_bytes)?;
+        Limits::check(
+            &self.dir.join(&rel),
+            "max_host_bytes",
+            r.len,
+            self.limits.max_host_bytes,
+        )?;
         let data = self.load_content(rel.clone(), &r.hash)?;
         if data.len() as u64 != r.len {
             return Err(ArchiveError::invalid(
@@ -231,7 +293,10 @@ impl ProcessArchive {
     /// Loads a code object by the name an event gives; the name must be a 32-hex hash.
     pub fn load_code_object(&self, name: &str) -> Result<Vec<u8>> {
         let hash = ContentHash::from_hex(name).ok_or_else(|| {
-            ArchiveError::unsafe_path(&self.dir, format!("code object name {name:?} is not a 32-hex content hash"))
+            ArchiveError::unsafe_path(
+                &self.dir,
+                format!("code object name {name:?} is not a 32-hex content hash"),
+            )
         })?;
         self.load_content(blob::code_object_rel_path(&hash), &hash)
     }
@@ -240,7 +305,12 @@ impl ProcessArchive {
     pub fn blob_references(&self) -> (u64, Vec<BlobRef>) {
         let mut total = 0u64;
         let mut distinct = std::collections::BTreeMap::new();
-        fn walk(p: &[u8], total: &mut u64, distinct: &mut std::collections::BTreeMap<ContentHash, u64>, depth: u32) {
+        fn walk(
+            p: &[u8],
+            total: &mut u64,
+            distinct: &mut std::collections::BTreeMap<ContentHash, u64>,
+            depth: u32,
+        ) {
             if depth > 8 {
                 return;
             }
@@ -260,7 +330,13 @@ impl ProcessArchive {
         for e in &self.events {
             walk(&e.payload, &mut total, &mut distinct, 0);
         }
-        (total, distinct.into_iter().map(|(hash, len)| BlobRef { hash, len }).collect())
+        (
+            total,
+            distinct
+                .into_iter()
+                .map(|(hash, len)| BlobRef { hash, len })
+                .collect(),
+        )
     }
 
     /// Files under `blobs/` and `code_objects/`: (blob files, blob bytes on disk, code objects).
@@ -280,7 +356,11 @@ impl ProcessArchive {
             }
         }
         let codes = fs::read_dir(self.dir.join(blob::CODE_OBJECTS_DIR))
-            .map(|rd| rd.flatten().filter(|f| f.file_name().to_string_lossy().ends_with(".co")).count() as u64)
+            .map(|rd| {
+                rd.flatten()
+                    .filter(|f| f.file_name().to_string_lossy().ends_with(".co"))
+                    .count() as u64
+            })
             .unwrap_or(0);
         (blobs, bytes, codes)
     }

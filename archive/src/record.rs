@@ -90,7 +90,11 @@ pub enum Torn {
     /// Fewer bytes than a record header remain.
     ShortHeader { offset: u64, available: usize },
     /// The header claims more payload than the file holds.
-    ShortPayload { offset: u64, needed: u32, available: usize },
+    ShortPayload {
+        offset: u64,
+        needed: u32,
+        available: usize,
+    },
     /// The payload length is beyond [`MAX_RECORD_PAYLOAD`].
     ImplausibleLength { offset: u64, length: u32 },
     /// The CRC does not match: a partly written or overwritten record.
@@ -123,7 +127,10 @@ impl std::fmt::Display for Torn {
 /// Returns the header, the payload slice and the record's total length.
 pub fn decode_record(buf: &[u8], offset: u64) -> Result<(RecordHeader, &[u8], usize), Torn> {
     if buf.len() < RECORD_HEADER_LEN {
-        return Err(Torn::ShortHeader { offset, available: buf.len() });
+        return Err(Torn::ShortHeader {
+            offset,
+            available: buf.len(),
+        });
     }
     let u32_at = |i: usize| u32::from_le_bytes([buf[i], buf[i + 1], buf[i + 2], buf[i + 3]]);
     let u64_at = |i: usize| {
@@ -133,11 +140,18 @@ pub fn decode_record(buf: &[u8], offset: u64) -> Result<(RecordHeader, &[u8], us
     };
     let len = u32_at(0);
     if len > MAX_RECORD_PAYLOAD {
-        return Err(Torn::ImplausibleLength { offset, length: len });
+        return Err(Torn::ImplausibleLength {
+            offset,
+            length: len,
+        });
     }
     let available = buf.len() - RECORD_HEADER_LEN;
     if (len as usize) > available {
-        return Err(Torn::ShortPayload { offset, needed: len, available });
+        return Err(Torn::ShortPayload {
+            offset,
+            needed: len,
+            available,
+        });
     }
     let payload = &buf[RECORD_HEADER_LEN..RECORD_HEADER_LEN + len as usize];
     let mut crc = crc32fast::Hasher::new();
@@ -162,7 +176,14 @@ mod tests {
     use super::*;
 
     fn header() -> RecordHeader {
-        RecordHeader { api_id: 7, flags: 0, seq: 42, timestamp_ns: 99, tid: 1234, ret: -3 }
+        RecordHeader {
+            api_id: 7,
+            flags: 0,
+            seq: 42,
+            timestamp_ns: 99,
+            tid: 1234,
+            ret: -3,
+        }
     }
 
     #[test]
@@ -179,16 +200,29 @@ mod tests {
     fn torn_and_corrupt_records_are_classified() {
         let mut buf = Vec::new();
         encode_record(&mut buf, &header(), b"payload");
-        assert!(matches!(decode_record(&buf[..10], 0), Err(Torn::ShortHeader { .. })));
+        assert!(matches!(
+            decode_record(&buf[..10], 0),
+            Err(Torn::ShortHeader { .. })
+        ));
         assert!(matches!(
             decode_record(&buf[..buf.len() - 1], 0),
-            Err(Torn::ShortPayload { needed: 7, available: 6, .. })
+            Err(Torn::ShortPayload {
+                needed: 7,
+                available: 6,
+                ..
+            })
         ));
         let mut flipped = buf.clone();
         flipped[RECORD_HEADER_LEN] ^= 1;
-        assert!(matches!(decode_record(&flipped, 0), Err(Torn::BadChecksum { .. })));
+        assert!(matches!(
+            decode_record(&flipped, 0),
+            Err(Torn::BadChecksum { .. })
+        ));
         let mut huge = buf.clone();
         huge[..4].copy_from_slice(&(MAX_RECORD_PAYLOAD + 1).to_le_bytes());
-        assert!(matches!(decode_record(&huge, 0), Err(Torn::ImplausibleLength { .. })));
+        assert!(matches!(
+            decode_record(&huge, 0),
+            Err(Torn::ImplausibleLength { .. })
+        ));
     }
 }

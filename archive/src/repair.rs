@@ -32,14 +32,23 @@ pub fn repair(root: &Path, limits: Limits) -> Result<Vec<RepairedProcess>> {
             LogStatus::Truncated { dropped_bytes, .. } => *dropped_bytes,
             _ => 0,
         };
-        let mut bytes = Vec::with_capacity(record::FILE_HEADER_LEN + p.events.iter().map(|e| e.payload.len() + 64).sum::<usize>());
+        let mut bytes = Vec::with_capacity(
+            record::FILE_HEADER_LEN + p.events.iter().map(|e| e.payload.len() + 64).sum::<usize>(),
+        );
         bytes.extend_from_slice(&record::file_header());
         for e in &p.events {
             record::encode_record(&mut bytes, &e.header, &e.payload);
         }
         let total = p.events.len() as u64;
         let last_ts = p.events.last().map(|e| e.header.timestamp_ns).unwrap_or(0);
-        let h = RecordHeader { api_id: TRAILER_API_ID, flags: 0, seq: total, timestamp_ns: last_ts, tid: 0, ret: 0 };
+        let h = RecordHeader {
+            api_id: TRAILER_API_ID,
+            flags: 0,
+            seq: total,
+            timestamp_ns: last_ts,
+            tid: 0,
+            ret: 0,
+        };
         record::encode_record(&mut bytes, &h, &record::trailer_payload(total));
         blob::write_atomic(&p.dir.join(EVENTS_FILE), &bytes, true)?;
 

@@ -170,7 +170,15 @@ impl ProcessWriter {
             flush_interval_ms: settings.flush_interval.as_millis() as u64,
             disk_reserve_bytes: reserve_bytes,
         };
-        register_process(root, &settings_record, ProcessEntry { pid, ppid, dir: dir_name })?;
+        register_process(
+            root,
+            &settings_record,
+            ProcessEntry {
+                pid,
+                ppid,
+                dir: dir_name,
+            },
+        )?;
         let writer = ProcessWriter {
             root: root.to_path_buf(),
             dir,
@@ -186,7 +194,11 @@ impl ProcessWriter {
                 finalized: false,
             }),
             settings,
-            blobs: Mutex::new(BlobIndex { known: HashSet::new(), claims: HashSet::new(), finalized: false }),
+            blobs: Mutex::new(BlobIndex {
+                known: HashSet::new(),
+                claims: HashSet::new(),
+                finalized: false,
+            }),
             blob_cv: Condvar::new(),
             meta: Mutex::new(ProcessManifest::new(pid, ppid)),
             stopped: AtomicBool::new(false),
@@ -220,7 +232,14 @@ impl ProcessWriter {
 
     /// Records one event. Returns its sequence id, or `None` when it was dropped (after the
     /// trailer, or after capture stopped).
-    pub fn append(&self, api_id: u16, flags: u16, tid: u32, ret: i32, payload: &[u8]) -> Option<u64> {
+    pub fn append(
+        &self,
+        api_id: u16,
+        flags: u16,
+        tid: u32,
+        ret: i32,
+        payload: &[u8],
+    ) -> Option<u64> {
         if self.stopped.load(Ordering::Relaxed) {
             self.dropped_after_stop.fetch_add(1, Ordering::Relaxed);
             return None;
@@ -236,10 +255,18 @@ impl ProcessWriter {
             let seq = b.next_seq;
             b.next_seq += 1;
             b.pending_events += 1;
-            let h = RecordHeader { api_id, flags, seq, timestamp_ns: ts, tid, ret };
+            let h = RecordHeader {
+                api_id,
+                flags,
+                seq,
+                timestamp_ns: ts,
+                tid,
+                ret,
+            };
             record::encode_record(&mut b.data, &h, payload);
             let due = b.data.len() >= self.settings.buffer_bytes
-                || ts.saturating_sub(b.last_flush_ns) >= self.settings.flush_interval.as_nanos() as u64;
+                || ts.saturating_sub(b.last_flush_ns)
+                    >= self.settings.flush_interval.as_nanos() as u64;
             (seq, due)
         };
         if due {
@@ -258,16 +285,24 @@ impl ProcessWriter {
                 return;
             }
             let now = monotonic_ns();
-            let interval_due =
-                now.saturating_sub(b.last_flush_ns) >= self.settings.flush_interval.as_nanos() as u64;
+            let interval_due = now.saturating_sub(b.last_flush_ns)
+                >= self.settings.flush_interval.as_nanos() as u64;
             if interval_due {
                 b.last_flush_ns = now;
             }
             let cap = b.data.capacity();
             let events = std::mem::take(&mut b.pending_events);
-            (std::mem::replace(&mut b.data, Vec::with_capacity(cap)), events, interval_due)
+            (
+                std::mem::replace(&mut b.data, Vec::with_capacity(cap)),
+                events,
+                interval_due,
+            )
         };
-        if let Err(e) = diskspace::check(&self.dir, ReservePolicy::Bytes(self.reserve_bytes), data.len() as u64) {
+        if let Err(e) = diskspace::check(
+            &self.dir,
+            ReservePolicy::Bytes(self.reserve_bytes),
+            data.len() as u64,
+        ) {
             drop(file);
             self.stop(&e.to_string());
             return;
@@ -281,7 +316,10 @@ impl ProcessWriter {
         });
         drop(file);
         if let Err(e) = result {
-            self.stop(&format!("writing {}: {e}", self.dir.join(EVENTS_FILE).display()));
+            self.stop(&format!(
+                "writing {}: {e}",
+                self.dir.join(EVENTS_FILE).display()
+            ));
             return;
         }
         self.meta.lock().event_count += events;
@@ -312,8 +350,12 @@ impl ProcessWriter {
     pub fn put_blob(&self, data: &[u8]) -> Result<BlobRef> {
         let hash = ContentHash::of(data);
         self.put_content(hash, data, blob::blob_rel_path(&hash), false)?;
-        self.blob_referenced_bytes.fetch_add(data.len() as u64, Ordering::Relaxed);
-        Ok(BlobRef { hash, len: data.len() as u64 })
+        self.blob_referenced_bytes
+            .fetch_add(data.len() as u64, Ordering::Relaxed);
+        Ok(BlobRef {
+            hash,
+            len: data.len() as u64,
+        })
     }
 
     /// Stores a device code object (fat binary, ELF, bundle) and returns its hash.
@@ -323,7 +365,13 @@ impl ProcessWriter {
         Ok(hash)
     }
 
-    fn put_content(&self, hash: ContentHash, data: &[u8], rel: PathBuf, is_code: bool) -> Result<()> {
+    fn put_content(
+        &self,
+        hash: ContentHash,
+        data: &[u8],
+        rel: PathBuf,
+        is_code: bool,
+    ) -> Result<()> {
         if self.stopped.load(Ordering::Relaxed) {
             self.dropped_after_stop.fetch_add(1, Ordering::Relaxed);
             return Err(ArchiveError::Finished);
@@ -361,7 +409,8 @@ impl ProcessWriter {
                     self.code_objects.fetch_add(1, Ordering::Relaxed);
                 } else {
                     self.blob_count.fetch_add(1, Ordering::Relaxed);
-                    self.blob_bytes.fetch_add(data.len() as u64, Ordering::Relaxed);
+                    self.blob_bytes
+                        .fetch_add(data.len() as u64, Ordering::Relaxed);
                     self.blob_stored_bytes.fetch_add(stored, Ordering::Relaxed);
                 }
                 Ok(())
@@ -377,9 +426,14 @@ impl ProcessWriter {
         let dest = self.dir.join(rel);
         let encoded = blob::encode(data, self.settings.compression)
             .map_err(|e| ArchiveError::io(&dest, "compress", e))?;
-        diskspace::check(&self.dir, ReservePolicy::Bytes(self.reserve_bytes), encoded.len() as u64)?;
+        diskspace::check(
+            &self.dir,
+            ReservePolicy::Bytes(self.reserve_bytes),
+            encoded.len() as u64,
+        )?;
         if let Some(parent) = dest.parent() {
-            fs::create_dir_all(parent).map_err(|e| ArchiveError::io(parent, "create directory", e))?;
+            fs::create_dir_all(parent)
+                .map_err(|e| ArchiveError::io(parent, "create directory", e))?;
         }
         blob::write_atomic(&dest, &encoded, self.settings.fsync)?;
         Ok(encoded.len() as u64)
@@ -393,7 +447,11 @@ impl ProcessWriter {
             u.count += 1;
             return false;
         }
-        m.unreplayable_apis.push(UnreplayableApi { api: api.into(), reason: reason.into(), count: 1 });
+        m.unreplayable_apis.push(UnreplayableApi {
+            api: api.into(),
+            reason: reason.into(),
+            count: 1,
+        });
         true
     }
 
@@ -401,7 +459,11 @@ impl ProcessWriter {
     pub fn note_capture_failure(&self, seq: u64, api: &str, reason: &str) {
         let mut m = self.meta.lock();
         if m.capture_failures.len() < 1000 {
-            m.capture_failures.push(CaptureFailure { seq, api: api.into(), reason: reason.into() });
+            m.capture_failures.push(CaptureFailure {
+                seq,
+                api: api.into(),
+                reason: reason.into(),
+            });
         }
     }
 
@@ -422,7 +484,11 @@ impl ProcessWriter {
             m.dropped_after_stop = self.dropped_after_stop.load(Ordering::Relaxed);
             m.clone()
         };
-        manifest::write_manifest(&self.dir.join(MANIFEST_FILE), &snapshot, self.settings.fsync)
+        manifest::write_manifest(
+            &self.dir.join(MANIFEST_FILE),
+            &snapshot,
+            self.settings.fsync,
+        )
     }
 
     /// Ends the capture: writes buffered events, the trailer, and `complete: true` (or, if
@@ -459,12 +525,22 @@ impl ProcessWriter {
                 };
                 record::encode_record(&mut data, &h, &trailer);
             }
-            let write = diskspace::check(&self.dir, ReservePolicy::Bytes(self.reserve_bytes), data.len() as u64)
-                .and_then(|_| {
-                    file.write_all(&data)
-                        .and_then(|_| if self.settings.fsync { file.sync_all() } else { Ok(()) })
-                        .map_err(|e| ArchiveError::io(self.dir.join(EVENTS_FILE), "write", e))
-                });
+            let write = diskspace::check(
+                &self.dir,
+                ReservePolicy::Bytes(self.reserve_bytes),
+                data.len() as u64,
+            )
+            .and_then(|_| {
+                file.write_all(&data)
+                    .and_then(|_| {
+                        if self.settings.fsync {
+                            file.sync_all()
+                        } else {
+                            Ok(())
+                        }
+                    })
+                    .map_err(|e| ArchiveError::io(self.dir.join(EVENTS_FILE), "write", e))
+            });
             match write {
                 Ok(()) => self.meta.lock().event_count = total,
                 Err(e) => {
@@ -567,19 +643,21 @@ impl ProcessWriter {
     pub fn start_flusher(self: &Arc<Self>) {
         let weak: Weak<ProcessWriter> = Arc::downgrade(self);
         let interval = self.settings.flush_interval;
-        let _ = std::thread::Builder::new().name("hrr-flush".into()).spawn(move || loop {
-            std::thread::sleep(interval);
-            let Some(w) = weak.upgrade() else { return };
-            if w.buf.lock().finalized || w.stopped.load(Ordering::Relaxed) {
-                return;
-            }
-            {
-                // Make the checkpoint's interval test true for an idle buffer.
-                let mut b = w.buf.lock();
-                b.last_flush_ns = b.last_flush_ns.saturating_sub(interval.as_nanos() as u64);
-            }
-            w.checkpoint();
-        });
+        let _ = std::thread::Builder::new()
+            .name("hrr-flush".into())
+            .spawn(move || loop {
+                std::thread::sleep(interval);
+                let Some(w) = weak.upgrade() else { return };
+                if w.buf.lock().finalized || w.stopped.load(Ordering::Relaxed) {
+                    return;
+                }
+                {
+                    // Make the checkpoint's interval test true for an idle buffer.
+                    let mut b = w.buf.lock();
+                    b.last_flush_ns = b.last_flush_ns.saturating_sub(interval.as_nanos() as u64);
+                }
+                w.checkpoint();
+            });
     }
 }
 

@@ -10,7 +10,9 @@ use hrr_archive::diskspace::ReservePolicy;
 use hrr_archive::manifest::{EVENTS_FILE, MANIFEST_FILE};
 use hrr_archive::payload::{Payload, PayloadWriter};
 use hrr_archive::record::{FILE_HEADER_LEN, RECORD_HEADER_LEN};
-use hrr_archive::{repair, Archive, ArchiveError, CaptureSettings, Limits, LogStatus, ProcessWriter};
+use hrr_archive::{
+    repair, Archive, ArchiveError, CaptureSettings, Limits, LogStatus, ProcessWriter,
+};
 
 fn settings() -> CaptureSettings {
     CaptureSettings {
@@ -41,14 +43,29 @@ fn write_archive(root: &Path, n: u64) -> hrr_archive::writer::Summary {
 fn round_trip_of_every_record_kind() {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path();
-    let w = ProcessWriter::create(root, CaptureSettings { compression: Compression::Zstd { level: 3 }, ..settings() }, 1).unwrap();
+    let w = ProcessWriter::create(
+        root,
+        CaptureSettings {
+            compression: Compression::Zstd { level: 3 },
+            ..settings()
+        },
+        1,
+    )
+    .unwrap();
     let host = vec![7u8; 10_000];
     let blob = w.put_blob(&host).unwrap();
-    let code = w.put_code_object(b"\x7fELF fake code object bytes").unwrap();
+    let code = w
+        .put_code_object(b"\x7fELF fake code object bytes")
+        .unwrap();
     let mut arg = PayloadWriter::new();
     arg.u64(1, 8).devptr(2, 0x7000_0000);
     let mut p = PayloadWriter::new();
-    p.u64(1, 42).i64(2, -1).f64(3, 2.5).handle(4, 0xabc).devptr(5, 0x7000_1000).str(6, "_Z4axpyPfS_f");
+    p.u64(1, 42)
+        .i64(2, -1)
+        .f64(3, 2.5)
+        .handle(4, 0xabc)
+        .devptr(5, 0x7000_1000)
+        .str(6, "_Z4axpyPfS_f");
     assert!(p.bytes(7, b"raw", false));
     p.blob(8, blob).u64_array(9, &[1, 2, 3]);
     assert!(p.nested(10, &arg));
@@ -63,7 +80,10 @@ fn round_trip_of_every_record_kind() {
     });
     let summary = w.finish().unwrap();
     assert!(summary.complete);
-    assert_eq!((summary.events, summary.blobs, summary.code_objects), (2, 1, 1));
+    assert_eq!(
+        (summary.events, summary.blobs, summary.code_objects),
+        (2, 1, 1)
+    );
 
     let a = Archive::open(root, Limits::default()).unwrap();
     assert_eq!(a.processes.len(), 1);
@@ -72,7 +92,10 @@ fn round_trip_of_every_record_kind() {
     assert!(proc_.is_complete());
     assert_eq!(proc_.events.len(), 2);
     let e = &proc_.events[0];
-    assert_eq!((e.header.api_id, e.header.seq, e.header.tid, e.header.ret), (12, 0, 5, -2));
+    assert_eq!(
+        (e.header.api_id, e.header.seq, e.header.tid, e.header.ret),
+        (12, 0, 5, -2)
+    );
     let dec = Payload::parse(&e.payload).unwrap();
     assert_eq!(dec.u64(1, "a").unwrap(), 42);
     assert_eq!(dec.str(6, "name").unwrap(), "_Z4axpyPfS_f");
@@ -105,7 +128,10 @@ fn identical_blobs_are_stored_once_even_from_many_threads() {
     assert_eq!(files, 1, "one file on disk");
     assert_eq!(a.processes[0].manifest.blob_referenced_bytes, 8 << 20);
     // No temporary file is left behind.
-    let leftovers: Vec<_> = walk(dir.path()).into_iter().filter(|p| p.contains(".tmp-")).collect();
+    let leftovers: Vec<_> = walk(dir.path())
+        .into_iter()
+        .filter(|p| p.contains(".tmp-"))
+        .collect();
     assert!(leftovers.is_empty(), "{leftovers:?}");
 }
 
@@ -130,8 +156,13 @@ fn bad_magic_is_named() {
     let mut b = fs::read(&log).unwrap();
     b[0] = b'X';
     fs::write(&log, b).unwrap();
-    let err = Archive::open(dir.path(), Limits::default()).unwrap_err().to_string();
-    assert!(err.contains("bad magic") && err.contains("events.bin"), "{err}");
+    let err = Archive::open(dir.path(), Limits::default())
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("bad magic") && err.contains("events.bin"),
+        "{err}"
+    );
 }
 
 #[test]
@@ -143,17 +174,42 @@ fn version_mismatch_names_both_numbers() {
     b[8..12].copy_from_slice(&7u32.to_le_bytes());
     fs::write(&log, b).unwrap();
     let err = Archive::open(dir.path(), Limits::default()).unwrap_err();
-    assert!(matches!(err, ArchiveError::VersionMismatch { found: 7, supported: 1, .. }), "{err}");
+    assert!(
+        matches!(
+            err,
+            ArchiveError::VersionMismatch {
+                found: 7,
+                supported: 1,
+                ..
+            }
+        ),
+        "{err}"
+    );
     let msg = err.to_string();
-    assert!(msg.contains("version 7") && msg.contains("version 1"), "{msg}");
+    assert!(
+        msg.contains("version 7") && msg.contains("version 1"),
+        "{msg}"
+    );
     // The manifest's version is checked too.
     let dir2 = tempfile::tempdir().unwrap();
     write_archive(dir2.path(), 1);
     let m = dir2.path().join(MANIFEST_FILE);
-    let s = fs::read_to_string(&m).unwrap().replace("\"format_version\": 1", "\"format_version\": 2");
+    let s = fs::read_to_string(&m)
+        .unwrap()
+        .replace("\"format_version\": 1", "\"format_version\": 2");
     fs::write(&m, s).unwrap();
     let err = Archive::open(dir2.path(), Limits::default()).unwrap_err();
-    assert!(matches!(err, ArchiveError::VersionMismatch { found: 2, supported: 1, .. }), "{err}");
+    assert!(
+        matches!(
+            err,
+            ArchiveError::VersionMismatch {
+                found: 2,
+                supported: 1,
+                ..
+            }
+        ),
+        "{err}"
+    );
 }
 
 fn truncate_log(root: &Path, keep: impl Fn(usize) -> usize) -> usize {
@@ -173,7 +229,17 @@ fn torn_header_keeps_whole_records() {
     let a = Archive::open(dir.path(), Limits::default()).unwrap();
     let p = &a.processes[0];
     assert_eq!(p.events.len(), 4);
-    assert!(matches!(p.status, LogStatus::Truncated { torn: hrr_archive::record::Torn::ShortHeader { .. }, .. }), "{:?}", p.status);
+    assert!(
+        matches!(
+            p.status,
+            LogStatus::Truncated {
+                torn: hrr_archive::record::Torn::ShortHeader { .. },
+                ..
+            }
+        ),
+        "{:?}",
+        p.status
+    );
     assert!(!a.is_complete());
 }
 
@@ -181,11 +247,19 @@ fn torn_header_keeps_whole_records() {
 fn torn_payload_keeps_whole_records() {
     let dir = tempfile::tempdir().unwrap();
     write_archive(dir.path(), 10);
-    truncate_log(dir.path(), |_| FILE_HEADER_LEN + 6 * 52 + RECORD_HEADER_LEN + 3);
+    truncate_log(dir.path(), |_| {
+        FILE_HEADER_LEN + 6 * 52 + RECORD_HEADER_LEN + 3
+    });
     let a = Archive::open(dir.path(), Limits::default()).unwrap();
     let p = &a.processes[0];
     assert_eq!(p.events.len(), 6);
-    assert!(matches!(p.status, LogStatus::Truncated { torn: hrr_archive::record::Torn::ShortPayload { .. }, .. }));
+    assert!(matches!(
+        p.status,
+        LogStatus::Truncated {
+            torn: hrr_archive::record::Torn::ShortPayload { .. },
+            ..
+        }
+    ));
 }
 
 #[test]
@@ -199,7 +273,13 @@ fn implausible_length_counts_as_torn() {
     fs::write(&log, b).unwrap();
     let a = Archive::open(dir.path(), Limits::default()).unwrap();
     assert_eq!(a.processes[0].events.len(), 2);
-    assert!(matches!(a.processes[0].status, LogStatus::Truncated { torn: hrr_archive::record::Torn::ImplausibleLength { .. }, .. }));
+    assert!(matches!(
+        a.processes[0].status,
+        LogStatus::Truncated {
+            torn: hrr_archive::record::Torn::ImplausibleLength { .. },
+            ..
+        }
+    ));
 }
 
 #[test]
@@ -227,10 +307,15 @@ fn repair_rewrites_a_clean_complete_archive() {
     assert!(p.manifest.repaired);
     assert_eq!(p.events.len(), 7);
     for (i, e) in p.events.iter().enumerate() {
-        assert_eq!(Payload::parse(&e.payload).unwrap().u64(1, "i").unwrap(), i as u64);
+        assert_eq!(
+            Payload::parse(&e.payload).unwrap().u64(1, "i").unwrap(),
+            i as u64
+        );
     }
     // A second repair has nothing to do.
-    assert!(repair::repair(dir.path(), Limits::default()).unwrap().is_empty());
+    assert!(repair::repair(dir.path(), Limits::default())
+        .unwrap()
+        .is_empty());
 }
 
 #[test]
@@ -246,13 +331,25 @@ fn events_after_the_trailer_are_dropped_and_counted() {
     let a = Archive::open(dir.path(), Limits::default()).unwrap();
     assert_eq!(a.processes[0].events.len(), 1);
     assert_eq!(a.processes[0].status, LogStatus::Complete);
-    assert_eq!(a.processes[0].stored_files().0, 0, "the late blob was not written");
+    assert_eq!(
+        a.processes[0].stored_files().0,
+        0,
+        "the late blob was not written"
+    );
 }
 
 #[test]
 fn sixteen_threads_get_one_total_order() {
     let dir = tempfile::tempdir().unwrap();
-    let w = ProcessWriter::create(dir.path(), CaptureSettings { buffer_bytes: 4096, ..settings() }, 1).unwrap();
+    let w = ProcessWriter::create(
+        dir.path(),
+        CaptureSettings {
+            buffer_bytes: 4096,
+            ..settings()
+        },
+        1,
+    )
+    .unwrap();
     let per = 5_000u64;
     let hs: Vec<_> = (0..16u32)
         .map(|t| {
@@ -275,10 +372,17 @@ fn sixteen_threads_get_one_total_order() {
     assert_eq!(ev.len() as u64, 16 * per);
     let mut next = [0u64; 16];
     for (i, e) in ev.iter().enumerate() {
-        assert_eq!(e.header.seq, i as u64, "sequence ids are dense and in file order");
+        assert_eq!(
+            e.header.seq, i as u64,
+            "sequence ids are dense and in file order"
+        );
         let p = Payload::parse(&e.payload).unwrap();
         let t = p.u64(1, "t").unwrap() as usize;
-        assert_eq!(p.u64(2, "i").unwrap(), next[t], "each thread's events keep their order");
+        assert_eq!(
+            p.u64(2, "i").unwrap(),
+            next[t],
+            "each thread's events keep their order"
+        );
         next[t] += 1;
         if i > 0 {
             assert!(ev[i - 1].header.timestamp_ns <= e.header.timestamp_ns);
@@ -312,16 +416,30 @@ fn a_forked_child_writes_its_own_directory() {
             unsafe { w.fork_parent() };
             w.append(1, 0, 1, 0, b"").unwrap();
             let status = nix::sys::wait::waitpid(child, None).unwrap();
-            assert!(matches!(status, nix::sys::wait::WaitStatus::Exited(_, 0)), "{status:?}");
+            assert!(
+                matches!(status, nix::sys::wait::WaitStatus::Exited(_, 0)),
+                "{status:?}"
+            );
             w.finish().unwrap();
             let a = Archive::open(dir.path(), Limits::default()).unwrap();
             assert_eq!(a.processes.len(), 2, "root manifest lists parent and child");
-            let parent = a.processes.iter().find(|p| p.entry.pid == std::process::id()).unwrap();
-            let kid = a.processes.iter().find(|p| p.entry.pid == child.as_raw() as u32).unwrap();
+            let parent = a
+                .processes
+                .iter()
+                .find(|p| p.entry.pid == std::process::id())
+                .unwrap();
+            let kid = a
+                .processes
+                .iter()
+                .find(|p| p.entry.pid == child.as_raw() as u32)
+                .unwrap();
             assert_eq!(parent.events.len(), 2);
             assert!(parent.events.iter().all(|e| e.header.api_id == 1));
             assert_eq!(kid.events.len(), 2);
-            assert!(kid.events.iter().all(|e| e.header.api_id == 2), "the child never wrote the parent's buffered events");
+            assert!(
+                kid.events.iter().all(|e| e.header.api_id == 2),
+                "the child never wrote the parent's buffered events"
+            );
             assert_eq!(kid.entry.ppid, std::process::id());
             assert!(parent.is_complete() && kid.is_complete());
         }
@@ -350,15 +468,27 @@ fn path_traversal_is_refused() {
     write_archive(dir.path(), 1);
     let a = Archive::open(dir.path(), Limits::default()).unwrap();
     let p = &a.processes[0];
-    for name in ["../../etc/passwd", "/etc/passwd", "..", "0123456789abcdef0123456789abcdeF"] {
+    for name in [
+        "../../etc/passwd",
+        "/etc/passwd",
+        "..",
+        "0123456789abcdef0123456789abcdeF",
+    ] {
         let err = p.load_code_object(name).unwrap_err();
-        assert!(matches!(err, ArchiveError::UnsafePath { .. }), "{name}: {err}");
+        assert!(
+            matches!(err, ArchiveError::UnsafePath { .. }),
+            "{name}: {err}"
+        );
     }
     // A process directory entry that points elsewhere.
     let m = dir.path().join(MANIFEST_FILE);
     let orig = fs::read_to_string(&m).unwrap();
     let pid = std::process::id();
-    fs::write(&m, orig.replace(&format!("\"pid-{pid}\""), "\"../outside\"")).unwrap();
+    fs::write(
+        &m,
+        orig.replace(&format!("\"pid-{pid}\""), "\"../outside\""),
+    )
+    .unwrap();
     let err = Archive::open(dir.path(), Limits::default()).unwrap_err();
     assert!(matches!(err, ArchiveError::UnsafePath { .. }), "{err}");
     fs::write(&m, &orig).unwrap();
@@ -397,16 +527,68 @@ fn each_limit_refuses_and_zero_refuses_everything() {
         assert!(err.is_limit(), "{name}: {err}");
         assert!(err.to_string().contains(name), "{err}");
     };
-    check(Limits { max_events: 9, ..ok }, "max-events");
-    check(Limits { max_events: 0, ..ok }, "max-events");
-    check(Limits { max_file_bytes: 100, ..ok }, "max-file-bytes");
-    check(Limits { max_file_bytes: 0, ..ok }, "max-file-bytes");
-    Archive::open(dir.path(), Limits { max_events: 10, ..ok }).unwrap();
-    let a = Archive::open(dir.path(), Limits { max_host_bytes: 4095, ..ok }).unwrap();
+    check(
+        Limits {
+            max_events: 9,
+            ..ok
+        },
+        "max-events",
+    );
+    check(
+        Limits {
+            max_events: 0,
+            ..ok
+        },
+        "max-events",
+    );
+    check(
+        Limits {
+            max_file_bytes: 100,
+            ..ok
+        },
+        "max-file-bytes",
+    );
+    check(
+        Limits {
+            max_file_bytes: 0,
+            ..ok
+        },
+        "max-file-bytes",
+    );
+    Archive::open(
+        dir.path(),
+        Limits {
+            max_events: 10,
+            ..ok
+        },
+    )
+    .unwrap();
+    let a = Archive::open(
+        dir.path(),
+        Limits {
+            max_host_bytes: 4095,
+            ..ok
+        },
+    )
+    .unwrap();
     assert!(a.processes[0].load_blob(&r).unwrap_err().is_limit());
-    let a = Archive::open(dir.path(), Limits { max_host_bytes: 0, ..ok }).unwrap();
+    let a = Archive::open(
+        dir.path(),
+        Limits {
+            max_host_bytes: 0,
+            ..ok
+        },
+    )
+    .unwrap();
     assert!(a.processes[0].load_blob(&r).unwrap_err().is_limit());
-    let a = Archive::open(dir.path(), Limits { max_host_bytes: 4096, ..ok }).unwrap();
+    let a = Archive::open(
+        dir.path(),
+        Limits {
+            max_host_bytes: 4096,
+            ..ok
+        },
+    )
+    .unwrap();
     assert_eq!(a.processes[0].load_blob(&r).unwrap().len(), 4096);
 }
 
@@ -414,19 +596,40 @@ fn each_limit_refuses_and_zero_refuses_everything() {
 fn disk_reserve_refuses_start_and_stops_capture_cleanly() {
     let dir = tempfile::tempdir().unwrap();
     let huge = ReservePolicy::Bytes(u64::MAX / 4);
-    let err = ProcessWriter::create(dir.path(), CaptureSettings { reserve: huge, ..settings() }, 1).err().unwrap();
+    let err = ProcessWriter::create(
+        dir.path(),
+        CaptureSettings {
+            reserve: huge,
+            ..settings()
+        },
+        1,
+    )
+    .err()
+    .unwrap();
     assert!(matches!(err, ArchiveError::DiskReserve { .. }), "{err}");
 
     // Leave exactly the free space as reserve plus 64 KiB: a 1 MiB blob must stop capture.
     let space = hrr_archive::diskspace::space(dir.path()).unwrap();
     let reserve = ReservePolicy::Bytes(space.available.saturating_sub(64 << 10));
-    let w = ProcessWriter::create(dir.path(), CaptureSettings { reserve, ..settings() }, 1).unwrap();
+    let w = ProcessWriter::create(
+        dir.path(),
+        CaptureSettings {
+            reserve,
+            ..settings()
+        },
+        1,
+    )
+    .unwrap();
     w.append(1, 0, 1, 0, &[]).unwrap();
     assert!(w.put_blob(&vec![9u8; 1 << 20]).is_err());
     assert_eq!(w.append(1, 0, 1, 0, &[]), None, "recording stopped");
     let s = w.finish().unwrap();
     assert!(!s.complete);
-    assert!(s.stop_reason.as_deref().unwrap_or("").contains("reserve"), "{:?}", s.stop_reason);
+    assert!(
+        s.stop_reason.as_deref().unwrap_or("").contains("reserve"),
+        "{:?}",
+        s.stop_reason
+    );
     let a = Archive::open(dir.path(), Limits::default()).unwrap();
     assert!(!a.is_complete());
     assert!(a.processes[0].manifest.stop_reason.is_some());
@@ -450,7 +653,15 @@ fn emergency_flush_writes_buffered_events_without_a_trailer() {
 #[test]
 fn periodic_flush_bounds_what_a_kill_loses() {
     let dir = tempfile::tempdir().unwrap();
-    let w = ProcessWriter::create(dir.path(), CaptureSettings { flush_interval: Duration::from_millis(20), ..settings() }, 1).unwrap();
+    let w = ProcessWriter::create(
+        dir.path(),
+        CaptureSettings {
+            flush_interval: Duration::from_millis(20),
+            ..settings()
+        },
+        1,
+    )
+    .unwrap();
     w.start_flusher();
     w.append(1, 0, 1, 0, b"").unwrap();
     std::thread::sleep(Duration::from_millis(200));
@@ -467,7 +678,12 @@ fn a_root_with_several_processes_lists_each() {
     // Two child processes of this test binary each write their own pid directory.
     for _ in 0..2 {
         let st = std::process::Command::new(&exe)
-            .args(["--exact", "helper_write_one_process", "--ignored", "--nocapture"])
+            .args([
+                "--exact",
+                "helper_write_one_process",
+                "--ignored",
+                "--nocapture",
+            ])
             .env("HRR_TEST_ROOT", dir.path())
             .status()
             .unwrap();
@@ -475,7 +691,10 @@ fn a_root_with_several_processes_lists_each() {
     }
     let a = Archive::open(dir.path(), Limits::default()).unwrap();
     assert_eq!(a.processes.len(), 2);
-    assert!(a.processes.iter().all(|p| p.is_complete() && p.events.len() == 4));
+    assert!(a
+        .processes
+        .iter()
+        .all(|p| p.is_complete() && p.events.len() == 4));
     assert_ne!(a.processes[0].entry.pid, a.processes[1].entry.pid);
 }
 

@@ -31,10 +31,24 @@ fn seed_log() -> Vec<u8> {
         let mut p = PayloadWriter::new();
         p.u64(1, i).str(2, "kernel").u64_array(3, &[1, 2, 3]);
         p.nested(4, &inner);
-        let h = RecordHeader { api_id: (i % 5) as u16, flags: 0, seq: i, timestamp_ns: i * 10, tid: 1, ret: 0 };
+        let h = RecordHeader {
+            api_id: (i % 5) as u16,
+            flags: 0,
+            seq: i,
+            timestamp_ns: i * 10,
+            tid: 1,
+            ret: 0,
+        };
         record::encode_record(&mut out, &h, p.as_bytes());
     }
-    let h = RecordHeader { api_id: record::TRAILER_API_ID, flags: 0, seq: 20, timestamp_ns: 300, tid: 1, ret: 0 };
+    let h = RecordHeader {
+        api_id: record::TRAILER_API_ID,
+        flags: 0,
+        seq: 20,
+        timestamp_ns: 300,
+        tid: 1,
+        ret: 0,
+    };
     record::encode_record(&mut out, &h, &record::trailer_payload(20));
     out
 }
@@ -42,7 +56,10 @@ fn seed_log() -> Vec<u8> {
 #[test]
 fn mutated_logs_never_panic() {
     let seed = seed_log();
-    let limits = Limits { max_events: 1000, ..Limits::default() };
+    let limits = Limits {
+        max_events: 1000,
+        ..Limits::default()
+    };
     let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
     for iter in 0..20_000 {
         let mut b = seed.clone();
@@ -93,7 +110,11 @@ fn mutated_manifests_never_panic() {
     let dir = tempfile::tempdir().unwrap();
     let w = hrr_archive::ProcessWriter::create(
         dir.path(),
-        hrr_archive::CaptureSettings { fsync: false, reserve: hrr_archive::diskspace::ReservePolicy::Bytes(0), ..Default::default() },
+        hrr_archive::CaptureSettings {
+            fsync: false,
+            reserve: hrr_archive::diskspace::ReservePolicy::Bytes(0),
+            ..Default::default()
+        },
         1,
     )
     .unwrap();

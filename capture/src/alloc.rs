@@ -40,6 +40,19 @@ impl AllocTable {
     }
 }
 
+impl AllocTable {
+    /// Fork support: take the lock so no other thread holds it across fork.
+    pub fn fork_prepare(&self) {
+        std::mem::forget(self.by_start.write());
+    }
+    /// # Safety
+    /// Must follow `fork_prepare` on the same thread (in the parent or the child).
+    pub unsafe fn fork_release(&self) {
+        // SAFETY: the caller's contract: fork_prepare holds the write lock.
+        unsafe { self.by_start.force_unlock_write() };
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -56,18 +69,5 @@ mod tests {
         assert!(!t.is_device(0x2004));
         t.remove(0x1000);
         assert_eq!(t.lookup(0x1004), None);
-    }
-}
-
-impl AllocTable {
-    /// Fork support: take the lock so no other thread holds it across fork.
-    pub fn fork_prepare(&self) {
-        std::mem::forget(self.by_start.write());
-    }
-    /// # Safety
-    /// Must follow `fork_prepare` on the same thread (in the parent or the child).
-    pub unsafe fn fork_release(&self) {
-        // SAFETY: the caller's contract: fork_prepare holds the write lock.
-        unsafe { self.by_start.force_unlock_write() };
     }
 }

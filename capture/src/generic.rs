@@ -23,10 +23,23 @@ unsafe fn host_bytes<'a>(ptr: u64, len: u64) -> &'a [u8] {
 }
 
 fn copy_dir(cap: &Capture, desc: &ApiDesc, args: &[u64]) -> Option<CopyDir> {
-    let dst = desc.params.iter().position(|p| matches!(p.kind, ParamKind::CopyDst(_)))?;
-    let src = desc.params.iter().position(|p| matches!(p.kind, ParamKind::CopySrc(_)))?;
-    let kind = desc.params.iter().position(|p| p.kind == ParamKind::CopyKind)?;
-    CopyDir::resolve(args[kind] as i64, cap.allocs.is_device(args[dst]), cap.allocs.is_device(args[src]))
+    let dst = desc
+        .params
+        .iter()
+        .position(|p| matches!(p.kind, ParamKind::CopyDst(_)))?;
+    let src = desc
+        .params
+        .iter()
+        .position(|p| matches!(p.kind, ParamKind::CopySrc(_)))?;
+    let kind = desc
+        .params
+        .iter()
+        .position(|p| p.kind == ParamKind::CopyKind)?;
+    CopyDir::resolve(
+        args[kind] as i64,
+        cap.allocs.is_device(args[dst]),
+        cap.allocs.is_device(args[src]),
+    )
 }
 
 fn len_of(desc: &ApiDesc, args: &[u64], name: &str) -> u64 {
@@ -35,7 +48,10 @@ fn len_of(desc: &ApiDesc, args: &[u64], name: &str) -> u64 {
 
 /// The stream parameter of a row, if it has one.
 fn stream_of(desc: &ApiDesc, args: &[u64]) -> Option<u64> {
-    desc.params.iter().position(|p| p.kind == ParamKind::Stream).map(|i| args[i])
+    desc.params
+        .iter()
+        .position(|p| p.kind == ParamKind::Stream)
+        .map(|i| args[i])
 }
 
 /// Waits for `stream` with the real runtime (never through our shim).
@@ -56,8 +72,15 @@ fn sync_stream(vendor: Vendor, stream: u64) -> c_int {
 }
 
 /// Captures one call of a generic table row. `call` makes the real call exactly once.
-pub fn capture_row(desc: &'static ApiDesc, vendor: Vendor, args: &[u64], call: impl FnOnce() -> c_int) -> c_int {
-    let Some((cap, _guard)) = state::enter(vendor) else { return call() };
+pub fn capture_row(
+    desc: &'static ApiDesc,
+    vendor: Vendor,
+    args: &[u64],
+    call: impl FnOnce() -> c_int,
+) -> c_int {
+    let Some((cap, _guard)) = state::enter(vendor) else {
+        return call();
+    };
     let writer = cap.writer();
     // Before the call: host bytes the call reads (H2D sources).
     let pre = state::guarded(desc.name, || {
@@ -75,7 +98,9 @@ pub fn capture_row(desc: &'static ApiDesc, vendor: Vendor, args: &[u64], call: i
         (dir, src_blob)
     });
     let ret = call();
-    let Some((dir, src_blob)) = pre else { return ret };
+    let Some((dir, src_blob)) = pre else {
+        return ret;
+    };
     state::guarded(desc.name, || {
         let mut p = PayloadWriter::new();
         let mut flags = 0u16;
@@ -101,7 +126,11 @@ pub fn capture_row(desc: &'static ApiDesc, vendor: Vendor, args: &[u64], call: i
                         // SAFETY: on success the call stored a pointer at `a` (T** out).
                         let v = unsafe { *(a as usize as *const u64) };
                         p.devptr(fid, v);
-                        let space = if matches!(param.kind, ParamKind::OutDevPtr(_)) { Space::Device } else { Space::PinnedHost };
+                        let space = if matches!(param.kind, ParamKind::OutDevPtr(_)) {
+                            Space::Device
+                        } else {
+                            Space::PinnedHost
+                        };
                         cap.allocs.insert(v, len_of(desc, args, len), space);
                     } else {
                         p.null(fid, hrr_archive::payload::FieldType::DevPtr);

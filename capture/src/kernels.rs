@@ -58,10 +58,12 @@ pub unsafe fn fork_release() {
 
 macro_rules! real {
     ($name:literal) => {{
-        static R: RealFn = RealFn::new(match CStr::from_bytes_with_nul(concat!($name, "\0").as_bytes()) {
-            Ok(c) => c,
-            Err(_) => panic!("bad name"),
-        });
+        static R: RealFn = RealFn::new(
+            match CStr::from_bytes_with_nul(concat!($name, "\0").as_bytes()) {
+                Ok(c) => c,
+                Err(_) => panic!("bad name"),
+            },
+        );
         R.get()
     }};
 }
@@ -107,7 +109,9 @@ unsafe fn code_object_bytes<'a>(wrapper: *const c_void, vendor: Vendor) -> Optio
         Some(unsafe { bytes_at(data.add(off as usize), len as usize) }.to_vec())
     };
     let size = match (vendor, magic) {
-        (Vendor::Cuda, codeobject::CUDA_WRAPPER_MAGIC) => codeobject::cuda_fatbin_size(&peek(0, 16)?)?,
+        (Vendor::Cuda, codeobject::CUDA_WRAPPER_MAGIC) => {
+            codeobject::cuda_fatbin_size(&peek(0, 16)?)?
+        }
         (Vendor::Hip, codeobject::HIP_WRAPPER_MAGIC) => codeobject::bundle_size(peek)?,
         _ => return None,
     };
@@ -115,10 +119,24 @@ unsafe fn code_object_bytes<'a>(wrapper: *const c_void, vendor: Vendor) -> Optio
     Some(unsafe { bytes_at(data, size as usize) })
 }
 
-fn record(vendor: Vendor, id: u16, ret: i32, p: &PayloadWriter, incomplete: Option<&str>, api: &str) {
+fn record(
+    vendor: Vendor,
+    id: u16,
+    ret: i32,
+    p: &PayloadWriter,
+    incomplete: Option<&str>,
+    api: &str,
+) {
     if let Some(cap) = state::current() {
-        let flags = if incomplete.is_some() { hrr_archive::record::RECORD_FLAG_INCOMPLETE } else { 0 };
-        if let Some(seq) = cap.writer().append(id, flags, current_tid(), ret, p.as_bytes()) {
+        let flags = if incomplete.is_some() {
+            hrr_archive::record::RECORD_FLAG_INCOMPLETE
+        } else {
+            0
+        };
+        if let Some(seq) = cap
+            .writer()
+            .append(id, flags, current_tid(), ret, p.as_bytes())
+        {
             if let Some(why) = incomplete {
                 cap.writer().note_capture_failure(seq, api, why);
             }
@@ -127,8 +145,15 @@ fn record(vendor: Vendor, id: u16, ret: i32, p: &PayloadWriter, incomplete: Opti
     let _ = vendor;
 }
 
-fn register_fat_binary(vendor: Vendor, wrapper: *const c_void, handle: *mut *mut c_void, api: &str) {
-    let Some((cap, _g)) = state::enter(vendor) else { return };
+fn register_fat_binary(
+    vendor: Vendor,
+    wrapper: *const c_void,
+    handle: *mut *mut c_void,
+    api: &str,
+) {
+    let Some((cap, _g)) = state::enter(vendor) else {
+        return;
+    };
     guarded(api, || {
         let mut p = PayloadWriter::new();
         p.handle(fid::HANDLE, handle as u64);
@@ -145,16 +170,33 @@ fn register_fat_binary(vendor: Vendor, wrapper: *const c_void, handle: *mut *mut
             },
             None => Some("unrecognised fat-binary wrapper: code object not stored"),
         };
-        record(vendor, semantic::REGISTER_FAT_BINARY, 0, &p, incomplete, api);
+        record(
+            vendor,
+            semantic::REGISTER_FAT_BINARY,
+            0,
+            &p,
+            incomplete,
+            api,
+        );
     });
 }
 
-fn register_function(vendor: Vendor, handle: *mut *mut c_void, stub: *const c_void, name: *const c_char, api: &str) {
-    let Some((_cap, _g)) = state::enter(vendor) else { return };
+fn register_function(
+    vendor: Vendor,
+    handle: *mut *mut c_void,
+    stub: *const c_void,
+    name: *const c_char,
+    api: &str,
+) {
+    let Some((_cap, _g)) = state::enter(vendor) else {
+        return;
+    };
     guarded(api, || {
         let name = cstr_at(name);
         let mut p = PayloadWriter::new();
-        p.handle(fid::HANDLE, handle as u64).u64(fid::HOST_STUB, stub as u64).str(fid::NAME, &name);
+        p.handle(fid::HANDLE, handle as u64)
+            .u64(fid::HOST_STUB, stub as u64)
+            .str(fid::NAME, &name);
         let mut reg = REGISTRY.lock();
         let co = reg.fatbins.get(&(handle as u64)).copied();
         if let Some(h) = co {
@@ -167,8 +209,18 @@ fn register_function(vendor: Vendor, handle: *mut *mut c_void, stub: *const c_vo
 }
 
 #[allow(clippy::too_many_arguments)]
-fn register_var(vendor: Vendor, handle: *mut *mut c_void, host_var: *const c_void, name: *const c_char, size: usize, constant: c_int, api: &str) {
-    let Some((_cap, _g)) = state::enter(vendor) else { return };
+fn register_var(
+    vendor: Vendor,
+    handle: *mut *mut c_void,
+    host_var: *const c_void,
+    name: *const c_char,
+    size: usize,
+    constant: c_int,
+    api: &str,
+) {
+    let Some((_cap, _g)) = state::enter(vendor) else {
+        return;
+    };
     guarded(api, || {
         let mut p = PayloadWriter::new();
         p.handle(fid::HANDLE, handle as u64)
@@ -191,7 +243,8 @@ fn register_var(vendor: Vendor, handle: *mut *mut c_void, host_var: *const c_voi
 pub unsafe extern "C" fn __cudaRegisterFatBinary(fat_cubin: *mut c_void) -> *mut *mut c_void {
     let real = real!("__cudaRegisterFatBinary");
     // SAFETY: the runtime's definition of this symbol: void**(void*).
-    let f: unsafe extern "C" fn(*mut c_void) -> *mut *mut c_void = unsafe { std::mem::transmute(real) };
+    let f: unsafe extern "C" fn(*mut c_void) -> *mut *mut c_void =
+        unsafe { std::mem::transmute(real) };
     // SAFETY: the program's own argument.
     let handle = unsafe { f(fat_cubin) };
     register_fat_binary(Vendor::Cuda, fat_cubin, handle, "__cudaRegisterFatBinary");
@@ -217,11 +270,38 @@ pub unsafe extern "C" fn __cudaRegisterFunction(
     let real = real!("__cudaRegisterFunction");
     // SAFETY: the runtime's definition of this symbol, same C signature.
     unsafe {
-        let f: unsafe extern "C" fn(*mut *mut c_void, *const c_char, *mut c_char, *const c_char, c_int, *mut c_void, *mut c_void, *mut Dim3, *mut Dim3, *mut c_int) =
-            std::mem::transmute(real);
-        f(handle, host_fun, device_fun, device_name, thread_limit, tid, bid, bdim, gdim, wsize);
+        let f: unsafe extern "C" fn(
+            *mut *mut c_void,
+            *const c_char,
+            *mut c_char,
+            *const c_char,
+            c_int,
+            *mut c_void,
+            *mut c_void,
+            *mut Dim3,
+            *mut Dim3,
+            *mut c_int,
+        ) = std::mem::transmute(real);
+        f(
+            handle,
+            host_fun,
+            device_fun,
+            device_name,
+            thread_limit,
+            tid,
+            bid,
+            bdim,
+            gdim,
+            wsize,
+        );
     }
-    register_function(Vendor::Cuda, handle, host_fun.cast(), device_name, "__cudaRegisterFunction");
+    register_function(
+        Vendor::Cuda,
+        handle,
+        host_fun.cast(),
+        device_name,
+        "__cudaRegisterFunction",
+    );
 }
 
 /// # Safety
@@ -241,11 +321,36 @@ pub unsafe extern "C" fn __cudaRegisterVar(
     let real = real!("__cudaRegisterVar");
     // SAFETY: the runtime's definition of this symbol, same C signature.
     unsafe {
-        let f: unsafe extern "C" fn(*mut *mut c_void, *mut c_char, *mut c_char, *const c_char, c_int, usize, c_int, c_int) =
-            std::mem::transmute(real);
-        f(handle, host_var, device_address, device_name, ext, size, constant, global);
+        let f: unsafe extern "C" fn(
+            *mut *mut c_void,
+            *mut c_char,
+            *mut c_char,
+            *const c_char,
+            c_int,
+            usize,
+            c_int,
+            c_int,
+        ) = std::mem::transmute(real);
+        f(
+            handle,
+            host_var,
+            device_address,
+            device_name,
+            ext,
+            size,
+            constant,
+            global,
+        );
     }
-    register_var(Vendor::Cuda, handle, host_var.cast(), device_name, size, constant, "__cudaRegisterVar");
+    register_var(
+        Vendor::Cuda,
+        handle,
+        host_var.cast(),
+        device_name,
+        size,
+        constant,
+        "__cudaRegisterVar",
+    );
 }
 
 /// # Safety
@@ -255,13 +360,16 @@ pub unsafe extern "C" fn __cudaGetKernel(kernel: *mut *mut c_void, stub: *const 
     let real = real!("__cudaGetKernel");
     // SAFETY: the runtime's definition: cudaError_t(cudaKernel_t*, const void*).
     let ret = unsafe {
-        let f: unsafe extern "C" fn(*mut *mut c_void, *const c_void) -> c_int = std::mem::transmute(real);
+        let f: unsafe extern "C" fn(*mut *mut c_void, *const c_void) -> c_int =
+            std::mem::transmute(real);
         f(kernel, stub)
     };
     if ret == 0 && !kernel.is_null() && state::current().is_some() {
         // SAFETY: on success the runtime stored the handle.
         let k = unsafe { *kernel } as u64;
-        let _ = guarded("__cudaGetKernel", || REGISTRY.lock().kernels.insert(k, stub as u64));
+        let _ = guarded("__cudaGetKernel", || {
+            REGISTRY.lock().kernels.insert(k, stub as u64)
+        });
     }
     ret
 }
@@ -271,13 +379,18 @@ fn cuda_param_info(handle: u64, by_kernel: bool) -> Option<Vec<(u64, u64)>> {
     if let Some(v) = REGISTRY.lock().params.get(&handle) {
         return Some(v.clone());
     }
-    let sym = if by_kernel { c"cuKernelGetParamInfo" } else { c"cuFuncGetParamInfo" };
+    let sym = if by_kernel {
+        c"cuKernelGetParamInfo"
+    } else {
+        c"cuFuncGetParamInfo"
+    };
     let f = cuda_driver_symbol(sym);
     if f.is_null() {
         return None;
     }
     // SAFETY: CUresult (CUkernel|CUfunction, size_t, size_t*, size_t*), CUDA 12.4+.
-    let f: unsafe extern "C" fn(*mut c_void, usize, *mut usize, *mut usize) -> c_int = unsafe { std::mem::transmute(f) };
+    let f: unsafe extern "C" fn(*mut c_void, usize, *mut usize, *mut usize) -> c_int =
+        unsafe { std::mem::transmute(f) };
     let mut out = Vec::new();
     for i in 0..4096usize {
         let (mut off, mut size) = (0usize, 0usize);
@@ -318,8 +431,12 @@ fn record_launch(
         None => incomplete = Some(format!("kernel stub {stub:#x} was never registered")),
     }
     p.u64_array(fid::GRID, &[grid.x as u64, grid.y as u64, grid.z as u64]);
-    p.u64_array(fid::BLOCK, &[block.x as u64, block.y as u64, block.z as u64]);
-    p.u64(fid::SHARED_MEM, shmem as u64).handle(fid::STREAM, stream);
+    p.u64_array(
+        fid::BLOCK,
+        &[block.x as u64, block.y as u64, block.z as u64],
+    );
+    p.u64(fid::SHARED_MEM, shmem as u64)
+        .handle(fid::STREAM, stream);
     match params {
         Some(list) if !args.is_null() || list.is_empty() => {
             for (i, (off, size)) in list.iter().enumerate() {
@@ -343,7 +460,9 @@ fn record_launch(
                 p.nested(fid::ARG, &a);
             }
         }
-        _ => incomplete = Some("kernel parameter layout unavailable: arguments not recorded".into()),
+        _ => {
+            incomplete = Some("kernel parameter layout unavailable: arguments not recorded".into())
+        }
     }
     record(vendor, id, ret, &p, incomplete.as_deref(), api);
 }
@@ -361,8 +480,14 @@ pub unsafe extern "C" fn __cudaLaunchKernel(
 ) -> c_int {
     let real = real!("__cudaLaunchKernel");
     // SAFETY: the runtime's definition of this symbol, same C signature.
-    let f: unsafe extern "C" fn(*mut c_void, Dim3, Dim3, *mut *mut c_void, usize, *mut c_void) -> c_int =
-        unsafe { std::mem::transmute(real) };
+    let f: unsafe extern "C" fn(
+        *mut c_void,
+        Dim3,
+        Dim3,
+        *mut *mut c_void,
+        usize,
+        *mut c_void,
+    ) -> c_int = unsafe { std::mem::transmute(real) };
     let Some((_cap, _g)) = state::enter(Vendor::Cuda) else {
         // SAFETY: the program's own arguments.
         return unsafe { f(kernel, grid, block, args, shmem, stream) };
@@ -373,7 +498,20 @@ pub unsafe extern "C" fn __cudaLaunchKernel(
         let k = kernel as u64;
         let stub = REGISTRY.lock().kernels.get(&k).copied().unwrap_or(0);
         let params = cuda_param_info(k, true);
-        record_launch(Vendor::Cuda, semantic::LAUNCH_KERNEL_BY_HANDLE, "__cudaLaunchKernel", k, stub, grid, block, args, shmem, stream as u64, params, ret);
+        record_launch(
+            Vendor::Cuda,
+            semantic::LAUNCH_KERNEL_BY_HANDLE,
+            "__cudaLaunchKernel",
+            k,
+            stub,
+            grid,
+            block,
+            args,
+            shmem,
+            stream as u64,
+            params,
+            ret,
+        );
     });
     ret
 }
@@ -391,8 +529,14 @@ pub unsafe extern "C" fn cudaLaunchKernel(
 ) -> c_int {
     let real = real!("cudaLaunchKernel");
     // SAFETY: the runtime's definition of this symbol, same C signature.
-    let f: unsafe extern "C" fn(*const c_void, Dim3, Dim3, *mut *mut c_void, usize, *mut c_void) -> c_int =
-        unsafe { std::mem::transmute(real) };
+    let f: unsafe extern "C" fn(
+        *const c_void,
+        Dim3,
+        Dim3,
+        *mut *mut c_void,
+        usize,
+        *mut c_void,
+    ) -> c_int = unsafe { std::mem::transmute(real) };
     let Some((_cap, _g)) = state::enter(Vendor::Cuda) else {
         // SAFETY: the program's own arguments.
         return unsafe { f(func, grid, block, args, shmem, stream) };
@@ -408,12 +552,30 @@ pub unsafe extern "C" fn cudaLaunchKernel(
         } else {
             // SAFETY: cudaError_t cudaGetFuncBySymbol(cudaFunction_t*, const void*).
             let r = unsafe {
-                let g: unsafe extern "C" fn(*mut *mut c_void, *const c_void) -> c_int = std::mem::transmute(get);
+                let g: unsafe extern "C" fn(*mut *mut c_void, *const c_void) -> c_int =
+                    std::mem::transmute(get);
                 g(&mut function, func)
             };
-            if r == 0 { cuda_param_info(function as u64, false) } else { None }
+            if r == 0 {
+                cuda_param_info(function as u64, false)
+            } else {
+                None
+            }
         };
-        record_launch(Vendor::Cuda, semantic::LAUNCH_KERNEL, "cudaLaunchKernel", function as u64, func as u64, grid, block, args, shmem, stream as u64, params, ret);
+        record_launch(
+            Vendor::Cuda,
+            semantic::LAUNCH_KERNEL,
+            "cudaLaunchKernel",
+            function as u64,
+            func as u64,
+            grid,
+            block,
+            args,
+            shmem,
+            stream as u64,
+            params,
+            ret,
+        );
     });
     ret
 }
@@ -426,7 +588,8 @@ pub unsafe extern "C" fn cudaLaunchKernel(
 pub unsafe extern "C" fn __hipRegisterFatBinary(data: *const c_void) -> *mut *mut c_void {
     let real = real!("__hipRegisterFatBinary");
     // SAFETY: the runtime's definition: void**(const void*).
-    let f: unsafe extern "C" fn(*const c_void) -> *mut *mut c_void = unsafe { std::mem::transmute(real) };
+    let f: unsafe extern "C" fn(*const c_void) -> *mut *mut c_void =
+        unsafe { std::mem::transmute(real) };
     // SAFETY: the program's own argument.
     let handle = unsafe { f(data) };
     register_fat_binary(Vendor::Hip, data, handle, "__hipRegisterFatBinary");
@@ -452,11 +615,38 @@ pub unsafe extern "C" fn __hipRegisterFunction(
     let real = real!("__hipRegisterFunction");
     // SAFETY: the runtime's definition of this symbol, same C signature.
     unsafe {
-        let f: unsafe extern "C" fn(*mut *mut c_void, *const c_void, *mut c_char, *const c_char, c_uint, *mut c_void, *mut c_void, *mut Dim3, *mut Dim3, *mut c_int) =
-            std::mem::transmute(real);
-        f(modules, host_function, device_function, device_name, thread_limit, tid, bid, bdim, gdim, wsize);
+        let f: unsafe extern "C" fn(
+            *mut *mut c_void,
+            *const c_void,
+            *mut c_char,
+            *const c_char,
+            c_uint,
+            *mut c_void,
+            *mut c_void,
+            *mut Dim3,
+            *mut Dim3,
+            *mut c_int,
+        ) = std::mem::transmute(real);
+        f(
+            modules,
+            host_function,
+            device_function,
+            device_name,
+            thread_limit,
+            tid,
+            bid,
+            bdim,
+            gdim,
+            wsize,
+        );
     }
-    register_function(Vendor::Hip, modules, host_function, device_name, "__hipRegisterFunction");
+    register_function(
+        Vendor::Hip,
+        modules,
+        host_function,
+        device_name,
+        "__hipRegisterFunction",
+    );
 }
 
 /// # Safety
@@ -476,11 +666,29 @@ pub unsafe extern "C" fn __hipRegisterVar(
     let real = real!("__hipRegisterVar");
     // SAFETY: the runtime's definition of this symbol, same C signature.
     unsafe {
-        let f: unsafe extern "C" fn(*mut *mut c_void, *mut c_void, *mut c_char, *mut c_char, c_int, usize, c_int, c_int) =
-            std::mem::transmute(real);
-        f(modules, var, host_var, device_var, ext, size, constant, global);
+        let f: unsafe extern "C" fn(
+            *mut *mut c_void,
+            *mut c_void,
+            *mut c_char,
+            *mut c_char,
+            c_int,
+            usize,
+            c_int,
+            c_int,
+        ) = std::mem::transmute(real);
+        f(
+            modules, var, host_var, device_var, ext, size, constant, global,
+        );
     }
-    register_var(Vendor::Hip, modules, var, device_var, size, constant, "__hipRegisterVar");
+    register_var(
+        Vendor::Hip,
+        modules,
+        var,
+        device_var,
+        size,
+        constant,
+        "__hipRegisterVar",
+    );
 }
 
 /// # Safety
@@ -496,8 +704,14 @@ pub unsafe extern "C" fn hipLaunchKernel(
 ) -> c_int {
     let real = real!("hipLaunchKernel");
     // SAFETY: the runtime's definition of this symbol, same C signature.
-    let f: unsafe extern "C" fn(*const c_void, Dim3, Dim3, *mut *mut c_void, usize, *mut c_void) -> c_int =
-        unsafe { std::mem::transmute(real) };
+    let f: unsafe extern "C" fn(
+        *const c_void,
+        Dim3,
+        Dim3,
+        *mut *mut c_void,
+        usize,
+        *mut c_void,
+    ) -> c_int = unsafe { std::mem::transmute(real) };
     let Some((_cap, _g)) = state::enter(Vendor::Hip) else {
         // SAFETY: the program's own arguments.
         return unsafe { f(func, grid, block, args, shmem, stream) };
@@ -507,7 +721,20 @@ pub unsafe extern "C" fn hipLaunchKernel(
     guarded("hipLaunchKernel", || {
         // Parameter layout for HIP comes from the code object's AMDGPU metadata note;
         // until that parser lands the launch is recorded without arguments, marked.
-        record_launch(Vendor::Hip, semantic::LAUNCH_KERNEL, "hipLaunchKernel", 0, func as u64, grid, block, args, shmem, stream as u64, None, ret);
+        record_launch(
+            Vendor::Hip,
+            semantic::LAUNCH_KERNEL,
+            "hipLaunchKernel",
+            0,
+            func as u64,
+            grid,
+            block,
+            args,
+            shmem,
+            stream as u64,
+            None,
+            ret,
+        );
     });
     ret
 }
@@ -531,8 +758,16 @@ pub fn note_runtime_once(vendor: Vendor) {
         (unsafe { f(&mut v) } == 0).then_some(v)
     };
     let (rt, drv, dev) = match vendor {
-        Vendor::Cuda => (real!("cudaRuntimeGetVersion"), real!("cudaDriverGetVersion"), real!("cudaGetDevice")),
-        Vendor::Hip => (real!("hipRuntimeGetVersion"), real!("hipDriverGetVersion"), real!("hipGetDevice")),
+        Vendor::Cuda => (
+            real!("cudaRuntimeGetVersion"),
+            real!("cudaDriverGetVersion"),
+            real!("cudaGetDevice"),
+        ),
+        Vendor::Hip => (
+            real!("hipRuntimeGetVersion"),
+            real!("hipDriverGetVersion"),
+            real!("hipGetDevice"),
+        ),
     };
     let runtime_version = int_out(rt).map(|v| v.to_string()).unwrap_or_default();
     let driver_version = int_out(drv).map(|v| v.to_string()).unwrap_or_default();
@@ -547,7 +782,8 @@ pub fn note_runtime_once(vendor: Vendor) {
         }
         let mut v: c_int = 0;
         // SAFETY: cudaDeviceGetAttribute(int*, enum, int device).
-        let f: unsafe extern "C" fn(*mut c_int, c_int, c_int) -> c_int = unsafe { std::mem::transmute(attr) };
+        let f: unsafe extern "C" fn(*mut c_int, c_int, c_int) -> c_int =
+            unsafe { std::mem::transmute(attr) };
         (unsafe { f(&mut v, a, device) } == 0).then_some(v)
     };
     let arch = match vendor {
@@ -568,7 +804,8 @@ pub fn note_runtime_once(vendor: Vendor) {
             String::new()
         } else {
             // SAFETY: cuDeviceGetName / hipDeviceGetName(char*, int len, int device).
-            let f: unsafe extern "C" fn(*mut c_char, c_int, c_int) -> c_int = unsafe { std::mem::transmute(f) };
+            let f: unsafe extern "C" fn(*mut c_char, c_int, c_int) -> c_int =
+                unsafe { std::mem::transmute(f) };
             if unsafe { f(buf.as_mut_ptr(), 255, device) } == 0 {
                 cstr_at(buf.as_ptr())
             } else {
@@ -579,6 +816,11 @@ pub fn note_runtime_once(vendor: Vendor) {
     cap.writer().update_runtime(|r| {
         r.runtime_version = runtime_version;
         r.driver_version = driver_version;
-        r.devices = vec![hrr_archive::manifest::DeviceInfo { index: device as u32, name, arch, total_memory: 0 }];
+        r.devices = vec![hrr_archive::manifest::DeviceInfo {
+            index: device as u32,
+            name,
+            arch,
+            total_memory: 0,
+        }];
     });
 }

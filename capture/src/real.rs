@@ -17,7 +17,10 @@ pub struct RealFn {
 
 impl RealFn {
     pub const fn new(name: &'static CStr) -> Self {
-        RealFn { name, ptr: AtomicPtr::new(std::ptr::null_mut()) }
+        RealFn {
+            name,
+            ptr: AtomicPtr::new(std::ptr::null_mut()),
+        }
     }
 
     /// The real function's address, or null when no later object defines it.

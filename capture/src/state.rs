@@ -53,13 +53,21 @@ pub fn config_from_env() -> Result<Option<(PathBuf, CaptureSettings)>, String> {
     config_from(|k| std::env::var_os(k))
 }
 
-pub fn config_from(get: impl Fn(&str) -> Option<OsString>) -> Result<Option<(PathBuf, CaptureSettings)>, String> {
-    let Some(out) = get("HRR_CAPTURE_OUTPUT") else { return Ok(None) };
+pub fn config_from(
+    get: impl Fn(&str) -> Option<OsString>,
+) -> Result<Option<(PathBuf, CaptureSettings)>, String> {
+    let Some(out) = get("HRR_CAPTURE_OUTPUT") else {
+        return Ok(None);
+    };
     if out.to_string_lossy().trim().is_empty() {
         return Ok(None);
     }
     let mut s = CaptureSettings::default();
-    let text = |k: &str| get(k).map(|v| v.to_string_lossy().trim().to_string()).filter(|v| !v.is_empty());
+    let text = |k: &str| {
+        get(k)
+            .map(|v| v.to_string_lossy().trim().to_string())
+            .filter(|v| !v.is_empty())
+    };
     if let Some(c) = text("HRR_CAPTURE_COMPRESS") {
         s.compression = match c.as_str() {
             "none" | "off" | "0" => Compression::None,
@@ -77,11 +85,16 @@ pub fn config_from(get: impl Fn(&str) -> Option<OsString>) -> Result<Option<(Pat
     if let Some(ms) = text("HRR_CAPTURE_FLUSH_MS") {
         match ms.parse::<u64>() {
             Ok(v) if v > 0 => s.flush_interval = Duration::from_millis(v),
-            _ => return Err(format!("HRR_CAPTURE_FLUSH_MS={ms:?} is not a positive number of milliseconds")),
+            _ => {
+                return Err(format!(
+                    "HRR_CAPTURE_FLUSH_MS={ms:?} is not a positive number of milliseconds"
+                ))
+            }
         }
     }
     if let Some(r) = text("HRR_CAPTURE_DISK_RESERVE") {
-        s.reserve = ReservePolicy::parse(&r).map_err(|e| format!("HRR_CAPTURE_DISK_RESERVE: {e}"))?;
+        s.reserve =
+            ReservePolicy::parse(&r).map_err(|e| format!("HRR_CAPTURE_DISK_RESERVE: {e}"))?;
     }
     Ok(Some((PathBuf::from(out), s)))
 }
@@ -93,7 +106,8 @@ fn secure_execution() -> bool {
 
 /// Runs at library load: reports a secure-execution refusal and registers the exit notice.
 extern "C" fn on_load() {
-    let wants = std::env::var_os("HRR_CAPTURE_OUTPUT").is_some_and(|v| !v.to_string_lossy().trim().is_empty());
+    let wants = std::env::var_os("HRR_CAPTURE_OUTPUT")
+        .is_some_and(|v| !v.to_string_lossy().trim().is_empty());
     if !wants {
         DISABLED.store(true, Ordering::SeqCst);
         return;
@@ -179,7 +193,11 @@ fn init(vendor: Vendor) -> Option<&'static Capture> {
     writer.start_flusher();
     writer.update_runtime(|r| r.vendor = vendor.as_str().into());
     VENDOR.store(vendor as u64 + 1, Ordering::Relaxed);
-    note(&format!("recording pid {} into {}", writer.pid(), writer.dir().display()));
+    note(&format!(
+        "recording pid {} into {}",
+        writer.pid(),
+        writer.dir().display()
+    ));
     let cap = Box::new(Capture {
         writer: AtomicPtr::new(std::sync::Arc::into_raw(writer) as *mut ProcessWriter),
         allocs: AllocTable::default(),
@@ -222,8 +240,15 @@ extern "C" fn fork_child() {
         match c.writer().fork_child() {
             Ok(w) => {
                 // The parent's writer is abandoned, never freed (its locks are held).
-                c.writer.store(std::sync::Arc::into_raw(w) as *mut ProcessWriter, Ordering::Release);
-                note(&format!("forked child recording pid {} into {}", c.writer().pid(), c.writer().dir().display()));
+                c.writer.store(
+                    std::sync::Arc::into_raw(w) as *mut ProcessWriter,
+                    Ordering::Release,
+                );
+                note(&format!(
+                    "forked child recording pid {} into {}",
+                    c.writer().pid(),
+                    c.writer().dir().display()
+                ));
             }
             Err(e) => {
                 DISABLED.store(true, Ordering::SeqCst);
@@ -246,9 +271,12 @@ pub fn guarded<T>(api: &str, f: impl FnOnce() -> T) -> Option<T> {
                 .unwrap_or_else(|| "non-string panic".into());
             DISABLED.store(true, Ordering::SeqCst);
             if let Some(c) = current() {
-                c.writer().stop(&format!("internal error while capturing {api}: {msg}"));
+                c.writer()
+                    .stop(&format!("internal error while capturing {api}: {msg}"));
             }
-            note(&format!("capture stopped: internal error while capturing {api}: {msg}"));
+            note(&format!(
+                "capture stopped: internal error while capturing {api}: {msg}"
+            ));
             None
         }
     }
@@ -272,7 +300,10 @@ extern "C" fn on_exit() {
             let state = if s.complete {
                 "complete".to_string()
             } else {
-                format!("INCOMPLETE ({})", s.stop_reason.as_deref().unwrap_or("unknown reason"))
+                format!(
+                    "INCOMPLETE ({})",
+                    s.stop_reason.as_deref().unwrap_or("unknown reason")
+                )
             };
             note(&format!(
                 "pid {}: recorded {} events, {} blobs ({} bytes), {} code objects into {}: {state}",
@@ -290,16 +321,33 @@ extern "C" fn on_exit() {
 
 /// Vendor libraries that carry their own static copy of the runtime: their kernels and
 /// copies never pass through the shared runtime, so the manifest must say so.
-const STATIC_RUNTIME_LIBS: &[&str] =
-    &["libcublas", "libcublasLt", "libcudnn", "libcufft", "libcusparse", "libcusolver", "libcurand", "libnccl", "librocblas", "libhipblaslt", "libMIOpen"];
+const STATIC_RUNTIME_LIBS: &[&str] = &[
+    "libcublas",
+    "libcublasLt",
+    "libcudnn",
+    "libcufft",
+    "libcusparse",
+    "libcusolver",
+    "libcurand",
+    "libnccl",
+    "librocblas",
+    "libhipblaslt",
+    "libMIOpen",
+];
 
 fn note_invisible_libraries(w: &ProcessWriter) {
-    let Ok(maps) = std::fs::read_to_string("/proc/self/maps") else { return };
+    let Ok(maps) = std::fs::read_to_string("/proc/self/maps") else {
+        return;
+    };
     let mut seen = std::collections::BTreeSet::new();
     for line in maps.lines() {
-        let Some(path) = line.split_whitespace().nth(5) else { continue };
+        let Some(path) = line.split_whitespace().nth(5) else {
+            continue;
+        };
         let file = path.rsplit('/').next().unwrap_or(path);
-        let matches = STATIC_RUNTIME_LIBS.iter().any(|l| file.starts_with(&format!("{l}.so")) || file.starts_with(&format!("{l}64")));
+        let matches = STATIC_RUNTIME_LIBS
+            .iter()
+            .any(|l| file.starts_with(&format!("{l}.so")) || file.starts_with(&format!("{l}64")));
         if matches && seen.insert(file.to_string()) {
             {
                 w.note_unreplayable(
@@ -313,7 +361,9 @@ fn note_invisible_libraries(w: &ProcessWriter) {
 
 /// Whether the main executable embeds CUDA or HIP device code (section names).
 fn executable_has_gpu_code() -> bool {
-    let Ok(bytes) = std::fs::read("/proc/self/exe") else { return false };
+    let Ok(bytes) = std::fs::read("/proc/self/exe") else {
+        return false;
+    };
     [&b".nv_fatbin"[..], b"__hip_fatbin", b".hip_fatbin"]
         .iter()
         .any(|needle| bytes.windows(needle.len()).any(|w| w == *needle))
@@ -333,7 +383,10 @@ mod tests {
     use std::collections::HashMap;
 
     fn cfg(pairs: &[(&str, &str)]) -> Result<Option<(PathBuf, CaptureSettings)>, String> {
-        let m: HashMap<String, OsString> = pairs.iter().map(|(k, v)| (k.to_string(), OsString::from(v))).collect();
+        let m: HashMap<String, OsString> = pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), OsString::from(v)))
+            .collect();
         config_from(|k| m.get(k).cloned())
     }
 
@@ -347,13 +400,33 @@ mod tests {
 
     #[test]
     fn bad_settings_are_named() {
-        let e = cfg(&[("HRR_CAPTURE_OUTPUT", "/tmp/x"), ("HRR_CAPTURE_COMPRESS", "lz5")]).unwrap_err();
-        assert!(e.contains("HRR_CAPTURE_COMPRESS") && e.contains("lz5"), "{e}");
-        let e = cfg(&[("HRR_CAPTURE_OUTPUT", "/tmp/x"), ("HRR_CAPTURE_FLUSH_MS", "0")]).unwrap_err();
+        let e = cfg(&[
+            ("HRR_CAPTURE_OUTPUT", "/tmp/x"),
+            ("HRR_CAPTURE_COMPRESS", "lz5"),
+        ])
+        .unwrap_err();
+        assert!(
+            e.contains("HRR_CAPTURE_COMPRESS") && e.contains("lz5"),
+            "{e}"
+        );
+        let e = cfg(&[
+            ("HRR_CAPTURE_OUTPUT", "/tmp/x"),
+            ("HRR_CAPTURE_FLUSH_MS", "0"),
+        ])
+        .unwrap_err();
         assert!(e.contains("HRR_CAPTURE_FLUSH_MS"), "{e}");
-        let e = cfg(&[("HRR_CAPTURE_OUTPUT", "/tmp/x"), ("HRR_CAPTURE_DISK_RESERVE", "much")]).unwrap_err();
+        let e = cfg(&[
+            ("HRR_CAPTURE_OUTPUT", "/tmp/x"),
+            ("HRR_CAPTURE_DISK_RESERVE", "much"),
+        ])
+        .unwrap_err();
         assert!(e.contains("HRR_CAPTURE_DISK_RESERVE"), "{e}");
-        let (_, s) = cfg(&[("HRR_CAPTURE_OUTPUT", "/tmp/x"), ("HRR_CAPTURE_COMPRESS", "zstd:5")]).unwrap().unwrap();
+        let (_, s) = cfg(&[
+            ("HRR_CAPTURE_OUTPUT", "/tmp/x"),
+            ("HRR_CAPTURE_COMPRESS", "zstd:5"),
+        ])
+        .unwrap()
+        .unwrap();
         assert_eq!(s.compression, Compression::Zstd { level: 5 });
     }
 }

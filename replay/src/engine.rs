@@ -4,7 +4,9 @@
 use std::collections::HashMap;
 use std::os::raw::{c_int, c_uint, c_void};
 
-use hrr_archive::api::{self, fid, semantic, ApiDesc, CopyDir, ParamKind, RetPolicy, Vendor, BLOB_FIELD, COPY_DIR_FIELD};
+use hrr_archive::api::{
+    self, fid, semantic, ApiDesc, CopyDir, ParamKind, RetPolicy, Vendor, BLOB_FIELD, COPY_DIR_FIELD,
+};
 use hrr_archive::payload::{FieldError, Payload};
 use hrr_archive::record::RECORD_FLAG_INCOMPLETE;
 use hrr_archive::{Event, ProcessArchive};
@@ -80,9 +82,15 @@ pub fn compare(expected: &[u8], found: &[u8]) -> Option<(u64, u64, String, Strin
     }
     let n = expected.len().min(found.len());
     let first = (0..n).find(|&i| expected[i] != found[i]).unwrap_or(n);
-    let differing = (0..n).filter(|&i| expected[i] != found[i]).count() + expected.len().abs_diff(found.len());
+    let differing =
+        (0..n).filter(|&i| expected[i] != found[i]).count() + expected.len().abs_diff(found.len());
     let end = |v: &[u8]| v[first.min(v.len())..(first + 16).min(v.len())].to_vec();
-    Some((differing as u64, first as u64, hex(&end(expected)), hex(&end(found))))
+    Some((
+        differing as u64,
+        first as u64,
+        hex(&end(expected)),
+        hex(&end(found)),
+    ))
 }
 
 impl<'a> Ctx<'a> {
@@ -115,7 +123,10 @@ impl<'a> Ctx<'a> {
         if captured <= 2 {
             return Ok(captured);
         }
-        self.handles.get(&captured).copied().ok_or_else(|| format!("handle {captured:#x} was never created in this capture"))
+        self.handles
+            .get(&captured)
+            .copied()
+            .ok_or_else(|| format!("handle {captured:#x} was never created in this capture"))
     }
 
     fn translate(&mut self, addr: u64) -> u64 {
@@ -171,9 +182,16 @@ impl<'a> Ctx<'a> {
 
     fn replay_generic(&mut self, ev: &Event, desc: &'static ApiDesc) -> EvResult {
         let p = Payload::parse(&ev.payload).map_err(field_err)?;
-        let sym = desc.symbol(self.rt.vendor).ok_or_else(|| format!("{} has no {} symbol", desc.name, self.rt.vendor.as_str()))?;
+        let sym = desc
+            .symbol(self.rt.vendor)
+            .ok_or_else(|| format!("{} has no {} symbol", desc.name, self.rt.vendor.as_str()))?;
         let f = self.rt.require(sym)?;
-        let dir = p.get(COPY_DIR_FIELD).map(|f| f.as_u64()).transpose().map_err(field_err)?.and_then(CopyDir::from_u64);
+        let dir = p
+            .get(COPY_DIR_FIELD)
+            .map(|f| f.as_u64())
+            .transpose()
+            .map_err(field_err)?
+            .and_then(CopyDir::from_u64);
         if dir == Some(CopyDir::HostToHost) {
             return Ok(()); // host memory of the captured process: nothing to re-execute
         }
@@ -197,14 +215,24 @@ impl<'a> Ctx<'a> {
                     self.translate(v)
                 }
                 ParamKind::Stream | ParamKind::Event => self.handle(val(param.name)?)?,
-                ParamKind::OutDevPtr(_) | ParamKind::OutHostPtr(_) | ParamKind::OutStream | ParamKind::OutEvent | ParamKind::OutValue | ParamKind::OutStruct => {
+                ParamKind::OutDevPtr(_)
+                | ParamKind::OutHostPtr(_)
+                | ParamKind::OutStream
+                | ParamKind::OutEvent
+                | ParamKind::OutValue
+                | ParamKind::OutStruct => {
                     slots.push(Box::new([0u64; 2048]));
                     slots.last().map(|s| s.as_ptr() as u64).unwrap_or(0)
                 }
                 ParamKind::CopySrc(len) | ParamKind::CopyDst(len) => {
                     let captured = val(param.name)?;
                     let is_dst = matches!(param.kind, ParamKind::CopyDst(_));
-                    let n = desc.param_index(len).map(|j| p.u64(ApiDesc::field_id(j), "length")).transpose().map_err(field_err)?.unwrap_or(0);
+                    let n = desc
+                        .param_index(len)
+                        .map(|j| p.u64(ApiDesc::field_id(j), "length"))
+                        .transpose()
+                        .map_err(field_err)?
+                        .unwrap_or(0);
                     match (dir, is_dst) {
                         (Some(CopyDir::HostToDevice), false) => {
                             let r = p.blob(BLOB_FIELD | id, "source bytes").map_err(field_err)?;
@@ -213,7 +241,9 @@ impl<'a> Ctx<'a> {
                             keep.last().map(|d| d.as_ptr() as u64).unwrap_or(0)
                         }
                         (Some(CopyDir::DeviceToHost), true) => {
-                            let r = p.blob(BLOB_FIELD | id, "expected output").map_err(field_err)?;
+                            let r = p
+                                .blob(BLOB_FIELD | id, "expected output")
+                                .map_err(field_err)?;
                             let expected = self.proc_.load_blob(&r).map_err(|e| e.to_string())?;
                             keep.push(vec![0u8; n as usize]);
                             d2h = Some((keep.len() - 1, expected));
@@ -227,7 +257,8 @@ impl<'a> Ctx<'a> {
         }
         // SAFETY: `f` is the runtime's definition of this row's symbol; pointers are
         // translated replay addresses or buffers that live until after the call.
-        let ret = unsafe { call_row(desc.id, f, &args) }.ok_or_else(|| format!("{} arguments for {}", args.len(), desc.name))?;
+        let ret = unsafe { call_row(desc.id, f, &args) }
+            .ok_or_else(|| format!("{} arguments for {}", args.len(), desc.name))?;
         self.check_ret(ev, desc.ret, ret)?;
         let mut slot = slots.iter();
         for (i, param) in desc.params.iter().enumerate() {
@@ -235,14 +266,22 @@ impl<'a> Ctx<'a> {
             match param.kind {
                 ParamKind::OutDevPtr(len) | ParamKind::OutHostPtr(len) => {
                     let replay = slot.next().map(|s| s[0]).unwrap_or(0);
-                    if let Some(captured) = p.get(id).filter(|f| !f.is_null()).and_then(|f| f.as_u64().ok()) {
+                    if let Some(captured) = p
+                        .get(id)
+                        .filter(|f| !f.is_null())
+                        .and_then(|f| f.as_u64().ok())
+                    {
                         let size = desc.param_index(len).map(|j| args[j]).unwrap_or(0);
                         self.addrs.insert(captured, size, replay);
                     }
                 }
                 ParamKind::OutStream | ParamKind::OutEvent => {
                     let replay = slot.next().map(|s| s[0]).unwrap_or(0);
-                    if let Some(captured) = p.get(id).filter(|f| !f.is_null()).and_then(|f| f.as_u64().ok()) {
+                    if let Some(captured) = p
+                        .get(id)
+                        .filter(|f| !f.is_null())
+                        .and_then(|f| f.as_u64().ok())
+                    {
                         self.handles.insert(captured, replay);
                     }
                 }
@@ -279,13 +318,19 @@ impl<'a> Ctx<'a> {
     }
 
     fn function(&mut self, code_object: &str, name: &str) -> Result<u64, String> {
-        if let Some(f) = self.functions.get(&(code_object.to_string(), name.to_string())) {
+        if let Some(f) = self
+            .functions
+            .get(&(code_object.to_string(), name.to_string()))
+        {
             return Ok(*f);
         }
         let module = match self.modules.get(code_object) {
             Some(m) => *m,
             None => {
-                let image = self.proc_.load_code_object(code_object).map_err(|e| e.to_string())?;
+                let image = self
+                    .proc_
+                    .load_code_object(code_object)
+                    .map_err(|e| e.to_string())?;
                 let load = match self.rt.vendor {
                     Vendor::Cuda => "cuModuleLoadData",
                     Vendor::Hip => "hipModuleLoadData",
@@ -295,7 +340,8 @@ impl<'a> Ctx<'a> {
                 // SAFETY: cuModuleLoadData / hipModuleLoadData(module*, const void* image);
                 // the image is copied by the driver before the call returns.
                 let r = unsafe {
-                    let f: unsafe extern "C" fn(*mut *mut c_void, *const c_void) -> c_int = std::mem::transmute(f);
+                    let f: unsafe extern "C" fn(*mut *mut c_void, *const c_void) -> c_int =
+                        std::mem::transmute(f);
                     f(&mut m, image.as_ptr().cast())
                 };
                 if r != 0 {
@@ -310,24 +356,36 @@ impl<'a> Ctx<'a> {
             Vendor::Hip => "hipModuleGetFunction",
         };
         let g = self.rt.require(get)?;
-        let cname = std::ffi::CString::new(name).map_err(|_| format!("kernel name {name:?} holds a NUL"))?;
+        let cname = std::ffi::CString::new(name)
+            .map_err(|_| format!("kernel name {name:?} holds a NUL"))?;
         let mut func: *mut c_void = std::ptr::null_mut();
         // SAFETY: cuModuleGetFunction / hipModuleGetFunction(function*, module, const char*).
         let r = unsafe {
-            let g: unsafe extern "C" fn(*mut *mut c_void, *mut c_void, *const std::os::raw::c_char) -> c_int = std::mem::transmute(g);
+            let g: unsafe extern "C" fn(
+                *mut *mut c_void,
+                *mut c_void,
+                *const std::os::raw::c_char,
+            ) -> c_int = std::mem::transmute(g);
             g(&mut func, module as usize as *mut c_void, cname.as_ptr())
         };
         if r != 0 {
             return Err(format!("{get}({name}) failed ({r})"));
         }
-        self.functions.insert((code_object.to_string(), name.to_string()), func as u64);
+        self.functions
+            .insert((code_object.to_string(), name.to_string()), func as u64);
         Ok(func as u64)
     }
 
     fn replay_launch(&mut self, ev: &Event) -> EvResult {
         let p = Payload::parse(&ev.payload).map_err(field_err)?;
-        let name = p.str(fid::NAME, "kernel name").map_err(field_err)?.to_string();
-        let co = p.str(fid::CODE_OBJECT, "code object").map_err(field_err)?.to_string();
+        let name = p
+            .str(fid::NAME, "kernel name")
+            .map_err(field_err)?
+            .to_string();
+        let co = p
+            .str(fid::CODE_OBJECT, "code object")
+            .map_err(field_err)?
+            .to_string();
         let grid = p.u64_array(fid::GRID, "grid").map_err(field_err)?;
         let block = p.u64_array(fid::BLOCK, "block").map_err(field_err)?;
         if grid.len() != 3 || block.len() != 3 {
@@ -338,7 +396,10 @@ impl<'a> Ctx<'a> {
         let mut buffers: Vec<Vec<u8>> = Vec::new();
         for a in p.all(fid::ARG) {
             let arg = a.as_nested().map_err(field_err)?;
-            let mut bytes = arg.bytes(fid::ARG_BYTES, "argument bytes").map_err(field_err)?.to_vec();
+            let mut bytes = arg
+                .bytes(fid::ARG_BYTES, "argument bytes")
+                .map_err(field_err)?
+                .to_vec();
             if let Some(words) = arg.get(4) {
                 for w in words.as_u64_array().map_err(field_err)? {
                     let w = w as usize;
@@ -355,7 +416,8 @@ impl<'a> Ctx<'a> {
             buffers.push(bytes);
         }
         let func = self.function(&co, &name)?;
-        let mut params: Vec<*mut c_void> = buffers.iter_mut().map(|b| b.as_mut_ptr().cast()).collect();
+        let mut params: Vec<*mut c_void> =
+            buffers.iter_mut().map(|b| b.as_mut_ptr().cast()).collect();
         let launch = match self.rt.vendor {
             Vendor::Cuda => "cuLaunchKernel",
             Vendor::Hip => "hipModuleLaunchKernel",
@@ -364,7 +426,19 @@ impl<'a> Ctx<'a> {
         // SAFETY: cuLaunchKernel / hipModuleLaunchKernel(f, gx, gy, gz, bx, by, bz, shmem,
         // stream, void** params, void** extra); params point at live argument buffers.
         let r = unsafe {
-            type Launch = unsafe extern "C" fn(*mut c_void, c_uint, c_uint, c_uint, c_uint, c_uint, c_uint, c_uint, *mut c_void, *mut *mut c_void, *mut *mut c_void) -> c_int;
+            type Launch = unsafe extern "C" fn(
+                *mut c_void,
+                c_uint,
+                c_uint,
+                c_uint,
+                c_uint,
+                c_uint,
+                c_uint,
+                c_uint,
+                *mut c_void,
+                *mut *mut c_void,
+                *mut *mut c_void,
+            ) -> c_int;
             let f: Launch = std::mem::transmute(f);
             f(
                 func as usize as *mut c_void,
@@ -390,7 +464,10 @@ impl<'a> Ctx<'a> {
                 self.counts.failed_as_captured += 1;
                 Ok(())
             }
-            _ => Err(format!("{launch} of {name} returned {r}, capture returned {}", ev.header.ret)),
+            _ => Err(format!(
+                "{launch} of {name} returned {r}, capture returned {}",
+                ev.header.ret
+            )),
         }
     }
 
@@ -410,7 +487,10 @@ impl<'a> Ctx<'a> {
             return self.replay_generic(ev, desc);
         }
         match ev.header.api_id {
-            semantic::REGISTER_FAT_BINARY | semantic::REGISTER_FUNCTION | semantic::REGISTER_VAR | semantic::UNREGISTER_FAT_BINARY => Ok(()),
+            semantic::REGISTER_FAT_BINARY
+            | semantic::REGISTER_FUNCTION
+            | semantic::REGISTER_VAR
+            | semantic::UNREGISTER_FAT_BINARY => Ok(()),
             semantic::LAUNCH_KERNEL | semantic::LAUNCH_KERNEL_BY_HANDLE => self.replay_launch(ev),
             semantic::UNREPLAYABLE => {
                 self.counts.unreplayable_refused += 1;
@@ -419,13 +499,19 @@ impl<'a> Ctx<'a> {
                 let reason = p.str(fid::REASON, "reason").unwrap_or("?").to_string();
                 Err(format!("unreplayable: {name}: {reason}"))
             }
-            other => Err(format!("unknown API id {other} (archive from a newer capture?)")),
+            other => Err(format!(
+                "unknown API id {other} (archive from a newer capture?)"
+            )),
         }
     }
 }
 
 /// Replays one process. Returns counts and failures; Err only when replay cannot start.
-pub fn replay_process(rt: &Runtime, proc_: &ProcessArchive, opts: &Options) -> (Counts, Vec<Failure>) {
+pub fn replay_process(
+    rt: &Runtime,
+    proc_: &ProcessArchive,
+    opts: &Options,
+) -> (Counts, Vec<Failure>) {
     let mut ctx = Ctx {
         rt,
         proc_,
@@ -433,7 +519,10 @@ pub fn replay_process(rt: &Runtime, proc_: &ProcessArchive, opts: &Options) -> (
         handles: HashMap::new(),
         modules: HashMap::new(),
         functions: HashMap::new(),
-        counts: Counts { events_total: proc_.events.len() as u64, ..Counts::default() },
+        counts: Counts {
+            events_total: proc_.events.len() as u64,
+            ..Counts::default()
+        },
         failures: Vec::new(),
     };
     for ev in &proc_.events {

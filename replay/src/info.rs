@@ -61,7 +61,13 @@ pub fn info(a: &Archive) -> Info {
                 repaired: p.manifest.repaired,
                 stop_reason: p.manifest.stop_reason.clone(),
                 torn: match &p.status {
-                    hrr_archive::LogStatus::Truncated { torn, dropped_bytes, .. } => Some(format!("{torn}; {dropped_bytes} bytes after the last whole record")),
+                    hrr_archive::LogStatus::Truncated {
+                        torn,
+                        dropped_bytes,
+                        ..
+                    } => Some(format!(
+                        "{torn}; {dropped_bytes} bytes after the last whole record"
+                    )),
                     _ => None,
                 },
                 events: p.events.len() as u64,
@@ -94,17 +100,44 @@ pub fn render_info(i: &Info) -> String {
     use std::fmt::Write;
     let mut s = String::new();
     let _ = writeln!(s, "archive        {}", i.archive);
-    let _ = writeln!(s, "format         version {} (written by hrr {} @ {})", i.format_version, i.tool_version, i.source_revision);
-    let _ = writeln!(s, "state          {}", if i.complete { "complete" } else { "NOT complete" });
+    let _ = writeln!(
+        s,
+        "format         version {} (written by hrr {} @ {})",
+        i.format_version, i.tool_version, i.source_revision
+    );
+    let _ = writeln!(
+        s,
+        "state          {}",
+        if i.complete {
+            "complete"
+        } else {
+            "NOT complete"
+        }
+    );
     let _ = writeln!(s, "processes      {}", i.processes.len());
     if i.processes.len() > 1 {
-        let _ = writeln!(s, "\n  {:>8} {:>8} {:>11} {:>9} {:>7} {:>6}", "pid", "ppid", "status", "events", "blobs", "codes");
+        let _ = writeln!(
+            s,
+            "\n  {:>8} {:>8} {:>11} {:>9} {:>7} {:>6}",
+            "pid", "ppid", "status", "events", "blobs", "codes"
+        );
         for p in &i.processes {
-            let _ = writeln!(s, "  {:>8} {:>8} {:>11} {:>9} {:>7} {:>6}", p.pid, p.ppid, p.status, p.events, p.blob_files, p.code_objects);
+            let _ = writeln!(
+                s,
+                "  {:>8} {:>8} {:>11} {:>9} {:>7} {:>6}",
+                p.pid, p.ppid, p.status, p.events, p.blob_files, p.code_objects
+            );
         }
     }
     for p in &i.processes {
-        let _ = writeln!(s, "\npid {} (parent {}): {}{}", p.pid, p.ppid, p.status, if p.repaired { ", repaired" } else { "" });
+        let _ = writeln!(
+            s,
+            "\npid {} (parent {}): {}{}",
+            p.pid,
+            p.ppid,
+            p.status,
+            if p.repaired { ", repaired" } else { "" }
+        );
         if let Some(t) = &p.torn {
             let _ = writeln!(s, "  torn           {t}");
         }
@@ -112,7 +145,17 @@ pub fn render_info(i: &Info) -> String {
             let _ = writeln!(s, "  stopped        {r}");
         }
         let rt = &p.runtime;
-        let _ = writeln!(s, "  runtime        {} {} (driver {})", if rt.vendor.is_empty() { "?" } else { &rt.vendor }, rt.runtime_version, rt.driver_version);
+        let _ = writeln!(
+            s,
+            "  runtime        {} {} (driver {})",
+            if rt.vendor.is_empty() {
+                "?"
+            } else {
+                &rt.vendor
+            },
+            rt.runtime_version,
+            rt.driver_version
+        );
         for d in &rt.devices {
             let _ = writeln!(s, "  device {}       {} ({})", d.index, d.name, d.arch);
         }
@@ -131,7 +174,11 @@ pub fn render_info(i: &Info) -> String {
         );
         let _ = writeln!(s, "  code objects   {}", p.code_objects);
         if p.dropped_after_trailer + p.dropped_after_stop > 0 {
-            let _ = writeln!(s, "  dropped        {} after the trailer, {} after capture stopped", p.dropped_after_trailer, p.dropped_after_stop);
+            let _ = writeln!(
+                s,
+                "  dropped        {} after the trailer, {} after capture stopped",
+                p.dropped_after_trailer, p.dropped_after_stop
+            );
         }
         if p.unreplayable_apis.is_empty() {
             let _ = writeln!(s, "  unreplayable   none");
@@ -170,7 +217,11 @@ pub fn event_lines(a: &Archive) -> Vec<EventLine> {
                     .iter()
                     .map(|f| {
                         let key = api::desc(e.header.api_id)
-                            .and_then(|d| d.params.get((f.id as usize).wrapping_sub(1)).map(|p| p.name.to_string()))
+                            .and_then(|d| {
+                                d.params
+                                    .get((f.id as usize).wrapping_sub(1))
+                                    .map(|p| p.name.to_string())
+                            })
                             .unwrap_or_else(|| format!("f{}", f.id));
                         (key, f.render())
                     })
@@ -195,5 +246,12 @@ pub fn event_lines(a: &Archive) -> Vec<EventLine> {
 /// One line per event, without timestamps and thread ids, so two captures diff cleanly.
 pub fn render_event(e: &EventLine) -> String {
     let fields: Vec<String> = e.fields.iter().map(|(k, v)| format!("{k}={v}")).collect();
-    format!("{} {:>7} {:<24} ret={} {}", e.pid, e.seq, e.api, e.ret, fields.join(" "))
+    format!(
+        "{} {:>7} {:<24} ret={} {}",
+        e.pid,
+        e.seq,
+        e.api,
+        e.ret,
+        fields.join(" ")
+    )
 }

@@ -86,7 +86,11 @@ fn main() -> ExitCode {
         Ok(c) => c,
         Err(e) => {
             let _ = e.print();
-            return ExitCode::from(if e.use_stderr() { EXIT_INVALID } else { EXIT_PASS });
+            return ExitCode::from(if e.use_stderr() {
+                EXIT_INVALID
+            } else {
+                EXIT_PASS
+            });
         }
     };
     ExitCode::from(run(cli))
@@ -113,11 +117,18 @@ fn run(mut cli: Cli) -> u8 {
         eprintln!("hrr-replay: no archive given (see --help)");
         return EXIT_INVALID;
     };
-    let limits = Limits { max_file_bytes: cli.max_file_bytes, max_events: cli.max_events, max_host_bytes: cli.max_host_bytes };
+    let limits = Limits {
+        max_file_bytes: cli.max_file_bytes,
+        max_events: cli.max_events,
+        max_host_bytes: cli.max_host_bytes,
+    };
     if let Some(offset) = cli.edit_expected {
         return match hrr_archive::edit::edit_expected_output(&path, cli.seq, offset, limits) {
             Ok(e) => {
-                println!("pid {} seq {}: expected output byte {} changed {:#04x} -> {:#04x}", e.pid, e.seq, e.offset, e.old, e.new);
+                println!(
+                    "pid {} seq {}: expected output byte {} changed {:#04x} -> {:#04x}",
+                    e.pid, e.seq, e.offset, e.old, e.new
+                );
                 EXIT_PASS
             }
             Err(e) => {
@@ -140,7 +151,11 @@ fn run(mut cli: Cli) -> u8 {
                         f.was,
                         f.events_kept,
                         f.bytes_dropped,
-                        if f.missing_blobs > 0 { format!(", {} referenced blobs missing or corrupt", f.missing_blobs) } else { String::new() }
+                        if f.missing_blobs > 0 {
+                            format!(", {} referenced blobs missing or corrupt", f.missing_blobs)
+                        } else {
+                            String::new()
+                        }
                     );
                 }
                 EXIT_PASS
@@ -171,7 +186,11 @@ fn run(mut cli: Cli) -> u8 {
     if cli.events {
         let mut out = std::io::stdout().lock();
         for e in info::event_lines(&archive) {
-            let line = if json_stdout { serde_json::to_string(&e).unwrap_or_default() } else { info::render_event(&e) };
+            let line = if json_stdout {
+                serde_json::to_string(&e).unwrap_or_default()
+            } else {
+                info::render_event(&e)
+            };
             if writeln!(out, "{line}").is_err() {
                 break;
             }
@@ -182,7 +201,12 @@ fn run(mut cli: Cli) -> u8 {
 }
 
 fn replay(cli: &Cli, archive: &Archive) -> u8 {
-    let vendor_name = archive.processes.iter().map(|p| p.manifest.runtime.vendor.clone()).find(|v| !v.is_empty()).unwrap_or_default();
+    let vendor_name = archive
+        .processes
+        .iter()
+        .map(|p| p.manifest.runtime.vendor.clone())
+        .find(|v| !v.is_empty())
+        .unwrap_or_default();
     let mut result = ReplayResult {
         archive: archive.root.display().to_string(),
         vendor: vendor_name.clone(),
@@ -194,12 +218,17 @@ fn replay(cli: &Cli, archive: &Archive) -> u8 {
     };
     let code = (|| {
         let Some(vendor) = Vendor::parse(&vendor_name) else {
-            result.reason = "the archive names no runtime vendor (no runtime call was recorded)".into();
+            result.reason =
+                "the archive names no runtime vendor (no runtime call was recorded)".into();
             return EXIT_INVALID;
         };
         for p in &archive.processes {
             if !p.is_complete() {
-                eprintln!("hrr-replay: warning: pid {} is {} (replaying its whole records)", p.entry.pid, p.status.label());
+                eprintln!(
+                    "hrr-replay: warning: pid {} is {} (replaying its whole records)",
+                    p.entry.pid,
+                    p.status.label()
+                );
             }
         }
         let rt = match runtime::Runtime::load(vendor) {
@@ -217,7 +246,10 @@ fn replay(cli: &Cli, archive: &Archive) -> u8 {
         match rt.call_int_out(count_fn) {
             Ok((0, n)) if n > 0 => {}
             Ok((r, n)) => {
-                result.reason = format!("no {} device: {count_fn} returned {r} with {n} devices", vendor.as_str());
+                result.reason = format!(
+                    "no {} device: {count_fn} returned {r} with {n} devices",
+                    vendor.as_str()
+                );
                 return EXIT_NO_GPU;
             }
             Err(e) => {
@@ -236,7 +268,9 @@ fn replay(cli: &Cli, archive: &Archive) -> u8 {
                 return EXIT_NO_GPU;
             }
         }
-        let opts = engine::Options { continue_on_error: cli.continue_on_error };
+        let opts = engine::Options {
+            continue_on_error: cli.continue_on_error,
+        };
         for p in &archive.processes {
             let (c, f) = engine::replay_process(&rt, p, &opts);
             let t = &mut result.counts;
@@ -266,11 +300,15 @@ fn replay(cli: &Cli, archive: &Archive) -> u8 {
     })();
     print_summary(&result);
     if let Some(file) = cli.json.as_deref().filter(|f| *f != "-") {
-        if let Err(e) = std::fs::write(file, serde_json::to_vec_pretty(&result).unwrap_or_default()) {
+        if let Err(e) = std::fs::write(file, serde_json::to_vec_pretty(&result).unwrap_or_default())
+        {
             eprintln!("hrr-replay: cannot write {file}: {e}");
         }
     } else if cli.json.is_some() {
-        println!("{}", serde_json::to_string_pretty(&result).unwrap_or_default());
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&result).unwrap_or_default()
+        );
     }
     code
 }
@@ -278,10 +316,24 @@ fn replay(cli: &Cli, archive: &Archive) -> u8 {
 fn print_summary(r: &ReplayResult) {
     let c = &r.counts;
     println!("archive          : {}", r.archive);
-    println!("runtime          : {} ({})", r.vendor, if r.runtime_library.is_empty() { "not loaded" } else { &r.runtime_library });
-    println!("events replayed  : {} of {}", c.events_replayed, c.events_total);
+    println!(
+        "runtime          : {} ({})",
+        r.vendor,
+        if r.runtime_library.is_empty() {
+            "not loaded"
+        } else {
+            &r.runtime_library
+        }
+    );
+    println!(
+        "events replayed  : {} of {}",
+        c.events_replayed, c.events_total
+    );
     println!("kernels launched : {}", c.kernels_launched);
-    println!("D2H checks       : {} pass, {} fail, {} skipped", c.d2h_pass, c.d2h_fail, c.d2h_skipped);
+    println!(
+        "D2H checks       : {} pass, {} fail, {} skipped",
+        c.d2h_pass, c.d2h_fail, c.d2h_skipped
+    );
     println!("failed as at capture : {}", c.failed_as_captured);
     println!("untranslated pointers: {}", c.untranslated_pointers);
     println!("unreplayable refused : {}", c.unreplayable_refused);

@@ -19,10 +19,18 @@ fn candidates(v: Vendor) -> Vec<String> {
         Vendor::Cuda => "HRR_REPLAY_CUDART",
         Vendor::Hip => "HRR_REPLAY_AMDHIP",
     };
-    let mut c: Vec<String> = std::env::var(var).ok().filter(|s| !s.is_empty()).into_iter().collect();
+    let mut c: Vec<String> = std::env::var(var)
+        .ok()
+        .filter(|s| !s.is_empty())
+        .into_iter()
+        .collect();
     match v {
-        Vendor::Cuda => c.extend(["libcudart.so.13", "libcudart.so.12", "libcudart.so"].map(String::from)),
-        Vendor::Hip => c.extend(["libamdhip64.so.6", "libamdhip64.so.5", "libamdhip64.so"].map(String::from)),
+        Vendor::Cuda => {
+            c.extend(["libcudart.so.13", "libcudart.so.12", "libcudart.so"].map(String::from))
+        }
+        Vendor::Hip => {
+            c.extend(["libamdhip64.so.6", "libamdhip64.so.5", "libamdhip64.so"].map(String::from))
+        }
     }
     c
 }
@@ -41,12 +49,22 @@ impl Runtime {
                         Vendor::Cuda => unsafe { Library::new("libcuda.so.1") }.ok(),
                         Vendor::Hip => None,
                     };
-                    return Ok(Runtime { vendor: v, library_name: name, lib, driver, cache: Default::default() });
+                    return Ok(Runtime {
+                        vendor: v,
+                        library_name: name,
+                        lib,
+                        driver,
+                        cache: Default::default(),
+                    });
                 }
                 Err(e) => tried.push(format!("{name}: {e}")),
             }
         }
-        Err(format!("no {} runtime could be loaded ({})", v.as_str(), tried.join("; ")))
+        Err(format!(
+            "no {} runtime could be loaded ({})",
+            v.as_str(),
+            tried.join("; ")
+        ))
     }
 
     /// The address of `name` in the runtime (or the CUDA driver), or None.
@@ -61,14 +79,19 @@ impl Runtime {
                 .get::<*mut c_void>(name.as_bytes())
                 .map(|s| *s)
                 .ok()
-                .or_else(|| self.driver.as_ref().and_then(|d| d.get::<*mut c_void>(name.as_bytes()).map(|s| *s).ok()))
+                .or_else(|| {
+                    self.driver
+                        .as_ref()
+                        .and_then(|d| d.get::<*mut c_void>(name.as_bytes()).map(|s| *s).ok())
+                })
         }?;
         self.cache.borrow_mut().insert(name.to_string(), p);
         Some(p)
     }
 
     pub fn require(&self, name: &str) -> Result<*mut c_void, String> {
-        self.sym(name).ok_or_else(|| format!("{} does not export {name}", self.library_name))
+        self.sym(name)
+            .ok_or_else(|| format!("{} does not export {name}", self.library_name))
     }
 
     /// `int f(int*)` style calls (device count, versions).

@@ -63,9 +63,21 @@ mod tests {
         assert_eq!(m.translate(0), Translated::Null);
         assert_eq!(m.translate(0x1000), Translated::Mapped(0xa000));
         assert_eq!(m.translate(0x1010), Translated::Mapped(0xa010));
-        assert_eq!(m.translate(0x1810), Translated::Mapped(0xc010), "tightest enclosing wins");
-        assert_eq!(m.translate(0x1900), Translated::Mapped(0xa900), "past the nested one, the outer one");
-        assert_eq!(m.translate(0x2000), Translated::Unmapped, "one past the end is outside");
+        assert_eq!(
+            m.translate(0x1810),
+            Translated::Mapped(0xc010),
+            "tightest enclosing wins"
+        );
+        assert_eq!(
+            m.translate(0x1900),
+            Translated::Mapped(0xa900),
+            "past the nested one, the outer one"
+        );
+        assert_eq!(
+            m.translate(0x2000),
+            Translated::Unmapped,
+            "one past the end is outside"
+        );
         assert_eq!(m.translate(0xfff), Translated::Unmapped);
         m.remove(0x1000);
         assert_eq!(m.translate(0x1010), Translated::Unmapped);

@@ -14,14 +14,29 @@ fn replay() -> Command {
 
 /// A small archive like capture writes: a malloc and a D2H copy with its expected bytes.
 fn sample(root: &Path, finish: bool) {
-    let w = ProcessWriter::create(root, CaptureSettings { fsync: false, reserve: ReservePolicy::Bytes(0), ..Default::default() }, 1).unwrap();
+    let w = ProcessWriter::create(
+        root,
+        CaptureSettings {
+            fsync: false,
+            reserve: ReservePolicy::Bytes(0),
+            ..Default::default()
+        },
+        1,
+    )
+    .unwrap();
     w.update_runtime(|r| r.vendor = "cuda".into());
     let mut p = PayloadWriter::new();
-    p.devptr(ApiDesc::field_id(0), 0x7000_0000).u64(ApiDesc::field_id(1), 64);
+    p.devptr(ApiDesc::field_id(0), 0x7000_0000)
+        .u64(ApiDesc::field_id(1), 64);
     w.append(id::Malloc, 0, 1, 0, p.as_bytes()).unwrap();
     let out = w.put_blob(&[7u8; 64]).unwrap();
     let mut p = PayloadWriter::new();
-    p.devptr(1, 0x1234).devptr(2, 0x7000_0000).u64(3, 64).u64(4, 2).blob(BLOB_FIELD | 1, out).u64(COPY_DIR_FIELD, CopyDir::DeviceToHost as u64);
+    p.devptr(1, 0x1234)
+        .devptr(2, 0x7000_0000)
+        .u64(3, 64)
+        .u64(4, 2)
+        .blob(BLOB_FIELD | 1, out)
+        .u64(COPY_DIR_FIELD, CopyDir::DeviceToHost as u64);
     w.append(id::Memcpy, 0, 1, 0, p.as_bytes()).unwrap();
     if finish {
         w.finish().unwrap();
@@ -32,7 +47,11 @@ fn sample(root: &Path, finish: bool) {
 
 fn run(cmd: &mut Command) -> (i32, String, String) {
     let o = cmd.output().unwrap();
-    (o.status.code().unwrap_or(-1), String::from_utf8_lossy(&o.stdout).into(), String::from_utf8_lossy(&o.stderr).into())
+    (
+        o.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&o.stdout).into(),
+        String::from_utf8_lossy(&o.stderr).into(),
+    )
 }
 
 #[test]
@@ -60,7 +79,10 @@ fn events_lines_and_json_lines() {
     assert_eq!(code, 0);
     let lines: Vec<&str> = out.lines().collect();
     assert_eq!(lines.len(), 2);
-    assert!(lines[0].contains("Malloc") && lines[0].contains("size=64"), "{out}");
+    assert!(
+        lines[0].contains("Malloc") && lines[0].contains("size=64"),
+        "{out}"
+    );
     let (_, out, _) = run(replay().arg("--events").arg("--json").arg(d.path()));
     let v: serde_json::Value = serde_json::from_str(out.lines().nth(1).unwrap()).unwrap();
     assert_eq!(v["api"], "Memcpy");
@@ -77,7 +99,10 @@ fn repair_makes_an_incomplete_archive_complete() {
     assert_eq!(code, 0, "{out}");
     assert!(out.contains("was incomplete, kept 2 events"), "{out}");
     let (_, out, _) = run(replay().arg("--info").arg(d.path()));
-    assert!(out.contains("state          complete") && out.contains("repaired"), "{out}");
+    assert!(
+        out.contains("state          complete") && out.contains("repaired"),
+        "{out}"
+    );
 }
 
 #[test]
@@ -90,7 +115,9 @@ fn invalid_archives_and_limits_exit_2_naming_the_file() {
     let (code, _, err) = run(replay().args(["--info", "--max-events", "1"]).arg(d.path()));
     assert_eq!(code, 2);
     assert!(err.contains("max-events"), "{err}");
-    let (code, _, err) = run(replay().args(["--max-file-bytes", "lots", "--info"]).arg(d.path()));
+    let (code, _, err) = run(replay()
+        .args(["--max-file-bytes", "lots", "--info"])
+        .arg(d.path()));
     assert_eq!(code, 2);
     assert!(err.contains("max-file-bytes"), "{err}");
 }
@@ -99,7 +126,10 @@ fn invalid_archives_and_limits_exit_2_naming_the_file() {
 fn version_names_tool_format_and_revision() {
     let (code, out, _) = run(replay().arg("--version"));
     assert_eq!(code, 0);
-    assert!(out.contains("archive format version 1") && out.contains("source revision"), "{out}");
+    assert!(
+        out.contains("archive format version 1") && out.contains("source revision"),
+        "{out}"
+    );
 }
 
 #[test]
@@ -108,10 +138,16 @@ fn edit_expected_changes_one_byte_and_keeps_the_archive_valid() {
     sample(d.path(), true);
     let (code, out, err) = run(replay().args(["--edit-expected", "5"]).arg(d.path()));
     assert_eq!(code, 0, "{err}");
-    assert!(out.contains("seq 1: expected output byte 5 changed 0x07 -> 0xf8"), "{out}");
+    assert!(
+        out.contains("seq 1: expected output byte 5 changed 0x07 -> 0xf8"),
+        "{out}"
+    );
     let a = hrr_archive::Archive::open(d.path(), hrr_archive::Limits::default()).unwrap();
     assert!(a.is_complete());
-    let p = hrr_archive::payload::Payload::parse(&a.processes[0].events[1].payload).unwrap().blob(BLOB_FIELD | 1, "b").unwrap();
+    let p = hrr_archive::payload::Payload::parse(&a.processes[0].events[1].payload)
+        .unwrap()
+        .blob(BLOB_FIELD | 1, "b")
+        .unwrap();
     let data = a.processes[0].load_blob(&p).unwrap();
     assert_eq!(data[5], 0xf8);
     assert_eq!(data.iter().filter(|&&b| b != 7).count(), 1);
@@ -120,7 +156,9 @@ fn edit_expected_changes_one_byte_and_keeps_the_archive_valid() {
 #[test]
 fn replay_without_a_gpu_exits_3_and_names_why() {
     if Path::new("/dev/nvidia0").exists() || Path::new("/dev/kfd").exists() {
-        eprintln!("skipped: this machine has a GPU; the no-GPU path is tested on machines without one");
+        eprintln!(
+            "skipped: this machine has a GPU; the no-GPU path is tested on machines without one"
+        );
         return;
     }
     let d = tempfile::tempdir().unwrap();
@@ -128,7 +166,11 @@ fn replay_without_a_gpu_exits_3_and_names_why() {
     let json = d.path().join("result.json");
     let (code, out, _) = run(replay().arg(d.path()).arg("--json").arg(&json));
     assert_eq!(code, 3, "{out}");
-    assert!(out.contains("FAIL:") && (out.contains("no cuda runtime") || out.contains("no cuda device")), "{out}");
+    assert!(
+        out.contains("FAIL:")
+            && (out.contains("no cuda runtime") || out.contains("no cuda device")),
+        "{out}"
+    );
     let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
     assert_eq!(v["verdict"], "FAIL");
 }
