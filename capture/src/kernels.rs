@@ -467,42 +467,46 @@ fn record_launch(
     record(vendor, id, ret, &p, incomplete.as_deref(), api);
 }
 
+/// C signature shared by `__cudaLaunchKernel`, `cudaLaunchKernel` and `hipLaunchKernel`
+/// (the first parameter is a kernel handle or a host stub).
+type LaunchFn =
+    unsafe extern "C" fn(*const c_void, Dim3, Dim3, *mut *mut c_void, usize, *mut c_void) -> c_int;
+
+/// The path every launch shim shares: call the real function exactly once, then record
+/// the launch. `resolve(first)` gives (kernel handle, host stub, parameter layout).
+///
 /// # Safety
-/// Called by nvcc-generated launch stubs (CUDA 12.4+), in place of the runtime's.
-#[no_mangle]
-pub unsafe extern "C" fn __cudaLaunchKernel(
-    kernel: *mut c_void,
+/// `real` must be the runtime's definition of a [`LaunchFn`] symbol; the other
+/// arguments are the program's own.
+#[allow(clippy::too_many_arguments)]
+unsafe fn launch_shim(
+    real: *mut c_void,
+    vendor: Vendor,
+    id: u16,
+    api: &str,
+    first: *const c_void,
     grid: Dim3,
     block: Dim3,
     args: *mut *mut c_void,
     shmem: usize,
     stream: *mut c_void,
+    resolve: impl FnOnce(u64) -> (u64, u64, Option<Vec<(u64, u64)>>),
 ) -> c_int {
-    let real = real!("__cudaLaunchKernel");
-    // SAFETY: the runtime's definition of this symbol, same C signature.
-    let f: unsafe extern "C" fn(
-        *mut c_void,
-        Dim3,
-        Dim3,
-        *mut *mut c_void,
-        usize,
-        *mut c_void,
-    ) -> c_int = unsafe { std::mem::transmute(real) };
-    let Some((_cap, _g)) = state::enter(Vendor::Cuda) else {
+    // SAFETY: the caller's contract: `real` has the LaunchFn signature.
+    let f: LaunchFn = unsafe { std::mem::transmute(real) };
+    let Some((_cap, _g)) = state::enter(vendor) else {
         // SAFETY: the program's own arguments.
-        return unsafe { f(kernel, grid, block, args, shmem, stream) };
+        return unsafe { f(first, grid, block, args, shmem, stream) };
     };
     // SAFETY: the program's own arguments.
-    let ret = unsafe { f(kernel, grid, block, args, shmem, stream) };
-    guarded("__cudaLaunchKernel", || {
-        let k = kernel as u64;
-        let stub = REGISTRY.lock().kernels.get(&k).copied().unwrap_or(0);
-        let params = cuda_param_info(k, true);
+    let ret = unsafe { f(first, grid, block, args, shmem, stream) };
+    guarded(api, || {
+        let (kernel, stub, params) = resolve(first as u64);
         record_launch(
-            Vendor::Cuda,
-            semantic::LAUNCH_KERNEL_BY_HANDLE,
-            "__cudaLaunchKernel",
-            k,
+            vendor,
+            id,
+            api,
+            kernel,
             stub,
             grid,
             block,
@@ -517,6 +521,39 @@ pub unsafe extern "C" fn __cudaLaunchKernel(
 }
 
 /// # Safety
+/// Called by nvcc-generated launch stubs (CUDA 12.4+), in place of the runtime's.
+#[no_mangle]
+pub unsafe extern "C" fn __cudaLaunchKernel(
+    kernel: *mut c_void,
+    grid: Dim3,
+    block: Dim3,
+    args: *mut *mut c_void,
+    shmem: usize,
+    stream: *mut c_void,
+) -> c_int {
+    let real = real!("__cudaLaunchKernel");
+    // SAFETY: __cudaLaunchKernel has the LaunchFn signature; the arguments are the program's.
+    unsafe {
+        launch_shim(
+            real,
+            Vendor::Cuda,
+            semantic::LAUNCH_KERNEL_BY_HANDLE,
+            "__cudaLaunchKernel",
+            kernel,
+            grid,
+            block,
+            args,
+            shmem,
+            stream,
+            |k| {
+                let stub = REGISTRY.lock().kernels.get(&k).copied().unwrap_or(0);
+                (k, stub, cuda_param_info(k, true))
+            },
+        )
+    }
+}
+
+/// # Safety
 /// Called by the program in place of the runtime's cudaLaunchKernel.
 #[no_mangle]
 pub unsafe extern "C" fn cudaLaunchKernel(
@@ -528,56 +565,42 @@ pub unsafe extern "C" fn cudaLaunchKernel(
     stream: *mut c_void,
 ) -> c_int {
     let real = real!("cudaLaunchKernel");
-    // SAFETY: the runtime's definition of this symbol, same C signature.
-    let f: unsafe extern "C" fn(
-        *const c_void,
-        Dim3,
-        Dim3,
-        *mut *mut c_void,
-        usize,
-        *mut c_void,
-    ) -> c_int = unsafe { std::mem::transmute(real) };
-    let Some((_cap, _g)) = state::enter(Vendor::Cuda) else {
-        // SAFETY: the program's own arguments.
-        return unsafe { f(func, grid, block, args, shmem, stream) };
-    };
-    // SAFETY: the program's own arguments.
-    let ret = unsafe { f(func, grid, block, args, shmem, stream) };
-    guarded("cudaLaunchKernel", || {
+    let resolve = |stub: u64| {
         // The driver function behind the stub gives the parameter layout.
         let get = real!("cudaGetFuncBySymbol");
         let mut function: *mut c_void = std::ptr::null_mut();
-        let params = if get.is_null() {
-            None
-        } else {
-            // SAFETY: cudaError_t cudaGetFuncBySymbol(cudaFunction_t*, const void*).
-            let r = unsafe {
-                let g: unsafe extern "C" fn(*mut *mut c_void, *const c_void) -> c_int =
-                    std::mem::transmute(get);
-                g(&mut function, func)
-            };
-            if r == 0 {
-                cuda_param_info(function as u64, false)
-            } else {
-                None
-            }
+        if get.is_null() {
+            return (0, stub, None);
+        }
+        // SAFETY: cudaError_t cudaGetFuncBySymbol(cudaFunction_t*, const void*).
+        let r = unsafe {
+            let g: unsafe extern "C" fn(*mut *mut c_void, *const c_void) -> c_int =
+                std::mem::transmute(get);
+            g(&mut function, stub as usize as *const c_void)
         };
-        record_launch(
+        let params = if r == 0 {
+            cuda_param_info(function as u64, false)
+        } else {
+            None
+        };
+        (function as u64, stub, params)
+    };
+    // SAFETY: cudaLaunchKernel has the LaunchFn signature; the arguments are the program's.
+    unsafe {
+        launch_shim(
+            real,
             Vendor::Cuda,
             semantic::LAUNCH_KERNEL,
             "cudaLaunchKernel",
-            function as u64,
-            func as u64,
+            func,
             grid,
             block,
             args,
             shmem,
-            stream as u64,
-            params,
-            ret,
-        );
-    });
-    ret
+            stream,
+            resolve,
+        )
+    }
 }
 
 // ---- HIP registration and launch ----
@@ -703,40 +726,24 @@ pub unsafe extern "C" fn hipLaunchKernel(
     stream: *mut c_void,
 ) -> c_int {
     let real = real!("hipLaunchKernel");
-    // SAFETY: the runtime's definition of this symbol, same C signature.
-    let f: unsafe extern "C" fn(
-        *const c_void,
-        Dim3,
-        Dim3,
-        *mut *mut c_void,
-        usize,
-        *mut c_void,
-    ) -> c_int = unsafe { std::mem::transmute(real) };
-    let Some((_cap, _g)) = state::enter(Vendor::Hip) else {
-        // SAFETY: the program's own arguments.
-        return unsafe { f(func, grid, block, args, shmem, stream) };
-    };
-    // SAFETY: the program's own arguments.
-    let ret = unsafe { f(func, grid, block, args, shmem, stream) };
-    guarded("hipLaunchKernel", || {
-        // Parameter layout for HIP comes from the code object's AMDGPU metadata note;
-        // until that parser lands the launch is recorded without arguments, marked.
-        record_launch(
+    // SAFETY: hipLaunchKernel has the LaunchFn signature; the arguments are the program's.
+    unsafe {
+        launch_shim(
+            real,
             Vendor::Hip,
             semantic::LAUNCH_KERNEL,
             "hipLaunchKernel",
-            0,
-            func as u64,
+            func,
             grid,
             block,
             args,
             shmem,
-            stream as u64,
-            None,
-            ret,
-        );
-    });
-    ret
+            stream,
+            // Parameter layout for HIP comes from the code object's AMDGPU metadata note;
+            // until that parser lands the launch is recorded without arguments, marked.
+            |stub| (0, stub, None),
+        )
+    }
 }
 
 static RUNTIME_NOTED: AtomicBool = AtomicBool::new(false);
