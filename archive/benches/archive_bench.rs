@@ -31,6 +31,8 @@ fn append_rate(threads: usize, per_thread: u64, buffer_bytes: usize) -> f64 {
         1,
     )
     .unwrap();
+    // Capture always runs the flusher thread; so does the benchmark.
+    w.start_flusher();
     // A small event as capture writes for a cudaMemsetAsync: three fields, 48 payload bytes.
     let mut p = PayloadWriter::new();
     p.devptr(1, 0x7f00_0000_0000).u64(2, 0).u64(3, 4096);

@@ -71,6 +71,8 @@ struct EventBuf {
     pending_events: u64,
     last_flush_ns: u64,
     finalized: bool,
+    /// The buffer written last time, kept so a checkpoint swaps instead of allocating.
+    spare: Vec<u8>,
 }
 
 struct BlobIndex {
@@ -114,6 +116,18 @@ pub struct ProcessWriter {
     blob_stored_bytes: AtomicU64,
     blob_referenced_bytes: AtomicU64,
     code_objects: AtomicU64,
+    /// Set while the flusher thread runs: a full buffer then wakes it instead of making
+    /// the appending thread write.
+    flusher_running: AtomicBool,
+    flush_wake: Mutex<bool>,
+    flush_cv: Condvar,
+}
+
+/// What an append leaves to do after it released the buffer lock.
+enum Due {
+    No,
+    WriteHere,
+    WakeFlusher,
 }
 
 /// Monotonic time in nanoseconds (CLOCK_MONOTONIC; vDSO, no system call).
@@ -192,6 +206,7 @@ impl ProcessWriter {
                 pending_events: 0,
                 last_flush_ns: monotonic_ns(),
                 finalized: false,
+                spare: Vec::with_capacity(settings.buffer_bytes + 4096),
             }),
             settings,
             blobs: Mutex::new(BlobIndex {
@@ -209,6 +224,9 @@ impl ProcessWriter {
             blob_stored_bytes: AtomicU64::new(0),
             blob_referenced_bytes: AtomicU64::new(0),
             code_objects: AtomicU64::new(0),
+            flusher_running: AtomicBool::new(false),
+            flush_wake: Mutex::new(false),
+            flush_cv: Condvar::new(),
         };
         writer.write_process_manifest(false)?;
         Ok(Arc::new(writer))
@@ -264,13 +282,37 @@ impl ProcessWriter {
                 ret,
             };
             record::encode_record(&mut b.data, &h, payload);
-            let due = b.data.len() >= self.settings.buffer_bytes
-                || ts.saturating_sub(b.last_flush_ns)
-                    >= self.settings.flush_interval.as_nanos() as u64;
+            let len = b.data.len();
+            let due = if len >= self.settings.buffer_bytes {
+                // With a flusher the write happens there; the appending thread writes
+                // itself only when the flusher falls behind by several buffers.
+                if self.flusher_running.load(Ordering::Relaxed)
+                    && len < 4 * self.settings.buffer_bytes
+                {
+                    Due::WakeFlusher
+                } else {
+                    Due::WriteHere
+                }
+            } else if !self.flusher_running.load(Ordering::Relaxed)
+                && ts.saturating_sub(b.last_flush_ns)
+                    >= self.settings.flush_interval.as_nanos() as u64
+            {
+                Due::WriteHere
+            } else {
+                Due::No
+            };
             (seq, due)
         };
-        if due {
-            self.checkpoint();
+        match due {
+            Due::No => {}
+            Due::WriteHere => self.checkpoint(),
+            Due::WakeFlusher => {
+                let mut wake = self.flush_wake.lock();
+                if !*wake {
+                    *wake = true;
+                    self.flush_cv.notify_one();
+                }
+            }
         }
         Some(seq)
     }
@@ -290,13 +332,9 @@ impl ProcessWriter {
             if interval_due {
                 b.last_flush_ns = now;
             }
-            let cap = b.data.capacity();
             let events = std::mem::take(&mut b.pending_events);
-            (
-                std::mem::replace(&mut b.data, Vec::with_capacity(cap)),
-                events,
-                interval_due,
-            )
+            let spare = std::mem::take(&mut b.spare);
+            (std::mem::replace(&mut b.data, spare), events, interval_due)
         };
         if let Err(e) = diskspace::check(
             &self.dir,
@@ -315,6 +353,14 @@ impl ProcessWriter {
             }
         });
         drop(file);
+        {
+            let mut b = self.buf.lock();
+            if b.spare.capacity() < data.capacity() {
+                let mut data = data;
+                data.clear();
+                b.spare = data;
+            }
+        }
         if let Err(e) = result {
             self.stop(&format!(
                 "writing {}: {e}",
@@ -643,21 +689,34 @@ impl ProcessWriter {
     pub fn start_flusher(self: &Arc<Self>) {
         let weak: Weak<ProcessWriter> = Arc::downgrade(self);
         let interval = self.settings.flush_interval;
-        let _ = std::thread::Builder::new()
+        self.flusher_running.store(true, Ordering::Relaxed);
+        let spawned = std::thread::Builder::new()
             .name("hrr-flush".into())
             .spawn(move || loop {
-                std::thread::sleep(interval);
+                // Sleep until the interval passes or an appending thread fills the buffer.
+                let woken_early = {
+                    let Some(w) = weak.upgrade() else { return };
+                    let mut wake = w.flush_wake.lock();
+                    if !*wake {
+                        w.flush_cv.wait_for(&mut wake, interval);
+                    }
+                    std::mem::take(&mut *wake)
+                };
                 let Some(w) = weak.upgrade() else { return };
                 if w.buf.lock().finalized || w.stopped.load(Ordering::Relaxed) {
+                    w.flusher_running.store(false, Ordering::Relaxed);
                     return;
                 }
-                {
+                if !woken_early {
                     // Make the checkpoint's interval test true for an idle buffer.
                     let mut b = w.buf.lock();
                     b.last_flush_ns = b.last_flush_ns.saturating_sub(interval.as_nanos() as u64);
                 }
                 w.checkpoint();
             });
+        if spawned.is_err() {
+            self.flusher_running.store(false, Ordering::Relaxed);
+        }
     }
 }
 
