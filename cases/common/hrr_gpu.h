@@ -46,6 +46,22 @@
 #define hipEventElapsedTime cudaEventElapsedTime
 #define hipEventDestroy cudaEventDestroy
 #define hipLaunchKernel cudaLaunchKernel
+#define hipDeviceProp_t cudaDeviceProp
+#define hipGetDeviceProperties cudaGetDeviceProperties
+#define hipDeviceReset cudaDeviceReset
+#define hipEventDisableTiming cudaEventDisableTiming
+#define hipStreamDefault cudaStreamDefault
+#define hipLaunchHostFunc cudaLaunchHostFunc
+#define hipStreamAddCallback cudaStreamAddCallback
+#define hipMemcpyToSymbol cudaMemcpyToSymbol
+#define hipMemcpyFromSymbol cudaMemcpyFromSymbol
+#define HIP_SYMBOL(x) x
+#define hipHostMallocMapped cudaHostAllocMapped
+#define hipHostGetDevicePointer cudaHostGetDevicePointer
+#define hipMemcpyHostToHost cudaMemcpyHostToHost
+#define hipErrorNotReady cudaErrorNotReady
+#define hipErrorInvalidDevice cudaErrorInvalidDevice
+#define hipErrorOutOfMemory cudaErrorMemoryAllocation
 #endif
 
 #include <cstdio>
@@ -61,3 +77,15 @@
             std::exit(2);                                                             \
         }                                                                             \
     } while (0)
+
+// Compares a result with what the host computed; a case exits 1 on the first mismatch, so
+// a native run proves the GPU computed the expected outputs before capture is involved.
+template <typename T>
+static inline void expect_equal(const char* what, const T* got, const T* want, size_t n) {
+    for (size_t i = 0; i < n; ++i) {
+        if (!(got[i] == want[i])) {
+            std::fprintf(stderr, "%s: element %zu differs\n", what, i);
+            std::exit(1);
+        }
+    }
+}

@@ -10,44 +10,10 @@ use hrr_archive::api::{
 use hrr_archive::payload::{FieldError, Payload};
 use hrr_archive::record::RECORD_FLAG_INCOMPLETE;
 use hrr_archive::{Event, ProcessArchive};
-use serde::Serialize;
+pub use hrr_archive::replay_result::{Counts, Failure};
 
 use crate::runtime::{call_row, Runtime};
 use crate::translate::{AddressMap, Translated};
-
-/// One failed check or event, with everything a person needs to find it.
-#[derive(Clone, Debug, Serialize)]
-pub struct Failure {
-    pub pid: u32,
-    pub seq: u64,
-    pub api: String,
-    /// "d2h_mismatch", "return_code", "unreplayable", "error"
-    pub kind: String,
-    pub message: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub bytes: Option<u64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub differing_bytes: Option<u64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub first_differing_offset: Option<u64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub expected_hex: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub found_hex: Option<String>,
-}
-
-#[derive(Clone, Debug, Default, Serialize)]
-pub struct Counts {
-    pub events_total: u64,
-    pub events_replayed: u64,
-    pub kernels_launched: u64,
-    pub d2h_pass: u64,
-    pub d2h_fail: u64,
-    pub d2h_skipped: u64,
-    pub failed_as_captured: u64,
-    pub untranslated_pointers: u64,
-    pub unreplayable_refused: u64,
-}
 
 pub struct Options {
     pub continue_on_error: bool,

@@ -17,7 +17,6 @@ use std::process::ExitCode;
 use clap::Parser;
 use hrr_archive::api::Vendor;
 use hrr_archive::{Archive, Limits};
-use serde::Serialize;
 
 const EXIT_PASS: u8 = 0;
 const EXIT_FAIL: u8 = 1;
@@ -70,16 +69,7 @@ struct Cli {
     max_host_bytes: u64,
 }
 
-#[derive(Serialize)]
-struct ReplayResult {
-    archive: String,
-    vendor: String,
-    runtime_library: String,
-    verdict: &'static str,
-    reason: String,
-    counts: engine::Counts,
-    failures: Vec<engine::Failure>,
-}
+use hrr_archive::replay_result::ReplayResult;
 
 fn main() -> ExitCode {
     let cli = match Cli::try_parse() {
@@ -211,7 +201,7 @@ fn replay(cli: &Cli, archive: &Archive) -> u8 {
         archive: archive.root.display().to_string(),
         vendor: vendor_name.clone(),
         runtime_library: String::new(),
-        verdict: "FAIL",
+        verdict: "FAIL".into(),
         reason: String::new(),
         counts: engine::Counts::default(),
         failures: Vec::new(),
@@ -293,7 +283,7 @@ fn replay(cli: &Cli, archive: &Archive) -> u8 {
             result.reason = "no device-to-host check passed: nothing was verified".into();
             EXIT_FAIL
         } else {
-            result.verdict = "PASS";
+            result.verdict = "PASS".into();
             result.reason = format!("{} D2H checks passed", c.d2h_pass);
             EXIT_PASS
         }

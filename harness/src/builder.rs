@@ -1,0 +1,287 @@
+//! `hrr-harness build`: capture and replay (release) from a source tree, and every case of
+//! a family for all of its offload targets the toolchain here can build, into
+//! `BUILD_ROOT/<family>-<revision>/`. A case is recompiled only when its inputs (source,
+//! shared headers, compiler and command line) changed; the tools' own build is cargo's.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use hrr_archive::ContentHash;
+use hrr_matrix::{CaseKind, Family, Matrix};
+use serde::Serialize;
+
+use crate::error::HarnessError;
+use crate::process::{self, Exit};
+use crate::repo::SourceTree;
+use crate::toolchain::{self, Toolchain};
+
+/// What the build of one case produced.
+#[derive(Clone, Debug, Serialize)]
+#[serde(rename_all = "kebab-case", tag = "state")]
+pub enum CaseBuild {
+    Built { binary: PathBuf, reused: bool },
+    /// Host cases run a command from the source tree; nothing to compile.
+    Host,
+    /// No compiler here can build it for this family.
+    Unsupported { reason: String },
+    Failed { message: String, log: PathBuf },
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct Built {
+    pub family: String,
+    pub revision: String,
+    pub dir: PathBuf,
+    pub source: PathBuf,
+    pub capture: PathBuf,
+    pub replay: PathBuf,
+    /// e.g. "nvcc: Cuda compilation tools, release 13.0 for sm_90".
+    pub toolchain: String,
+    /// Targets of the family no compiler here builds, with the reason.
+    pub unsupported_targets: Vec<(String, String)>,
+    pub cases: BTreeMap<String, CaseBuild>,
+}
+
+pub struct BuildRequest<'a> {
+    pub matrix: &'a Matrix,
+    pub family: &'a Family,
+    pub source: &'a SourceTree,
+    pub build_root: PathBuf,
+    /// Prebuilt capture and replay (`--tools DIR`): no cargo build.
+    pub tools_dir: Option<PathBuf>,
+    /// Cargo target directory for the tools' build.
+    pub cargo_target_dir: PathBuf,
+    /// Only these cases (None: all of the matrix).
+    pub only: Option<Vec<String>>,
+    /// Print progress lines to stderr.
+    pub verbose: bool,
+}
+
+fn sanitize(s: &str) -> String {
+    s.chars()
+        .map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '.' || c == '_' { c } else { '_' })
+        .collect()
+}
+
+/// `{target_dir}` in a tools output path.
+fn expand(path: &str, source: &Path, target_dir: &Path) -> PathBuf {
+    let p = path.replace("{target_dir}", &target_dir.to_string_lossy());
+    let p = PathBuf::from(p);
+    if p.is_absolute() {
+        p
+    } else {
+        source.join(p)
+    }
+}
+
+fn copy_exec(from: &Path, to: &Path) -> Result<(), HarnessError> {
+    if !from.is_file() {
+        return Err(HarnessError::failed(format!(
+            "expected build output {} does not exist",
+            from.display()
+        )));
+    }
+    let tmp = to.with_extension("tmp");
+    std::fs::copy(from, &tmp)
+        .and_then(|_| std::fs::rename(&tmp, to))
+        .map_err(|e| HarnessError::failed(format!("copy {} -> {}: {e}", from.display(), to.display())))
+}
+
+pub fn build_tools(req: &BuildRequest, dir: &Path) -> Result<(PathBuf, PathBuf), HarnessError> {
+    let tools = dir.join("tools");
+    std::fs::create_dir_all(&tools)
+        .map_err(|e| HarnessError::failed(format!("{}: {e}", tools.display())))?;
+    let capture = tools.join("libhrr_capture.so");
+    let replay = tools.join("hrr-replay");
+    if let Some(t) = &req.tools_dir {
+        copy_exec(&t.join("libhrr_capture.so"), &capture)?;
+        copy_exec(&t.join("hrr-replay"), &replay)?;
+        return Ok((capture, replay));
+    }
+    let spec = &req.matrix.tools;
+    let log = dir.join("tools-build.log");
+    let _ = std::fs::remove_file(&log);
+    if req.verbose {
+        eprintln!(
+            "hrr-harness: building capture and replay in {}: {}",
+            req.source.root.display(),
+            spec.build.join(" ")
+        );
+    }
+    let mut cmd = Command::new(&spec.build[0]);
+    cmd.args(&spec.build[1..])
+        .current_dir(&req.source.root)
+        .env("CARGO_TARGET_DIR", &req.cargo_target_dir);
+    let f = process::run_logged(cmd, &log, Instant::now() + Duration::from_secs(3600))
+        .map_err(|e| HarnessError::failed(format!("cannot run `{}`: {e}", spec.build[0])))?;
+    match f.exit {
+        Exit::Code(0) => {}
+        Exit::Interrupted => return Err(HarnessError::Interrupted),
+        e => {
+            return Err(HarnessError::failed(format!(
+                "building capture and replay failed ({}); log: {}\n{}",
+                e.describe(),
+                log.display(),
+                process::tail(&log, 3000)
+            )))
+        }
+    }
+    copy_exec(&expand(&spec.capture, &req.source.root, &req.cargo_target_dir), &capture)?;
+    copy_exec(&expand(&spec.replay, &req.source.root, &req.cargo_target_dir), &replay)?;
+    Ok((capture, replay))
+}
+
+/// Hash of everything that decides a case binary.
+fn input_hash(tc: &Toolchain, cmd: &Command, case_dir: &Path, common: &Path) -> String {
+    let mut buf = Vec::new();
+    buf.extend_from_slice(tc.version.as_bytes());
+    buf.extend_from_slice(format!("{cmd:?}").as_bytes());
+    for dir in [case_dir, common] {
+        let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
+            .map(|rd| rd.flatten().map(|e| e.path()).filter(|p| p.is_file()).collect())
+            .unwrap_or_default();
+        files.sort();
+        for f in files {
+            buf.extend_from_slice(f.to_string_lossy().as_bytes());
+            buf.extend_from_slice(&std::fs::read(&f).unwrap_or_default());
+        }
+    }
+    ContentHash::of(&buf).to_hex()
+}
+
+fn build_case(tc: &Toolchain, source: &SourceTree, case_dir_name: &str, out_dir: &Path, tmp: &Path) -> CaseBuild {
+    let src_dir = source.cases_dir().join(case_dir_name);
+    let common = source.cases_dir().join("common");
+    let binary = out_dir.join("case");
+    let log = out_dir.join("build.log");
+    if let Err(e) = std::fs::create_dir_all(out_dir) {
+        return CaseBuild::Failed { message: format!("{}: {e}", out_dir.display()), log };
+    }
+    let mut cmd = tc.compile_command(&src_dir.join("main.cpp"), &common, &binary);
+    let stamp = out_dir.join(".inputs");
+    let hash = input_hash(tc, &cmd, &src_dir, &common);
+    if binary.is_file() && std::fs::read_to_string(&stamp).ok().as_deref() == Some(hash.as_str()) {
+        return CaseBuild::Built { binary, reused: true };
+    }
+    let _ = std::fs::remove_file(&stamp);
+    let _ = std::fs::write(&log, format!("{cmd:?}\n"));
+    cmd.current_dir(&src_dir).env("TMPDIR", tmp);
+    match process::run_logged(cmd, &log, Instant::now() + Duration::from_secs(900)) {
+        Ok(f) if f.exit == Exit::Code(0) && binary.is_file() => {
+            let _ = std::fs::write(&stamp, &hash);
+            CaseBuild::Built { binary, reused: false }
+        }
+        Ok(f) => CaseBuild::Failed {
+            message: format!(
+                "compiling cases/{case_dir_name}/main.cpp failed ({}): {}",
+                f.exit.describe(),
+                process::tail(&log, 600).lines().filter(|l| l.contains("error")).take(3).collect::<Vec<_>>().join(" | ")
+            ),
+            log,
+        },
+        Err(e) => CaseBuild::Failed { message: format!("cannot run {}: {e}", tc.compiler.display()), log },
+    }
+}
+
+/// Builds tools and cases. Case compile failures are reported per case, not as an error.
+pub fn build(req: &BuildRequest) -> Result<Built, HarnessError> {
+    let revision = req.source.revision();
+    let dir = req
+        .build_root
+        .join(format!("{}-{}", req.family.name, sanitize(&revision)));
+    std::fs::create_dir_all(&dir).map_err(|e| HarnessError::failed(format!("{}: {e}", dir.display())))?;
+    let (capture, replay) = build_tools(req, &dir)?;
+    let wanted: Vec<&hrr_matrix::Case> = req
+        .matrix
+        .cases
+        .iter()
+        .filter(|c| req.only.as_ref().is_none_or(|o| o.contains(&c.name)))
+        .collect();
+    let mut cases = BTreeMap::new();
+    let gpu_cases: Vec<&&hrr_matrix::Case> = wanted.iter().filter(|c| c.kind == CaseKind::Gpu).collect();
+    for c in wanted.iter().filter(|c| c.kind == CaseKind::Host) {
+        cases.insert(c.name.clone(), CaseBuild::Host);
+    }
+    let mut toolchain_desc = String::new();
+    let mut unsupported_targets = Vec::new();
+    if !gpu_cases.is_empty() {
+        match toolchain::plan(req.family, &req.build_root.join("toolchain")) {
+            Err(hint) => {
+                toolchain_desc = hint.clone();
+                for c in &gpu_cases {
+                    cases.insert(c.name.clone(), CaseBuild::Unsupported { reason: hint.clone() });
+                }
+            }
+            Ok(tc) => {
+                unsupported_targets = tc.unsupported();
+                let buildable = tc.buildable();
+                toolchain_desc = format!(
+                    "{} ({}) for {}",
+                    tc.compiler.display(),
+                    tc.version,
+                    if buildable.is_empty() { "no target".into() } else { buildable.join(", ") }
+                );
+                if buildable.is_empty() {
+                    let reason = unsupported_targets
+                        .iter()
+                        .map(|(_, r)| r.as_str())
+                        .collect::<Vec<_>>()
+                        .join("; ");
+                    for c in &gpu_cases {
+                        cases.insert(c.name.clone(), CaseBuild::Unsupported { reason: reason.clone() });
+                    }
+                } else {
+                    let tmp = dir.join("tmp");
+                    let _ = std::fs::create_dir_all(&tmp);
+                    let queue = Mutex::new(gpu_cases.iter().map(|c| (c.name.clone(), c.dir.clone())).collect::<Vec<_>>());
+                    let results = Mutex::new(Vec::new());
+                    let workers = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(2).min(8);
+                    std::thread::scope(|s| {
+                        for _ in 0..workers {
+                            s.spawn(|| loop {
+                                if process::interrupted() {
+                                    return;
+                                }
+                                let Some((name, d)) = queue.lock().unwrap().pop() else { return };
+                                let b = build_case(&tc, req.source, &d, &dir.join("cases").join(&name), &tmp);
+                                if req.verbose {
+                                    match &b {
+                                        CaseBuild::Built { reused: true, .. } => eprintln!("hrr-harness: {name}: up to date"),
+                                        CaseBuild::Built { .. } => eprintln!("hrr-harness: {name}: built"),
+                                        CaseBuild::Failed { message, .. } => eprintln!("hrr-harness: {name}: {message}"),
+                                        _ => {}
+                                    }
+                                }
+                                results.lock().unwrap().push((name, b));
+                            });
+                        }
+                    });
+                    if process::interrupted() {
+                        return Err(HarnessError::Interrupted);
+                    }
+                    for (n, b) in results.into_inner().unwrap() {
+                        cases.insert(n, b);
+                    }
+                }
+            }
+        }
+    }
+    let built = Built {
+        family: req.family.name.clone(),
+        revision,
+        dir: dir.clone(),
+        source: req.source.root.clone(),
+        capture,
+        replay,
+        toolchain: toolchain_desc,
+        unsupported_targets,
+        cases,
+    };
+    if let Ok(j) = serde_json::to_vec_pretty(&built) {
+        let _ = std::fs::write(dir.join("build.json"), j);
+    }
+    Ok(built)
+}

@@ -1,0 +1,381 @@
+//! The subcommands: each resolves its inputs (tree, matrix, family, GPUs), calls the
+//! module that does the work and turns the outcome into an exit code.
+
+use std::path::{Path, PathBuf};
+use std::time::{Instant, SystemTime, UNIX_EPOCH};
+
+use hrr_matrix::{resolve_family, shard, Disposition, Expectation, Family, Matrix, Shard};
+use hrr_reports::{RunReport, Totals};
+
+use crate::builder::{self, BuildRequest, Built, CaseBuild};
+use crate::error::{exit, HarnessError};
+use crate::gpu::{self, Detection};
+use crate::output::{self, Progress};
+use crate::repo::SourceTree;
+use crate::runner::{self, RunContext};
+use crate::{BuildOpts, MatrixCmd, RunArgs, WorkflowsCmd};
+
+type Res = Result<u8, HarnessError>;
+
+fn family<'m>(m: &'m Matrix, name: &str) -> Result<&'m Family, HarnessError> {
+    m.families.iter().find(|f| f.name == name).ok_or_else(|| {
+        HarnessError::usage(format!(
+            "unknown family `{name}`; the matrix has: {}",
+            m.families.iter().map(|f| f.name.as_str()).collect::<Vec<_>>().join(", ")
+        ))
+    })
+}
+
+pub fn matrix(matrix: Option<&Path>, cmd: &MatrixCmd) -> Res {
+    let tree = SourceTree::locate(matrix)?;
+    let m = tree.load_matrix()?;
+    match cmd {
+        MatrixCmd::Check => {
+            println!(
+                "{}: valid: {} families, {} cases, {} rules, {} controls",
+                tree.matrix.display(),
+                m.families.len(),
+                m.cases.len(),
+                m.rules.len(),
+                m.controls.len()
+            );
+        }
+        MatrixCmd::List { family: name, json } => {
+            let f = family(&m, name)?;
+            let resolved = resolve_family(&m, f);
+            if *json {
+                println!("{}", serde_json::to_string_pretty(&resolved).unwrap_or_default());
+                return Ok(exit::OK);
+            }
+            println!(
+                "family {} ({}, targets {}, {} shard(s), runner [{}])",
+                f.name,
+                f.vendor.as_str(),
+                f.targets.join(", "),
+                f.shards,
+                f.runner.join(", ")
+            );
+            for rc in &resolved {
+                let rule = rc.rule.map(|i| format!(" [rule {}]", i + 1)).unwrap_or_default();
+                let what = match (&rc.disposition, &rc.expectation) {
+                    (Disposition::Skip { reason, .. }, _) => format!("skip            {reason}{rule}"),
+                    (Disposition::Run, Expectation::Pass) => "run".to_string(),
+                    (Disposition::Run, Expectation::Fail { reason }) => format!("run, expect fail  {reason}{rule}"),
+                    (Disposition::Run, Expectation::Flake { reason }) => format!("run, known flake  {reason}{rule}"),
+                };
+                println!(
+                    "  {:<22} {:>5}  {:<34} {}",
+                    rc.case.name,
+                    hrr_matrix::duration::format(rc.timeout),
+                    rc.case.checks.iter().map(|c| c.name()).collect::<Vec<_>>().join(","),
+                    what
+                );
+            }
+        }
+    }
+    Ok(exit::OK)
+}
+
+/// The tree to build from and the cargo target directory for its tools.
+fn source_and_target(tree: &SourceTree, opts: &BuildOpts) -> Result<(SourceTree, PathBuf, PathBuf), HarnessError> {
+    let build_root = opts.build_dir.clone().unwrap_or_else(|| tree.root.join("target/hrr-build"));
+    let build_root = absolute(&build_root);
+    match &opts.source {
+        Some(s) => {
+            let root = s
+                .canonicalize()
+                .map_err(|e| HarnessError::usage(format!("--source {}: {e}", s.display())))?;
+            let src = SourceTree::at(&root);
+            if !src.cases_dir().is_dir() {
+                return Err(HarnessError::usage(format!("--source {}: no cases/ directory: not an hrr-harness checkout", root.display())));
+            }
+            let target = if root == tree.root {
+                std::env::var_os("CARGO_TARGET_DIR").map(PathBuf::from).unwrap_or_else(|| root.join("target"))
+            } else {
+                build_root.join("cargo-target")
+            };
+            Ok((src, absolute(&target), build_root))
+        }
+        None => {
+            let target = std::env::var_os("CARGO_TARGET_DIR").map(PathBuf::from).unwrap_or_else(|| tree.root.join("target"));
+            Ok((tree.clone(), absolute(&target), build_root))
+        }
+    }
+}
+
+fn absolute(p: &Path) -> PathBuf {
+    if p.is_absolute() {
+        p.to_path_buf()
+    } else {
+        std::env::current_dir().map(|c| c.join(p)).unwrap_or_else(|_| p.to_path_buf())
+    }
+}
+
+/// `--family auto`: the family of this machine's GPUs; with no GPU, the first family whose
+/// compiler is installed here (so its cases are at least compile-checked), else the first.
+fn pick_family<'m>(m: &'m Matrix, name: &str, d: &Detection) -> Result<&'m Family, HarnessError> {
+    if name != "auto" {
+        return family(m, name);
+    }
+    match gpu::auto_family(m, d).map_err(HarnessError::usage)? {
+        Some(f) => {
+            eprintln!("hrr-harness: --family auto: {} ({})", f.name, d.gpus.iter().map(|g| g.to_string()).collect::<Vec<_>>().join("; "));
+            Ok(f)
+        }
+        None => {
+            let f = m
+                .families
+                .iter()
+                .find(|f| crate::toolchain::find_compiler(f.vendor).is_some())
+                .unwrap_or(&m.families[0]);
+            eprintln!(
+                "hrr-harness: --family auto: {}; using family {} for compile checks and GPU-free checks (its compiler is {})",
+                d.none_reason(),
+                f.name,
+                if crate::toolchain::find_compiler(f.vendor).is_some() { "installed" } else { "missing too" }
+            );
+            Ok(f)
+        }
+    }
+}
+
+fn do_build(tree: &SourceTree, m: &Matrix, f: &Family, opts: &BuildOpts, only: Option<Vec<String>>) -> Result<Built, HarnessError> {
+    let (src, target, build_root) = source_and_target(tree, opts)?;
+    let src_matrix;
+    let matrix_for_build = if src.root != tree.root && src.matrix.is_file() {
+        // The control tree's own tools.build (it may differ); cases are the same names.
+        src_matrix = src.load_matrix().unwrap_or_else(|_| m.clone());
+        &src_matrix
+    } else {
+        m
+    };
+    builder::build(&BuildRequest {
+        matrix: matrix_for_build,
+        family: f,
+        source: &src,
+        build_root,
+        tools_dir: opts.tools.clone().map(|t| absolute(&t)),
+        cargo_target_dir: target,
+        only,
+        verbose: true,
+    })
+}
+
+pub fn build(matrix: Option<&Path>, opts: &BuildOpts) -> Res {
+    let tree = SourceTree::locate(matrix)?;
+    let m = tree.load_matrix()?;
+    let d = gpu::detect();
+    let f = pick_family(&m, &opts.family, &d)?;
+    let built = do_build(&tree, &m, f, opts, None)?;
+    println!("build {} at {}: {}", f.name, built.revision, built.dir.display());
+    println!("  capture  {}", built.capture.display());
+    println!("  replay   {}", built.replay.display());
+    println!("  compiler {}", built.toolchain);
+    for (t, why) in &built.unsupported_targets {
+        println!("  target {t} not built: {why}");
+    }
+    let mut failed = 0;
+    for (name, b) in &built.cases {
+        let line = match b {
+            CaseBuild::Built { binary, reused } => format!("{} {}", if *reused { "up to date" } else { "built     " }, binary.display()),
+            CaseBuild::Host => "host case (nothing to compile)".into(),
+            CaseBuild::Unsupported { reason } => format!("not built: {reason}"),
+            CaseBuild::Failed { message, .. } => {
+                failed += 1;
+                format!("FAILED: {message}")
+            }
+        };
+        println!("  {name:<24} {line}");
+    }
+    Ok(if failed > 0 { exit::UNEXPECTED } else { exit::OK })
+}
+
+fn now_unix() -> u64 {
+    SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0)
+}
+
+fn hostname() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .map(|s| s.trim().to_string())
+        .unwrap_or_default()
+}
+
+/// Clears what a previous run left in the output directory (only files the harness writes).
+fn prepare_output(dir: &Path) -> Result<(), HarnessError> {
+    std::fs::create_dir_all(dir).map_err(|e| HarnessError::usage(format!("--output {}: {e}", dir.display())))?;
+    for f in ["results.json", "results.jsonl", "junit.xml", "summary.md"] {
+        let _ = std::fs::remove_file(dir.join(f));
+    }
+    let _ = std::fs::remove_dir_all(dir.join("cases"));
+    Ok(())
+}
+
+pub fn run(matrix: Option<&Path>, args: &RunArgs) -> Res {
+    let tree = SourceTree::locate(matrix)?;
+    let m = tree.load_matrix()?;
+    let d = gpu::detect();
+    let f = pick_family(&m, &args.opts.family, &d)?;
+    let sh = match &args.shard {
+        Some(s) => Shard::parse(s).map_err(HarnessError::usage)?,
+        None => Shard::ALL,
+    };
+    if args.jobs == Some(0) {
+        return Err(HarnessError::usage("--jobs 0: need at least one job"));
+    }
+    let mine: Vec<gpu::Gpu> = d.gpus.iter().filter(|g| gpu::belongs(g, f)).cloned().collect();
+    if !d.gpus.is_empty() && mine.is_empty() {
+        return Err(HarnessError::usage(format!(
+            "this machine's GPUs do not belong to family {} (targets {}): found {}",
+            f.name,
+            f.targets.join(", "),
+            d.gpus.iter().map(|g| g.to_string()).collect::<Vec<_>>().join("; ")
+        )));
+    }
+    let mut cases = resolve_family(&m, f);
+    if !args.cases.is_empty() {
+        cases.retain(|rc| args.cases.iter().any(|p| hrr_matrix::glob::matches(p, &rc.case.name)));
+        if cases.is_empty() {
+            return Err(HarnessError::usage(format!("--case {}: matches no case", args.cases.join(" "))));
+        }
+    }
+    let cases = shard(cases, sh);
+    let output = absolute(&args.output.clone().unwrap_or_else(|| {
+        let name = if sh == Shard::ALL { f.name.clone() } else { format!("{}-shard-{}-of-{}", f.name, sh.index, sh.count) };
+        tree.root.join("target/hrr-results").join(name)
+    }));
+    prepare_output(&output)?;
+    let started = Instant::now();
+    let started_unix = now_unix();
+    let to_build: Vec<String> = cases
+        .iter()
+        .filter(|c| c.disposition == Disposition::Run)
+        .map(|c| c.case.name.clone())
+        .collect();
+    let built = do_build(&tree, &m, f, &args.opts, Some(to_build))?;
+    let jobs = args.jobs.unwrap_or(mine.len().max(1));
+    let gpus_desc: Vec<String> = if mine.is_empty() { vec![d.none_reason()] } else { mine.iter().map(|g| g.to_string()).collect() };
+    eprintln!(
+        "hrr-harness: family {} shard {sh}: {} case(s), {jobs} job(s), GPUs: {}; results in {}",
+        f.name,
+        cases.len(),
+        gpus_desc.join("; "),
+        output.display()
+    );
+    let ctx = RunContext {
+        family: f,
+        built: &built,
+        gpus: mine,
+        no_gpu_reason: d.none_reason(),
+        output: output.clone(),
+        keep_archives: args.keep_archives,
+        shard: sh.to_string(),
+    };
+    let jsonl = output.join("results.jsonl");
+    let progress = std::cell::RefCell::new(Progress::new(cases.len(), !args.no_progress));
+    let mut results = runner::run_all(
+        &ctx,
+        &cases,
+        jobs,
+        |name| progress.borrow_mut().started(name),
+        |r| {
+            progress.borrow_mut().finished(r);
+            output::append_jsonl(&jsonl, r);
+        },
+    );
+    progress.borrow().finish();
+    results.sort_by(|a, b| a.case.cmp(&b.case));
+    let report = RunReport {
+        tool_version: env!("CARGO_PKG_VERSION").into(),
+        source_revision: built.revision.clone(),
+        families: vec![f.name.clone()],
+        shard: sh.to_string(),
+        gpus: gpus_desc,
+        hostname: hostname(),
+        started_unix,
+        duration_s: started.elapsed().as_secs_f64(),
+        totals: Totals::of(&results),
+        cases: results,
+    };
+    output::write_reports(&output, &report, false).map_err(|e| HarnessError::failed(format!("writing reports to {}: {e}", output.display())))?;
+    let t = &report.totals;
+    println!(
+        "{}: {} | junit {} | results {}",
+        if t.unexpected == 0 { "PASS" } else { "FAIL" },
+        hrr_reports::Status::ALL
+            .iter()
+            .filter(|s| t.count(**s) > 0)
+            .map(|s| format!("{} {s}", t.count(*s)))
+            .collect::<Vec<_>>()
+            .join(", "),
+        output.join("junit.xml").display(),
+        output.join("results.json").display()
+    );
+    if crate::process::interrupted() {
+        return Err(HarnessError::Interrupted);
+    }
+    Ok(if t.unexpected == 0 { exit::OK } else { exit::UNEXPECTED })
+}
+
+pub fn merge(dirs: &[PathBuf], output: &Path) -> Res {
+    let files = hrr_reports::merge::find_results(dirs).map_err(HarnessError::usage)?;
+    let mut reports = Vec::new();
+    for f in &files {
+        reports.push(RunReport::read_json(f).map_err(HarnessError::usage)?);
+    }
+    let merged = hrr_reports::merge::merge(&reports).map_err(HarnessError::usage)?;
+    std::fs::create_dir_all(output).map_err(|e| HarnessError::usage(format!("--output {}: {e}", output.display())))?;
+    // JUnit keeps one suite per family and shard, from the original reports.
+    hrr_reports::result::write_atomic(
+        &output.join("junit.xml"),
+        hrr_reports::junit::render(&reports.iter().collect::<Vec<_>>()).as_bytes(),
+    )
+    .map_err(|e| HarnessError::failed(e.to_string()))?;
+    merged.write_json(&output.join("results.json")).map_err(|e| HarnessError::failed(e.to_string()))?;
+    let md = hrr_reports::markdown::merged_summary(&merged);
+    hrr_reports::result::write_atomic(&output.join("summary.md"), md.as_bytes()).map_err(|e| HarnessError::failed(e.to_string()))?;
+    if let Some(p) = std::env::var_os("GITHUB_STEP_SUMMARY").filter(|p| !p.is_empty()) {
+        use std::io::Write;
+        if let Ok(mut f) = std::fs::OpenOptions::new().create(true).append(true).open(p) {
+            let _ = writeln!(f, "{md}");
+        }
+    }
+    print!("{md}");
+    println!("merged {} report(s) into {}", files.len(), output.display());
+    Ok(if merged.totals.unexpected == 0 { exit::OK } else { exit::UNEXPECTED })
+}
+
+pub fn workflows(matrix: Option<&Path>, cmd: &WorkflowsCmd) -> Res {
+    let tree = SourceTree::locate(matrix)?;
+    let m = tree.load_matrix()?;
+    let files = hrr_workflows::generate(&m);
+    let mut stale = Vec::new();
+    for (rel, text) in &files {
+        let path = tree.root.join(rel);
+        match cmd {
+            WorkflowsCmd::Generate => {
+                if let Some(p) = path.parent() {
+                    std::fs::create_dir_all(p).map_err(|e| HarnessError::failed(format!("{}: {e}", p.display())))?;
+                }
+                std::fs::write(&path, text).map_err(|e| HarnessError::failed(format!("{}: {e}", path.display())))?;
+                println!("wrote {}", path.display());
+            }
+            WorkflowsCmd::Check => {
+                if std::fs::read_to_string(&path).ok().as_deref() != Some(text.as_str()) {
+                    stale.push(rel.clone());
+                }
+            }
+        }
+    }
+    if !stale.is_empty() {
+        eprintln!(
+            "hrr-harness: {} out of date with {}: run `hrr-harness workflows generate` and commit",
+            stale.join(", "),
+            tree.matrix.display()
+        );
+        return Ok(exit::UNEXPECTED);
+    }
+    if matches!(cmd, WorkflowsCmd::Check) {
+        println!("workflows up to date with {}", tree.matrix.display());
+    }
+    Ok(exit::OK)
+}

@@ -1,0 +1,215 @@
+//! Which GPUs this machine has, read the way each vendor's runtime sees them: NVIDIA through
+//! `nvidia-smi` (name and compute capability), AMD through the KFD topology in sysfs
+//! (`gfx_target_version`, the number gcnArchName is made from). No GPU is a normal answer,
+//! with the reasons written down for the skip messages.
+
+use std::path::Path;
+use std::process::Command;
+
+use hrr_matrix::{Family, Matrix, Vendor};
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Gpu {
+    /// The index `CUDA_VISIBLE_DEVICES` / `HIP_VISIBLE_DEVICES` take.
+    pub index: u32,
+    pub vendor: Vendor,
+    pub name: String,
+    /// `sm_90` or `gfx90a`.
+    pub arch: String,
+}
+
+impl std::fmt::Display for Gpu {
+    fn fmt(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        write!(f, "{} {} ({})", self.index, self.name, self.arch)
+    }
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct Detection {
+    pub gpus: Vec<Gpu>,
+    /// Why a vendor contributed no GPU ("nvidia-smi not found", ...).
+    pub notes: Vec<String>,
+}
+
+impl Detection {
+    pub fn none_reason(&self) -> String {
+        format!("no GPU on this machine ({})", self.notes.join("; "))
+    }
+}
+
+/// `9.0` -> `sm_90`.
+pub fn sm_arch(compute_cap: &str) -> Option<String> {
+    let (major, minor) = compute_cap.trim().split_once('.')?;
+    let major: u32 = major.parse().ok()?;
+    let minor: u32 = minor.parse().ok()?;
+    Some(format!("sm_{major}{minor}"))
+}
+
+/// KFD's `gfx_target_version` (major*10000 + minor*100 + stepping) -> `gfx90a`, `gfx1100`.
+pub fn gfx_arch(target_version: u32) -> Option<String> {
+    if target_version == 0 {
+        return None;
+    }
+    let major = target_version / 10000;
+    let minor = (target_version / 100) % 100;
+    let stepping = target_version % 100;
+    if minor > 15 || stepping > 15 {
+        return None;
+    }
+    Some(format!("gfx{major}{minor:x}{stepping:x}"))
+}
+
+fn detect_nvidia(d: &mut Detection) {
+    let out = Command::new("nvidia-smi")
+        .args(["--query-gpu=index,name,compute_cap", "--format=csv,noheader"])
+        .output();
+    match out {
+        Err(_) => d.notes.push("nvidia-smi not found".into()),
+        Ok(o) if !o.status.success() => d.notes.push(format!(
+            "nvidia-smi failed: {}",
+            String::from_utf8_lossy(&o.stderr).trim()
+        )),
+        Ok(o) => {
+            let text = String::from_utf8_lossy(&o.stdout);
+            let before = d.gpus.len();
+            for line in text.lines() {
+                let parts: Vec<&str> = line.split(',').map(str::trim).collect();
+                if let [idx, name, cap] = parts[..] {
+                    if let (Ok(index), Some(arch)) = (idx.parse(), sm_arch(cap)) {
+                        d.gpus.push(Gpu {
+                            index,
+                            vendor: Vendor::Nvidia,
+                            name: name.to_string(),
+                            arch,
+                        });
+                    }
+                }
+            }
+            if d.gpus.len() == before {
+                d.notes.push("nvidia-smi lists no GPU".into());
+            }
+        }
+    }
+}
+
+fn detect_amd(d: &mut Detection, topology: &Path) {
+    let nodes = topology.join("nodes");
+    let Ok(rd) = std::fs::read_dir(&nodes) else {
+        d.notes.push(format!("no AMD KFD ({} absent)", nodes.display()));
+        return;
+    };
+    let mut ids: Vec<u32> = rd
+        .flatten()
+        .filter_map(|e| e.file_name().to_str().and_then(|s| s.parse().ok()))
+        .collect();
+    ids.sort();
+    let mut index = 0;
+    for id in ids {
+        let dir = nodes.join(id.to_string());
+        let props = std::fs::read_to_string(dir.join("properties")).unwrap_or_default();
+        let tv = props
+            .lines()
+            .find_map(|l| l.strip_prefix("gfx_target_version "))
+            .and_then(|v| v.trim().parse::<u32>().ok())
+            .unwrap_or(0);
+        let Some(arch) = gfx_arch(tv) else { continue };
+        let name = std::fs::read_to_string(dir.join("name"))
+            .map(|s| s.trim().to_string())
+            .unwrap_or_default();
+        d.gpus.push(Gpu {
+            index,
+            vendor: Vendor::Amd,
+            name: if name.is_empty() { arch.clone() } else { name },
+            arch,
+        });
+        index += 1;
+    }
+    if !d.gpus.iter().any(|g| g.vendor == Vendor::Amd) {
+        d.notes.push("the AMD KFD lists no GPU".into());
+    }
+}
+
+pub fn detect() -> Detection {
+    let mut d = Detection::default();
+    detect_nvidia(&mut d);
+    detect_amd(&mut d, Path::new("/sys/class/kfd/kfd/topology"));
+    d
+}
+
+/// Whether `gpu` belongs to `family`: same vendor and its architecture is one of the
+/// family's targets (`sm_90a` counts as `sm_90`).
+pub fn belongs(gpu: &Gpu, family: &Family) -> bool {
+    gpu.vendor == family.vendor
+        && family
+            .targets
+            .iter()
+            .any(|t| t == &gpu.arch || t.trim_end_matches(['a', 'f']) == gpu.arch)
+}
+
+/// The family `--family auto` means: the one every GPU belongs to.
+pub fn auto_family<'m>(m: &'m Matrix, d: &Detection) -> Result<Option<&'m Family>, String> {
+    if d.gpus.is_empty() {
+        return Ok(None);
+    }
+    let mut found: Vec<&Family> = Vec::new();
+    for g in &d.gpus {
+        match m.families.iter().find(|f| belongs(g, f)) {
+            Some(f) => {
+                if !found.iter().any(|x| x.name == f.name) {
+                    found.push(f)
+                }
+            }
+            None => {
+                return Err(format!(
+                    "GPU {g} belongs to no family in the matrix (add its target to a family)"
+                ))
+            }
+        }
+    }
+    match found.as_slice() {
+        [one] => Ok(Some(*one)),
+        many => Err(format!(
+            "this machine's GPUs belong to several families ({}): choose one with --family",
+            many.iter().map(|f| f.name.as_str()).collect::<Vec<_>>().join(", ")
+        )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn architecture_names() {
+        assert_eq!(sm_arch("9.0").as_deref(), Some("sm_90"));
+        assert_eq!(sm_arch("12.0").as_deref(), Some("sm_120"));
+        assert_eq!(sm_arch("x"), None);
+        assert_eq!(gfx_arch(90010).as_deref(), Some("gfx90a"));
+        assert_eq!(gfx_arch(90402).as_deref(), Some("gfx942"));
+        assert_eq!(gfx_arch(110000).as_deref(), Some("gfx1100"));
+        assert_eq!(gfx_arch(110501).as_deref(), Some("gfx1151"));
+        assert_eq!(gfx_arch(120001).as_deref(), Some("gfx1201"));
+        assert_eq!(gfx_arch(0), None);
+    }
+
+    #[test]
+    fn kfd_topology_is_read_from_sysfs_files() {
+        let t = tempfile::tempdir().unwrap();
+        let node = |id: u32, tv: u32, name: &str| {
+            let d = t.path().join("nodes").join(id.to_string());
+            std::fs::create_dir_all(&d).unwrap();
+            std::fs::write(d.join("properties"), format!("cpu_cores_count 0\ngfx_target_version {tv}\n")).unwrap();
+            std::fs::write(d.join("name"), name).unwrap();
+        };
+        node(0, 0, "");
+        node(1, 90010, "aldebaran");
+        node(2, 90010, "aldebaran");
+        let mut d = Detection::default();
+        detect_amd(&mut d, t.path());
+        let archs: Vec<(u32, &str)> = d.gpus.iter().map(|g| (g.index, g.arch.as_str())).collect();
+        assert_eq!(archs, vec![(0, "gfx90a"), (1, "gfx90a")]);
+        let mut none = Detection::default();
+        detect_amd(&mut none, &t.path().join("absent"));
+        assert!(none.gpus.is_empty() && none.notes[0].contains("no AMD KFD"));
+    }
+}

@@ -1,0 +1,165 @@
+//! `hrr-harness`: the command line. Each subcommand is a thin layer over a module:
+//! `matrix` (hrr-matrix), `build` (builder), `run` (runner + output), `report merge`
+//! (hrr-reports), `workflows` (hrr-workflows), `control` (control).
+
+mod builder;
+mod commands;
+mod error;
+mod gpu;
+mod output;
+mod process;
+mod repo;
+mod runner;
+mod toolchain;
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Args, Parser, Subcommand};
+
+use crate::error::exit;
+
+const EXIT_CODES: &str = "Exit codes:
+  0    every case (or control) as the matrix expects
+  1    run: a case failed, crashed, timed out or passed unexpectedly; build: a case failed to compile
+  2    bad usage, an invalid matrix, or a machine whose GPUs do not match the family
+  130  interrupted (partial results are written)
+control (see `hrr-harness control --help`) has its own codes 3-6.";
+
+#[derive(Parser)]
+#[command(
+    name = "hrr-harness",
+    version = concat!(env!("CARGO_PKG_VERSION"), " (archive format ", "1", ")"),
+    about = "Build, run and report GPU record-and-replay cases per GPU family",
+    after_help = EXIT_CODES
+)]
+struct Cli {
+    /// The matrix file (default: matrix/matrix.yaml in this directory or one above it).
+    #[arg(long, global = true)]
+    matrix: Option<PathBuf>,
+    #[command(subcommand)]
+    command: Cmd,
+}
+
+#[derive(Subcommand)]
+enum Cmd {
+    /// Validate the matrix, or list what a family runs.
+    #[command(subcommand)]
+    Matrix(MatrixCmd),
+    /// Build capture, replay and the family's cases.
+    Build(BuildArgs),
+    /// Build, then run the family's cases: native, captured, replayed, checked.
+    Run(RunArgs),
+    /// Combine reports.
+    #[command(subcommand)]
+    Report(ReportCmd),
+    /// Generate (or check) the GitHub Actions workflows from the matrix.
+    #[command(subcommand)]
+    Workflows(WorkflowsCmd),
+}
+
+#[derive(Subcommand)]
+pub enum MatrixCmd {
+    /// Validate the matrix and the case directories; print a one-line summary.
+    Check,
+    /// Print the resolved cases of a family: run or skip, expectation, timeout, why.
+    List {
+        #[arg(long)]
+        family: String,
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+#[derive(Args, Clone)]
+pub struct BuildOpts {
+    /// The GPU family (a name from the matrix; `auto` for this machine's GPUs).
+    #[arg(long)]
+    pub family: String,
+    /// Build from this checkout instead of the one the matrix lives in.
+    #[arg(long)]
+    pub source: Option<PathBuf>,
+    /// Where builds go (default: target/hrr-build in the checkout).
+    #[arg(long)]
+    pub build_dir: Option<PathBuf>,
+    /// Use prebuilt libhrr_capture.so and hrr-replay from DIR instead of building them.
+    #[arg(long)]
+    pub tools: Option<PathBuf>,
+}
+
+#[derive(Args)]
+pub struct BuildArgs {
+    #[command(flatten)]
+    pub opts: BuildOpts,
+}
+
+#[derive(Args)]
+pub struct RunArgs {
+    #[command(flatten)]
+    pub opts: BuildOpts,
+    /// Parallel cases, each pinned to its own GPU (default: one per GPU of the family).
+    #[arg(long)]
+    pub jobs: Option<usize>,
+    /// Run shard K of N (1-based): a deterministic share, the same on every runner.
+    #[arg(long)]
+    pub shard: Option<String>,
+    /// Only cases whose name matches this glob (repeatable).
+    #[arg(long = "case")]
+    pub cases: Vec<String>,
+    /// Results directory (default: target/hrr-results/FAMILY[-shard-K-of-N]).
+    #[arg(long)]
+    pub output: Option<PathBuf>,
+    /// Keep the archives of passing cases too.
+    #[arg(long)]
+    pub keep_archives: bool,
+    /// Plain one-line-per-case output even on a terminal.
+    #[arg(long)]
+    pub no_progress: bool,
+}
+
+#[derive(Subcommand)]
+pub enum ReportCmd {
+    /// Merge the results.json under each DIR into one JUnit, results.json and Markdown table.
+    Merge {
+        #[arg(required = true)]
+        dirs: Vec<PathBuf>,
+        #[arg(long, default_value = "hrr-merged")]
+        output: PathBuf,
+    },
+}
+
+#[derive(Subcommand)]
+pub enum WorkflowsCmd {
+    /// Write the workflow files under .github/workflows.
+    Generate,
+    /// Fail if the committed workflow files differ from what the matrix generates.
+    Check,
+}
+
+fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(c) => c,
+        Err(e) => {
+            let _ = e.print();
+            return ExitCode::from(match e.kind() {
+                clap::error::ErrorKind::DisplayHelp | clap::error::ErrorKind::DisplayVersion => exit::OK,
+                _ => exit::USAGE,
+            });
+        }
+    };
+    process::install_interrupt_handler();
+    let result = match &cli.command {
+        Cmd::Matrix(m) => commands::matrix(cli.matrix.as_deref(), m),
+        Cmd::Build(b) => commands::build(cli.matrix.as_deref(), &b.opts),
+        Cmd::Run(r) => commands::run(cli.matrix.as_deref(), r),
+        Cmd::Report(ReportCmd::Merge { dirs, output }) => commands::merge(dirs, output),
+        Cmd::Workflows(w) => commands::workflows(cli.matrix.as_deref(), w),
+    };
+    match result {
+        Ok(code) => ExitCode::from(code),
+        Err(e) => {
+            eprintln!("hrr-harness: {e}");
+            ExitCode::from(e.exit_code())
+        }
+    }
+}

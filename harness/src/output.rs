@@ -1,0 +1,97 @@
+//! What a run leaves behind and shows while it goes: the progress bar on a terminal (plain
+//! lines otherwise, and always in CI), `results.jsonl` appended as each case finishes, and
+//! at the end `results.json`, `junit.xml` and `summary.md` (also appended to
+//! `$GITHUB_STEP_SUMMARY` when set).
+
+use std::io::{IsTerminal, Write};
+use std::path::Path;
+
+use hrr_reports::{CaseResult, RunReport, Status};
+use indicatif::{ProgressBar, ProgressStyle};
+
+pub enum Progress {
+    Bar(ProgressBar),
+    Plain { total: usize, done: usize },
+}
+
+impl Progress {
+    /// A bar only on an interactive terminal outside CI.
+    pub fn new(total: usize, allow_bar: bool) -> Progress {
+        let ci = std::env::var_os("CI").is_some() || std::env::var_os("GITHUB_ACTIONS").is_some();
+        if allow_bar && !ci && std::io::stderr().is_terminal() {
+            let pb = ProgressBar::new(total as u64);
+            pb.set_style(
+                ProgressStyle::with_template("{spinner} [{elapsed_precise}] {bar:30} {pos}/{len} {msg}")
+                    .unwrap_or_else(|_| ProgressStyle::default_bar()),
+            );
+            pb.enable_steady_tick(std::time::Duration::from_millis(200));
+            Progress::Bar(pb)
+        } else {
+            Progress::Plain { total, done: 0 }
+        }
+    }
+
+    pub fn started(&mut self, case: &str) {
+        if let Progress::Bar(pb) = self {
+            pb.set_message(format!("running {case}"));
+        }
+    }
+
+    pub fn finished(&mut self, r: &CaseResult) {
+        let line = |done: usize, total: usize| {
+            format!(
+                "[{done:>3}/{total}] {:<15} {:<24} {:>7.1} s  {}",
+                r.status.as_str().to_uppercase(),
+                r.case,
+                r.duration_s,
+                r.message.lines().next().unwrap_or("")
+            )
+        };
+        match self {
+            Progress::Bar(pb) => {
+                pb.inc(1);
+                if r.status != Status::Pass {
+                    pb.println(line(pb.position() as usize, pb.length().unwrap_or(0) as usize));
+                }
+            }
+            Progress::Plain { total, done } => {
+                *done += 1;
+                println!("{}", line(*done, *total));
+                let _ = std::io::stdout().flush();
+            }
+        }
+    }
+
+    pub fn finish(&self) {
+        if let Progress::Bar(pb) = self {
+            pb.finish_and_clear();
+        }
+    }
+}
+
+/// Appends one case's result as a JSON line (an interrupted run keeps what finished).
+pub fn append_jsonl(path: &Path, r: &CaseResult) {
+    if let Ok(line) = serde_json::to_string(r) {
+        if let Ok(mut f) = std::fs::OpenOptions::new().create(true).append(true).open(path) {
+            let _ = writeln!(f, "{line}");
+        }
+    }
+}
+
+/// Writes results.json, junit.xml and summary.md into `dir`.
+pub fn write_reports(dir: &Path, report: &RunReport, merged: bool) -> std::io::Result<String> {
+    report.write_json(&dir.join("results.json"))?;
+    hrr_reports::result::write_atomic(&dir.join("junit.xml"), hrr_reports::junit::render(&[report]).as_bytes())?;
+    let md = if merged {
+        hrr_reports::markdown::merged_summary(report)
+    } else {
+        hrr_reports::markdown::run_summary(report)
+    };
+    hrr_reports::result::write_atomic(&dir.join("summary.md"), md.as_bytes())?;
+    if let Some(p) = std::env::var_os("GITHUB_STEP_SUMMARY").filter(|p| !p.is_empty()) {
+        if let Ok(mut f) = std::fs::OpenOptions::new().create(true).append(true).open(p) {
+            let _ = writeln!(f, "{md}");
+        }
+    }
+    Ok(md)
+}

@@ -1,0 +1,238 @@
+//! The compilers that build cases, and which offload targets each can build here. Nothing
+//! is assumed from version numbers: NVIDIA targets come from `nvcc --list-gpu-code`, AMD
+//! targets from compiling a small probe kernel per target (cached per compiler), first
+//! fully, then with `-fgpu-rdc -nogpulib` (how HIP 5.2's clang 15 builds gfx11 code).
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use hrr_matrix::{Family, Vendor};
+use serde::{Deserialize, Serialize};
+
+/// How to get each compiler on Debian, for the "missing compiler" message.
+pub fn install_hint(vendor: Vendor) -> &'static str {
+    match vendor {
+        Vendor::Nvidia => "nvcc not found: set NVCC, put it on PATH, or install it (pip install nvidia-cuda-nvcc nvidia-cuda-cccl, or Debian's nvidia-cuda-toolkit)",
+        Vendor::Amd => "hipcc not found: set HIPCC, put it on PATH, or install it (apt install hipcc libamdhip64-dev rocm-device-libs)",
+    }
+}
+
+fn which(name: &str) -> Option<PathBuf> {
+    std::env::var_os("PATH").and_then(|paths| {
+        std::env::split_paths(&paths)
+            .map(|p| p.join(name))
+            .find(|p| p.is_file())
+    })
+}
+
+/// The compiler for a vendor: `$NVCC`/`$HIPCC`, then PATH, then the usual install places.
+pub fn find_compiler(vendor: Vendor) -> Option<PathBuf> {
+    let (var, name, fallbacks): (&str, &str, &[&str]) = match vendor {
+        Vendor::Nvidia => ("NVCC", "nvcc", &["/usr/local/cuda/bin/nvcc"]),
+        Vendor::Amd => ("HIPCC", "hipcc", &["/opt/rocm/bin/hipcc"]),
+    };
+    if let Some(p) = std::env::var_os(var).filter(|v| !v.is_empty()) {
+        return Some(PathBuf::from(p));
+    }
+    which(name).or_else(|| {
+        fallbacks
+            .iter()
+            .map(PathBuf::from)
+            .find(|p| p.is_file())
+    })
+}
+
+/// One compiler's first `--version` line that names a version.
+pub fn compiler_version(compiler: &Path) -> String {
+    Command::new(compiler)
+        .arg("--version")
+        .output()
+        .map(|o| {
+            let text = String::from_utf8_lossy(&o.stdout).into_owned();
+            text.lines()
+                .filter(|l| l.contains("ersion") || l.contains("release"))
+                .collect::<Vec<_>>()
+                .join("; ")
+        })
+        .unwrap_or_default()
+}
+
+/// How one target is built, or why it cannot be here.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum TargetSupport {
+    /// Builds with the compiler's default flags.
+    Full,
+    /// Builds only with these extra flags.
+    WithFlags(Vec<String>),
+    Unsupported(String),
+}
+
+/// The family's plan: compiler, the flags per buildable target, and what cannot be built.
+#[derive(Clone, Debug)]
+pub struct Toolchain {
+    pub vendor: Vendor,
+    pub compiler: PathBuf,
+    pub version: String,
+    pub targets: BTreeMap<String, TargetSupport>,
+}
+
+impl Toolchain {
+    pub fn buildable(&self) -> Vec<&str> {
+        self.targets
+            .iter()
+            .filter(|(_, s)| !matches!(s, TargetSupport::Unsupported(_)))
+            .map(|(t, _)| t.as_str())
+            .collect()
+    }
+
+    pub fn unsupported(&self) -> Vec<(String, String)> {
+        self.targets
+            .iter()
+            .filter_map(|(t, s)| match s {
+                TargetSupport::Unsupported(r) => Some((t.clone(), r.clone())),
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// The compile command for one case: every buildable target in one binary.
+    pub fn compile_command(&self, source: &Path, include: &Path, out: &Path) -> Command {
+        let mut c = Command::new(&self.compiler);
+        let mut extra: Vec<String> = Vec::new();
+        match self.vendor {
+            Vendor::Nvidia => {
+                c.args(["-cudart", "shared", "-O2", "-std=c++17", "-x", "cu"]);
+                for t in self.buildable() {
+                    let n = t.trim_start_matches("sm_");
+                    c.arg("-gencode")
+                        .arg(format!("arch=compute_{n},code=sm_{n}"));
+                }
+            }
+            Vendor::Amd => {
+                c.args(["-O2", "-std=c++17", "-Wno-unused-result"]);
+                for t in self.buildable() {
+                    c.arg(format!("--offload-arch={t}"));
+                    if let Some(TargetSupport::WithFlags(f)) = self.targets.get(t) {
+                        for x in f {
+                            if !extra.contains(x) {
+                                extra.push(x.clone());
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        c.args(&extra);
+        c.arg("-I").arg(include).arg(source).arg("-o").arg(out);
+        c.arg("-lpthread");
+        c
+    }
+}
+
+const AMD_PROBE: &str = "#include <hip/hip_runtime.h>\n__global__ void k(int* p) { *p = 1; }\nint main() { hipLaunchKernelGGL(k, dim3(1), dim3(1), 0, 0, nullptr); return 0; }\n";
+
+/// Works out how each of `family`'s targets builds. `cache_dir` keeps AMD probe results
+/// per compiler version so a probe runs once per machine.
+pub fn plan(family: &Family, cache_dir: &Path) -> Result<Toolchain, String> {
+    let compiler = find_compiler(family.vendor).ok_or_else(|| install_hint(family.vendor).to_string())?;
+    let version = compiler_version(&compiler);
+    let mut targets = BTreeMap::new();
+    match family.vendor {
+        Vendor::Nvidia => {
+            let out = Command::new(&compiler)
+                .arg("--list-gpu-code")
+                .output()
+                .map_err(|e| format!("{}: {e}", compiler.display()))?;
+            let known: Vec<String> = String::from_utf8_lossy(&out.stdout)
+                .split_whitespace()
+                .map(str::to_string)
+                .collect();
+            for t in &family.targets {
+                let s = if known.contains(t) {
+                    TargetSupport::Full
+                } else {
+                    TargetSupport::Unsupported(format!(
+                        "{} ({version}) does not list {t} in --list-gpu-code",
+                        compiler.display()
+                    ))
+                };
+                targets.insert(t.clone(), s);
+            }
+        }
+        Vendor::Amd => {
+            std::fs::create_dir_all(cache_dir).map_err(|e| format!("{}: {e}", cache_dir.display()))?;
+            let cache_file = cache_dir.join("amd-target-probes.json");
+            let mut cache: BTreeMap<String, TargetSupport> = std::fs::read(&cache_file)
+                .ok()
+                .and_then(|d| serde_json::from_slice(&d).ok())
+                .unwrap_or_default();
+            for t in &family.targets {
+                let key = format!("{}|{version}|{t}", compiler.display());
+                let s = match cache.get(&key) {
+                    Some(s) => s.clone(),
+                    None => {
+                        let s = probe_amd(&compiler, &version, t, cache_dir);
+                        cache.insert(key, s.clone());
+                        s
+                    }
+                };
+                targets.insert(t.clone(), s);
+            }
+            if let Ok(d) = serde_json::to_vec_pretty(&cache) {
+                let _ = std::fs::write(&cache_file, d);
+            }
+        }
+    }
+    Ok(Toolchain {
+        vendor: family.vendor,
+        compiler,
+        version,
+        targets,
+    })
+}
+
+fn probe_amd(compiler: &Path, version: &str, target: &str, dir: &Path) -> TargetSupport {
+    let work = dir.join(format!("probe-{target}"));
+    let _ = std::fs::create_dir_all(&work);
+    let src = work.join("probe.hip");
+    if std::fs::write(&src, AMD_PROBE).is_err() {
+        return TargetSupport::Unsupported(format!("cannot write {}", src.display()));
+    }
+    let attempt = |flags: &[&str]| {
+        Command::new(compiler)
+            .arg(format!("--offload-arch={target}"))
+            .args(flags)
+            .arg(&src)
+            .arg("-o")
+            .arg(work.join("probe"))
+            .env("TMPDIR", &work)
+            .output()
+    };
+    let result = match attempt(&[]) {
+        Ok(o) if o.status.success() => TargetSupport::Full,
+        first => match attempt(&["-fgpu-rdc", "-nogpulib"]) {
+            Ok(o) if o.status.success() => {
+                TargetSupport::WithFlags(vec!["-fgpu-rdc".into(), "-nogpulib".into()])
+            }
+            _ => {
+                let why = first
+                    .map(|o| {
+                        String::from_utf8_lossy(&o.stderr)
+                            .lines()
+                            .find(|l| l.contains("error"))
+                            .unwrap_or("compile failed")
+                            .trim()
+                            .to_string()
+                    })
+                    .unwrap_or_else(|e| e.to_string());
+                TargetSupport::Unsupported(format!(
+                    "{} ({version}) cannot build {target}: {why}",
+                    compiler.display()
+                ))
+            }
+        },
+    };
+    let _ = std::fs::remove_dir_all(&work);
+    result
+}

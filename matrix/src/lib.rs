@@ -1,0 +1,18 @@
+//! hrr-matrix owns the one YAML file that says what runs where: GPU families, cases, the
+//! rules that skip or expect results per family or target, and the negative controls.
+//! The harness and the workflow generator both read it through this crate, so they can
+//! never disagree.
+//!
+//! - `schema`: the serde types (unknown keys are errors).
+//! - `load`: reading and validating, with errors that name file, line and column.
+//! - `resolve`: what a family runs (skip and expectation per case, with reasons) and sharding.
+
+pub mod duration;
+pub mod glob;
+pub mod load;
+pub mod resolve;
+pub mod schema;
+
+pub use load::{load, load_str, MatrixError};
+pub use resolve::{resolve_family, shard, Disposition, Expectation, ResolvedCase, Shard};
+pub use schema::{Case, CaseKind, Check, Control, ExpectKind, Family, Matrix, Rule, SkipKind, Vendor};

@@ -1,0 +1,223 @@
+//! The matrix file's types. Every struct refuses unknown keys, so a typo (`timout:`) is an
+//! error with its line and column, never a silently ignored setting.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use crate::duration::TextDuration;
+
+/// The whole matrix file (`matrix/matrix.yaml`).
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct Matrix {
+    /// Schema version; this crate reads version 1.
+    pub version: u32,
+    /// How capture and replay are built from a source tree.
+    pub tools: Tools,
+    #[serde(default)]
+    pub defaults: Defaults,
+    pub families: Vec<Family>,
+    pub cases: Vec<Case>,
+    #[serde(default)]
+    pub rules: Vec<Rule>,
+    #[serde(default)]
+    pub controls: Vec<Control>,
+}
+
+/// The command that builds capture and replay, run in the source tree, and where its two
+/// outputs land. `{target_dir}` in an output path is the cargo target directory the
+/// harness chose (`CARGO_TARGET_DIR` is set for the command).
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct Tools {
+    pub build: Vec<String>,
+    pub capture: String,
+    pub replay: String,
+}
+
+#[derive(Clone, Debug, Default, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct Defaults {
+    /// Per-case time limit when neither the case nor its family sets one.
+    #[serde(default)]
+    pub timeout: Option<TextDuration>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Vendor {
+    Amd,
+    Nvidia,
+}
+
+impl Vendor {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Vendor::Amd => "amd",
+            Vendor::Nvidia => "nvidia",
+        }
+    }
+    /// The variable that pins a process to one GPU.
+    pub fn visible_devices_var(self) -> &'static str {
+        match self {
+            Vendor::Amd => "HIP_VISIBLE_DEVICES",
+            Vendor::Nvidia => "CUDA_VISIBLE_DEVICES",
+        }
+    }
+}
+
+/// One GPU family: a CI job, and what `hrr-harness run --family NAME` means.
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct Family {
+    pub name: String,
+    pub vendor: Vendor,
+    /// Offload targets the cases are built for: `gfx1100` (AMD) or `sm_90` (NVIDIA).
+    pub targets: Vec<String>,
+    /// Runner labels of the CI job (`runs-on`).
+    pub runner: Vec<String>,
+    #[serde(default = "one")]
+    pub gpus_per_runner: u32,
+    #[serde(default = "one")]
+    pub shards: u32,
+    #[serde(default)]
+    pub timeout: Option<TextDuration>,
+    #[serde(default)]
+    pub env: BTreeMap<String, String>,
+}
+
+fn one() -> u32 {
+    1
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum CaseKind {
+    /// A GPU program (`main.cpp` in the case directory) run natively, under capture and
+    /// replayed.
+    #[default]
+    Gpu,
+    /// A command that needs no GPU (tool checks); it passes when it exits 0.
+    Host,
+}
+
+/// What the harness verifies about a case.
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Check {
+    /// Native and captured runs exit 0 alike; replay of the archive passes.
+    Roundtrip,
+    /// One byte of one expected output is changed; replay must fail exactly that check.
+    BlobEdit,
+    /// At least one call failed at capture and failed the same way at replay.
+    FailedCall,
+    /// Replay must refuse these APIs by name (unreplayable calls), and nothing else fail.
+    Refused(Vec<String>),
+    /// The archive holds exactly this many processes (fork and spawn cases).
+    Processes(u32),
+    /// Host cases: the command exits 0.
+    ExitZero,
+}
+
+impl Check {
+    pub fn name(&self) -> &'static str {
+        match self {
+            Check::Roundtrip => "roundtrip",
+            Check::BlobEdit => "blob-edit",
+            Check::FailedCall => "failed-call",
+            Check::Refused(_) => "refused",
+            Check::Processes(_) => "processes",
+            Check::ExitZero => "exit-zero",
+        }
+    }
+}
+
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct Case {
+    pub name: String,
+    /// Directory under `cases/`.
+    pub dir: String,
+    #[serde(default)]
+    pub kind: CaseKind,
+    #[serde(default)]
+    pub description: String,
+    #[serde(default)]
+    pub tags: Vec<String>,
+    #[serde(default)]
+    pub timeout: Option<TextDuration>,
+    /// Host cases: the command, run in the case directory.
+    #[serde(default)]
+    pub command: Vec<String>,
+    /// Gpu cases: the exit code the program itself must return (default 0).
+    #[serde(default)]
+    pub exit_code: i32,
+    /// Written as `[roundtrip, blob-edit, {processes: 2}]`.
+    #[serde(with = "serde_norway::with::singleton_map_recursive")]
+    pub checks: Vec<Check>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SkipKind {
+    /// The family cannot run it (hardware or toolchain); needs a reason.
+    Unsupported,
+    /// Turned off on purpose; needs an issue URL.
+    Disabled,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ExpectKind {
+    /// The case is known to fail here.
+    Fail,
+    /// The case is known to fail sometimes here.
+    Flake,
+}
+
+/// A rule selects families or targets (globs) and cases (name or tag globs) and either
+/// skips them or sets an expectation.
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct Rule {
+    #[serde(default)]
+    pub family: Option<String>,
+    #[serde(default)]
+    pub target: Option<String>,
+    #[serde(default)]
+    pub case: Option<String>,
+    #[serde(default)]
+    pub tag: Option<String>,
+    #[serde(default)]
+    pub skip: Option<SkipKind>,
+    #[serde(default)]
+    pub expect: Option<ExpectKind>,
+    #[serde(default)]
+    pub reason: Option<String>,
+    #[serde(default)]
+    pub issue: Option<String>,
+}
+
+/// A negative control: the tree with one fix removed, and the guard cases that must then
+/// fail.
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct Control {
+    pub name: String,
+    #[serde(default)]
+    pub description: String,
+    /// A commit whose change is the fix: the control is `git revert --no-commit COMMIT`.
+    #[serde(default)]
+    pub revert: Option<String>,
+    /// A patch file (relative to the matrix file) that removes the fix when applied, or,
+    /// with `reverse: true`, the fix itself, applied in reverse.
+    #[serde(default)]
+    pub patch: Option<String>,
+    #[serde(default)]
+    pub reverse: bool,
+    pub guards: Vec<String>,
+    /// Cases that must keep passing with the fix removed (the control is narrow).
+    #[serde(default)]
+    pub keep_passing: Vec<String>,
+}

@@ -1,0 +1,14 @@
+//! hrr-reports owns what a harness run produces, apart from the runner that produces it:
+//! the one status enum and the mapping from raw outcomes and expectations to it
+//! (`status`), the result records written to `results.json` (`result`), JUnit XML
+//! (`junit`), the Markdown step summary (`markdown`) and the merging of many shards and
+//! families into one report (`merge`).
+
+pub mod junit;
+pub mod markdown;
+pub mod merge;
+pub mod result;
+pub mod status;
+
+pub use result::{AttemptResult, CaseResult, CheckResult, RunReport, Totals};
+pub use status::{classify, Expected, RawOutcome, Status};
