@@ -17,3 +17,4 @@ pub mod kernels;
 pub mod real;
 pub mod shims;
 pub mod state;
+pub mod unreplayable;

@@ -118,7 +118,11 @@ pub fn build_tools(req: &BuildRequest, dir: &Path) -> Result<(PathBuf, PathBuf),
     let f = process::run_logged(cmd, &log, Instant::now() + Duration::from_secs(3600))
         .map_err(|e| HarnessError::failed(format!("cannot run `{}`: {e}", spec.build[0])))?;
     match f.exit {
-        Exit::Code(0) => {}
+        Exit::Code(0) => {
+            if req.verbose {
+                eprintln!("hrr-harness: capture and replay built in {:.1} s", f.duration.as_secs_f64());
+            }
+        }
         Exit::Interrupted => return Err(HarnessError::Interrupted),
         e => {
             return Err(HarnessError::failed(format!(

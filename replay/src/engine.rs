@@ -64,7 +64,7 @@ impl<'a> Ctx<'a> {
         self.failures.push(Failure {
             pid: self.proc_.entry.pid,
             seq: ev.header.seq,
-            api: self.api_label(ev.header.api_id),
+            api: self.event_api_label(ev),
             kind: kind.into(),
             message,
             bytes: None,
@@ -73,6 +73,18 @@ impl<'a> Ctx<'a> {
             expected_hex: None,
             found_hex: None,
         });
+    }
+
+    /// The API an event stands for; an unreplayable event names the real API it recorded.
+    fn event_api_label(&self, ev: &Event) -> String {
+        if ev.header.api_id == semantic::UNREPLAYABLE {
+            if let Ok(p) = Payload::parse(&ev.payload) {
+                if let Ok(name) = p.str(fid::API_NAME, "api") {
+                    return name.to_string();
+                }
+            }
+        }
+        self.api_label(ev.header.api_id)
     }
 
     fn api_label(&self, id: u16) -> String {
@@ -450,7 +462,16 @@ impl<'a> Ctx<'a> {
             return Err(format!("not replayable: {why}"));
         }
         if let Some(desc) = api::desc(ev.header.api_id) {
-            return self.replay_generic(ev, desc);
+            let r = self.replay_generic(ev, desc);
+            if desc.id == api::id::DeviceReset && ev.header.ret == 0 {
+                // A reset destroys every allocation, module, stream and event of the
+                // device: nothing captured before it may be translated to a stale handle.
+                self.addrs = AddressMap::default();
+                self.modules.clear();
+                self.functions.clear();
+                self.handles.clear();
+            }
+            return r;
         }
         match ev.header.api_id {
             semantic::REGISTER_FAT_BINARY

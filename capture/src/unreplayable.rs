@@ -1,0 +1,83 @@
+//! Calls no other process can reproduce: host callbacks (they run this program's code)
+//! and IPC handles (they name another process's memory). Each is passed through
+//! unchanged, recorded as an `UNREPLAYABLE` event with its name, reason and raw
+//! arguments, listed in the manifest, and warned about once on stderr; replay refuses it
+//! by name.
+
+use std::collections::HashSet;
+use std::ffi::CStr;
+use std::os::raw::{c_int, c_void};
+
+use hrr_archive::api::{fid, semantic, Vendor};
+use hrr_archive::payload::PayloadWriter;
+use hrr_archive::writer::current_tid;
+use parking_lot::Mutex;
+
+use crate::real::RealFn;
+use crate::state::{self, guarded};
+
+const HOST_CODE: &str = "runs a host function of the captured program, which no other process can execute";
+const IPC: &str = "creates an inter-process handle to memory or an event of the captured process, which does not exist at replay";
+
+static WARNED: Mutex<Option<HashSet<&'static str>>> = Mutex::new(None);
+
+fn record(vendor: Vendor, api: &'static str, reason: &'static str, ret: c_int, args: &[usize]) {
+    let Some((cap, _guard)) = state::enter(vendor) else { return };
+    let _ = guarded(api, || {
+        let w = cap.writer();
+        let mut p = PayloadWriter::new();
+        p.str(fid::API_NAME, api).str(fid::REASON, reason);
+        for (i, a) in args.iter().enumerate() {
+            p.handle(1 + i as u16, *a as u64);
+        }
+        w.append(semantic::UNREPLAYABLE, 0, current_tid(), ret, p.as_bytes());
+        w.note_unreplayable(api, reason);
+        let first = WARNED.lock().get_or_insert_with(HashSet::new).insert(api);
+        if first {
+            eprintln!("hrr-capture: warning: {api} {reason}: recorded as unreplayable; hrr-replay will refuse it");
+        }
+    });
+}
+
+/// Defines a pass-through shim of pointer-sized and integer arguments (all passed in
+/// registers on x86-64, so forwarding them as usize is exact).
+macro_rules! unreplayable_shim {
+    ($name:ident, $vendor:expr, $reason:expr, $($arg:ident),+) => {
+        /// # Safety
+        /// Called by the program with the runtime function's own arguments.
+        #[no_mangle]
+        pub unsafe extern "C" fn $name($($arg: usize),+) -> c_int {
+            static REAL: RealFn = RealFn::new(
+                match CStr::from_bytes_with_nul(concat!(stringify!($name), "\0").as_bytes()) {
+                    Ok(c) => c,
+                    Err(_) => panic!("bad name"),
+                },
+            );
+            let real = REAL.get();
+            if real.is_null() {
+                // The runtime does not export it (an older HIP): the program could not have
+                // linked against it either, so this is never reached in practice.
+                return 1;
+            }
+            // SAFETY: the runtime's function takes these register arguments and returns an
+            // error code; they are forwarded unchanged.
+            let ret = unsafe {
+                let f: unsafe extern "C" fn($(unreplayable_shim!(@usize $arg)),+) -> c_int =
+                    std::mem::transmute::<*mut c_void, _>(real);
+                f($($arg),+)
+            };
+            record($vendor, stringify!($name), $reason, ret, &[$($arg),+]);
+            ret
+        }
+    };
+    (@usize $arg:ident) => { usize };
+}
+
+unreplayable_shim!(cudaStreamAddCallback, Vendor::Cuda, HOST_CODE, stream, callback, user_data, flags);
+unreplayable_shim!(cudaLaunchHostFunc, Vendor::Cuda, HOST_CODE, stream, func, user_data);
+unreplayable_shim!(cudaIpcGetMemHandle, Vendor::Cuda, IPC, handle, dev_ptr);
+unreplayable_shim!(cudaIpcGetEventHandle, Vendor::Cuda, IPC, handle, event);
+unreplayable_shim!(hipStreamAddCallback, Vendor::Hip, HOST_CODE, stream, callback, user_data, flags);
+unreplayable_shim!(hipLaunchHostFunc, Vendor::Hip, HOST_CODE, stream, func, user_data);
+unreplayable_shim!(hipIpcGetMemHandle, Vendor::Hip, IPC, handle, dev_ptr);
+unreplayable_shim!(hipIpcGetEventHandle, Vendor::Hip, IPC, handle, event);

@@ -1,0 +1,213 @@
+//! The matrix crate against real files: the repository's own matrix, and bad files whose
+//! errors must name the line and column of the problem.
+
+use std::path::{Path, PathBuf};
+
+use hrr_matrix::{load, load_str, resolve_family, shard, Disposition, Expectation, Shard};
+
+fn repo() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_path_buf()
+}
+
+const GOOD: &str = r#"version: 1
+tools:
+  build: [cargo, build]
+  capture: a.so
+  replay: b
+families:
+  - name: gfx110x
+    vendor: amd
+    targets: [gfx1100, gfx1101]
+    runner: [self-hosted, gfx110x]
+    shards: 2
+  - name: gfx90a
+    vendor: amd
+    targets: [gfx90a]
+    runner: [self-hosted, gfx90a]
+    timeout: 30s
+  - name: sm90
+    vendor: nvidia
+    targets: [sm_90]
+    runner: [self-hosted, sm90]
+cases:
+  - name: alpha
+    dir: alpha
+    tags: [heavy]
+    checks: [roundtrip, blob-edit]
+  - name: beta
+    dir: beta
+    timeout: 5m
+    checks: [roundtrip, {processes: 2}]
+  - name: gamma
+    dir: gamma
+    checks: [{refused: [StreamAddCallback]}]
+  - name: delta
+    dir: delta
+    kind: host
+    command: [sh, run.sh]
+    checks: [exit-zero]
+rules:
+  - family: "gfx11*"
+    tag: heavy
+    skip: unsupported
+    reason: too slow here
+  - target: gfx90a
+    case: beta
+    skip: disabled
+    issue: https://example.org/issues/7
+  - family: "*"
+    case: gamma
+    expect: fail
+    reason: not yet
+  - family: sm90
+    case: beta
+    expect: flake
+    reason: timing
+  - family: sm90
+    case: beta
+    expect: fail
+    reason: shadowed by the flake rule above
+"#;
+
+fn errors(text: &str) -> Vec<String> {
+    match load_str(text, Path::new("m.yaml"), None) {
+        Ok(_) => vec![],
+        Err(e) => e.0.iter().map(|e| e.to_string()).collect(),
+    }
+}
+
+#[test]
+fn the_repository_matrix_is_valid_and_covers_every_family() {
+    let root = repo();
+    let m = load(&root.join("matrix/matrix.yaml"), &root.join("cases")).unwrap_or_else(|e| panic!("{e}"));
+    for f in ["gfx90a", "gfx94x", "gfx950", "gfx103x", "gfx110x", "gfx120x", "gfx1150", "gfx1151", "gfx1153", "sm90"] {
+        assert!(m.families.iter().any(|x| x.name == f), "family {f} missing");
+    }
+    assert!(m.cases.len() >= 15, "only {} cases", m.cases.len());
+}
+
+#[test]
+fn rules_resolve_per_family_with_reasons() {
+    let m = load_str(GOOD, Path::new("m.yaml"), None).unwrap_or_else(|e| panic!("{e}"));
+    let fam = |n: &str| m.families.iter().find(|f| f.name == n).unwrap();
+    let r = resolve_family(&m, fam("gfx110x"));
+    let get = |r: &[hrr_matrix::ResolvedCase], c: &str| r.iter().find(|x| x.case.name == c).unwrap().clone();
+    assert_eq!(
+        get(&r, "alpha").disposition,
+        Disposition::Skip { skip: hrr_matrix::SkipKind::Unsupported, reason: "unsupported: too slow here".into() }
+    );
+    assert_eq!(get(&r, "beta").disposition, Disposition::Run);
+    assert_eq!(get(&r, "gamma").expectation, Expectation::Fail { reason: "not yet".into() });
+    let r = resolve_family(&m, fam("gfx90a"));
+    match &get(&r, "beta").disposition {
+        Disposition::Skip { skip, reason } => {
+            assert_eq!(*skip, hrr_matrix::SkipKind::Disabled);
+            assert!(reason.contains("https://example.org/issues/7"));
+        }
+        d => panic!("beta on gfx90a: {d:?}"),
+    }
+    // Timeouts: case beats family beats default.
+    assert_eq!(get(&r, "alpha").timeout.as_secs(), 30);
+    assert_eq!(get(&r, "beta").timeout.as_secs(), 300);
+    let r = resolve_family(&m, fam("sm90"));
+    assert_eq!(get(&r, "alpha").timeout.as_secs(), 120);
+    assert_eq!(get(&r, "alpha").disposition, Disposition::Run);
+    // The first expectation in the file wins.
+    assert_eq!(get(&r, "beta").expectation, Expectation::Flake { reason: "timing".into() });
+}
+
+#[test]
+fn every_case_lands_in_exactly_one_shard() {
+    let m = load_str(GOOD, Path::new("m.yaml"), None).unwrap();
+    let all = resolve_family(&m, &m.families[0]);
+    for n in 1..=6u32 {
+        let mut seen: Vec<String> = Vec::new();
+        let mut sizes = Vec::new();
+        for k in 1..=n {
+            let s = shard(all.clone(), Shard { index: k, count: n });
+            sizes.push(s.len());
+            seen.extend(s.into_iter().map(|c| c.case.name));
+        }
+        seen.sort();
+        let mut names: Vec<String> = all.iter().map(|c| c.case.name.clone()).collect();
+        names.sort();
+        assert_eq!(seen, names, "{n} shards");
+        assert!(sizes.iter().max().unwrap() - sizes.iter().min().unwrap() <= 1);
+        // Deterministic: the same split twice.
+        assert_eq!(
+            shard(all.clone(), Shard { index: 1, count: n }).iter().map(|c| &c.case.name).collect::<Vec<_>>(),
+            shard(all.clone(), Shard { index: 1, count: n }).iter().map(|c| &c.case.name).collect::<Vec<_>>()
+        );
+    }
+    assert!(Shard::parse("0/2").is_err());
+    assert!(Shard::parse("3/2").is_err());
+    assert!(Shard::parse("2").is_err());
+    assert_eq!(Shard::parse("2/4").unwrap(), Shard { index: 2, count: 4 });
+}
+
+#[test]
+fn schema_errors_name_line_and_column() {
+    let bad = GOOD.replace("    timeout: 30s\n", "    timout: 30s\n");
+    let e = errors(&bad);
+    assert_eq!(e.len(), 1, "{e:?}");
+    assert!(e[0].starts_with("m.yaml:16:5: "), "{}", e[0]);
+    assert!(e[0].contains("unknown field `timout`"), "{}", e[0]);
+
+    let bad = GOOD.replace("timeout: 5m", "timeout: 5");
+    let e = errors(&bad);
+    assert!(e[0].contains("no unit"), "{e:?}");
+    assert!(e[0].starts_with("m.yaml:28:14: cases[1].timeout: "), "{e:?}");
+
+    let e = errors("version: 1\ntools: [\n");
+    assert!(e[0].starts_with("m.yaml:"), "{e:?}");
+}
+
+#[test]
+fn semantic_errors_are_located() {
+    // Unknown case in a rule.
+    let e = errors(&GOOD.replace("    case: gamma\n", "    case: gama\n"));
+    assert_eq!(e.len(), 1, "{e:?}");
+    assert!(e[0].starts_with("m.yaml:48:5: rule: case `gama` matches no case (unknown case name)"), "{e:?}");
+    // A family glob that matches nothing.
+    let e = errors(&GOOD.replace("family: \"gfx11*\"", "family: \"gfx12*\""));
+    assert!(e[0].contains("family `gfx12*` matches no family"), "{e:?}");
+    // Disabled without an issue URL; unsupported without a reason.
+    let e = errors(&GOOD.replace("    issue: https://example.org/issues/7\n", "    issue: see-chat\n"));
+    assert!(e[0].contains("needs an issue URL"), "{e:?}");
+    let e = errors(&GOOD.replace("    reason: too slow here\n", ""));
+    assert!(e[0].contains("`skip: unsupported` needs a `reason:`"), "{e:?}");
+    // Duplicates, bad targets, empty checks.
+    let e = errors(&GOOD.replace("name: beta", "name: alpha"));
+    assert!(e.iter().any(|x| x.contains("case `alpha` is declared twice")), "{e:?}");
+    let e = errors(&GOOD.replace("targets: [sm_90]", "targets: [gfx90a]"));
+    assert!(e[0].contains("target `gfx90a` is not an NVIDIA target"), "{e:?}");
+    let e = errors(&GOOD.replace("checks: [exit-zero]", "checks: []"));
+    assert!(e[0].contains("declares no checks"), "{e:?}");
+    let e = errors(&GOOD.replace("checks: [exit-zero]", "checks: [roundtrip]"));
+    assert!(e[0].contains("needs a GPU case"), "{e:?}");
+    let e = errors(&GOOD.replace("version: 1", "version: 2"));
+    assert!(e[0].starts_with("m.yaml:1:1: matrix version 2"), "{e:?}");
+}
+
+#[test]
+fn case_directories_and_the_matrix_must_agree() {
+    let t = tempfile::tempdir().unwrap();
+    let cases = t.path().join("cases");
+    for d in ["alpha", "beta", "gamma", "delta", "stray"] {
+        std::fs::create_dir_all(cases.join(d)).unwrap();
+    }
+    for d in ["alpha", "beta"] {
+        std::fs::write(cases.join(d).join("main.cpp"), "int main(){}").unwrap();
+    }
+    std::fs::create_dir_all(cases.join("common")).unwrap();
+    let e = match load_str(GOOD, Path::new("m.yaml"), Some(&cases)) {
+        Ok(_) => panic!("accepted"),
+        Err(e) => e.0.iter().map(|e| e.to_string()).collect::<Vec<_>>(),
+    };
+    assert!(e.iter().any(|x| x.contains("gpu case `gamma`") && x.contains("has no main.cpp")), "{e:?}");
+    assert!(e.iter().any(|x| x.contains("cases/stray exists but no case in the matrix uses it")), "{e:?}");
+    assert_eq!(e.len(), 2, "{e:?}");
+    std::fs::remove_dir_all(cases.join("alpha")).unwrap();
+    let e = load_str(GOOD, Path::new("m.yaml"), Some(&cases)).unwrap_err().to_string();
+    assert!(e.contains("case `alpha`: directory") && e.contains("does not exist"), "{e}");
+}
