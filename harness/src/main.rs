@@ -4,10 +4,12 @@
 
 mod builder;
 mod commands;
+mod control;
 mod error;
 mod gpu;
 mod output;
 mod process;
+mod publish;
 mod repo;
 mod runner;
 mod toolchain;
@@ -56,6 +58,53 @@ enum Cmd {
     /// Generate (or check) the GitHub Actions workflows from the matrix.
     #[command(subcommand)]
     Workflows(WorkflowsCmd),
+    /// Negative controls: remove a fix, rebuild, and require its guard cases to fail.
+    #[command(after_help = CONTROL_EXIT_CODES)]
+    Control(ControlArgs),
+}
+
+const CONTROL_EXIT_CODES: &str = "Exit codes:
+  0    every control caught (each guard case failed without its fix)
+  2    bad usage or matrix (an unknown case in a Guarded-by trailer, an unknown control)
+  3    a control was missed: some guard case still passed without the fix
+  4    the baseline failed: a guard case fails on the unmodified tree
+  5    a control was unviable (the fix could not be removed, or the tree did not build) or errored
+  6    a guard case timed out without the fix
+  130  interrupted (worktrees removed, outcomes so far written)
+When several apply, the first in this order wins: 4, 3, 6, 5.";
+
+#[derive(Args)]
+pub struct ControlArgs {
+    /// The GPU family whose GPUs run the guard cases (`auto`: this machine's).
+    #[arg(long)]
+    pub family: String,
+    /// Run this control from the matrix (repeatable).
+    #[arg(long = "control")]
+    pub controls: Vec<String>,
+    /// Run every control of the matrix.
+    #[arg(long)]
+    pub all: bool,
+    /// Run the controls that commits in BASE..HEAD declare with `Guarded-by:` trailers.
+    #[arg(long)]
+    pub commits: Option<String>,
+    /// In GitHub Actions: the pull request's commits, outcome published on the pull request.
+    #[arg(long)]
+    pub pr: bool,
+    /// Outputs (default: target/hrr-controls/FAMILY).
+    #[arg(long)]
+    pub output: Option<PathBuf>,
+    /// Where builds go (default: target/hrr-build).
+    #[arg(long)]
+    pub build_dir: Option<PathBuf>,
+    /// Prebuilt capture and replay for the baseline (controls always build their own).
+    #[arg(long)]
+    pub tools: Option<PathBuf>,
+    /// A guard case's limit without the fix: this many times its baseline duration...
+    #[arg(long, default_value_t = 5.0)]
+    pub timeout_factor: f64,
+    /// ...and never less than this.
+    #[arg(long, default_value = "20s")]
+    pub timeout_floor: String,
 }
 
 #[derive(Subcommand)]
@@ -154,6 +203,7 @@ fn main() -> ExitCode {
         Cmd::Run(r) => commands::run(cli.matrix.as_deref(), r),
         Cmd::Report(ReportCmd::Merge { dirs, output }) => commands::merge(dirs, output),
         Cmd::Workflows(w) => commands::workflows(cli.matrix.as_deref(), w),
+        Cmd::Control(c) => commands::control(cli.matrix.as_deref(), c),
     };
     match result {
         Ok(code) => ExitCode::from(code),

@@ -33,7 +33,9 @@ pub fn find_compiler(vendor: Vendor) -> Option<PathBuf> {
         Vendor::Amd => ("HIPCC", "hipcc", &["/opt/rocm/bin/hipcc"]),
     };
     if let Some(p) = std::env::var_os(var).filter(|v| !v.is_empty()) {
-        return Some(PathBuf::from(p));
+        // An explicit choice that does not exist means "missing", not "look elsewhere".
+        let p = PathBuf::from(p);
+        return p.is_file().then_some(p);
     }
     which(name).or_else(|| {
         fallbacks
