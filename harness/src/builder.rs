@@ -195,7 +195,7 @@ pub fn build(req: &BuildRequest) -> Result<Built, HarnessError> {
     let revision = req.source.revision();
     let dir = req
         .build_root
-        .join(format!("{}-{}", req.family.name, sanitize(&revision)));
+        .join(format!("{}-{}", req.family.name, sanitize(&req.source.build_key())));
     std::fs::create_dir_all(&dir).map_err(|e| HarnessError::failed(format!("{}: {e}", dir.display())))?;
     let (capture, replay) = build_tools(req, &dir)?;
     let wanted: Vec<&hrr_matrix::Case> = req

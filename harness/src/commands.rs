@@ -444,6 +444,8 @@ pub fn control(matrix: Option<&Path>, args: &ControlArgs) -> Res {
         tools_dir: args.tools.clone().map(|t| absolute(&t)),
         timeout_factor: args.timeout_factor,
         timeout_floor: floor,
+        prebuilt: args.prebuilt.clone().map(|p| absolute(&p)),
+        build_only: args.build_only.clone().map(|p| absolute(&p)),
     };
     let outcomes = if specs.is_empty() {
         println!("no commit in the pull request declares a Guarded-by trailer: nothing to control");

@@ -262,6 +262,11 @@ pub struct ControlRun<'a> {
     pub timeout_factor: f64,
     /// ...but never under this.
     pub timeout_floor: Duration,
+    /// `--prebuilt DIR`: control NAME uses DIR/NAME's capture and replay instead of
+    /// building them (for GPU machines without a Rust toolchain; made by `--build-only`).
+    pub prebuilt: Option<PathBuf>,
+    /// `--build-only DIR`: build each control's tools into DIR/NAME and run no case.
+    pub build_only: Option<PathBuf>,
 }
 
 impl ControlRun<'_> {
@@ -323,7 +328,8 @@ impl ControlRun<'_> {
         let baseline_built = self.build(self.tree, self.tools_dir.clone(), all_cases.clone())?;
         let base_dir = self.output.join("baseline");
         let _ = std::fs::remove_dir_all(&base_dir);
-        let base = self.run_cases(&baseline_built, &all_cases, &base_dir, &|n| {
+        let baseline_cases: &[String] = if self.build_only.is_some() { &[] } else { &all_cases };
+        let base = self.run_cases(&baseline_built, baseline_cases, &base_dir, &|n| {
             self.matrix.cases.iter().find(|c| c.name == n).and_then(|c| c.timeout).map(|t| t.0).unwrap_or(hrr_matrix::resolve::DEFAULT_TIMEOUT)
         });
         let baseline: Vec<GuardResult> = base
@@ -339,7 +345,7 @@ impl ControlRun<'_> {
             controls: Vec::new(),
         };
         self.write_outcomes(&outcomes);
-        if !baseline_passed || process::interrupted() {
+        if (!baseline_passed && self.build_only.is_none()) || process::interrupted() {
             return Ok(outcomes);
         }
         let limit = |n: &str| {
@@ -410,7 +416,13 @@ impl ControlRun<'_> {
         }
         let names: Vec<String> = spec.guards.iter().chain(&spec.keep_passing).cloned().collect();
         let source = SourceTree::at(&wt.path);
-        let built = match self.build(&source, None, names.clone()) {
+        let prebuilt = self.prebuilt.as_ref().map(|d| d.join(&spec.name));
+        if let Some(p) = &prebuilt {
+            if !p.join("hrr-replay").is_file() {
+                return finish(result, Outcome::Error, format!("--prebuilt: {} has no hrr-replay (make it with --build-only)", p.display()));
+            }
+        }
+        let built = match self.build(&source, prebuilt, names.clone()) {
             Ok(b) => b,
             Err(HarnessError::Interrupted) => return finish(result, Outcome::Error, "interrupted".into()),
             Err(e) => {
@@ -423,6 +435,16 @@ impl ControlRun<'_> {
             _ => None,
         }) {
             return finish(result, Outcome::Unviable, format!("case {case} does not build without the fix: {why}"));
+        }
+        if let Some(out) = &self.build_only {
+            let to = out.join(&spec.name);
+            let copied = std::fs::create_dir_all(&to)
+                .and_then(|_| std::fs::copy(&built.capture, to.join("libhrr_capture.so")))
+                .and_then(|_| std::fs::copy(&built.replay, to.join("hrr-replay")));
+            return match copied {
+                Ok(_) => finish(result, Outcome::Error, format!("built only (--build-only): tools in {}", to.display())),
+                Err(e) => finish(result, Outcome::Error, format!("--build-only {}: {e}", to.display())),
+            };
         }
         let runs = self.run_cases(&built, &names, &dir, limit);
         let gr = |r: &CaseResult| GuardResult { case: r.case.clone(), status: r.status, message: r.message.clone() };

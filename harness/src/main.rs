@@ -105,6 +105,13 @@ pub struct ControlArgs {
     /// ...and never less than this.
     #[arg(long, default_value = "20s")]
     pub timeout_floor: String,
+    /// Use DIR/CONTROL/{libhrr_capture.so,hrr-replay} for each control instead of building
+    /// (a GPU machine without a Rust toolchain); the fix is still removed in a worktree.
+    #[arg(long)]
+    pub prebuilt: Option<PathBuf>,
+    /// Build each control's capture and replay into DIR/CONTROL and run no case.
+    #[arg(long, conflicts_with = "prebuilt")]
+    pub build_only: Option<PathBuf>,
 }
 
 #[derive(Subcommand)]

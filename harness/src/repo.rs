@@ -74,6 +74,24 @@ impl SourceTree {
             .unwrap_or_else(|| "unknown".into())
     }
 
+    /// The revision plus, for a tree with uncommitted changes, a hash of those changes:
+    /// build directories are keyed by it, so two controls (two different diffs of the same
+    /// HEAD) never share one.
+    pub fn build_key(&self) -> String {
+        let rev = self.revision();
+        if !rev.ends_with("-dirty") {
+            return rev;
+        }
+        let diff = Command::new("git")
+            .arg("-C")
+            .arg(&self.root)
+            .args(["diff", "HEAD"])
+            .output()
+            .map(|o| o.stdout)
+            .unwrap_or_default();
+        format!("{rev}-{}", &hrr_archive::ContentHash::of(&diff).to_hex()[..12])
+    }
+
     pub fn load_matrix(&self) -> Result<hrr_matrix::Matrix, HarnessError> {
         hrr_matrix::load(&self.matrix, &self.cases_dir()).map_err(HarnessError::Matrix)
     }
