@@ -164,6 +164,12 @@ fn build_case(tc: &Toolchain, source: &SourceTree, case_dir_name: &str, out_dir:
     if let Err(e) = std::fs::create_dir_all(out_dir) {
         return CaseBuild::Failed { message: format!("{}: {e}", out_dir.display()), log };
     }
+    if !src_dir.join("main.cpp").is_file() {
+        return CaseBuild::Failed {
+            message: format!("{} does not exist in this tree", src_dir.join("main.cpp").display()),
+            log,
+        };
+    }
     let mut cmd = tc.compile_command(&src_dir.join("main.cpp"), &common, &binary);
     let stamp = out_dir.join(".inputs");
     let hash = input_hash(tc, &cmd, &src_dir, &common);
