@@ -50,4 +50,3 @@ pub struct Counts {
     pub untranslated_pointers: u64,
     pub unreplayable_refused: u64,
 }
-

@@ -16,13 +16,16 @@ use parking_lot::Mutex;
 use crate::real::RealFn;
 use crate::state::{self, guarded};
 
-const HOST_CODE: &str = "runs a host function of the captured program, which no other process can execute";
+const HOST_CODE: &str =
+    "runs a host function of the captured program, which no other process can execute";
 const IPC: &str = "creates an inter-process handle to memory or an event of the captured process, which does not exist at replay";
 
 static WARNED: Mutex<Option<HashSet<&'static str>>> = Mutex::new(None);
 
 fn record(vendor: Vendor, api: &'static str, reason: &'static str, ret: c_int, args: &[usize]) {
-    let Some((cap, _guard)) = state::enter(vendor) else { return };
+    let Some((cap, _guard)) = state::enter(vendor) else {
+        return;
+    };
     let _ = guarded(api, || {
         let w = cap.writer();
         let mut p = PayloadWriter::new();
@@ -73,11 +76,41 @@ macro_rules! unreplayable_shim {
     (@usize $arg:ident) => { usize };
 }
 
-unreplayable_shim!(cudaStreamAddCallback, Vendor::Cuda, HOST_CODE, stream, callback, user_data, flags);
-unreplayable_shim!(cudaLaunchHostFunc, Vendor::Cuda, HOST_CODE, stream, func, user_data);
+unreplayable_shim!(
+    cudaStreamAddCallback,
+    Vendor::Cuda,
+    HOST_CODE,
+    stream,
+    callback,
+    user_data,
+    flags
+);
+unreplayable_shim!(
+    cudaLaunchHostFunc,
+    Vendor::Cuda,
+    HOST_CODE,
+    stream,
+    func,
+    user_data
+);
 unreplayable_shim!(cudaIpcGetMemHandle, Vendor::Cuda, IPC, handle, dev_ptr);
 unreplayable_shim!(cudaIpcGetEventHandle, Vendor::Cuda, IPC, handle, event);
-unreplayable_shim!(hipStreamAddCallback, Vendor::Hip, HOST_CODE, stream, callback, user_data, flags);
-unreplayable_shim!(hipLaunchHostFunc, Vendor::Hip, HOST_CODE, stream, func, user_data);
+unreplayable_shim!(
+    hipStreamAddCallback,
+    Vendor::Hip,
+    HOST_CODE,
+    stream,
+    callback,
+    user_data,
+    flags
+);
+unreplayable_shim!(
+    hipLaunchHostFunc,
+    Vendor::Hip,
+    HOST_CODE,
+    stream,
+    func,
+    user_data
+);
 unreplayable_shim!(hipIpcGetMemHandle, Vendor::Hip, IPC, handle, dev_ptr);
 unreplayable_shim!(hipIpcGetEventHandle, Vendor::Hip, IPC, handle, event);

@@ -22,12 +22,20 @@ use crate::toolchain::{self, Toolchain};
 #[derive(Clone, Debug, Serialize)]
 #[serde(rename_all = "kebab-case", tag = "state")]
 pub enum CaseBuild {
-    Built { binary: PathBuf, reused: bool },
+    Built {
+        binary: PathBuf,
+        reused: bool,
+    },
     /// Host cases run a command from the source tree; nothing to compile.
     Host,
     /// No compiler here can build it for this family.
-    Unsupported { reason: String },
-    Failed { message: String, log: PathBuf },
+    Unsupported {
+        reason: String,
+    },
+    Failed {
+        message: String,
+        log: PathBuf,
+    },
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -62,7 +70,13 @@ pub struct BuildRequest<'a> {
 
 fn sanitize(s: &str) -> String {
     s.chars()
-        .map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '.' || c == '_' { c } else { '_' })
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '.' || c == '_' {
+                c
+            } else {
+                '_'
+            }
+        })
         .collect()
 }
 
@@ -87,7 +101,9 @@ fn copy_exec(from: &Path, to: &Path) -> Result<(), HarnessError> {
     let tmp = to.with_extension("tmp");
     std::fs::copy(from, &tmp)
         .and_then(|_| std::fs::rename(&tmp, to))
-        .map_err(|e| HarnessError::failed(format!("copy {} -> {}: {e}", from.display(), to.display())))
+        .map_err(|e| {
+            HarnessError::failed(format!("copy {} -> {}: {e}", from.display(), to.display()))
+        })
 }
 
 pub fn build_tools(req: &BuildRequest, dir: &Path) -> Result<(PathBuf, PathBuf), HarnessError> {
@@ -120,7 +136,10 @@ pub fn build_tools(req: &BuildRequest, dir: &Path) -> Result<(PathBuf, PathBuf),
     match f.exit {
         Exit::Code(0) => {
             if req.verbose {
-                eprintln!("hrr-harness: capture and replay built in {:.1} s", f.duration.as_secs_f64());
+                eprintln!(
+                    "hrr-harness: capture and replay built in {:.1} s",
+                    f.duration.as_secs_f64()
+                );
             }
         }
         Exit::Interrupted => return Err(HarnessError::Interrupted),
@@ -133,8 +152,14 @@ pub fn build_tools(req: &BuildRequest, dir: &Path) -> Result<(PathBuf, PathBuf),
             )))
         }
     }
-    copy_exec(&expand(&spec.capture, &req.source.root, &req.cargo_target_dir), &capture)?;
-    copy_exec(&expand(&spec.replay, &req.source.root, &req.cargo_target_dir), &replay)?;
+    copy_exec(
+        &expand(&spec.capture, &req.source.root, &req.cargo_target_dir),
+        &capture,
+    )?;
+    copy_exec(
+        &expand(&spec.replay, &req.source.root, &req.cargo_target_dir),
+        &replay,
+    )?;
     Ok((capture, replay))
 }
 
@@ -145,7 +170,12 @@ fn input_hash(tc: &Toolchain, cmd: &Command, case_dir: &Path, common: &Path) -> 
     buf.extend_from_slice(format!("{cmd:?}").as_bytes());
     for dir in [case_dir, common] {
         let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
-            .map(|rd| rd.flatten().map(|e| e.path()).filter(|p| p.is_file()).collect())
+            .map(|rd| {
+                rd.flatten()
+                    .map(|e| e.path())
+                    .filter(|p| p.is_file())
+                    .collect()
+            })
             .unwrap_or_default();
         files.sort();
         for f in files {
@@ -156,17 +186,29 @@ fn input_hash(tc: &Toolchain, cmd: &Command, case_dir: &Path, common: &Path) -> 
     ContentHash::of(&buf).to_hex()
 }
 
-fn build_case(tc: &Toolchain, source: &SourceTree, case_dir_name: &str, out_dir: &Path, tmp: &Path) -> CaseBuild {
+fn build_case(
+    tc: &Toolchain,
+    source: &SourceTree,
+    case_dir_name: &str,
+    out_dir: &Path,
+    tmp: &Path,
+) -> CaseBuild {
     let src_dir = source.cases_dir().join(case_dir_name);
     let common = source.cases_dir().join("common");
     let binary = out_dir.join("case");
     let log = out_dir.join("build.log");
     if let Err(e) = std::fs::create_dir_all(out_dir) {
-        return CaseBuild::Failed { message: format!("{}: {e}", out_dir.display()), log };
+        return CaseBuild::Failed {
+            message: format!("{}: {e}", out_dir.display()),
+            log,
+        };
     }
     if !src_dir.join("main.cpp").is_file() {
         return CaseBuild::Failed {
-            message: format!("{} does not exist in this tree", src_dir.join("main.cpp").display()),
+            message: format!(
+                "{} does not exist in this tree",
+                src_dir.join("main.cpp").display()
+            ),
             log,
         };
     }
@@ -174,7 +216,10 @@ fn build_case(tc: &Toolchain, source: &SourceTree, case_dir_name: &str, out_dir:
     let stamp = out_dir.join(".inputs");
     let hash = input_hash(tc, &cmd, &src_dir, &common);
     if binary.is_file() && std::fs::read_to_string(&stamp).ok().as_deref() == Some(hash.as_str()) {
-        return CaseBuild::Built { binary, reused: true };
+        return CaseBuild::Built {
+            binary,
+            reused: true,
+        };
     }
     let _ = std::fs::remove_file(&stamp);
     let _ = std::fs::write(&log, format!("{cmd:?}\n"));
@@ -182,27 +227,41 @@ fn build_case(tc: &Toolchain, source: &SourceTree, case_dir_name: &str, out_dir:
     match process::run_logged(cmd, &log, Instant::now() + Duration::from_secs(900)) {
         Ok(f) if f.exit == Exit::Code(0) && binary.is_file() => {
             let _ = std::fs::write(&stamp, &hash);
-            CaseBuild::Built { binary, reused: false }
+            CaseBuild::Built {
+                binary,
+                reused: false,
+            }
         }
         Ok(f) => CaseBuild::Failed {
             message: format!(
                 "compiling cases/{case_dir_name}/main.cpp failed ({}): {}",
                 f.exit.describe(),
-                process::tail(&log, 600).lines().filter(|l| l.contains("error")).take(3).collect::<Vec<_>>().join(" | ")
+                process::tail(&log, 600)
+                    .lines()
+                    .filter(|l| l.contains("error"))
+                    .take(3)
+                    .collect::<Vec<_>>()
+                    .join(" | ")
             ),
             log,
         },
-        Err(e) => CaseBuild::Failed { message: format!("cannot run {}: {e}", tc.compiler.display()), log },
+        Err(e) => CaseBuild::Failed {
+            message: format!("cannot run {}: {e}", tc.compiler.display()),
+            log,
+        },
     }
 }
 
 /// Builds tools and cases. Case compile failures are reported per case, not as an error.
 pub fn build(req: &BuildRequest) -> Result<Built, HarnessError> {
     let revision = req.source.revision();
-    let dir = req
-        .build_root
-        .join(format!("{}-{}", req.family.name, sanitize(&req.source.build_key())));
-    std::fs::create_dir_all(&dir).map_err(|e| HarnessError::failed(format!("{}: {e}", dir.display())))?;
+    let dir = req.build_root.join(format!(
+        "{}-{}",
+        req.family.name,
+        sanitize(&req.source.build_key())
+    ));
+    std::fs::create_dir_all(&dir)
+        .map_err(|e| HarnessError::failed(format!("{}: {e}", dir.display())))?;
     let (capture, replay) = build_tools(req, &dir)?;
     let wanted: Vec<&hrr_matrix::Case> = req
         .matrix
@@ -211,7 +270,8 @@ pub fn build(req: &BuildRequest) -> Result<Built, HarnessError> {
         .filter(|c| req.only.as_ref().is_none_or(|o| o.contains(&c.name)))
         .collect();
     let mut cases = BTreeMap::new();
-    let gpu_cases: Vec<&&hrr_matrix::Case> = wanted.iter().filter(|c| c.kind == CaseKind::Gpu).collect();
+    let gpu_cases: Vec<&&hrr_matrix::Case> =
+        wanted.iter().filter(|c| c.kind == CaseKind::Gpu).collect();
     for c in wanted.iter().filter(|c| c.kind == CaseKind::Host) {
         cases.insert(c.name.clone(), CaseBuild::Host);
     }
@@ -222,7 +282,12 @@ pub fn build(req: &BuildRequest) -> Result<Built, HarnessError> {
             Err(hint) => {
                 toolchain_desc = hint.clone();
                 for c in &gpu_cases {
-                    cases.insert(c.name.clone(), CaseBuild::Unsupported { reason: hint.clone() });
+                    cases.insert(
+                        c.name.clone(),
+                        CaseBuild::Unsupported {
+                            reason: hint.clone(),
+                        },
+                    );
                 }
             }
             Ok(tc) => {
@@ -232,7 +297,11 @@ pub fn build(req: &BuildRequest) -> Result<Built, HarnessError> {
                     "{} ({}) for {}",
                     tc.compiler.display(),
                     tc.version,
-                    if buildable.is_empty() { "no target".into() } else { buildable.join(", ") }
+                    if buildable.is_empty() {
+                        "no target".into()
+                    } else {
+                        buildable.join(", ")
+                    }
                 );
                 if buildable.is_empty() {
                     let reason = unsupported_targets
@@ -241,27 +310,54 @@ pub fn build(req: &BuildRequest) -> Result<Built, HarnessError> {
                         .collect::<Vec<_>>()
                         .join("; ");
                     for c in &gpu_cases {
-                        cases.insert(c.name.clone(), CaseBuild::Unsupported { reason: reason.clone() });
+                        cases.insert(
+                            c.name.clone(),
+                            CaseBuild::Unsupported {
+                                reason: reason.clone(),
+                            },
+                        );
                     }
                 } else {
                     let tmp = dir.join("tmp");
                     let _ = std::fs::create_dir_all(&tmp);
-                    let queue = Mutex::new(gpu_cases.iter().map(|c| (c.name.clone(), c.dir.clone())).collect::<Vec<_>>());
+                    let queue = Mutex::new(
+                        gpu_cases
+                            .iter()
+                            .map(|c| (c.name.clone(), c.dir.clone()))
+                            .collect::<Vec<_>>(),
+                    );
                     let results = Mutex::new(Vec::new());
-                    let workers = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(2).min(8);
+                    let workers = std::thread::available_parallelism()
+                        .map(|n| n.get())
+                        .unwrap_or(2)
+                        .min(8);
                     std::thread::scope(|s| {
                         for _ in 0..workers {
                             s.spawn(|| loop {
                                 if process::interrupted() {
                                     return;
                                 }
-                                let Some((name, d)) = queue.lock().unwrap().pop() else { return };
-                                let b = build_case(&tc, req.source, &d, &dir.join("cases").join(&name), &tmp);
+                                let Some((name, d)) = queue.lock().unwrap().pop() else {
+                                    return;
+                                };
+                                let b = build_case(
+                                    &tc,
+                                    req.source,
+                                    &d,
+                                    &dir.join("cases").join(&name),
+                                    &tmp,
+                                );
                                 if req.verbose {
                                     match &b {
-                                        CaseBuild::Built { reused: true, .. } => eprintln!("hrr-harness: {name}: up to date"),
-                                        CaseBuild::Built { .. } => eprintln!("hrr-harness: {name}: built"),
-                                        CaseBuild::Failed { message, .. } => eprintln!("hrr-harness: {name}: {message}"),
+                                        CaseBuild::Built { reused: true, .. } => {
+                                            eprintln!("hrr-harness: {name}: up to date")
+                                        }
+                                        CaseBuild::Built { .. } => {
+                                            eprintln!("hrr-harness: {name}: built")
+                                        }
+                                        CaseBuild::Failed { message, .. } => {
+                                            eprintln!("hrr-harness: {name}: {message}")
+                                        }
                                         _ => {}
                                     }
                                 }

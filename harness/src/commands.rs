@@ -8,12 +8,12 @@ use hrr_matrix::{resolve_family, shard, Disposition, Expectation, Family, Matrix
 use hrr_reports::{RunReport, Totals};
 
 use crate::builder::{self, BuildRequest, Built, CaseBuild};
+use crate::control::{self, ControlRun, ControlSpec};
 use crate::error::{exit, HarnessError};
 use crate::gpu::{self, Detection};
 use crate::output::{self, Progress};
 use crate::repo::SourceTree;
 use crate::runner::{self, RunContext};
-use crate::control::{self, ControlRun, ControlSpec};
 use crate::{BuildOpts, ControlArgs, MatrixCmd, RunArgs, WorkflowsCmd};
 
 type Res = Result<u8, HarnessError>;
@@ -22,7 +22,11 @@ fn family<'m>(m: &'m Matrix, name: &str) -> Result<&'m Family, HarnessError> {
     m.families.iter().find(|f| f.name == name).ok_or_else(|| {
         HarnessError::usage(format!(
             "unknown family `{name}`; the matrix has: {}",
-            m.families.iter().map(|f| f.name.as_str()).collect::<Vec<_>>().join(", ")
+            m.families
+                .iter()
+                .map(|f| f.name.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
         ))
     })
 }
@@ -45,7 +49,10 @@ pub fn matrix(matrix: Option<&Path>, cmd: &MatrixCmd) -> Res {
             let f = family(&m, name)?;
             let resolved = resolve_family(&m, f);
             if *json {
-                println!("{}", serde_json::to_string_pretty(&resolved).unwrap_or_default());
+                println!(
+                    "{}",
+                    serde_json::to_string_pretty(&resolved).unwrap_or_default()
+                );
                 return Ok(exit::OK);
             }
             println!(
@@ -57,18 +64,32 @@ pub fn matrix(matrix: Option<&Path>, cmd: &MatrixCmd) -> Res {
                 f.runner.join(", ")
             );
             for rc in &resolved {
-                let rule = rc.rule.map(|i| format!(" [rule {}]", i + 1)).unwrap_or_default();
+                let rule = rc
+                    .rule
+                    .map(|i| format!(" [rule {}]", i + 1))
+                    .unwrap_or_default();
                 let what = match (&rc.disposition, &rc.expectation) {
-                    (Disposition::Skip { reason, .. }, _) => format!("skip            {reason}{rule}"),
+                    (Disposition::Skip { reason, .. }, _) => {
+                        format!("skip            {reason}{rule}")
+                    }
                     (Disposition::Run, Expectation::Pass) => "run".to_string(),
-                    (Disposition::Run, Expectation::Fail { reason }) => format!("run, expect fail  {reason}{rule}"),
-                    (Disposition::Run, Expectation::Flake { reason }) => format!("run, known flake  {reason}{rule}"),
+                    (Disposition::Run, Expectation::Fail { reason }) => {
+                        format!("run, expect fail  {reason}{rule}")
+                    }
+                    (Disposition::Run, Expectation::Flake { reason }) => {
+                        format!("run, known flake  {reason}{rule}")
+                    }
                 };
                 println!(
                     "  {:<22} {:>5}  {:<34} {}",
                     rc.case.name,
                     hrr_matrix::duration::format(rc.timeout),
-                    rc.case.checks.iter().map(|c| c.name()).collect::<Vec<_>>().join(","),
+                    rc.case
+                        .checks
+                        .iter()
+                        .map(|c| c.name())
+                        .collect::<Vec<_>>()
+                        .join(","),
                     what
                 );
             }
@@ -78,8 +99,14 @@ pub fn matrix(matrix: Option<&Path>, cmd: &MatrixCmd) -> Res {
 }
 
 /// The tree to build from and the cargo target directory for its tools.
-fn source_and_target(tree: &SourceTree, opts: &BuildOpts) -> Result<(SourceTree, PathBuf, PathBuf), HarnessError> {
-    let build_root = opts.build_dir.clone().unwrap_or_else(|| tree.root.join("target/hrr-build"));
+fn source_and_target(
+    tree: &SourceTree,
+    opts: &BuildOpts,
+) -> Result<(SourceTree, PathBuf, PathBuf), HarnessError> {
+    let build_root = opts
+        .build_dir
+        .clone()
+        .unwrap_or_else(|| tree.root.join("target/hrr-build"));
     let build_root = absolute(&build_root);
     match &opts.source {
         Some(s) => {
@@ -88,17 +115,24 @@ fn source_and_target(tree: &SourceTree, opts: &BuildOpts) -> Result<(SourceTree,
                 .map_err(|e| HarnessError::usage(format!("--source {}: {e}", s.display())))?;
             let src = SourceTree::at(&root);
             if !src.cases_dir().is_dir() {
-                return Err(HarnessError::usage(format!("--source {}: no cases/ directory: not an hrr-harness checkout", root.display())));
+                return Err(HarnessError::usage(format!(
+                    "--source {}: no cases/ directory: not an hrr-harness checkout",
+                    root.display()
+                )));
             }
             let target = if root == tree.root {
-                std::env::var_os("CARGO_TARGET_DIR").map(PathBuf::from).unwrap_or_else(|| root.join("target"))
+                std::env::var_os("CARGO_TARGET_DIR")
+                    .map(PathBuf::from)
+                    .unwrap_or_else(|| root.join("target"))
             } else {
                 build_root.join("cargo-target")
             };
             Ok((src, absolute(&target), build_root))
         }
         None => {
-            let target = std::env::var_os("CARGO_TARGET_DIR").map(PathBuf::from).unwrap_or_else(|| tree.root.join("target"));
+            let target = std::env::var_os("CARGO_TARGET_DIR")
+                .map(PathBuf::from)
+                .unwrap_or_else(|| tree.root.join("target"));
             Ok((tree.clone(), absolute(&target), build_root))
         }
     }
@@ -108,7 +142,9 @@ fn absolute(p: &Path) -> PathBuf {
     if p.is_absolute() {
         p.to_path_buf()
     } else {
-        std::env::current_dir().map(|c| c.join(p)).unwrap_or_else(|_| p.to_path_buf())
+        std::env::current_dir()
+            .map(|c| c.join(p))
+            .unwrap_or_else(|_| p.to_path_buf())
     }
 }
 
@@ -120,7 +156,15 @@ fn pick_family<'m>(m: &'m Matrix, name: &str, d: &Detection) -> Result<&'m Famil
     }
     match gpu::auto_family(m, d).map_err(HarnessError::usage)? {
         Some(f) => {
-            eprintln!("hrr-harness: --family auto: {} ({})", f.name, d.gpus.iter().map(|g| g.to_string()).collect::<Vec<_>>().join("; "));
+            eprintln!(
+                "hrr-harness: --family auto: {} ({})",
+                f.name,
+                d.gpus
+                    .iter()
+                    .map(|g| g.to_string())
+                    .collect::<Vec<_>>()
+                    .join("; ")
+            );
             Ok(f)
         }
         None => {
@@ -140,7 +184,13 @@ fn pick_family<'m>(m: &'m Matrix, name: &str, d: &Detection) -> Result<&'m Famil
     }
 }
 
-fn do_build(tree: &SourceTree, m: &Matrix, f: &Family, opts: &BuildOpts, only: Option<Vec<String>>) -> Result<Built, HarnessError> {
+fn do_build(
+    tree: &SourceTree,
+    m: &Matrix,
+    f: &Family,
+    opts: &BuildOpts,
+    only: Option<Vec<String>>,
+) -> Result<Built, HarnessError> {
     let (src, target, build_root) = source_and_target(tree, opts)?;
     let src_matrix;
     let matrix_for_build = if src.root != tree.root && src.matrix.is_file() {
@@ -168,7 +218,12 @@ pub fn build(matrix: Option<&Path>, opts: &BuildOpts) -> Res {
     let d = gpu::detect();
     let f = pick_family(&m, &opts.family, &d)?;
     let built = do_build(&tree, &m, f, opts, None)?;
-    println!("build {} at {}: {}", f.name, built.revision, built.dir.display());
+    println!(
+        "build {} at {}: {}",
+        f.name,
+        built.revision,
+        built.dir.display()
+    );
     println!("  capture  {}", built.capture.display());
     println!("  replay   {}", built.replay.display());
     println!("  compiler {}", built.toolchain);
@@ -178,7 +233,11 @@ pub fn build(matrix: Option<&Path>, opts: &BuildOpts) -> Res {
     let mut failed = 0;
     for (name, b) in &built.cases {
         let line = match b {
-            CaseBuild::Built { binary, reused } => format!("{} {}", if *reused { "up to date" } else { "built     " }, binary.display()),
+            CaseBuild::Built { binary, reused } => format!(
+                "{} {}",
+                if *reused { "up to date" } else { "built     " },
+                binary.display()
+            ),
             CaseBuild::Host => "host case (nothing to compile)".into(),
             CaseBuild::Unsupported { reason } => format!("not built: {reason}"),
             CaseBuild::Failed { message, .. } => {
@@ -188,11 +247,18 @@ pub fn build(matrix: Option<&Path>, opts: &BuildOpts) -> Res {
         };
         println!("  {name:<24} {line}");
     }
-    Ok(if failed > 0 { exit::UNEXPECTED } else { exit::OK })
+    Ok(if failed > 0 {
+        exit::UNEXPECTED
+    } else {
+        exit::OK
+    })
 }
 
 fn now_unix() -> u64 {
-    SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0)
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0)
 }
 
 fn hostname() -> String {
@@ -203,7 +269,8 @@ fn hostname() -> String {
 
 /// Clears what a previous run left in the output directory (only files the harness writes).
 fn prepare_output(dir: &Path) -> Result<(), HarnessError> {
-    std::fs::create_dir_all(dir).map_err(|e| HarnessError::usage(format!("--output {}: {e}", dir.display())))?;
+    std::fs::create_dir_all(dir)
+        .map_err(|e| HarnessError::usage(format!("--output {}: {e}", dir.display())))?;
     for f in ["results.json", "results.jsonl", "junit.xml", "summary.md"] {
         let _ = std::fs::remove_file(dir.join(f));
     }
@@ -223,25 +290,45 @@ pub fn run(matrix: Option<&Path>, args: &RunArgs) -> Res {
     if args.jobs == Some(0) {
         return Err(HarnessError::usage("--jobs 0: need at least one job"));
     }
-    let mine: Vec<gpu::Gpu> = d.gpus.iter().filter(|g| gpu::belongs(g, f)).cloned().collect();
+    let mine: Vec<gpu::Gpu> = d
+        .gpus
+        .iter()
+        .filter(|g| gpu::belongs(g, f))
+        .cloned()
+        .collect();
     if !d.gpus.is_empty() && mine.is_empty() {
         return Err(HarnessError::usage(format!(
             "this machine's GPUs do not belong to family {} (targets {}): found {}",
             f.name,
             f.targets.join(", "),
-            d.gpus.iter().map(|g| g.to_string()).collect::<Vec<_>>().join("; ")
+            d.gpus
+                .iter()
+                .map(|g| g.to_string())
+                .collect::<Vec<_>>()
+                .join("; ")
         )));
     }
     let mut cases = resolve_family(&m, f);
     if !args.cases.is_empty() {
-        cases.retain(|rc| args.cases.iter().any(|p| hrr_matrix::glob::matches(p, &rc.case.name)));
+        cases.retain(|rc| {
+            args.cases
+                .iter()
+                .any(|p| hrr_matrix::glob::matches(p, &rc.case.name))
+        });
         if cases.is_empty() {
-            return Err(HarnessError::usage(format!("--case {}: matches no case", args.cases.join(" "))));
+            return Err(HarnessError::usage(format!(
+                "--case {}: matches no case",
+                args.cases.join(" ")
+            )));
         }
     }
     let cases = shard(cases, sh);
     let output = absolute(&args.output.clone().unwrap_or_else(|| {
-        let name = if sh == Shard::ALL { f.name.clone() } else { format!("{}-shard-{}-of-{}", f.name, sh.index, sh.count) };
+        let name = if sh == Shard::ALL {
+            f.name.clone()
+        } else {
+            format!("{}-shard-{}-of-{}", f.name, sh.index, sh.count)
+        };
         tree.root.join("target/hrr-results").join(name)
     }));
     prepare_output(&output)?;
@@ -254,7 +341,11 @@ pub fn run(matrix: Option<&Path>, args: &RunArgs) -> Res {
         .collect();
     let built = do_build(&tree, &m, f, &args.opts, Some(to_build))?;
     let jobs = args.jobs.unwrap_or(mine.len().max(1));
-    let gpus_desc: Vec<String> = if mine.is_empty() { vec![d.none_reason()] } else { mine.iter().map(|g| g.to_string()).collect() };
+    let gpus_desc: Vec<String> = if mine.is_empty() {
+        vec![d.none_reason()]
+    } else {
+        mine.iter().map(|g| g.to_string()).collect()
+    };
     eprintln!(
         "hrr-harness: family {} shard {sh}: {} case(s), {jobs} job(s), GPUs: {}; results in {}",
         f.name,
@@ -297,7 +388,9 @@ pub fn run(matrix: Option<&Path>, args: &RunArgs) -> Res {
         totals: Totals::of(&results),
         cases: results,
     };
-    output::write_reports(&output, &report, false).map_err(|e| HarnessError::failed(format!("writing reports to {}: {e}", output.display())))?;
+    output::write_reports(&output, &report, false).map_err(|e| {
+        HarnessError::failed(format!("writing reports to {}: {e}", output.display()))
+    })?;
     let t = &report.totals;
     println!(
         "{}: {} | junit {} | results {}",
@@ -314,7 +407,11 @@ pub fn run(matrix: Option<&Path>, args: &RunArgs) -> Res {
     if crate::process::interrupted() {
         return Err(HarnessError::Interrupted);
     }
-    Ok(if t.unexpected == 0 { exit::OK } else { exit::UNEXPECTED })
+    Ok(if t.unexpected == 0 {
+        exit::OK
+    } else {
+        exit::UNEXPECTED
+    })
 }
 
 pub fn merge(dirs: &[PathBuf], output: &Path) -> Res {
@@ -324,25 +421,37 @@ pub fn merge(dirs: &[PathBuf], output: &Path) -> Res {
         reports.push(RunReport::read_json(f).map_err(HarnessError::usage)?);
     }
     let merged = hrr_reports::merge::merge(&reports).map_err(HarnessError::usage)?;
-    std::fs::create_dir_all(output).map_err(|e| HarnessError::usage(format!("--output {}: {e}", output.display())))?;
+    std::fs::create_dir_all(output)
+        .map_err(|e| HarnessError::usage(format!("--output {}: {e}", output.display())))?;
     // JUnit keeps one suite per family and shard, from the original reports.
     hrr_reports::result::write_atomic(
         &output.join("junit.xml"),
         hrr_reports::junit::render(&reports.iter().collect::<Vec<_>>()).as_bytes(),
     )
     .map_err(|e| HarnessError::failed(e.to_string()))?;
-    merged.write_json(&output.join("results.json")).map_err(|e| HarnessError::failed(e.to_string()))?;
+    merged
+        .write_json(&output.join("results.json"))
+        .map_err(|e| HarnessError::failed(e.to_string()))?;
     let md = hrr_reports::markdown::merged_summary(&merged);
-    hrr_reports::result::write_atomic(&output.join("summary.md"), md.as_bytes()).map_err(|e| HarnessError::failed(e.to_string()))?;
+    hrr_reports::result::write_atomic(&output.join("summary.md"), md.as_bytes())
+        .map_err(|e| HarnessError::failed(e.to_string()))?;
     if let Some(p) = std::env::var_os("GITHUB_STEP_SUMMARY").filter(|p| !p.is_empty()) {
         use std::io::Write;
-        if let Ok(mut f) = std::fs::OpenOptions::new().create(true).append(true).open(p) {
+        if let Ok(mut f) = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(p)
+        {
             let _ = writeln!(f, "{md}");
         }
     }
     print!("{md}");
     println!("merged {} report(s) into {}", files.len(), output.display());
-    Ok(if merged.totals.unexpected == 0 { exit::OK } else { exit::UNEXPECTED })
+    Ok(if merged.totals.unexpected == 0 {
+        exit::OK
+    } else {
+        exit::UNEXPECTED
+    })
 }
 
 pub fn workflows(matrix: Option<&Path>, cmd: &WorkflowsCmd) -> Res {
@@ -355,9 +464,11 @@ pub fn workflows(matrix: Option<&Path>, cmd: &WorkflowsCmd) -> Res {
         match cmd {
             WorkflowsCmd::Generate => {
                 if let Some(p) = path.parent() {
-                    std::fs::create_dir_all(p).map_err(|e| HarnessError::failed(format!("{}: {e}", p.display())))?;
+                    std::fs::create_dir_all(p)
+                        .map_err(|e| HarnessError::failed(format!("{}: {e}", p.display())))?;
                 }
-                std::fs::write(&path, text).map_err(|e| HarnessError::failed(format!("{}: {e}", path.display())))?;
+                std::fs::write(&path, text)
+                    .map_err(|e| HarnessError::failed(format!("{}: {e}", path.display())))?;
                 println!("wrote {}", path.display());
             }
             WorkflowsCmd::Check => {
@@ -386,17 +497,30 @@ pub fn control(matrix: Option<&Path>, args: &ControlArgs) -> Res {
     let m = tree.load_matrix()?;
     let d = gpu::detect();
     let f = pick_family(&m, &args.family, &d)?;
-    let mine: Vec<gpu::Gpu> = d.gpus.iter().filter(|g| gpu::belongs(g, f)).cloned().collect();
+    let mine: Vec<gpu::Gpu> = d
+        .gpus
+        .iter()
+        .filter(|g| gpu::belongs(g, f))
+        .cloned()
+        .collect();
     if !d.gpus.is_empty() && mine.is_empty() {
         return Err(HarnessError::usage(format!(
             "this machine's GPUs do not belong to family {}: found {}",
             f.name,
-            d.gpus.iter().map(|g| g.to_string()).collect::<Vec<_>>().join("; ")
+            d.gpus
+                .iter()
+                .map(|g| g.to_string())
+                .collect::<Vec<_>>()
+                .join("; ")
         )));
     }
-    let floor = hrr_matrix::duration::parse(&args.timeout_floor).map_err(|e| HarnessError::usage(format!("--timeout-floor {e}")))?;
+    let floor = hrr_matrix::duration::parse(&args.timeout_floor)
+        .map_err(|e| HarnessError::usage(format!("--timeout-floor {e}")))?;
     if !(args.timeout_factor.is_finite() && args.timeout_factor >= 1.0) {
-        return Err(HarnessError::usage(format!("--timeout-factor {}: must be at least 1", args.timeout_factor)));
+        return Err(HarnessError::usage(format!(
+            "--timeout-factor {}: must be at least 1",
+            args.timeout_factor
+        )));
     }
     let commits = match (&args.commits, args.pr) {
         (Some(c), _) => Some(c.clone()),
@@ -416,7 +540,11 @@ pub fn control(matrix: Option<&Path>, args: &ControlArgs) -> Res {
         let c = m.controls.iter().find(|c| &c.name == name).ok_or_else(|| {
             HarnessError::usage(format!(
                 "unknown control `{name}`; the matrix has: {}",
-                m.controls.iter().map(|c| c.name.as_str()).collect::<Vec<_>>().join(", ")
+                m.controls
+                    .iter()
+                    .map(|c| c.name.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
             ))
         })?;
         specs.push(ControlSpec::from_matrix(c));
@@ -425,10 +553,22 @@ pub fn control(matrix: Option<&Path>, args: &ControlArgs) -> Res {
         specs.extend(control::controls_from_commits(&tree.root, range, &m)?);
     }
     if specs.is_empty() && !args.pr {
-        return Err(HarnessError::usage("no control selected: use --control NAME, --all, --commits BASE..HEAD or --pr"));
+        return Err(HarnessError::usage(
+            "no control selected: use --control NAME, --all, --commits BASE..HEAD or --pr",
+        ));
     }
-    let output = absolute(&args.output.clone().unwrap_or_else(|| tree.root.join("target/hrr-controls").join(&f.name)));
-    let build_root = absolute(&args.build_dir.clone().unwrap_or_else(|| tree.root.join("target/hrr-build")));
+    let output = absolute(
+        &args
+            .output
+            .clone()
+            .unwrap_or_else(|| tree.root.join("target/hrr-controls").join(&f.name)),
+    );
+    let build_root = absolute(
+        &args
+            .build_dir
+            .clone()
+            .unwrap_or_else(|| tree.root.join("target/hrr-build")),
+    );
     if tree.revision().ends_with("-dirty") {
         eprintln!("hrr-harness: warning: the checkout has uncommitted changes; the baseline includes them, controls are built from HEAD without them");
     }
@@ -460,12 +600,19 @@ pub fn control(matrix: Option<&Path>, args: &ControlArgs) -> Res {
         run.run(&specs)?
     };
     let md = control::markdown(&outcomes);
-    let write = |name: &str, data: &str| hrr_reports::result::write_atomic(&output.join(name), data.as_bytes());
+    let write = |name: &str, data: &str| {
+        hrr_reports::result::write_atomic(&output.join(name), data.as_bytes())
+    };
     write("summary.md", &md).map_err(|e| HarnessError::failed(e.to_string()))?;
-    write("junit.xml", &control::junit(&outcomes)).map_err(|e| HarnessError::failed(e.to_string()))?;
+    write("junit.xml", &control::junit(&outcomes))
+        .map_err(|e| HarnessError::failed(e.to_string()))?;
     if let Some(p) = std::env::var_os("GITHUB_STEP_SUMMARY").filter(|p| !p.is_empty()) {
         use std::io::Write;
-        if let Ok(mut fh) = std::fs::OpenOptions::new().create(true).append(true).open(p) {
+        if let Ok(mut fh) = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(p)
+        {
             let _ = writeln!(fh, "{md}");
         }
     }

@@ -80,9 +80,17 @@ pub struct ControlSpec {
 impl ControlSpec {
     pub fn from_matrix(c: &Control) -> ControlSpec {
         let removal = match (&c.revert, &c.patch) {
-            (Some(commit), _) => Removal::Revert { commit: commit.clone() },
-            (None, Some(file)) => Removal::Patch { file: file.clone(), reverse: c.reverse },
-            (None, None) => Removal::Patch { file: String::new(), reverse: false },
+            (Some(commit), _) => Removal::Revert {
+                commit: commit.clone(),
+            },
+            (None, Some(file)) => Removal::Patch {
+                file: file.clone(),
+                reverse: c.reverse,
+            },
+            (None, None) => Removal::Patch {
+                file: String::new(),
+                reverse: false,
+            },
         };
         ControlSpec {
             name: c.name.clone(),
@@ -126,9 +134,15 @@ pub struct Outcomes {
 
 /// Finds `Guarded-by: A, B` trailers in the commits of `range` (BASE..HEAD), one control
 /// per commit, reverting that commit. Unknown case names are an error.
-pub fn controls_from_commits(root: &Path, range: &str, m: &Matrix) -> Result<Vec<ControlSpec>, HarnessError> {
+pub fn controls_from_commits(
+    root: &Path,
+    range: &str,
+    m: &Matrix,
+) -> Result<Vec<ControlSpec>, HarnessError> {
     if !range.contains("..") {
-        return Err(HarnessError::usage(format!("--commits {range}: expected BASE..HEAD")));
+        return Err(HarnessError::usage(format!(
+            "--commits {range}: expected BASE..HEAD"
+        )));
     }
     let out = Command::new("git")
         .arg("-C")
@@ -146,22 +160,34 @@ pub fn controls_from_commits(root: &Path, range: &str, m: &Matrix) -> Result<Vec
     let mut specs = Vec::new();
     for rec in String::from_utf8_lossy(&out.stdout).split('\x1e') {
         let mut parts = rec.trim_start_matches('\n').splitn(3, '\0');
-        let (Some(hash), Some(subject), Some(body)) = (parts.next(), parts.next(), parts.next()) else { continue };
+        let (Some(hash), Some(subject), Some(body)) = (parts.next(), parts.next(), parts.next())
+        else {
+            continue;
+        };
         let guards = parse_trailer(body);
         if guards.is_empty() {
             continue;
         }
-        let unknown: Vec<&String> = guards.iter().filter(|g| !known.contains(g.as_str())).collect();
+        let unknown: Vec<&String> = guards
+            .iter()
+            .filter(|g| !known.contains(g.as_str()))
+            .collect();
         if !unknown.is_empty() {
             return Err(HarnessError::usage(format!(
                 "commit {} ({subject}): Guarded-by names unknown case(s): {}",
                 &hash[..hash.len().min(12)],
-                unknown.iter().map(|s| s.as_str()).collect::<Vec<_>>().join(", ")
+                unknown
+                    .iter()
+                    .map(|s| s.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
             )));
         }
         specs.push(ControlSpec {
             name: format!("commit-{}", &hash[..hash.len().min(12)]),
-            removal: Removal::Revert { commit: hash.to_string() },
+            removal: Removal::Revert {
+                commit: hash.to_string(),
+            },
             guards,
             keep_passing: vec![],
         });
@@ -174,9 +200,15 @@ pub fn controls_from_commits(root: &Path, range: &str, m: &Matrix) -> Result<Vec
 pub fn parse_trailer(body: &str) -> Vec<String> {
     let mut names = Vec::new();
     for line in body.lines() {
-        let Some((key, value)) = line.split_once(':') else { continue };
+        let Some((key, value)) = line.split_once(':') else {
+            continue;
+        };
         if key.trim().eq_ignore_ascii_case("guarded-by") {
-            for n in value.split([',', ' ', '\t']).map(str::trim).filter(|s| !s.is_empty()) {
+            for n in value
+                .split([',', ' ', '\t'])
+                .map(str::trim)
+                .filter(|s| !s.is_empty())
+            {
                 if !names.iter().any(|x| x == n) {
                     names.push(n.to_string());
                 }
@@ -203,9 +235,15 @@ impl Worktree {
             .output()
             .map_err(|e| format!("git worktree add: {e}"))?;
         if !out.status.success() {
-            return Err(format!("git worktree add: {}", String::from_utf8_lossy(&out.stderr).trim()));
+            return Err(format!(
+                "git worktree add: {}",
+                String::from_utf8_lossy(&out.stderr).trim()
+            ));
         }
-        Ok(Worktree { repo: repo.to_path_buf(), path: path.to_path_buf() })
+        Ok(Worktree {
+            repo: repo.to_path_buf(),
+            path: path.to_path_buf(),
+        })
     }
 }
 
@@ -218,7 +256,11 @@ impl Drop for Worktree {
             .arg(&self.path)
             .output();
         let _ = std::fs::remove_dir_all(&self.path);
-        let _ = Command::new("git").arg("-C").arg(&self.repo).args(["worktree", "prune"]).output();
+        let _ = Command::new("git")
+            .arg("-C")
+            .arg(&self.repo)
+            .args(["worktree", "prune"])
+            .output();
     }
 }
 
@@ -243,7 +285,11 @@ fn git_in(dir: &Path, args: &[&str], log: &Path) -> Result<(), String> {
         Err(format!(
             "git {} failed: {}",
             args.join(" "),
-            String::from_utf8_lossy(&out.stderr).lines().take(3).collect::<Vec<_>>().join(" | ")
+            String::from_utf8_lossy(&out.stderr)
+                .lines()
+                .take(3)
+                .collect::<Vec<_>>()
+                .join(" | ")
         ))
     }
 }
@@ -281,7 +327,13 @@ impl ControlRun<'_> {
         })
     }
 
-    fn run_cases(&self, built: &Built, names: &[String], out: &Path, timeouts: &dyn Fn(&str) -> Duration) -> Vec<CaseResult> {
+    fn run_cases(
+        &self,
+        built: &Built,
+        names: &[String],
+        out: &Path,
+        timeouts: &dyn Fn(&str) -> Duration,
+    ) -> Vec<CaseResult> {
         let ctx = RunContext {
             family: self.family,
             built,
@@ -291,13 +343,32 @@ impl ControlRun<'_> {
             keep_archives: false,
             shard: "1/1".into(),
         };
-        let cases: Vec<ResolvedCase> = names.iter().filter_map(|n| self.resolved(n, timeouts(n))).collect();
-        runner::run_all(&ctx, &cases, self.gpus.len().max(1), |_| {}, |r| {
-            println!("    {:<14} {:<24} {}", r.status.as_str().to_uppercase(), r.case, r.message.lines().next().unwrap_or(""));
-        })
+        let cases: Vec<ResolvedCase> = names
+            .iter()
+            .filter_map(|n| self.resolved(n, timeouts(n)))
+            .collect();
+        runner::run_all(
+            &ctx,
+            &cases,
+            self.gpus.len().max(1),
+            |_| {},
+            |r| {
+                println!(
+                    "    {:<14} {:<24} {}",
+                    r.status.as_str().to_uppercase(),
+                    r.case,
+                    r.message.lines().next().unwrap_or("")
+                );
+            },
+        )
     }
 
-    fn build(&self, source: &SourceTree, tools_dir: Option<PathBuf>, only: Vec<String>) -> Result<Built, HarnessError> {
+    fn build(
+        &self,
+        source: &SourceTree,
+        tools_dir: Option<PathBuf>,
+        only: Vec<String>,
+    ) -> Result<Built, HarnessError> {
         builder::build(&BuildRequest {
             matrix: self.matrix,
             family: self.family,
@@ -312,8 +383,17 @@ impl ControlRun<'_> {
 
     /// Runs the baseline and every control; `on_outcome` sees each control as it finishes.
     pub fn run(&self, specs: &[ControlSpec]) -> Result<Outcomes, HarnessError> {
-        std::fs::create_dir_all(&self.output).map_err(|e| HarnessError::usage(format!("{}: {e}", self.output.display())))?;
-        for f in ["outcomes.json", "caught.txt", "missed.txt", "unviable.txt", "timeout.txt", "junit.xml", "summary.md"] {
+        std::fs::create_dir_all(&self.output)
+            .map_err(|e| HarnessError::usage(format!("{}: {e}", self.output.display())))?;
+        for f in [
+            "outcomes.json",
+            "caught.txt",
+            "missed.txt",
+            "unviable.txt",
+            "timeout.txt",
+            "junit.xml",
+            "summary.md",
+        ] {
             let _ = std::fs::remove_file(self.output.join(f));
         }
         let mut all_cases: Vec<String> = Vec::new();
@@ -328,13 +408,27 @@ impl ControlRun<'_> {
         let baseline_built = self.build(self.tree, self.tools_dir.clone(), all_cases.clone())?;
         let base_dir = self.output.join("baseline");
         let _ = std::fs::remove_dir_all(&base_dir);
-        let baseline_cases: &[String] = if self.build_only.is_some() { &[] } else { &all_cases };
+        let baseline_cases: &[String] = if self.build_only.is_some() {
+            &[]
+        } else {
+            &all_cases
+        };
         let base = self.run_cases(&baseline_built, baseline_cases, &base_dir, &|n| {
-            self.matrix.cases.iter().find(|c| c.name == n).and_then(|c| c.timeout).map(|t| t.0).unwrap_or(hrr_matrix::resolve::DEFAULT_TIMEOUT)
+            self.matrix
+                .cases
+                .iter()
+                .find(|c| c.name == n)
+                .and_then(|c| c.timeout)
+                .map(|t| t.0)
+                .unwrap_or(hrr_matrix::resolve::DEFAULT_TIMEOUT)
         });
         let baseline: Vec<GuardResult> = base
             .iter()
-            .map(|r| GuardResult { case: r.case.clone(), status: r.status, message: r.message.clone() })
+            .map(|r| GuardResult {
+                case: r.case.clone(),
+                status: r.status,
+                message: r.message.clone(),
+            })
             .collect();
         let baseline_passed = base.iter().all(|r| r.status == Status::Pass);
         let mut outcomes = Outcomes {
@@ -349,7 +443,11 @@ impl ControlRun<'_> {
             return Ok(outcomes);
         }
         let limit = |n: &str| {
-            let secs = base.iter().find(|r| r.case == n).map(|r| r.duration_s).unwrap_or(0.0);
+            let secs = base
+                .iter()
+                .find(|r| r.case == n)
+                .map(|r| r.duration_s)
+                .unwrap_or(0.0);
             Duration::from_secs_f64(secs * self.timeout_factor).max(self.timeout_floor)
         };
         let wt_root = self.build_root.join("worktrees");
@@ -367,7 +465,12 @@ impl ControlRun<'_> {
         Ok(outcomes)
     }
 
-    fn run_one(&self, spec: &ControlSpec, wt_root: &Path, limit: &dyn Fn(&str) -> Duration) -> ControlResult {
+    fn run_one(
+        &self,
+        spec: &ControlSpec,
+        wt_root: &Path,
+        limit: &dyn Fn(&str) -> Duration,
+    ) -> ControlResult {
         let start = Instant::now();
         let dir = self.output.join("controls").join(&spec.name);
         let _ = std::fs::remove_dir_all(&dir);
@@ -396,7 +499,9 @@ impl ControlRun<'_> {
             Err(e) => return finish(result, Outcome::Error, e),
         };
         let removed = match &spec.removal {
-            Removal::Revert { commit } => git_in(&wt.path, &["revert", "--no-commit", commit], &log),
+            Removal::Revert { commit } => {
+                git_in(&wt.path, &["revert", "--no-commit", commit], &log)
+            }
             Removal::Patch { file, reverse } => {
                 let p = self.tree.root.join(file);
                 let p = p.to_string_lossy().into_owned();
@@ -409,32 +514,66 @@ impl ControlRun<'_> {
             }
         };
         if let Err(e) = removed {
-            return finish(result, Outcome::Unviable, format!("the fix could not be removed: {e} (log: {})", log.display()));
+            return finish(
+                result,
+                Outcome::Unviable,
+                format!("the fix could not be removed: {e} (log: {})", log.display()),
+            );
         }
-        if let Ok(o) = Command::new("git").arg("-C").arg(&wt.path).args(["diff", "HEAD"]).output() {
+        if let Ok(o) = Command::new("git")
+            .arg("-C")
+            .arg(&wt.path)
+            .args(["diff", "HEAD"])
+            .output()
+        {
             let _ = std::fs::write(dir.join("removed.diff"), &o.stdout);
         }
-        let names: Vec<String> = spec.guards.iter().chain(&spec.keep_passing).cloned().collect();
+        let names: Vec<String> = spec
+            .guards
+            .iter()
+            .chain(&spec.keep_passing)
+            .cloned()
+            .collect();
         let source = SourceTree::at(&wt.path);
         let prebuilt = self.prebuilt.as_ref().map(|d| d.join(&spec.name));
         if let Some(p) = &prebuilt {
             if !p.join("hrr-replay").is_file() {
-                return finish(result, Outcome::Error, format!("--prebuilt: {} has no hrr-replay (make it with --build-only)", p.display()));
+                return finish(
+                    result,
+                    Outcome::Error,
+                    format!(
+                        "--prebuilt: {} has no hrr-replay (make it with --build-only)",
+                        p.display()
+                    ),
+                );
             }
         }
         let built = match self.build(&source, prebuilt, names.clone()) {
             Ok(b) => b,
-            Err(HarnessError::Interrupted) => return finish(result, Outcome::Error, "interrupted".into()),
+            Err(HarnessError::Interrupted) => {
+                return finish(result, Outcome::Error, "interrupted".into())
+            }
             Err(e) => {
                 let _ = std::fs::write(dir.join("build.log"), e.to_string());
-                return finish(result, Outcome::Unviable, format!("the tree does not build without the fix: {}", first_line(&e.to_string())));
+                return finish(
+                    result,
+                    Outcome::Unviable,
+                    format!(
+                        "the tree does not build without the fix: {}",
+                        first_line(&e.to_string())
+                    ),
+                );
             }
         };
         if let Some((case, why)) = built.cases.iter().find_map(|(n, b)| match b {
             builder::CaseBuild::Failed { message, .. } => Some((n.clone(), message.clone())),
             _ => None,
         }) {
-            return finish(result, Outcome::Unviable, format!("case {case} does not build without the fix: {why}"));
+            return finish(
+                result,
+                Outcome::Unviable,
+                format!("case {case} does not build without the fix: {why}"),
+            );
         }
         if let Some(out) = &self.build_only {
             let to = out.join(&spec.name);
@@ -442,28 +581,57 @@ impl ControlRun<'_> {
                 .and_then(|_| std::fs::copy(&built.capture, to.join("libhrr_capture.so")))
                 .and_then(|_| std::fs::copy(&built.replay, to.join("hrr-replay")));
             return match copied {
-                Ok(_) => finish(result, Outcome::Error, format!("built only (--build-only): tools in {}", to.display())),
-                Err(e) => finish(result, Outcome::Error, format!("--build-only {}: {e}", to.display())),
+                Ok(_) => finish(
+                    result,
+                    Outcome::Error,
+                    format!("built only (--build-only): tools in {}", to.display()),
+                ),
+                Err(e) => finish(
+                    result,
+                    Outcome::Error,
+                    format!("--build-only {}: {e}", to.display()),
+                ),
             };
         }
         let runs = self.run_cases(&built, &names, &dir, limit);
-        let gr = |r: &CaseResult| GuardResult { case: r.case.clone(), status: r.status, message: r.message.clone() };
-        result.guards = runs.iter().filter(|r| spec.guards.contains(&r.case)).map(gr).collect();
+        let gr = |r: &CaseResult| GuardResult {
+            case: r.case.clone(),
+            status: r.status,
+            message: r.message.clone(),
+        };
+        result.guards = runs
+            .iter()
+            .filter(|r| spec.guards.contains(&r.case))
+            .map(gr)
+            .collect();
         result.collateral = runs
             .iter()
             .filter(|r| spec.keep_passing.contains(&r.case) && r.status != Status::Pass)
             .map(gr)
             .collect();
         drop(wt);
-        let passed: Vec<&GuardResult> = result.guards.iter().filter(|g| matches!(g.status, Status::Pass | Status::Flake | Status::Skip)).collect();
-        let timed_out: Vec<&GuardResult> = result.guards.iter().filter(|g| g.status == Status::Timeout).collect();
+        let passed: Vec<&GuardResult> = result
+            .guards
+            .iter()
+            .filter(|g| matches!(g.status, Status::Pass | Status::Flake | Status::Skip))
+            .collect();
+        let timed_out: Vec<&GuardResult> = result
+            .guards
+            .iter()
+            .filter(|g| g.status == Status::Timeout)
+            .collect();
         let collateral = if result.collateral.is_empty() {
             String::new()
         } else {
             format!(
                 "; and {} case(s) that must keep passing failed: {}",
                 result.collateral.len(),
-                result.collateral.iter().map(|g| g.case.as_str()).collect::<Vec<_>>().join(", ")
+                result
+                    .collateral
+                    .iter()
+                    .map(|g| g.case.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
             )
         };
         if process::interrupted() {
@@ -472,19 +640,32 @@ impl ControlRun<'_> {
         if !passed.is_empty() {
             let s = format!(
                 "still passed without the fix: {} (the fix is untested by them){collateral}",
-                passed.iter().map(|g| g.case.as_str()).collect::<Vec<_>>().join(", ")
+                passed
+                    .iter()
+                    .map(|g| g.case.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
             );
             finish(result, Outcome::Missed, s)
         } else if !timed_out.is_empty() {
             let s = format!(
                 "timed out without the fix: {}{collateral}",
-                timed_out.iter().map(|g| g.case.as_str()).collect::<Vec<_>>().join(", ")
+                timed_out
+                    .iter()
+                    .map(|g| g.case.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
             );
             finish(result, Outcome::Timeout, s)
         } else {
             let s = format!(
                 "every guard failed: {}{collateral}",
-                result.guards.iter().map(|g| format!("{} ({})", g.case, first_line(&g.message))).collect::<Vec<_>>().join("; ")
+                result
+                    .guards
+                    .iter()
+                    .map(|g| format!("{} ({})", g.case, first_line(&g.message)))
+                    .collect::<Vec<_>>()
+                    .join("; ")
             );
             finish(result, Outcome::Caught, s)
         }
@@ -494,7 +675,12 @@ impl ControlRun<'_> {
         if let Ok(d) = serde_json::to_vec_pretty(o) {
             let _ = hrr_reports::result::write_atomic(&self.output.join("outcomes.json"), &d);
         }
-        for outcome in [Outcome::Caught, Outcome::Missed, Outcome::Unviable, Outcome::Timeout] {
+        for outcome in [
+            Outcome::Caught,
+            Outcome::Missed,
+            Outcome::Unviable,
+            Outcome::Timeout,
+        ] {
             let lines: String = o
                 .controls
                 .iter()
@@ -513,8 +699,14 @@ fn first_line(s: &str) -> &str {
 pub fn describe(r: &Removal) -> String {
     match r {
         Removal::Revert { commit } => format!("revert {}", &commit[..commit.len().min(12)]),
-        Removal::Patch { file, reverse: false } => format!("apply {file}"),
-        Removal::Patch { file, reverse: true } => format!("apply {file} in reverse"),
+        Removal::Patch {
+            file,
+            reverse: false,
+        } => format!("apply {file}"),
+        Removal::Patch {
+            file,
+            reverse: true,
+        } => format!("apply {file} in reverse"),
     }
 }
 
@@ -540,7 +732,12 @@ pub fn markdown(o: &Outcomes) -> String {
     if !o.baseline_passed {
         s.push_str("**Baseline failed**: the guard cases must pass on the unmodified tree before a control proves anything.\n\n| case | status | detail |\n| --- | --- | --- |\n");
         for b in &o.baseline {
-            s.push_str(&format!("| {} | {} | {} |\n", b.case, b.status, first_line(&b.message).replace('|', "\\|")));
+            s.push_str(&format!(
+                "| {} | {} | {} |\n",
+                b.case,
+                b.status,
+                first_line(&b.message).replace('|', "\\|")
+            ));
         }
         return s;
     }
@@ -565,7 +762,13 @@ pub fn markdown(o: &Outcomes) -> String {
             d.truncate(cut);
             d.push('…');
         }
-        s.push_str(&format!("| {} | {} | {} | {} |\n", c.name, describe(&c.removal), c.outcome.as_str(), d));
+        s.push_str(&format!(
+            "| {} | {} | {} | {} |\n",
+            c.name,
+            describe(&c.removal),
+            c.outcome.as_str(),
+            d
+        ));
     }
     s
 }
@@ -600,7 +803,10 @@ pub fn junit(o: &Outcomes) -> String {
         shard: "1/1".into(),
         gpus: vec![],
         hostname: String::new(),
-        started_unix: std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0),
+        started_unix: std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_secs())
+            .unwrap_or(0),
         duration_s: o.controls.iter().map(|c| c.duration_s).sum(),
         totals: Totals::of(&cases),
         cases,
@@ -615,7 +821,15 @@ mod tests {
     #[test]
     fn trailers_are_parsed_from_commit_messages() {
         let body = "Fix pinned snapshots\n\nLonger text: with a colon.\n\nGuarded-by: PinnedHostRoundtrip, PinnedHostSnapshotCap\nguarded-by:   other  third\nSigned-off-by: A <a@b>\n";
-        assert_eq!(parse_trailer(body), vec!["PinnedHostRoundtrip", "PinnedHostSnapshotCap", "other", "third"]);
+        assert_eq!(
+            parse_trailer(body),
+            vec![
+                "PinnedHostRoundtrip",
+                "PinnedHostSnapshotCap",
+                "other",
+                "third"
+            ]
+        );
         assert!(parse_trailer("no trailer here\nGuarded by: x\n").is_empty());
     }
 }

@@ -61,7 +61,10 @@ pub fn gfx_arch(target_version: u32) -> Option<String> {
 
 fn detect_nvidia(d: &mut Detection) {
     let out = Command::new("nvidia-smi")
-        .args(["--query-gpu=index,name,compute_cap", "--format=csv,noheader"])
+        .args([
+            "--query-gpu=index,name,compute_cap",
+            "--format=csv,noheader",
+        ])
         .output();
     match out {
         Err(_) => d.notes.push("nvidia-smi not found".into()),
@@ -95,7 +98,8 @@ fn detect_nvidia(d: &mut Detection) {
 fn detect_amd(d: &mut Detection, topology: &Path) {
     let nodes = topology.join("nodes");
     let Ok(rd) = std::fs::read_dir(&nodes) else {
-        d.notes.push(format!("no AMD KFD ({} absent)", nodes.display()));
+        d.notes
+            .push(format!("no AMD KFD ({} absent)", nodes.display()));
         return;
     };
     let mut ids: Vec<u32> = rd
@@ -170,7 +174,10 @@ pub fn auto_family<'m>(m: &'m Matrix, d: &Detection) -> Result<Option<&'m Family
         [one] => Ok(Some(*one)),
         many => Err(format!(
             "this machine's GPUs belong to several families ({}): choose one with --family",
-            many.iter().map(|f| f.name.as_str()).collect::<Vec<_>>().join(", ")
+            many.iter()
+                .map(|f| f.name.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
         )),
     }
 }
@@ -198,7 +205,11 @@ mod tests {
         let node = |id: u32, tv: u32, name: &str| {
             let d = t.path().join("nodes").join(id.to_string());
             std::fs::create_dir_all(&d).unwrap();
-            std::fs::write(d.join("properties"), format!("cpu_cores_count 0\ngfx_target_version {tv}\n")).unwrap();
+            std::fs::write(
+                d.join("properties"),
+                format!("cpu_cores_count 0\ngfx_target_version {tv}\n"),
+            )
+            .unwrap();
             std::fs::write(d.join("name"), name).unwrap();
         };
         node(0, 0, "");

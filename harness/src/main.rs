@@ -198,7 +198,9 @@ fn main() -> ExitCode {
         Err(e) => {
             let _ = e.print();
             return ExitCode::from(match e.kind() {
-                clap::error::ErrorKind::DisplayHelp | clap::error::ErrorKind::DisplayVersion => exit::OK,
+                clap::error::ErrorKind::DisplayHelp | clap::error::ErrorKind::DisplayVersion => {
+                    exit::OK
+                }
                 _ => exit::USAGE,
             });
         }

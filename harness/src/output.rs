@@ -21,8 +21,10 @@ impl Progress {
         if allow_bar && !ci && std::io::stderr().is_terminal() {
             let pb = ProgressBar::new(total as u64);
             pb.set_style(
-                ProgressStyle::with_template("{spinner} [{elapsed_precise}] {bar:30} {pos}/{len} {msg}")
-                    .unwrap_or_else(|_| ProgressStyle::default_bar()),
+                ProgressStyle::with_template(
+                    "{spinner} [{elapsed_precise}] {bar:30} {pos}/{len} {msg}",
+                )
+                .unwrap_or_else(|_| ProgressStyle::default_bar()),
             );
             pb.enable_steady_tick(std::time::Duration::from_millis(200));
             Progress::Bar(pb)
@@ -51,7 +53,10 @@ impl Progress {
             Progress::Bar(pb) => {
                 pb.inc(1);
                 if r.status != Status::Pass {
-                    pb.println(line(pb.position() as usize, pb.length().unwrap_or(0) as usize));
+                    pb.println(line(
+                        pb.position() as usize,
+                        pb.length().unwrap_or(0) as usize,
+                    ));
                 }
             }
             Progress::Plain { total, done } => {
@@ -72,7 +77,11 @@ impl Progress {
 /// Appends one case's result as a JSON line (an interrupted run keeps what finished).
 pub fn append_jsonl(path: &Path, r: &CaseResult) {
     if let Ok(line) = serde_json::to_string(r) {
-        if let Ok(mut f) = std::fs::OpenOptions::new().create(true).append(true).open(path) {
+        if let Ok(mut f) = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(path)
+        {
             let _ = writeln!(f, "{line}");
         }
     }
@@ -81,7 +90,10 @@ pub fn append_jsonl(path: &Path, r: &CaseResult) {
 /// Writes results.json, junit.xml and summary.md into `dir`.
 pub fn write_reports(dir: &Path, report: &RunReport, merged: bool) -> std::io::Result<String> {
     report.write_json(&dir.join("results.json"))?;
-    hrr_reports::result::write_atomic(&dir.join("junit.xml"), hrr_reports::junit::render(&[report]).as_bytes())?;
+    hrr_reports::result::write_atomic(
+        &dir.join("junit.xml"),
+        hrr_reports::junit::render(&[report]).as_bytes(),
+    )?;
     let md = if merged {
         hrr_reports::markdown::merged_summary(report)
     } else {
@@ -89,7 +101,11 @@ pub fn write_reports(dir: &Path, report: &RunReport, merged: bool) -> std::io::R
     };
     hrr_reports::result::write_atomic(&dir.join("summary.md"), md.as_bytes())?;
     if let Some(p) = std::env::var_os("GITHUB_STEP_SUMMARY").filter(|p| !p.is_empty()) {
-        if let Ok(mut f) = std::fs::OpenOptions::new().create(true).append(true).open(p) {
+        if let Ok(mut f) = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(p)
+        {
             let _ = writeln!(f, "{md}");
         }
     }

@@ -33,7 +33,6 @@ pub fn interrupted() -> bool {
     INTERRUPTED.load(Ordering::SeqCst)
 }
 
-
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Exit {
     Code(i32),
@@ -142,7 +141,11 @@ mod tests {
         let f = run_logged(cmd, &log, Instant::now() + Duration::from_millis(300)).unwrap();
         assert_eq!(f.exit, Exit::Timeout);
         assert!(f.duration < Duration::from_secs(5));
-        let gc: i32 = std::fs::read_to_string(&pidfile).unwrap().trim().parse().unwrap();
+        let gc: i32 = std::fs::read_to_string(&pidfile)
+            .unwrap()
+            .trim()
+            .parse()
+            .unwrap();
         std::thread::sleep(Duration::from_millis(100));
         // The grandchild is gone (or a zombie reaped by init): signal 0 fails.
         let alive = nix::sys::signal::kill(Pid::from_raw(gc), None).is_ok()

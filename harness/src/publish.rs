@@ -44,7 +44,12 @@ fn status_of(e: &octocrab::Error) -> Option<u16> {
 }
 
 /// Publishes `markdown`; `exit_code` 0 makes the check run succeed.
-pub async fn publish(t: &Target, token: &str, markdown: &str, exit_code: u8) -> Result<Published, String> {
+pub async fn publish(
+    t: &Target,
+    token: &str,
+    markdown: &str,
+    exit_code: u8,
+) -> Result<Published, String> {
     let gh = client(t, token)?;
     let body = json!({
         "name": CHECK_NAME,
@@ -67,12 +72,18 @@ pub async fn publish(t: &Target, token: &str, markdown: &str, exit_code: u8) -> 
     let text = format!("{MARKER}\n{markdown}");
     let mut page = 1u32;
     loop {
-        let route = format!("/repos/{}/{}/issues/{}/comments?per_page=100&page={page}", t.owner, t.repo, t.pr);
+        let route = format!(
+            "/repos/{}/{}/issues/{}/comments?per_page=100&page={page}",
+            t.owner, t.repo, t.pr
+        );
         let comments: Vec<Value> = gh
             .get(route, None::<&()>)
             .await
             .map_err(|e| format!("listing pull-request comments: {}", describe(&e)))?;
-        if let Some(c) = comments.iter().find(|c| c["body"].as_str().is_some_and(|b| b.starts_with(MARKER))) {
+        if let Some(c) = comments
+            .iter()
+            .find(|c| c["body"].as_str().is_some_and(|b| b.starts_with(MARKER)))
+        {
             let id = c["id"].as_u64().unwrap_or(0);
             let route = format!("/repos/{}/{}/issues/comments/{id}", t.owner, t.repo);
             gh.patch::<Value, _, _>(route, Some(&json!({ "body": text })))
@@ -95,7 +106,9 @@ pub async fn publish(t: &Target, token: &str, markdown: &str, exit_code: u8) -> 
 
 fn describe(e: &octocrab::Error) -> String {
     match e {
-        octocrab::Error::GitHub { source, .. } => format!("GitHub answered {}: {}", source.status_code, source.message),
+        octocrab::Error::GitHub { source, .. } => {
+            format!("GitHub answered {}: {}", source.status_code, source.message)
+        }
         other => other.to_string(),
     }
 }
@@ -103,9 +116,13 @@ fn describe(e: &octocrab::Error) -> String {
 /// The target from GitHub Actions' environment: GITHUB_REPOSITORY, the event file's pull
 /// request number and head SHA, GITHUB_API_URL.
 pub fn target_from_env() -> Result<Target, String> {
-    let repo = std::env::var("GITHUB_REPOSITORY").map_err(|_| "GITHUB_REPOSITORY is not set".to_string())?;
-    let (owner, name) = repo.split_once('/').ok_or_else(|| format!("GITHUB_REPOSITORY `{repo}` is not OWNER/NAME"))?;
-    let event_path = std::env::var("GITHUB_EVENT_PATH").map_err(|_| "GITHUB_EVENT_PATH is not set".to_string())?;
+    let repo = std::env::var("GITHUB_REPOSITORY")
+        .map_err(|_| "GITHUB_REPOSITORY is not set".to_string())?;
+    let (owner, name) = repo
+        .split_once('/')
+        .ok_or_else(|| format!("GITHUB_REPOSITORY `{repo}` is not OWNER/NAME"))?;
+    let event_path = std::env::var("GITHUB_EVENT_PATH")
+        .map_err(|_| "GITHUB_EVENT_PATH is not set".to_string())?;
     let event: Value = std::fs::read(&event_path)
         .ok()
         .and_then(|d| serde_json::from_slice(&d).ok())
@@ -119,7 +136,8 @@ pub fn target_from_env() -> Result<Target, String> {
         .or_else(|| std::env::var("GITHUB_SHA").ok())
         .ok_or("no head SHA in the event")?;
     Ok(Target {
-        api_url: std::env::var("GITHUB_API_URL").unwrap_or_else(|_| "https://api.github.com".into()),
+        api_url: std::env::var("GITHUB_API_URL")
+            .unwrap_or_else(|_| "https://api.github.com".into()),
         owner: owner.into(),
         repo: name.into(),
         pr,
@@ -141,7 +159,10 @@ pub fn publish_from_env(markdown: &str, exit_code: u8) {
             return;
         }
     };
-    let rt = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
+    let rt = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
         Ok(r) => r,
         Err(e) => {
             eprintln!("hrr-harness: --pr: {e}");
@@ -149,7 +170,10 @@ pub fn publish_from_env(markdown: &str, exit_code: u8) {
         }
     };
     match rt.block_on(publish(&target, &token, markdown, exit_code)) {
-        Ok(p) => eprintln!("hrr-harness: published on {}/{} pull request {}: {p:?}", target.owner, target.repo, target.pr),
+        Ok(p) => eprintln!(
+            "hrr-harness: published on {}/{} pull request {}: {p:?}",
+            target.owner, target.repo, target.pr
+        ),
         Err(e) => eprintln!("hrr-harness: --pr: publishing failed: {e}"),
     }
 }
@@ -182,7 +206,9 @@ mod tests {
             .expect(1)
             .mount(&server)
             .await;
-        let p = publish(&target(&server), "secret-token", "| control | ... |", 3).await.unwrap();
+        let p = publish(&target(&server), "secret-token", "| control | ... |", 3)
+            .await
+            .unwrap();
         assert_eq!(p, Published::CheckRun(7));
     }
 
@@ -191,13 +217,18 @@ mod tests {
         let server = MockServer::start().await;
         Mock::given(method("POST"))
             .and(path("/repos/amd/hrr/check-runs"))
-            .respond_with(ResponseTemplate::new(403).set_body_json(json!({"message": "Resource not accessible by integration"})))
+            .respond_with(
+                ResponseTemplate::new(403)
+                    .set_body_json(json!({"message": "Resource not accessible by integration"})),
+            )
             .mount(&server)
             .await;
         // First run: no comment of ours yet.
         let list = Mock::given(method("GET"))
             .and(path("/repos/amd/hrr/issues/42/comments"))
-            .respond_with(ResponseTemplate::new(200).set_body_json(json!([{"id": 1, "body": "LGTM"}])))
+            .respond_with(
+                ResponseTemplate::new(200).set_body_json(json!([{"id": 1, "body": "LGTM"}])),
+            )
             .expect(1)
             .mount_as_scoped(&server)
             .await;
@@ -208,7 +239,9 @@ mod tests {
             .expect(1)
             .mount_as_scoped(&server)
             .await;
-        let p = publish(&target(&server), "t", "first run", 0).await.unwrap();
+        let p = publish(&target(&server), "t", "first run", 0)
+            .await
+            .unwrap();
         assert_eq!(p, Published::CommentCreated(99));
         drop(list);
         drop(create);
@@ -234,7 +267,9 @@ mod tests {
             .expect(0)
             .mount(&server)
             .await;
-        let p = publish(&target(&server), "t", "second run", 3).await.unwrap();
+        let p = publish(&target(&server), "t", "second run", 3)
+            .await
+            .unwrap();
         assert_eq!(p, Published::CommentUpdated(99));
     }
 }

@@ -26,7 +26,12 @@ impl SourceTree {
             let root = m
                 .parent()
                 .and_then(Path::parent)
-                .ok_or_else(|| HarnessError::usage(format!("--matrix {}: expected DIR/matrix/FILE", m.display())))?
+                .ok_or_else(|| {
+                    HarnessError::usage(format!(
+                        "--matrix {}: expected DIR/matrix/FILE",
+                        m.display()
+                    ))
+                })?
                 .to_path_buf();
             return Ok(SourceTree { root, matrix: m });
         }
@@ -89,7 +94,10 @@ impl SourceTree {
             .output()
             .map(|o| o.stdout)
             .unwrap_or_default();
-        format!("{rev}-{}", &hrr_archive::ContentHash::of(&diff).to_hex()[..12])
+        format!(
+            "{rev}-{}",
+            &hrr_archive::ContentHash::of(&diff).to_hex()[..12]
+        )
     }
 
     pub fn load_matrix(&self) -> Result<hrr_matrix::Matrix, HarnessError> {

@@ -66,7 +66,10 @@ impl Attempt<'_> {
         let mut c = Command::new(program);
         c.envs(&self.ctx.family.env);
         if let Some(g) = self.gpu {
-            c.env(self.ctx.family.vendor.visible_devices_var(), g.index.to_string());
+            c.env(
+                self.ctx.family.vendor.visible_devices_var(),
+                g.index.to_string(),
+            );
         }
         c
     }
@@ -90,17 +93,28 @@ impl Attempt<'_> {
         });
     }
 
-    fn replay(&mut self, step: &str, archive: &Path) -> Result<(i32, ReplayResult), (RawOutcome, String)> {
+    fn replay(
+        &mut self,
+        step: &str,
+        archive: &Path,
+    ) -> Result<(i32, ReplayResult), (RawOutcome, String)> {
         let json = self.dir.join(format!("{step}.json"));
         let mut cmd = self.command(&self.ctx.built.replay);
-        cmd.arg(archive).arg("--continue-on-error").arg("--json").arg(&json);
+        cmd.arg(archive)
+            .arg("--continue-on-error")
+            .arg("--json")
+            .arg(&json);
         let exit = self.run(step, cmd)?;
         let code = match exit {
             Exit::Code(c) => c,
             _ => -1,
         };
-        self.output.push_str(&format!("$ hrr-replay {} (exit {code})\n", archive.display()));
-        self.output.push_str(&process::tail(&self.dir.join(format!("{step}.log")), 4000));
+        self.output.push_str(&format!(
+            "$ hrr-replay {} (exit {code})\n",
+            archive.display()
+        ));
+        self.output
+            .push_str(&process::tail(&self.dir.join(format!("{step}.log")), 4000));
         let parsed: Option<ReplayResult> = std::fs::read(&json)
             .ok()
             .and_then(|d| serde_json::from_slice(&d).ok());
@@ -180,7 +194,11 @@ impl Attempt<'_> {
             match check {
                 Check::Roundtrip => {
                     let ok = code == 0 && r.verdict == "PASS";
-                    let detail = if ok { summary.clone() } else { format!("{summary}; first failure: {first_failure}") };
+                    let detail = if ok {
+                        summary.clone()
+                    } else {
+                        format!("{summary}; first failure: {first_failure}")
+                    };
                     self.check("roundtrip", ok, detail);
                 }
                 Check::FailedCall => {
@@ -188,7 +206,10 @@ impl Attempt<'_> {
                     self.check(
                         "failed-call",
                         ok,
-                        format!("{} call(s) failed at replay exactly as at capture (need at least 1)", c.failed_as_captured),
+                        format!(
+                            "{} call(s) failed at replay exactly as at capture (need at least 1)",
+                            c.failed_as_captured
+                        ),
                     );
                 }
                 Check::Refused(apis) => {
@@ -217,16 +238,27 @@ impl Attempt<'_> {
                         format!(
                             "replay refused [{}]; expected [{}]; other failures: {}; D2H passed {}",
                             refused.join(", "),
-                            apis.iter().map(|s| s.as_str()).collect::<Vec<_>>().join(", "),
-                            if others.is_empty() { "none".to_string() } else { others.join(" | ") },
+                            apis.iter()
+                                .map(|s| s.as_str())
+                                .collect::<Vec<_>>()
+                                .join(", "),
+                            if others.is_empty() {
+                                "none".to_string()
+                            } else {
+                                others.join(" | ")
+                            },
                             c.d2h_pass
                         ),
                     );
                 }
                 Check::Processes(n) => {
-                    let found = Archive::open(&archive, Limits::default()).map(|a| a.processes.len());
+                    let found =
+                        Archive::open(&archive, Limits::default()).map(|a| a.processes.len());
                     let (ok, detail) = match found {
-                        Ok(k) => (k as u32 == *n, format!("archive holds {k} process(es), expected {n}")),
+                        Ok(k) => (
+                            k as u32 == *n,
+                            format!("archive holds {k} process(es), expected {n}"),
+                        ),
                         Err(e) => (false, format!("cannot open the archive: {e}")),
                     };
                     self.check("processes", ok, detail);
@@ -249,7 +281,12 @@ impl Attempt<'_> {
             return Ok((false, format!("cannot copy the archive: {e}")));
         }
         let limits = Limits::default();
-        let edit = match hrr_archive::edit::edit_expected_output(&edited, None, BLOB_EDIT_OFFSET, limits) {
+        let edit = match hrr_archive::edit::edit_expected_output(
+            &edited,
+            None,
+            BLOB_EDIT_OFFSET,
+            limits,
+        ) {
             Ok(e) => Ok(e),
             Err(e) if e.to_string().contains("outside") => {
                 hrr_archive::edit::edit_expected_output(&edited, None, 0, limits)
@@ -296,7 +333,8 @@ impl Attempt<'_> {
             .env("HRR_BUILD_DIR", &self.ctx.built.dir)
             .env("HRR_CASE_OUTPUT", &self.dir);
         let exit = self.run("command", cmd)?;
-        self.output.push_str(&process::tail(&self.dir.join("command.log"), 4000));
+        self.output
+            .push_str(&process::tail(&self.dir.join("command.log"), 4000));
         self.check(
             "exit-zero",
             exit == Exit::Code(0),
@@ -321,7 +359,13 @@ fn copy_tree(from: &Path, to: &Path) -> std::io::Result<()> {
     Ok(())
 }
 
-fn attempt(ctx: &RunContext, rc: &ResolvedCase, gpu: Option<&Gpu>, dir: PathBuf, binary: Option<&Path>) -> AttemptResult {
+fn attempt(
+    ctx: &RunContext,
+    rc: &ResolvedCase,
+    gpu: Option<&Gpu>,
+    dir: PathBuf,
+    binary: Option<&Path>,
+) -> AttemptResult {
     let start = Instant::now();
     let _ = std::fs::remove_dir_all(&dir);
     if let Err(e) = std::fs::create_dir_all(&dir) {
@@ -356,7 +400,11 @@ fn attempt(ctx: &RunContext, rc: &ResolvedCase, gpu: Option<&Gpu>, dir: PathBuf,
                 format!(
                     "{} check(s) passed: {}",
                     a.checks.len(),
-                    a.checks.iter().map(|c| c.name.as_str()).collect::<Vec<_>>().join(", ")
+                    a.checks
+                        .iter()
+                        .map(|c| c.name.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", ")
                 ),
             ),
         },
@@ -399,10 +447,22 @@ pub fn run_case(ctx: &RunContext, rc: &ResolvedCase, gpu: Option<&Gpu>) -> CaseR
     };
     let build_problem: Option<String> = match build {
         None => Some("the case was not built".into()),
-        Some(CaseBuild::Failed { message, log }) => Some(format!("build failed: {message} (log: {})", log.display())),
-        Some(CaseBuild::Unsupported { reason }) if !no_gpu => Some(format!("cannot build for {} here: {reason}", ctx.family.name)),
+        Some(CaseBuild::Failed { message, log }) => {
+            Some(format!("build failed: {message} (log: {})", log.display()))
+        }
+        Some(CaseBuild::Unsupported { reason }) if !no_gpu => Some(format!(
+            "cannot build for {} here: {reason}",
+            ctx.family.name
+        )),
         Some(CaseBuild::Unsupported { reason }) => {
-            return skipped(ctx, rc, format!("{}; and no compiler here builds it: {reason}", ctx.no_gpu_reason));
+            return skipped(
+                ctx,
+                rc,
+                format!(
+                    "{}; and no compiler here builds it: {reason}",
+                    ctx.no_gpu_reason
+                ),
+            );
         }
         _ => None,
     };
@@ -430,16 +490,30 @@ pub fn run_case(ctx: &RunContext, rc: &ResolvedCase, gpu: Option<&Gpu>) -> CaseR
         return skipped(
             ctx,
             rc,
-            format!("{}; compiled for {}", ctx.no_gpu_reason, ctx.family.targets.join(", ")),
+            format!(
+                "{}; compiled for {}",
+                ctx.no_gpu_reason,
+                ctx.family.targets.join(", ")
+            ),
         );
     }
     let start = Instant::now();
     let first = attempt(ctx, rc, gpu, case_dir.join("attempt-1"), binary.as_deref());
     let mut attempts = vec![first];
     if needs_rerun(attempts[0].outcome, expected) && !process::interrupted() {
-        attempts.push(attempt(ctx, rc, gpu, case_dir.join("attempt-2"), binary.as_deref()));
+        attempts.push(attempt(
+            ctx,
+            rc,
+            gpu,
+            case_dir.join("attempt-2"),
+            binary.as_deref(),
+        ));
     }
-    let status = classify(attempts[0].outcome, attempts.get(1).map(|a| a.outcome), expected);
+    let status = classify(
+        attempts[0].outcome,
+        attempts.get(1).map(|a| a.outcome),
+        expected,
+    );
     let failing = attempts.iter().find(|a| a.outcome != RawOutcome::Pass);
     let message = match status {
         Status::Pass => attempts[0].message.clone(),
@@ -483,19 +557,26 @@ pub fn run_all(
     mut on_start: impl FnMut(&str),
     mut on_result: impl FnMut(&CaseResult),
 ) -> Vec<CaseResult> {
-    let queue: Mutex<VecDeque<(usize, &ResolvedCase)>> = Mutex::new(cases.iter().enumerate().collect());
+    let queue: Mutex<VecDeque<(usize, &ResolvedCase)>> =
+        Mutex::new(cases.iter().enumerate().collect());
     let (tx, rx) = mpsc::channel::<(usize, Option<CaseResult>, String)>();
     let mut results: Vec<Option<CaseResult>> = vec![None; cases.len()];
     std::thread::scope(|s| {
         for w in 0..jobs.max(1) {
             let tx = tx.clone();
             let queue = &queue;
-            let gpu = if ctx.gpus.is_empty() { None } else { Some(&ctx.gpus[w % ctx.gpus.len()]) };
+            let gpu = if ctx.gpus.is_empty() {
+                None
+            } else {
+                Some(&ctx.gpus[w % ctx.gpus.len()])
+            };
             s.spawn(move || loop {
                 if process::interrupted() {
                     return;
                 }
-                let Some((i, rc)) = queue.lock().unwrap().pop_front() else { return };
+                let Some((i, rc)) = queue.lock().unwrap().pop_front() else {
+                    return;
+                };
                 let _ = tx.send((i, None, rc.case.name.clone()));
                 let r = run_case(ctx, rc, gpu);
                 let _ = tx.send((i, Some(r), String::new()));

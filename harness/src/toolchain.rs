@@ -37,12 +37,7 @@ pub fn find_compiler(vendor: Vendor) -> Option<PathBuf> {
         let p = PathBuf::from(p);
         return p.is_file().then_some(p);
     }
-    which(name).or_else(|| {
-        fallbacks
-            .iter()
-            .map(PathBuf::from)
-            .find(|p| p.is_file())
-    })
+    which(name).or_else(|| fallbacks.iter().map(PathBuf::from).find(|p| p.is_file()))
 }
 
 /// One compiler's first `--version` line that names a version.
@@ -137,7 +132,8 @@ const AMD_PROBE: &str = "#include <hip/hip_runtime.h>\n__global__ void k(int* p)
 /// Works out how each of `family`'s targets builds. `cache_dir` keeps AMD probe results
 /// per compiler version so a probe runs once per machine.
 pub fn plan(family: &Family, cache_dir: &Path) -> Result<Toolchain, String> {
-    let compiler = find_compiler(family.vendor).ok_or_else(|| install_hint(family.vendor).to_string())?;
+    let compiler =
+        find_compiler(family.vendor).ok_or_else(|| install_hint(family.vendor).to_string())?;
     let version = compiler_version(&compiler);
     let mut targets = BTreeMap::new();
     match family.vendor {
@@ -163,7 +159,8 @@ pub fn plan(family: &Family, cache_dir: &Path) -> Result<Toolchain, String> {
             }
         }
         Vendor::Amd => {
-            std::fs::create_dir_all(cache_dir).map_err(|e| format!("{}: {e}", cache_dir.display()))?;
+            std::fs::create_dir_all(cache_dir)
+                .map_err(|e| format!("{}: {e}", cache_dir.display()))?;
             let cache_file = cache_dir.join("amd-target-probes.json");
             let mut cache: BTreeMap<String, TargetSupport> = std::fs::read(&cache_file)
                 .ok()

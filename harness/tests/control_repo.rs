@@ -9,8 +9,17 @@ use std::process::{Command, Output};
 const HARNESS: &str = env!("CARGO_BIN_EXE_hrr-harness");
 
 fn sh(dir: &Path, script: &str) {
-    let o = Command::new("sh").arg("-c").arg(script).current_dir(dir).output().unwrap();
-    assert!(o.status.success(), "{script}: {}", String::from_utf8_lossy(&o.stderr));
+    let o = Command::new("sh")
+        .arg("-c")
+        .arg(script)
+        .current_dir(dir)
+        .output()
+        .unwrap();
+    assert!(
+        o.status.success(),
+        "{script}: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
 }
 
 fn write(root: &Path, rel: &str, text: &str) {
@@ -85,12 +94,28 @@ fn make_repo() -> (tempfile::TempDir, PathBuf) {
     std::fs::create_dir_all(&root).unwrap();
     write(&root, "build.sh", "set -e\nmkdir -p \"$CARGO_TARGET_DIR/release\"\ncc -O0 -o \"$CARGO_TARGET_DIR/release/hrr-replay\" tool.c\n: > \"$CARGO_TARGET_DIR/release/libhrr_capture.so\"\n");
     write(&root, "tool.c", TOOL_BUGGY);
-    write(&root, "cases/adds/run.sh", "test \"$(\"$HRR_REPLAY\" add 2 2)\" = 4\n");
-    write(&root, "cases/hello/run.sh", "test \"$(\"$HRR_REPLAY\" hello)\" = hello\n");
+    write(
+        &root,
+        "cases/adds/run.sh",
+        "test \"$(\"$HRR_REPLAY\" add 2 2)\" = 4\n",
+    );
+    write(
+        &root,
+        "cases/hello/run.sh",
+        "test \"$(\"$HRR_REPLAY\" hello)\" = hello\n",
+    );
     write(&root, "cases/loops/run.sh", "\"$HRR_REPLAY\" loop\n");
     write(&root, "cases/broken/run.sh", "echo always fails; exit 1\n");
-    write(&root, "cases/gpu_case/main.cpp", "int main() { return 0; }\n");
-    write(&root, "cases/common/README", "shared headers would live here\n");
+    write(
+        &root,
+        "cases/gpu_case/main.cpp",
+        "int main() { return 0; }\n",
+    );
+    write(
+        &root,
+        "cases/common/README",
+        "shared headers would live here\n",
+    );
     let controls = r#"  - name: add_patch
     patch: controls/add.patch
     guards: [adds]
@@ -108,16 +133,36 @@ fn make_repo() -> (tempfile::TempDir, PathBuf) {
     write(&root, "matrix/matrix.yaml", &matrix(controls));
     sh(&root, "git init -q -b main . && git config user.email t@t && git config user.name t && git add -A && git commit -qm initial");
     // Fix 1: add adds. Guarded by `adds`.
-    std::fs::write(root.join("tool.c"), TOOL_BUGGY.replace("atoi(argv[2]) - atoi(argv[3])", "atoi(argv[2]) + atoi(argv[3])")).unwrap();
-    sh(&root, "git commit -qam 'tool: add adds' -m 'Guarded-by: adds'");
+    std::fs::write(
+        root.join("tool.c"),
+        TOOL_BUGGY.replace(
+            "atoi(argv[2]) - atoi(argv[3])",
+            "atoi(argv[2]) + atoi(argv[3])",
+        ),
+    )
+    .unwrap();
+    sh(
+        &root,
+        "git commit -qam 'tool: add adds' -m 'Guarded-by: adds'",
+    );
     // Fix 2: loop returns. Its guard hangs without it.
-    let fixed = std::fs::read_to_string(root.join("tool.c")).unwrap().replace("for (;;) {}", "return 0;");
+    let fixed = std::fs::read_to_string(root.join("tool.c"))
+        .unwrap()
+        .replace("for (;;) {}", "return 0;");
     std::fs::write(root.join("tool.c"), fixed).unwrap();
-    sh(&root, "git commit -qam 'tool: loop returns' -m 'Guarded-by: loops'");
+    sh(
+        &root,
+        "git commit -qam 'tool: loop returns' -m 'Guarded-by: loops'",
+    );
     // A cosmetic change claiming a guard that cannot notice it.
-    let cosmetic = std::fs::read_to_string(root.join("tool.c")).unwrap().replace("#include <stdio.h>", "#include <stdio.h> /* io */");
+    let cosmetic = std::fs::read_to_string(root.join("tool.c"))
+        .unwrap()
+        .replace("#include <stdio.h>", "#include <stdio.h> /* io */");
     std::fs::write(root.join("tool.c"), cosmetic).unwrap();
-    sh(&root, "git commit -qam 'tool: comment' -m 'Guarded-by: hello'");
+    sh(
+        &root,
+        "git commit -qam 'tool: comment' -m 'Guarded-by: hello'",
+    );
     // Patches against HEAD: one that removes the add fix, one that cannot apply, one that
     // breaks the build.
     sh(&root, "sed -i 's/atoi(argv\\[2\\]) + atoi/atoi(argv[2]) * atoi/' tool.c && sed -i 's/\"%d\\\\n\", atoi(argv\\[2\\]) \\* atoi(argv\\[3\\])/\"%d\\\\n\", atoi(argv[2]) * atoi(argv[3]) + 1/' tool.c && mkdir -p controls && git diff > controls/add.patch && git checkout -q tool.c");
@@ -139,7 +184,11 @@ fn harness(root: &Path, args: &[&str]) -> Output {
 }
 
 fn text(o: &Output) -> String {
-    format!("{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr))
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
 }
 
 fn outcomes(dir: &Path) -> serde_json::Value {
@@ -147,24 +196,70 @@ fn outcomes(dir: &Path) -> serde_json::Value {
 }
 
 fn outcome_of(o: &serde_json::Value, name: &str) -> String {
-    o["controls"].as_array().unwrap().iter().find(|c| c["name"] == name).unwrap()["outcome"].as_str().unwrap().to_string()
+    o["controls"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["name"] == name)
+        .unwrap()["outcome"]
+        .as_str()
+        .unwrap()
+        .to_string()
 }
 
 fn no_worktrees_left(root: &Path) {
-    let o = Command::new("git").args(["worktree", "list"]).current_dir(root).output().unwrap();
-    assert_eq!(String::from_utf8_lossy(&o.stdout).lines().count(), 1, "{}", String::from_utf8_lossy(&o.stdout));
-    let st = Command::new("git").args(["status", "--porcelain", "--untracked-files=no"]).current_dir(root).output().unwrap();
-    assert!(st.stdout.is_empty(), "the checkout changed: {}", String::from_utf8_lossy(&st.stdout));
+    let o = Command::new("git")
+        .args(["worktree", "list"])
+        .current_dir(root)
+        .output()
+        .unwrap();
+    assert_eq!(
+        String::from_utf8_lossy(&o.stdout).lines().count(),
+        1,
+        "{}",
+        String::from_utf8_lossy(&o.stdout)
+    );
+    let st = Command::new("git")
+        .args(["status", "--porcelain", "--untracked-files=no"])
+        .current_dir(root)
+        .output()
+        .unwrap();
+    assert!(
+        st.stdout.is_empty(),
+        "the checkout changed: {}",
+        String::from_utf8_lossy(&st.stdout)
+    );
 }
 
 #[test]
 fn run_without_a_gpu_skips_gpu_cases_and_runs_host_cases() {
     let (_t, root) = make_repo();
-    let o = harness(&root, &["run", "--family", "sm90", "--output", "out", "--no-progress"]);
+    let o = harness(
+        &root,
+        &[
+            "run",
+            "--family",
+            "sm90",
+            "--output",
+            "out",
+            "--no-progress",
+        ],
+    );
     let s = text(&o);
     assert_eq!(o.status.code(), Some(0), "{s}");
-    let r: serde_json::Value = serde_json::from_slice(&std::fs::read(root.join("out/results.json")).unwrap()).unwrap();
-    let status = |c: &str| r["cases"].as_array().unwrap().iter().find(|x| x["case"] == c).unwrap()["status"].as_str().unwrap().to_string();
+    let r: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(root.join("out/results.json")).unwrap()).unwrap();
+    let status = |c: &str| {
+        r["cases"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|x| x["case"] == c)
+            .unwrap()["status"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    };
     assert_eq!(status("adds"), "pass");
     assert_eq!(status("hello"), "pass");
     assert_eq!(status("broken"), "expected-fail");
@@ -174,7 +269,13 @@ fn run_without_a_gpu_skips_gpu_cases_and_runs_host_cases() {
     let junit = std::fs::read_to_string(root.join("out/junit.xml")).unwrap();
     assert!(junit.contains("<testsuite name=\"hrr-sm90\""));
     let xsd = Path::new(env!("CARGO_MANIFEST_DIR")).join("../reports/schema/junit-10.xsd");
-    let v = Command::new("xmllint").arg("--noout").arg("--schema").arg(&xsd).arg(root.join("out/junit.xml")).output().expect("xmllint (libxml2-utils)");
+    let v = Command::new("xmllint")
+        .arg("--noout")
+        .arg("--schema")
+        .arg(&xsd)
+        .arg(root.join("out/junit.xml"))
+        .output()
+        .expect("xmllint (libxml2-utils)");
     assert!(v.status.success(), "{}", String::from_utf8_lossy(&v.stderr));
     // A family this machine cannot be, and bad flags: exit 2 with the reason.
     let o = harness(&root, &["run", "--family", "gfx950"]);
@@ -191,7 +292,23 @@ fn controls_are_caught_missed_unviable_and_timed_out() {
     let out = root.join("target/ctl");
     let o = harness(
         &root,
-        &["control", "--family", "sm90", "--commits", "HEAD~4..HEAD", "--control", "add_patch", "--control", "conflict", "--control", "no_build", "--timeout-floor", "2s", "--output", out.to_str().unwrap()],
+        &[
+            "control",
+            "--family",
+            "sm90",
+            "--commits",
+            "HEAD~4..HEAD",
+            "--control",
+            "add_patch",
+            "--control",
+            "conflict",
+            "--control",
+            "no_build",
+            "--timeout-floor",
+            "2s",
+            "--output",
+            out.to_str().unwrap(),
+        ],
     );
     let s = text(&o);
     let oc = outcomes(&out);
@@ -199,18 +316,33 @@ fn controls_are_caught_missed_unviable_and_timed_out() {
     assert_eq!(outcome_of(&oc, "add_patch"), "caught", "{s}");
     assert_eq!(outcome_of(&oc, "conflict"), "unviable", "{s}");
     assert_eq!(outcome_of(&oc, "no_build"), "unviable", "{s}");
-    let commits: Vec<&serde_json::Value> = oc["controls"].as_array().unwrap().iter().filter(|c| c["name"].as_str().unwrap().starts_with("commit-")).collect();
+    let commits: Vec<&serde_json::Value> = oc["controls"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| c["name"].as_str().unwrap().starts_with("commit-"))
+        .collect();
     assert_eq!(commits.len(), 3, "{s}");
     let by_outcome = |x: &str| commits.iter().filter(|c| c["outcome"] == x).count();
     assert_eq!(by_outcome("caught"), 1, "{s}"); // add adds
     assert_eq!(by_outcome("timeout"), 1, "{s}"); // loop returns
     assert_eq!(by_outcome("missed"), 1, "{s}"); // the comment
-    // Missed wins the exit code.
+                                                // Missed wins the exit code.
     assert_eq!(o.status.code(), Some(3), "{s}");
     let missed = std::fs::read_to_string(out.join("missed.txt")).unwrap();
     assert_eq!(missed.lines().count(), 1);
-    assert_eq!(std::fs::read_to_string(out.join("unviable.txt")).unwrap().lines().count(), 2);
-    assert!(std::fs::read_to_string(out.join("controls/add_patch/removed.diff")).unwrap().contains("tool.c"));
+    assert_eq!(
+        std::fs::read_to_string(out.join("unviable.txt"))
+            .unwrap()
+            .lines()
+            .count(),
+        2
+    );
+    assert!(
+        std::fs::read_to_string(out.join("controls/add_patch/removed.diff"))
+            .unwrap()
+            .contains("tool.c")
+    );
     assert!(s.contains("still passed without the fix: hello"), "{s}");
     let junit = std::fs::read_to_string(out.join("junit.xml")).unwrap();
     assert!(junit.contains("classname=\"controls-sm90\""));
@@ -221,15 +353,36 @@ fn controls_are_caught_missed_unviable_and_timed_out() {
 fn a_failing_baseline_stops_the_run_and_bad_trailers_are_errors() {
     let (_t, root) = make_repo();
     let out = root.join("target/ctl");
-    let o = harness(&root, &["control", "--family", "sm90", "--control", "bad_baseline", "--output", out.to_str().unwrap()]);
+    let o = harness(
+        &root,
+        &[
+            "control",
+            "--family",
+            "sm90",
+            "--control",
+            "bad_baseline",
+            "--output",
+            out.to_str().unwrap(),
+        ],
+    );
     assert_eq!(o.status.code(), Some(4), "{}", text(&o));
     assert!(text(&o).contains("Baseline failed"));
     assert!(outcomes(&out)["controls"].as_array().unwrap().is_empty());
     // A trailer naming an unknown case.
-    sh(&root, "git commit -q --allow-empty -m 'x' -m 'Guarded-by: adds, nosuchcase'");
-    let o = harness(&root, &["control", "--family", "sm90", "--commits", "HEAD~1..HEAD"]);
+    sh(
+        &root,
+        "git commit -q --allow-empty -m 'x' -m 'Guarded-by: adds, nosuchcase'",
+    );
+    let o = harness(
+        &root,
+        &["control", "--family", "sm90", "--commits", "HEAD~1..HEAD"],
+    );
     assert_eq!(o.status.code(), Some(2));
-    assert!(text(&o).contains("Guarded-by names unknown case(s): nosuchcase"), "{}", text(&o));
+    assert!(
+        text(&o).contains("Guarded-by names unknown case(s): nosuchcase"),
+        "{}",
+        text(&o)
+    );
     no_worktrees_left(&root);
 }
 
@@ -239,7 +392,16 @@ fn an_interrupted_control_run_removes_its_worktrees() {
     let out = root.join("target/ctl");
     // The loop control hangs until its timeout; interrupt it meanwhile.
     let mut child = Command::new(HARNESS)
-        .args(["control", "--family", "sm90", "--commits", "HEAD~3..HEAD~2", "--timeout-floor", "60s", "--output"])
+        .args([
+            "control",
+            "--family",
+            "sm90",
+            "--commits",
+            "HEAD~3..HEAD~2",
+            "--timeout-floor",
+            "60s",
+            "--output",
+        ])
         .arg(&out)
         .current_dir(&root)
         .env("NVCC", "/nonexistent/nvcc")
@@ -249,15 +411,27 @@ fn an_interrupted_control_run_removes_its_worktrees() {
         .unwrap();
     let wt = root.join("target/hrr-build/worktrees");
     let start = std::time::Instant::now();
-    while !(wt.is_dir() && std::fs::read_dir(&wt).map(|d| d.count() > 0).unwrap_or(false)) {
+    while !(wt.is_dir()
+        && std::fs::read_dir(&wt)
+            .map(|d| d.count() > 0)
+            .unwrap_or(false))
+    {
         assert!(start.elapsed().as_secs() < 60, "no worktree appeared");
         std::thread::sleep(std::time::Duration::from_millis(50));
     }
     std::thread::sleep(std::time::Duration::from_millis(1500));
-    nix::sys::signal::kill(nix::unistd::Pid::from_raw(child.id() as i32), nix::sys::signal::Signal::SIGINT).unwrap();
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(child.id() as i32),
+        nix::sys::signal::Signal::SIGINT,
+    )
+    .unwrap();
     let status = child.wait().unwrap();
     assert_eq!(status.code(), Some(130));
-    assert_eq!(std::fs::read_dir(&wt).unwrap().count(), 0, "worktree left behind");
+    assert_eq!(
+        std::fs::read_dir(&wt).unwrap().count(),
+        0,
+        "worktree left behind"
+    );
     no_worktrees_left(&root);
     assert!(out.join("outcomes.json").is_file());
 }

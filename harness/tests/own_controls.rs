@@ -7,7 +7,8 @@ use std::process::Command;
 #[test]
 fn every_control_patch_still_applies() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
-    let m = hrr_matrix::load(&root.join("matrix/matrix.yaml"), &root.join("cases")).unwrap_or_else(|e| panic!("{e}"));
+    let m = hrr_matrix::load(&root.join("matrix/matrix.yaml"), &root.join("cases"))
+        .unwrap_or_else(|e| panic!("{e}"));
     assert!(m.controls.len() >= 4, "our own controls are missing");
     for c in &m.controls {
         let Some(patch) = &c.patch else { continue };

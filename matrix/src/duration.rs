@@ -69,7 +69,9 @@ impl<'de> Deserialize<'de> for TextDuration {
                 )))
             }
             fn visit_i64<E: de::Error>(self, v: i64) -> Result<TextDuration, E> {
-                Err(E::custom(format!("`{v}` is not a duration (write e.g. 90s)")))
+                Err(E::custom(format!(
+                    "`{v}` is not a duration (write e.g. 90s)"
+                )))
             }
         }
         d.deserialize_any(V)

@@ -15,4 +15,6 @@ pub mod schema;
 
 pub use load::{load, load_str, MatrixError};
 pub use resolve::{resolve_family, shard, Disposition, Expectation, ResolvedCase, Shard};
-pub use schema::{Case, CaseKind, Check, Control, ExpectKind, Family, Matrix, Rule, SkipKind, Vendor};
+pub use schema::{
+    Case, CaseKind, Check, Control, ExpectKind, Family, Matrix, Rule, SkipKind, Vendor,
+};

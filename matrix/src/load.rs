@@ -65,7 +65,11 @@ pub fn load(path: &Path, cases_root: &Path) -> Result<Matrix, MatrixErrors> {
 
 /// Parses and validates matrix text; `file` names it in errors. Without `cases_root` the
 /// file-system checks (case directories, patches) are left out.
-pub fn load_str(text: &str, file: &Path, cases_root: Option<&Path>) -> Result<Matrix, MatrixErrors> {
+pub fn load_str(
+    text: &str,
+    file: &Path,
+    cases_root: Option<&Path>,
+) -> Result<Matrix, MatrixErrors> {
     let m: Matrix = serde_norway::from_str(text).map_err(|e| {
         let (line, column) = e
             .location()
@@ -231,18 +235,33 @@ impl Validator<'_> {
         if m.version != 1 {
             let at = self.pos.field("version", 0, "version", None);
             let at = if at == (1, 1) {
-                self.pos.sections.get("version").map(|s| (s.0, 1)).unwrap_or(at)
+                self.pos
+                    .sections
+                    .get("version")
+                    .map(|s| (s.0, 1))
+                    .unwrap_or(at)
             } else {
                 at
             };
             self.err(
                 at,
-                format!("matrix version {} is not supported (this harness reads version 1)", m.version),
+                format!(
+                    "matrix version {} is not supported (this harness reads version 1)",
+                    m.version
+                ),
             );
         }
         if m.tools.build.is_empty() {
-            let at = self.pos.sections.get("tools").map(|s| (s.0, 1)).unwrap_or((1, 1));
-            self.err(at, "tools.build is empty: name the command that builds capture and replay".into());
+            let at = self
+                .pos
+                .sections
+                .get("tools")
+                .map(|s| (s.0, 1))
+                .unwrap_or((1, 1));
+            self.err(
+                at,
+                "tools.build is empty: name the command that builds capture and replay".into(),
+            );
         }
         self.check_families(m);
         self.check_cases(m, cases_root);
@@ -263,7 +282,13 @@ impl Validator<'_> {
             }
             if !valid_name(&f.name) {
                 let at = self.pos.field("families", i, "name", None);
-                self.err(at, format!("family name `{}` may hold only letters, digits, `_` and `-`", f.name));
+                self.err(
+                    at,
+                    format!(
+                        "family name `{}` may hold only letters, digits, `_` and `-`",
+                        f.name
+                    ),
+                );
             }
             if f.targets.is_empty() {
                 let at = self.pos.field("families", i, "targets", None);
@@ -279,7 +304,10 @@ impl Validator<'_> {
                     Vendor::Nvidia => {
                         t.starts_with("sm_")
                             && t.len() > 3
-                            && t[3..].trim_end_matches(['a', 'f']).chars().all(|c| c.is_ascii_digit())
+                            && t[3..]
+                                .trim_end_matches(['a', 'f'])
+                                .chars()
+                                .all(|c| c.is_ascii_digit())
                             && t[3..].chars().next().is_some_and(|c| c.is_ascii_digit())
                     }
                 };
@@ -289,7 +317,10 @@ impl Validator<'_> {
                         Vendor::Amd => "an AMD target such as gfx90a or gfx1100",
                         Vendor::Nvidia => "an NVIDIA target such as sm_90",
                     };
-                    self.err(at, format!("family `{}`: target `{t}` is not {want}", f.name));
+                    self.err(
+                        at,
+                        format!("family `{}`: target `{t}` is not {want}", f.name),
+                    );
                 }
             }
             if f.runner.is_empty() {
@@ -298,16 +329,28 @@ impl Validator<'_> {
             }
             if f.shards == 0 {
                 let at = self.pos.field("families", i, "shards", None);
-                self.err(at, format!("family `{}`: shards must be at least 1", f.name));
+                self.err(
+                    at,
+                    format!("family `{}`: shards must be at least 1", f.name),
+                );
             }
             if f.gpus_per_runner == 0 {
                 let at = self.pos.field("families", i, "gpus_per_runner", None);
-                self.err(at, format!("family `{}`: gpus_per_runner must be at least 1", f.name));
+                self.err(
+                    at,
+                    format!("family `{}`: gpus_per_runner must be at least 1", f.name),
+                );
             }
             for k in f.env.keys() {
                 if k.is_empty() || !k.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
                     let at = self.pos.field("families", i, "env", Some(k));
-                    self.err(at, format!("family `{}`: `{k}` is not an environment variable name", f.name));
+                    self.err(
+                        at,
+                        format!(
+                            "family `{}`: `{k}` is not an environment variable name",
+                            f.name
+                        ),
+                    );
                 }
             }
         }
@@ -322,17 +365,41 @@ impl Validator<'_> {
                 self.err(at_name, format!("case `{}` is declared twice", c.name));
             }
             if !valid_name(&c.name) {
-                self.err(at_name, format!("case name `{}` may hold only letters, digits, `_` and `-`", c.name));
+                self.err(
+                    at_name,
+                    format!(
+                        "case name `{}` may hold only letters, digits, `_` and `-`",
+                        c.name
+                    ),
+                );
             }
             let at_dir = self.pos.field("cases", i, "dir", None);
             if !valid_name(&c.dir) {
-                self.err(at_dir, format!("case `{}`: dir `{}` must be one directory name under cases/", c.name, c.dir));
+                self.err(
+                    at_dir,
+                    format!(
+                        "case `{}`: dir `{}` must be one directory name under cases/",
+                        c.name, c.dir
+                    ),
+                );
             } else if !dirs.insert(c.dir.as_str()) {
-                self.err(at_dir, format!("case `{}`: directory `{}` is used by another case", c.name, c.dir));
+                self.err(
+                    at_dir,
+                    format!(
+                        "case `{}`: directory `{}` is used by another case",
+                        c.name, c.dir
+                    ),
+                );
             }
             if c.checks.is_empty() {
                 let at = self.pos.field("cases", i, "checks", None);
-                self.err(at, format!("case `{}` declares no checks: it would verify nothing", c.name));
+                self.err(
+                    at,
+                    format!(
+                        "case `{}` declares no checks: it would verify nothing",
+                        c.name
+                    ),
+                );
             }
             match c.kind {
                 CaseKind::Host => {
@@ -355,12 +422,21 @@ impl Validator<'_> {
                     for ch in &c.checks {
                         if *ch == Check::ExitZero {
                             let at = self.pos.field("cases", i, "checks", Some("exit-zero"));
-                            self.err(at, format!("gpu case `{}`: exit-zero is a host-case check", c.name));
+                            self.err(
+                                at,
+                                format!("gpu case `{}`: exit-zero is a host-case check", c.name),
+                            );
                         }
                         if let Check::Refused(apis) = ch {
                             if apis.is_empty() {
                                 let at = self.pos.field("cases", i, "checks", Some("refused"));
-                                self.err(at, format!("case `{}`: `refused` must name the APIs replay refuses", c.name));
+                                self.err(
+                                    at,
+                                    format!(
+                                        "case `{}`: `refused` must name the APIs replay refuses",
+                                        c.name
+                                    ),
+                                );
                             }
                             if c.checks.contains(&Check::Roundtrip) {
                                 let at = self.pos.field("cases", i, "checks", Some("refused"));
@@ -374,9 +450,19 @@ impl Validator<'_> {
                 if valid_name(&c.dir) {
                     let dir = root.join(&c.dir);
                     if !dir.is_dir() {
-                        self.err(at_dir, format!("case `{}`: directory {} does not exist", c.name, dir.display()));
+                        self.err(
+                            at_dir,
+                            format!(
+                                "case `{}`: directory {} does not exist",
+                                c.name,
+                                dir.display()
+                            ),
+                        );
                     } else if c.kind == CaseKind::Gpu && !dir.join("main.cpp").is_file() {
-                        self.err(at_dir, format!("gpu case `{}`: {} has no main.cpp", c.name, dir.display()));
+                        self.err(
+                            at_dir,
+                            format!("gpu case `{}`: {} has no main.cpp", c.name, dir.display()),
+                        );
                     }
                 }
             }
@@ -392,7 +478,12 @@ impl Validator<'_> {
                 on_disk.sort();
                 for d in on_disk {
                     if !dirs.contains(d.as_str()) {
-                        let at = self.pos.sections.get("cases").map(|s| (s.0, 1)).unwrap_or((1, 1));
+                        let at = self
+                            .pos
+                            .sections
+                            .get("cases")
+                            .map(|s| (s.0, 1))
+                            .unwrap_or((1, 1));
                         self.err(at, format!("cases/{d} exists but no case in the matrix uses it: add it to `cases:` or remove the directory"));
                     }
                 }
@@ -407,29 +498,52 @@ impl Validator<'_> {
                 self.err(at, "rule selects no family or target: give `family:` or `target:` (a glob; `*` for all)".into());
             }
             if r.family.is_some() && r.target.is_some() {
-                self.err(at, "rule gives both `family:` and `target:`: use one".into());
+                self.err(
+                    at,
+                    "rule gives both `family:` and `target:`: use one".into(),
+                );
             }
             if let Some(p) = &r.family {
                 if !m.families.iter().any(|f| glob::matches(p, &f.name)) {
                     let at = self.pos.field("rules", i, "family", None);
-                    self.err(at, format!("rule: family `{p}` matches no family in the matrix"));
+                    self.err(
+                        at,
+                        format!("rule: family `{p}` matches no family in the matrix"),
+                    );
                 }
             }
             if let Some(p) = &r.target {
-                if !m.families.iter().flat_map(|f| &f.targets).any(|t| glob::matches(p, t)) {
+                if !m
+                    .families
+                    .iter()
+                    .flat_map(|f| &f.targets)
+                    .any(|t| glob::matches(p, t))
+                {
                     let at = self.pos.field("rules", i, "target", None);
-                    self.err(at, format!("rule: target `{p}` matches no target of any family"));
+                    self.err(
+                        at,
+                        format!("rule: target `{p}` matches no target of any family"),
+                    );
                 }
             }
             if let Some(p) = &r.case {
                 if !m.cases.iter().any(|c| glob::matches(p, &c.name)) {
                     let at = self.pos.field("rules", i, "case", None);
-                    let hint = if glob::is_glob(p) { "" } else { " (unknown case name)" };
+                    let hint = if glob::is_glob(p) {
+                        ""
+                    } else {
+                        " (unknown case name)"
+                    };
                     self.err(at, format!("rule: case `{p}` matches no case{hint}"));
                 }
             }
             if let Some(p) = &r.tag {
-                if !m.cases.iter().flat_map(|c| &c.tags).any(|t| glob::matches(p, t)) {
+                if !m
+                    .cases
+                    .iter()
+                    .flat_map(|c| &c.tags)
+                    .any(|t| glob::matches(p, t))
+                {
                     let at = self.pos.field("rules", i, "tag", None);
                     self.err(at, format!("rule: tag `{p}` is on no case"));
                 }
@@ -466,21 +580,37 @@ impl Validator<'_> {
             match (&c.revert, &c.patch) {
                 (Some(_), Some(_)) | (None, None) => {
                     let at = self.pos.item("controls", i);
-                    self.err(at, format!("control `{}`: give exactly one of `revert: COMMIT` or `patch: FILE`", c.name));
+                    self.err(
+                        at,
+                        format!(
+                            "control `{}`: give exactly one of `revert: COMMIT` or `patch: FILE`",
+                            c.name
+                        ),
+                    );
                 }
                 (None, Some(p)) => {
                     if let Some(cases_root) = root {
                         let repo = cases_root.parent().unwrap_or(cases_root);
                         if !repo.join(p).is_file() {
                             let at = self.pos.field("controls", i, "patch", None);
-                            self.err(at, format!("control `{}`: patch {} does not exist", c.name, repo.join(p).display()));
+                            self.err(
+                                at,
+                                format!(
+                                    "control `{}`: patch {} does not exist",
+                                    c.name,
+                                    repo.join(p).display()
+                                ),
+                            );
                         }
                     }
                 }
                 (Some(_), None) => {
                     if c.reverse {
                         let at = self.pos.field("controls", i, "reverse", None);
-                        self.err(at, format!("control `{}`: `reverse` applies to patches only", c.name));
+                        self.err(
+                            at,
+                            format!("control `{}`: `reverse` applies to patches only", c.name),
+                        );
                     }
                 }
             }
@@ -490,7 +620,11 @@ impl Validator<'_> {
             }
             for g in c.guards.iter().chain(&c.keep_passing) {
                 if !cases.contains(g.as_str()) {
-                    let key = if c.guards.contains(g) { "guards" } else { "keep_passing" };
+                    let key = if c.guards.contains(g) {
+                        "guards"
+                    } else {
+                        "keep_passing"
+                    };
                     let at = self.pos.field("controls", i, key, Some(g));
                     self.err(at, format!("control `{}`: unknown case `{g}`", c.name));
                 }
@@ -500,5 +634,7 @@ impl Validator<'_> {
 }
 
 fn valid_name(s: &str) -> bool {
-    !s.is_empty() && s.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+    !s.is_empty()
+        && s.chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
 }

@@ -16,7 +16,10 @@ pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(120);
 pub enum Disposition {
     Run,
     /// Not run here; `reason` is the rule's reason or issue URL.
-    Skip { skip: SkipKind, reason: String },
+    Skip {
+        skip: SkipKind,
+        reason: String,
+    },
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]

@@ -6,7 +6,10 @@ use std::path::{Path, PathBuf};
 use hrr_matrix::{load, load_str, resolve_family, shard, Disposition, Expectation, Shard};
 
 fn repo() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_path_buf()
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .unwrap()
+        .to_path_buf()
 }
 
 const GOOD: &str = r#"version: 1
@@ -79,8 +82,12 @@ fn errors(text: &str) -> Vec<String> {
 #[test]
 fn the_repository_matrix_is_valid_and_covers_every_family() {
     let root = repo();
-    let m = load(&root.join("matrix/matrix.yaml"), &root.join("cases")).unwrap_or_else(|e| panic!("{e}"));
-    for f in ["gfx90a", "gfx94x", "gfx950", "gfx103x", "gfx110x", "gfx120x", "gfx1150", "gfx1151", "gfx1153", "sm90"] {
+    let m = load(&root.join("matrix/matrix.yaml"), &root.join("cases"))
+        .unwrap_or_else(|e| panic!("{e}"));
+    for f in [
+        "gfx90a", "gfx94x", "gfx950", "gfx103x", "gfx110x", "gfx120x", "gfx1150", "gfx1151",
+        "gfx1153", "sm90",
+    ] {
         assert!(m.families.iter().any(|x| x.name == f), "family {f} missing");
     }
     assert!(m.cases.len() >= 15, "only {} cases", m.cases.len());
@@ -91,13 +98,23 @@ fn rules_resolve_per_family_with_reasons() {
     let m = load_str(GOOD, Path::new("m.yaml"), None).unwrap_or_else(|e| panic!("{e}"));
     let fam = |n: &str| m.families.iter().find(|f| f.name == n).unwrap();
     let r = resolve_family(&m, fam("gfx110x"));
-    let get = |r: &[hrr_matrix::ResolvedCase], c: &str| r.iter().find(|x| x.case.name == c).unwrap().clone();
+    let get = |r: &[hrr_matrix::ResolvedCase], c: &str| {
+        r.iter().find(|x| x.case.name == c).unwrap().clone()
+    };
     assert_eq!(
         get(&r, "alpha").disposition,
-        Disposition::Skip { skip: hrr_matrix::SkipKind::Unsupported, reason: "unsupported: too slow here".into() }
+        Disposition::Skip {
+            skip: hrr_matrix::SkipKind::Unsupported,
+            reason: "unsupported: too slow here".into()
+        }
     );
     assert_eq!(get(&r, "beta").disposition, Disposition::Run);
-    assert_eq!(get(&r, "gamma").expectation, Expectation::Fail { reason: "not yet".into() });
+    assert_eq!(
+        get(&r, "gamma").expectation,
+        Expectation::Fail {
+            reason: "not yet".into()
+        }
+    );
     let r = resolve_family(&m, fam("gfx90a"));
     match &get(&r, "beta").disposition {
         Disposition::Skip { skip, reason } => {
@@ -113,7 +130,12 @@ fn rules_resolve_per_family_with_reasons() {
     assert_eq!(get(&r, "alpha").timeout.as_secs(), 120);
     assert_eq!(get(&r, "alpha").disposition, Disposition::Run);
     // The first expectation in the file wins.
-    assert_eq!(get(&r, "beta").expectation, Expectation::Flake { reason: "timing".into() });
+    assert_eq!(
+        get(&r, "beta").expectation,
+        Expectation::Flake {
+            reason: "timing".into()
+        }
+    );
 }
 
 #[test]
@@ -135,8 +157,14 @@ fn every_case_lands_in_exactly_one_shard() {
         assert!(sizes.iter().max().unwrap() - sizes.iter().min().unwrap() <= 1);
         // Deterministic: the same split twice.
         assert_eq!(
-            shard(all.clone(), Shard { index: 1, count: n }).iter().map(|c| &c.case.name).collect::<Vec<_>>(),
-            shard(all.clone(), Shard { index: 1, count: n }).iter().map(|c| &c.case.name).collect::<Vec<_>>()
+            shard(all.clone(), Shard { index: 1, count: n })
+                .iter()
+                .map(|c| &c.case.name)
+                .collect::<Vec<_>>(),
+            shard(all.clone(), Shard { index: 1, count: n })
+                .iter()
+                .map(|c| &c.case.name)
+                .collect::<Vec<_>>()
         );
     }
     assert!(Shard::parse("0/2").is_err());
@@ -156,7 +184,10 @@ fn schema_errors_name_line_and_column() {
     let bad = GOOD.replace("timeout: 5m", "timeout: 5");
     let e = errors(&bad);
     assert!(e[0].contains("no unit"), "{e:?}");
-    assert!(e[0].starts_with("m.yaml:28:14: cases[1].timeout: "), "{e:?}");
+    assert!(
+        e[0].starts_with("m.yaml:28:14: cases[1].timeout: "),
+        "{e:?}"
+    );
 
     let e = errors("version: 1\ntools: [\n");
     assert!(e[0].starts_with("m.yaml:"), "{e:?}");
@@ -167,20 +198,36 @@ fn semantic_errors_are_located() {
     // Unknown case in a rule.
     let e = errors(&GOOD.replace("    case: gamma\n", "    case: gama\n"));
     assert_eq!(e.len(), 1, "{e:?}");
-    assert!(e[0].starts_with("m.yaml:48:5: rule: case `gama` matches no case (unknown case name)"), "{e:?}");
+    assert!(
+        e[0].starts_with("m.yaml:48:5: rule: case `gama` matches no case (unknown case name)"),
+        "{e:?}"
+    );
     // A family glob that matches nothing.
     let e = errors(&GOOD.replace("family: \"gfx11*\"", "family: \"gfx12*\""));
     assert!(e[0].contains("family `gfx12*` matches no family"), "{e:?}");
     // Disabled without an issue URL; unsupported without a reason.
-    let e = errors(&GOOD.replace("    issue: https://example.org/issues/7\n", "    issue: see-chat\n"));
+    let e = errors(&GOOD.replace(
+        "    issue: https://example.org/issues/7\n",
+        "    issue: see-chat\n",
+    ));
     assert!(e[0].contains("needs an issue URL"), "{e:?}");
     let e = errors(&GOOD.replace("    reason: too slow here\n", ""));
-    assert!(e[0].contains("`skip: unsupported` needs a `reason:`"), "{e:?}");
+    assert!(
+        e[0].contains("`skip: unsupported` needs a `reason:`"),
+        "{e:?}"
+    );
     // Duplicates, bad targets, empty checks.
     let e = errors(&GOOD.replace("name: beta", "name: alpha"));
-    assert!(e.iter().any(|x| x.contains("case `alpha` is declared twice")), "{e:?}");
+    assert!(
+        e.iter()
+            .any(|x| x.contains("case `alpha` is declared twice")),
+        "{e:?}"
+    );
     let e = errors(&GOOD.replace("targets: [sm_90]", "targets: [gfx90a]"));
-    assert!(e[0].contains("target `gfx90a` is not an NVIDIA target"), "{e:?}");
+    assert!(
+        e[0].contains("target `gfx90a` is not an NVIDIA target"),
+        "{e:?}"
+    );
     let e = errors(&GOOD.replace("checks: [exit-zero]", "checks: []"));
     assert!(e[0].contains("declares no checks"), "{e:?}");
     let e = errors(&GOOD.replace("checks: [exit-zero]", "checks: [roundtrip]"));
@@ -204,10 +251,23 @@ fn case_directories_and_the_matrix_must_agree() {
         Ok(_) => panic!("accepted"),
         Err(e) => e.0.iter().map(|e| e.to_string()).collect::<Vec<_>>(),
     };
-    assert!(e.iter().any(|x| x.contains("gpu case `gamma`") && x.contains("has no main.cpp")), "{e:?}");
-    assert!(e.iter().any(|x| x.contains("cases/stray exists but no case in the matrix uses it")), "{e:?}");
+    assert!(
+        e.iter()
+            .any(|x| x.contains("gpu case `gamma`") && x.contains("has no main.cpp")),
+        "{e:?}"
+    );
+    assert!(
+        e.iter()
+            .any(|x| x.contains("cases/stray exists but no case in the matrix uses it")),
+        "{e:?}"
+    );
     assert_eq!(e.len(), 2, "{e:?}");
     std::fs::remove_dir_all(cases.join("alpha")).unwrap();
-    let e = load_str(GOOD, Path::new("m.yaml"), Some(&cases)).unwrap_err().to_string();
-    assert!(e.contains("case `alpha`: directory") && e.contains("does not exist"), "{e}");
+    let e = load_str(GOOD, Path::new("m.yaml"), Some(&cases))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("case `alpha`: directory") && e.contains("does not exist"),
+        "{e}"
+    );
 }

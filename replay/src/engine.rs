@@ -9,8 +9,8 @@ use hrr_archive::api::{
 };
 use hrr_archive::payload::{FieldError, Payload};
 use hrr_archive::record::RECORD_FLAG_INCOMPLETE;
-use hrr_archive::{Event, ProcessArchive};
 pub use hrr_archive::replay_result::{Counts, Failure};
+use hrr_archive::{Event, ProcessArchive};
 
 use crate::runtime::{call_row, Runtime};
 use crate::translate::{AddressMap, Translated};

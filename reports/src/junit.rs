@@ -153,15 +153,22 @@ pub fn render(reports: &[&RunReport]) -> String {
     for r in reports {
         for c in &r.cases {
             let name = RunReport::suite_name(&c.family, &c.shard);
-            suites.entry(name).or_insert_with(|| (Vec::new(), r)).0.push(c);
+            suites
+                .entry(name)
+                .or_insert_with(|| (Vec::new(), r))
+                .0
+                .push(c);
         }
     }
-    let count = |cs: &[&CaseResult], f: &dyn Fn(Status) -> bool| {
-        cs.iter().filter(|c| f(c.status)).count()
-    };
-    let all: Vec<&CaseResult> = suites.values().flat_map(|(c, _)| c.iter().copied()).collect();
+    let count =
+        |cs: &[&CaseResult], f: &dyn Fn(Status) -> bool| cs.iter().filter(|c| f(c.status)).count();
+    let all: Vec<&CaseResult> = suites
+        .values()
+        .flat_map(|(c, _)| c.iter().copied())
+        .collect();
     let total_time: f64 = all.iter().map(|c| c.duration_s).sum();
-    let is_failure = |s: Status| matches!(s, Status::Fail | Status::Timeout | Status::UnexpectedPass);
+    let is_failure =
+        |s: Status| matches!(s, Status::Fail | Status::Timeout | Status::UnexpectedPass);
     let is_error = |s: Status| s == Status::Crash;
     let is_skip = |s: Status| matches!(s, Status::Skip | Status::ExpectedFail);
     let mut out = String::from("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
@@ -243,7 +250,10 @@ mod tests {
 
     #[test]
     fn escaping_and_dates() {
-        assert_eq!(escape("a<b & \"c\"\u{1}"), "a&lt;b &amp; &quot;c&quot;\\x01");
+        assert_eq!(
+            escape("a<b & \"c\"\u{1}"),
+            "a&lt;b &amp; &quot;c&quot;\\x01"
+        );
         assert_eq!(iso8601(0), "1970-01-01T00:00:00");
         assert_eq!(iso8601(1_796_000_000), "2026-11-30T00:53:20");
         assert_eq!(iso8601(951_782_400), "2000-02-29T00:00:00");

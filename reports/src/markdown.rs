@@ -71,18 +71,32 @@ pub fn run_summary(r: &RunReport) -> String {
             format!(" (shard {})", r.shard)
         }
     );
-    let verdict = if r.totals.unexpected == 0 { "**PASS**" } else { "**FAIL**" };
+    let verdict = if r.totals.unexpected == 0 {
+        "**PASS**"
+    } else {
+        "**FAIL**"
+    };
     let _ = writeln!(out, "{verdict}: {}\n", totals_line(&r.totals));
     let _ = writeln!(
         out,
         "GPUs: {}  \nrevision `{}`, {:.1} s\n",
-        if r.gpus.is_empty() { "none".into() } else { r.gpus.join("; ") },
+        if r.gpus.is_empty() {
+            "none".into()
+        } else {
+            r.gpus.join("; ")
+        },
         r.source_revision,
         r.duration_s
     );
     let mut cases: Vec<&CaseResult> = r.cases.iter().collect();
     // Surprises first, then the rest by name.
-    cases.sort_by_key(|c| (!c.status.is_unexpected(), c.status == Status::Pass, c.case.clone()));
+    cases.sort_by_key(|c| {
+        (
+            !c.status.is_unexpected(),
+            c.status == Status::Pass,
+            c.case.clone(),
+        )
+    });
     out.push_str("| case | status | time | detail |\n| --- | --- | ---: | --- |\n");
     let rows: Vec<String> = cases
         .iter()
@@ -108,7 +122,11 @@ pub fn merged_summary(r: &RunReport) -> String {
         by_family.entry(c.family.as_str()).or_default().push(c);
     }
     let mut out = String::new();
-    let verdict = if r.totals.unexpected == 0 { "**PASS**" } else { "**FAIL**" };
+    let verdict = if r.totals.unexpected == 0 {
+        "**PASS**"
+    } else {
+        "**FAIL**"
+    };
     let _ = writeln!(out, "## hrr-harness: results by GPU family\n");
     let _ = writeln!(out, "{verdict}: {}\n", totals_line(&r.totals));
     out.push_str("| family | cases | pass | fail | skip | other | failing cases |\n| --- | ---: | ---: | ---: | ---: | ---: | --- |\n");
@@ -138,7 +156,11 @@ pub fn merged_summary(r: &RunReport) -> String {
             fail,
             skip,
             other,
-            if failing.is_empty() { "".into() } else { cell(&failing.join(", ")) }
+            if failing.is_empty() {
+                "".into()
+            } else {
+                cell(&failing.join(", "))
+            }
         ));
     }
     rows.push(format!(

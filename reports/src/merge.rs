@@ -78,7 +78,10 @@ pub fn merge(reports: &[RunReport]) -> Result<RunReport, String> {
     cases.sort_by(|a, b| (&a.family, &a.case).cmp(&(&b.family, &b.case)));
     let totals = Totals::of(&cases);
     Ok(RunReport {
-        tool_version: reports.first().map(|r| r.tool_version.clone()).unwrap_or_default(),
+        tool_version: reports
+            .first()
+            .map(|r| r.tool_version.clone())
+            .unwrap_or_default(),
         source_revision: revisions.into_iter().collect::<Vec<_>>().join(" "),
         families: families.into_iter().collect(),
         shard: String::new(),

@@ -127,7 +127,10 @@ mod tests {
         assert!(needs_rerun(Fail, Expected::Pass));
         assert_eq!(classify(Fail, Some(Fail), Expected::Pass), Status::Fail);
         assert_eq!(classify(Crash, Some(Crash), Expected::Pass), Status::Crash);
-        assert_eq!(classify(Timeout, Some(Timeout), Expected::Pass), Status::Timeout);
+        assert_eq!(
+            classify(Timeout, Some(Timeout), Expected::Pass),
+            Status::Timeout
+        );
         assert_eq!(classify(Fail, Some(Pass), Expected::Pass), Status::Flake);
         assert_eq!(classify(Timeout, Some(Pass), Expected::Pass), Status::Flake);
         // Two failing attempts of different kinds keep the first kind.
@@ -137,7 +140,10 @@ mod tests {
         assert_eq!(classify(Fail, None, Expected::Fail), Status::ExpectedFail);
         assert_eq!(classify(Crash, None, Expected::Fail), Status::ExpectedFail);
         assert!(needs_rerun(Pass, Expected::Fail));
-        assert_eq!(classify(Pass, Some(Pass), Expected::Fail), Status::UnexpectedPass);
+        assert_eq!(
+            classify(Pass, Some(Pass), Expected::Fail),
+            Status::UnexpectedPass
+        );
         assert_eq!(classify(Pass, Some(Fail), Expected::Fail), Status::Flake);
         // Known flake.
         assert_eq!(classify(Pass, None, Expected::Flake), Status::Pass);
@@ -147,10 +153,18 @@ mod tests {
 
     #[test]
     fn only_real_surprises_fail_the_run() {
-        let failing: Vec<Status> = Status::ALL.into_iter().filter(|s| s.is_unexpected()).collect();
+        let failing: Vec<Status> = Status::ALL
+            .into_iter()
+            .filter(|s| s.is_unexpected())
+            .collect();
         assert_eq!(
             failing,
-            vec![Status::Fail, Status::Crash, Status::Timeout, Status::UnexpectedPass]
+            vec![
+                Status::Fail,
+                Status::Crash,
+                Status::Timeout,
+                Status::UnexpectedPass
+            ]
         );
     }
 }

@@ -19,12 +19,19 @@ fn case(family: &str, shard: &str, name: &str, status: Status) -> CaseResult {
         outcome,
         duration_s: 1.25,
         message: "blob-edit: seq 12 cudaMemcpy offset 100 <expected> & \"found\"".into(),
-        checks: vec![CheckResult { name: "roundtrip".into(), passed: outcome == RawOutcome::Pass, detail: "D2H 6 pass\u{1}".into() }],
+        checks: vec![CheckResult {
+            name: "roundtrip".into(),
+            passed: outcome == RawOutcome::Pass,
+            detail: "D2H 6 pass\u{1}".into(),
+        }],
         output: "events replayed  : 54 of 54\nFAIL: 1 failure(s)".into(),
     };
     let mut attempts = vec![failing.clone()];
     if status == Status::Flake {
-        attempts.push(AttemptResult { outcome: RawOutcome::Pass, ..failing });
+        attempts.push(AttemptResult {
+            outcome: RawOutcome::Pass,
+            ..failing
+        });
     }
     CaseResult {
         family: family.into(),
@@ -33,7 +40,11 @@ fn case(family: &str, shard: &str, name: &str, status: Status) -> CaseResult {
         status,
         duration_s: 2.5,
         message: format!("{status}: reason with <xml> & unicode ✓"),
-        attempts: if status == Status::Skip { vec![] } else { attempts },
+        attempts: if status == Status::Skip {
+            vec![]
+        } else {
+            attempts
+        },
         artifacts: Some("/tmp/x".into()),
     }
 }
@@ -85,13 +96,20 @@ fn every_status_renders_valid_junit_in_the_right_element() {
     let r = report("sm90", "1/1", cases);
     let xml = hrr_reports::junit::render(&[&r]);
     validate(&xml);
-    assert!(xml.contains("<testsuite name=\"hrr-sm90\" tests=\"8\" failures=\"3\" errors=\"1\" skipped=\"2\""), "{xml}");
+    assert!(
+        xml.contains(
+            "<testsuite name=\"hrr-sm90\" tests=\"8\" failures=\"3\" errors=\"1\" skipped=\"2\""
+        ),
+        "{xml}"
+    );
     let section = |name: &str| {
         let start = xml.find(&format!("name=\"{name}\"")).unwrap();
         let end = xml[start..].find("</testcase>").unwrap();
         xml[start..start + end].to_string()
     };
-    assert!(section("case_1_fail").contains("<failure type=\"check\" message=\"fail: reason with &lt;xml&gt; &amp; unicode ✓\""));
+    assert!(section("case_1_fail").contains(
+        "<failure type=\"check\" message=\"fail: reason with &lt;xml&gt; &amp; unicode ✓\""
+    ));
     assert!(section("case_1_fail").contains("<system-out>"));
     assert!(section("case_2_crash").contains("<error type=\"crash\""));
     assert!(section("case_3_timeout").contains("<failure type=\"timeout\""));
@@ -99,7 +117,10 @@ fn every_status_renders_valid_junit_in_the_right_element() {
     assert!(section("case_5_expected-fail").contains("<skipped type=\"expected-failure\""));
     assert!(section("case_6_unexpected-pass").contains("<failure type=\"unexpected-pass\""));
     let flake = section("case_7_flake");
-    assert!(flake.contains("<flakyFailure") && !flake.contains("<failure"), "{flake}");
+    assert!(
+        flake.contains("<flakyFailure") && !flake.contains("<failure"),
+        "{flake}"
+    );
     assert!(!section("case_0_pass").contains("<failure"));
     // A control character never reaches the XML raw.
     assert!(!xml.contains('\u{1}'));
@@ -107,8 +128,22 @@ fn every_status_renders_valid_junit_in_the_right_element() {
 
 #[test]
 fn merged_reports_add_up_and_keep_one_suite_per_family_and_shard() {
-    let a = report("sm90", "1/2", vec![case("sm90", "1/2", "a", Status::Pass), case("sm90", "1/2", "b", Status::Fail)]);
-    let b = report("sm90", "2/2", vec![case("sm90", "2/2", "c", Status::Skip), case("sm90", "2/2", "d", Status::Flake)]);
+    let a = report(
+        "sm90",
+        "1/2",
+        vec![
+            case("sm90", "1/2", "a", Status::Pass),
+            case("sm90", "1/2", "b", Status::Fail),
+        ],
+    );
+    let b = report(
+        "sm90",
+        "2/2",
+        vec![
+            case("sm90", "2/2", "c", Status::Skip),
+            case("sm90", "2/2", "d", Status::Flake),
+        ],
+    );
     let c = report(
         "gfx90a",
         "1/1",
@@ -126,8 +161,15 @@ fn merged_reports_add_up_and_keep_one_suite_per_family_and_shard() {
     assert_eq!(m.families, vec!["gfx90a".to_string(), "sm90".to_string()]);
     let xml = hrr_reports::junit::render(&[&a, &b, &c]);
     validate(&xml);
-    for suite in ["hrr-sm90-shard-1-of-2", "hrr-sm90-shard-2-of-2", "hrr-gfx90a"] {
-        assert!(xml.contains(&format!("<testsuite name=\"{suite}\"")), "{suite}");
+    for suite in [
+        "hrr-sm90-shard-1-of-2",
+        "hrr-sm90-shard-2-of-2",
+        "hrr-gfx90a",
+    ] {
+        assert!(
+            xml.contains(&format!("<testsuite name=\"{suite}\"")),
+            "{suite}"
+        );
     }
     assert!(xml.starts_with("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"hrr-harness\" tests=\"7\" failures=\"2\" errors=\"0\""), "{xml}");
     let md = hrr_reports::markdown::merged_summary(&m);
@@ -141,7 +183,9 @@ fn merged_reports_add_up_and_keep_one_suite_per_family_and_shard() {
 
 #[test]
 fn summaries_stay_under_githubs_limit() {
-    let cases: Vec<CaseResult> = (0..3000).map(|i| case("sm90", "1/1", &format!("case_{i:04}"), Status::Fail)).collect();
+    let cases: Vec<CaseResult> = (0..3000)
+        .map(|i| case("sm90", "1/1", &format!("case_{i:04}"), Status::Fail))
+        .collect();
     let r = report("sm90", "1/1", cases);
     let md = hrr_reports::markdown::run_summary(&r);
     assert!(md.len() < 64 * 1024, "{} bytes", md.len());

@@ -81,7 +81,15 @@ jobs:
         let shards: Vec<String> = (1..=f.shards).map(|k| k.to_string()).collect();
         // The job's limit: every case's timeout twice (a re-run) plus building, capped by
         // GitHub's 6-hour maximum.
-        let minutes = (m.cases.len() as u64 * 2 * f.timeout.or(m.defaults.timeout).map(|t| t.0.as_secs()).unwrap_or(120) / 60 + 30).min(360);
+        let minutes = (m.cases.len() as u64
+            * 2
+            * f.timeout
+                .or(m.defaults.timeout)
+                .map(|t| t.0.as_secs())
+                .unwrap_or(120)
+            / 60
+            + 30)
+            .min(360);
         let _ = write!(
             y,
             r#"  {id}:
@@ -96,7 +104,12 @@ jobs:
 "#,
             name = f.name,
             n = f.shards,
-            labels = f.runner.iter().map(|l| yaml_str(l)).collect::<Vec<_>>().join(", "),
+            labels = f
+                .runner
+                .iter()
+                .map(|l| yaml_str(l))
+                .collect::<Vec<_>>()
+                .join(", "),
             shards = shards.join(", "),
         );
         if !f.env.is_empty() {
