@@ -26,6 +26,11 @@ pub enum CaseBuild {
         binary: PathBuf,
         reused: bool,
     },
+    /// Compiled for targets that cannot link here (a compile check): nothing to run.
+    CompileChecked {
+        object: PathBuf,
+        targets: Vec<String>,
+    },
     /// Host cases run a command from the source tree; nothing to compile.
     Host,
     /// No compiler here can build it for this family.
@@ -195,7 +200,8 @@ fn build_case(
 ) -> CaseBuild {
     let src_dir = source.cases_dir().join(case_dir_name);
     let common = source.cases_dir().join("common");
-    let binary = out_dir.join("case");
+    let compile_only = tc.buildable().is_empty();
+    let binary = out_dir.join(if compile_only { "case.o" } else { "case" });
     let log = out_dir.join("build.log");
     if let Err(e) = std::fs::create_dir_all(out_dir) {
         return CaseBuild::Failed {
@@ -212,14 +218,25 @@ fn build_case(
             log,
         };
     }
-    let mut cmd = tc.compile_command(&src_dir.join("main.cpp"), &common, &binary);
+    let mut cmd = if compile_only {
+        tc.compile_check_command(&src_dir.join("main.cpp"), &common, &binary)
+    } else {
+        tc.compile_command(&src_dir.join("main.cpp"), &common, &binary)
+    };
+    let done = |binary: PathBuf, reused: bool| {
+        if compile_only {
+            CaseBuild::CompileChecked {
+                object: binary,
+                targets: tc.compile_only().iter().map(|s| s.to_string()).collect(),
+            }
+        } else {
+            CaseBuild::Built { binary, reused }
+        }
+    };
     let stamp = out_dir.join(".inputs");
     let hash = input_hash(tc, &cmd, &src_dir, &common);
     if binary.is_file() && std::fs::read_to_string(&stamp).ok().as_deref() == Some(hash.as_str()) {
-        return CaseBuild::Built {
-            binary,
-            reused: true,
-        };
+        return done(binary, true);
     }
     let _ = std::fs::remove_file(&stamp);
     let _ = std::fs::write(&log, format!("{cmd:?}\n"));
@@ -227,10 +244,7 @@ fn build_case(
     match process::run_logged(cmd, &log, Instant::now() + Duration::from_secs(900)) {
         Ok(f) if f.exit == Exit::Code(0) && binary.is_file() => {
             let _ = std::fs::write(&stamp, &hash);
-            CaseBuild::Built {
-                binary,
-                reused: false,
-            }
+            done(binary, false)
         }
         Ok(f) => CaseBuild::Failed {
             message: format!(
@@ -293,17 +307,23 @@ pub fn build(req: &BuildRequest) -> Result<Built, HarnessError> {
             Ok(tc) => {
                 unsupported_targets = tc.unsupported();
                 let buildable = tc.buildable();
+                let checkable = tc.compile_only();
                 toolchain_desc = format!(
-                    "{} ({}) for {}",
+                    "{} ({}) for {}{}",
                     tc.compiler.display(),
                     tc.version,
                     if buildable.is_empty() {
-                        "no target".into()
+                        "no runnable target".into()
                     } else {
                         buildable.join(", ")
+                    },
+                    if checkable.is_empty() {
+                        String::new()
+                    } else {
+                        format!("; compile check only for {}", checkable.join(", "))
                     }
                 );
-                if buildable.is_empty() {
+                if buildable.is_empty() && checkable.is_empty() {
                     let reason = unsupported_targets
                         .iter()
                         .map(|(_, r)| r.as_str())

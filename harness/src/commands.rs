@@ -238,6 +238,13 @@ pub fn build(matrix: Option<&Path>, opts: &BuildOpts) -> Res {
                 if *reused { "up to date" } else { "built     " },
                 binary.display()
             ),
+            CaseBuild::CompileChecked { object, targets } => {
+                format!(
+                    "compiled   {} (compile check for {}: no runnable program here)",
+                    object.display(),
+                    targets.join(", ")
+                )
+            }
             CaseBuild::Host => "host case (nothing to compile)".into(),
             CaseBuild::Unsupported { reason } => format!("not built: {reason}"),
             CaseBuild::Failed { message, .. } => {

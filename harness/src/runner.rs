@@ -454,6 +454,21 @@ pub fn run_case(ctx: &RunContext, rc: &ResolvedCase, gpu: Option<&Gpu>) -> CaseR
             "cannot build for {} here: {reason}",
             ctx.family.name
         )),
+        Some(CaseBuild::CompileChecked { targets, .. }) if !no_gpu => Some(format!(
+            "the compiler here only compile-checks {} (it cannot link a runnable program for them): install a newer ROCm",
+            targets.join(", ")
+        )),
+        Some(CaseBuild::CompileChecked { targets, .. }) => {
+            return skipped(
+                ctx,
+                rc,
+                format!(
+                    "{}; compile-checked for {} (no runnable program can be linked here)",
+                    ctx.no_gpu_reason,
+                    targets.join(", ")
+                ),
+            );
+        }
         Some(CaseBuild::Unsupported { reason }) => {
             return skipped(
                 ctx,

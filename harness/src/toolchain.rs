@@ -62,6 +62,9 @@ pub enum TargetSupport {
     Full,
     /// Builds only with these extra flags.
     WithFlags(Vec<String>),
+    /// Compiles with these flags but cannot link a runnable program (HIP 5.2's clang 15
+    /// has no device libraries for gfx11): a compile check, nothing to run.
+    CompileOnly(Vec<String>),
     Unsupported(String),
 }
 
@@ -75,12 +78,42 @@ pub struct Toolchain {
 }
 
 impl Toolchain {
+    /// Targets a runnable program can be built for.
     pub fn buildable(&self) -> Vec<&str> {
         self.targets
             .iter()
-            .filter(|(_, s)| !matches!(s, TargetSupport::Unsupported(_)))
+            .filter(|(_, s)| matches!(s, TargetSupport::Full | TargetSupport::WithFlags(_)))
             .map(|(t, _)| t.as_str())
             .collect()
+    }
+
+    /// Targets that only compile (no link).
+    pub fn compile_only(&self) -> Vec<&str> {
+        self.targets
+            .iter()
+            .filter(|(_, s)| matches!(s, TargetSupport::CompileOnly(_)))
+            .map(|(t, _)| t.as_str())
+            .collect()
+    }
+
+    /// The compile-check command for targets that cannot link: an object file.
+    pub fn compile_check_command(&self, source: &Path, include: &Path, out: &Path) -> Command {
+        let mut c = Command::new(&self.compiler);
+        c.args(["-O2", "-std=c++17", "-Wno-unused-result", "-c"]);
+        let mut extra: Vec<String> = Vec::new();
+        for t in self.compile_only() {
+            c.arg(format!("--offload-arch={t}"));
+            if let Some(TargetSupport::CompileOnly(f)) = self.targets.get(t) {
+                for x in f {
+                    if !extra.contains(x) {
+                        extra.push(x.clone());
+                    }
+                }
+            }
+        }
+        c.args(&extra);
+        c.arg("-I").arg(include).arg(source).arg("-o").arg(out);
+        c
     }
 
     pub fn unsupported(&self) -> Vec<(String, String)> {
@@ -127,7 +160,8 @@ impl Toolchain {
     }
 }
 
-const AMD_PROBE: &str = "#include <hip/hip_runtime.h>\n__global__ void k(int* p) { *p = 1; }\nint main() { hipLaunchKernelGGL(k, dim3(1), dim3(1), 0, 0, nullptr); return 0; }\n";
+/// Uses threadIdx, as every case does: that needs the device libraries at link time.
+const AMD_PROBE: &str = "#include <hip/hip_runtime.h>\n__global__ void k(int* p) { p[threadIdx.x + blockIdx.x * blockDim.x] = 1; }\nint main() { hipLaunchKernelGGL(k, dim3(1), dim3(1), 0, 0, nullptr); return 0; }\n";
 
 /// Works out how each of `family`'s targets builds. `cache_dir` keeps AMD probe results
 /// per compiler version so a probe runs once per machine.
@@ -204,7 +238,11 @@ fn probe_amd(compiler: &Path, version: &str, target: &str, dir: &Path) -> Target
             .args(flags)
             .arg(&src)
             .arg("-o")
-            .arg(work.join("probe"))
+            .arg(work.join(if flags.contains(&"-c") {
+                "probe.o"
+            } else {
+                "probe"
+            }))
             .env("TMPDIR", &work)
             .output()
     };
@@ -213,6 +251,9 @@ fn probe_amd(compiler: &Path, version: &str, target: &str, dir: &Path) -> Target
         first => match attempt(&["-fgpu-rdc", "-nogpulib"]) {
             Ok(o) if o.status.success() => {
                 TargetSupport::WithFlags(vec!["-fgpu-rdc".into(), "-nogpulib".into()])
+            }
+            _ if matches!(attempt(&["-c", "-fgpu-rdc", "-nogpulib"]), Ok(ref o) if o.status.success()) => {
+                TargetSupport::CompileOnly(vec!["-fgpu-rdc".into(), "-nogpulib".into()])
             }
             _ => {
                 let why = first
