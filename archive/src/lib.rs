@@ -6,6 +6,7 @@
 //! HTTP) and never panics on I/O trouble; the reader half treats every archive as
 //! untrusted input. DESIGN.md ("Archive format") describes the format byte by byte.
 
+pub mod amdgpu;
 pub mod api;
 pub mod blob;
 pub mod codeobject;

@@ -41,6 +41,9 @@ struct Registry {
     kernels: HashMap<u64, u64>,
     /// Function or kernel handle -> parameter (offset, size) list.
     params: HashMap<u64, Vec<(u64, u64)>>,
+    /// HIP: (code object, kernel name) -> explicit parameter (offset, size) list, from the
+    /// code object's AMDGPU metadata note.
+    hip_params: HashMap<(ContentHash, String), Vec<(u64, u64)>>,
 }
 
 static REGISTRY: LazyLock<Mutex<Registry>> = LazyLock::new(|| Mutex::new(Registry::default()));
@@ -161,6 +164,17 @@ fn register_fat_binary(
         let incomplete = match unsafe { code_object_bytes(wrapper, vendor) } {
             Some(bytes) => match cap.writer().put_code_object(bytes) {
                 Ok(h) => {
+                    if vendor == Vendor::Hip {
+                        // Argument layouts come from the metadata note; without them a
+                        // launch is recorded without its arguments, marked incomplete.
+                        if let Ok(ks) = hrr_archive::amdgpu::kernels_of_code_object(bytes) {
+                            let mut reg = REGISTRY.lock();
+                            for k in ks {
+                                reg.hip_params
+                                    .insert((h, k.name.clone()), k.explicit_params());
+                            }
+                        }
+                    }
                     REGISTRY.lock().fatbins.insert(handle as u64, h);
                     p.str(fid::CODE_OBJECT, &h.to_hex());
                     p.u64(fid::SIZE, bytes.len() as u64);
@@ -739,9 +753,17 @@ pub unsafe extern "C" fn hipLaunchKernel(
             args,
             shmem,
             stream,
-            // Parameter layout for HIP comes from the code object's AMDGPU metadata note;
-            // until that parser lands the launch is recorded without arguments, marked.
-            |stub| (0, stub, None),
+            // Parameter layouts for HIP come from the code object's AMDGPU metadata note,
+            // parsed at registration.
+            |stub| {
+                let reg = REGISTRY.lock();
+                let params = reg
+                    .stubs
+                    .get(&stub)
+                    .and_then(|(name, h)| reg.hip_params.get(&(*h, name.clone())))
+                    .cloned();
+                (0, stub, params)
+            },
         )
     }
 }

@@ -572,8 +572,11 @@ pub fn run_all(
     mut on_start: impl FnMut(&str),
     mut on_result: impl FnMut(&CaseResult),
 ) -> Vec<CaseResult> {
-    let queue: Mutex<VecDeque<(usize, &ResolvedCase)>> =
-        Mutex::new(cases.iter().enumerate().collect());
+    // Longest first (the case's time limit stands in for its duration), so one long case
+    // does not start last and leave the other workers idle at the end.
+    let mut order: Vec<(usize, &ResolvedCase)> = cases.iter().enumerate().collect();
+    order.sort_by_key(|(i, rc)| (std::cmp::Reverse(rc.timeout), *i));
+    let queue: Mutex<VecDeque<(usize, &ResolvedCase)>> = Mutex::new(order.into_iter().collect());
     let (tx, rx) = mpsc::channel::<(usize, Option<CaseResult>, String)>();
     let mut results: Vec<Option<CaseResult>> = vec![None; cases.len()];
     std::thread::scope(|s| {
