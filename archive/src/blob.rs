@@ -72,9 +72,24 @@ pub fn encode(data: &[u8], compression: Compression) -> std::io::Result<Vec<u8>>
     Ok(out)
 }
 
+/// The 16-byte header of a blob holding `len` bytes stored with `compression`.
+pub fn header(len: u64, compression: Compression) -> [u8; BLOB_HEADER_LEN] {
+    let mut h = [0u8; BLOB_HEADER_LEN];
+    h[..4].copy_from_slice(BLOB_MAGIC);
+    h[4] = compression.codec();
+    h[8..].copy_from_slice(&len.to_le_bytes());
+    h
+}
+
 /// Writes `bytes` to `dest` atomically: a temporary file in the same directory, fsync'd,
 /// then renamed. `dest`'s parent must exist.
 pub fn write_atomic(dest: &Path, bytes: &[u8], fsync: bool) -> Result<()> {
+    write_atomic_parts(dest, &[bytes], fsync)
+}
+
+/// `write_atomic` for content in several pieces (a header and the caller's buffer), so a
+/// large uncompressed blob is never copied.
+pub fn write_atomic_parts(dest: &Path, parts: &[&[u8]], fsync: bool) -> Result<()> {
     let dir = dest.parent().unwrap_or(Path::new("."));
     let tmp = dir.join(format!(
         ".tmp-{}-{}-{}",
@@ -84,8 +99,10 @@ pub fn write_atomic(dest: &Path, bytes: &[u8], fsync: bool) -> Result<()> {
     ));
     let result = (|| {
         let mut f = fs::File::create(&tmp).map_err(|e| ArchiveError::io(&tmp, "create", e))?;
-        f.write_all(bytes)
-            .map_err(|e| ArchiveError::io(&tmp, "write", e))?;
+        for bytes in parts {
+            f.write_all(bytes)
+                .map_err(|e| ArchiveError::io(&tmp, "write", e))?;
+        }
         if fsync {
             f.sync_all()
                 .map_err(|e| ArchiveError::io(&tmp, "fsync", e))?;
@@ -134,18 +151,74 @@ pub fn decode(
     expected: &ContentHash,
     limits: &Limits,
 ) -> Result<Vec<u8>> {
-    if stored.len() < BLOB_HEADER_LEN || &stored[..4] != BLOB_MAGIC {
+    if stored.len() < BLOB_HEADER_LEN {
         return Err(ArchiveError::invalid(
             path,
             "not a blob file (bad magic or shorter than its header)",
         ));
     }
-    let codec = stored[4];
+    decode_parts(
+        path,
+        &stored[..BLOB_HEADER_LEN],
+        stored[BLOB_HEADER_LEN..].to_vec(),
+        expected,
+        limits,
+    )
+}
+
+/// Reads a blob file as header and body without copying the body again: the regular-file
+/// and size checks of `read_regular_file`, then the body read straight into its buffer.
+pub fn read_blob_file(path: &Path, limits: &Limits) -> Result<([u8; BLOB_HEADER_LEN], Vec<u8>)> {
+    use std::io::Read;
+    use std::os::unix::fs::OpenOptionsExt;
+    let mut f = fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW)
+        .open(path)
+        .map_err(|e| {
+            if e.raw_os_error() == Some(libc::ELOOP) {
+                ArchiveError::unsafe_path(path, "is a symbolic link")
+            } else {
+                ArchiveError::io(path, "open", e)
+            }
+        })?;
+    let meta = f.metadata().map_err(|e| ArchiveError::io(path, "stat", e))?;
+    if !meta.is_file() {
+        return Err(ArchiveError::unsafe_path(path, "is not a regular file"));
+    }
+    Limits::check(path, "max_file_bytes", meta.len(), limits.max_file_bytes)?;
+    let mut header = [0u8; BLOB_HEADER_LEN];
+    f.read_exact(&mut header).map_err(|_| {
+        ArchiveError::invalid(path, "not a blob file (bad magic or shorter than its header)")
+    })?;
+    let want = meta.len().saturating_sub(BLOB_HEADER_LEN as u64);
+    let mut body = Vec::with_capacity(want as usize);
+    // One byte more than the file had at stat time: growth shows up as a length mismatch.
+    f.take(want + 1)
+        .read_to_end(&mut body)
+        .map_err(|e| ArchiveError::io(path, "read", e))?;
+    Ok((header, body))
+}
+
+/// `decode` for a header and a body already apart (the body is moved, not copied).
+pub fn decode_parts(
+    path: &Path,
+    header: &[u8],
+    body: Vec<u8>,
+    expected: &ContentHash,
+    limits: &Limits,
+) -> Result<Vec<u8>> {
+    if header.len() < BLOB_HEADER_LEN || &header[..4] != BLOB_MAGIC {
+        return Err(ArchiveError::invalid(
+            path,
+            "not a blob file (bad magic or shorter than its header)",
+        ));
+    }
+    let codec = header[4];
     let mut len = [0u8; 8];
-    len.copy_from_slice(&stored[8..16]);
+    len.copy_from_slice(&header[8..16]);
     let raw_len = u64::from_le_bytes(len);
     Limits::check(path, "max_host_bytes", raw_len, limits.max_host_bytes)?;
-    let body = &stored[BLOB_HEADER_LEN..];
     let data = match codec {
         0 => {
             if body.len() as u64 != raw_len {
@@ -157,10 +230,10 @@ pub fn decode(
                     ),
                 ));
             }
-            body.to_vec()
+            body
         }
         1 => {
-            let data = zstd::bulk::decompress(body, raw_len as usize).map_err(|e| {
+            let data = zstd::bulk::decompress(&body, raw_len as usize).map_err(|e| {
                 ArchiveError::invalid(path, format!("zstd frame does not decode: {e}"))
             })?;
             if data.len() as u64 != raw_len {

@@ -144,6 +144,11 @@ impl PayloadWriter {
         self.raw(id, FieldType::U64Array, 0, &v);
         self
     }
+    /// Appends fields another PayloadWriter encoded (a cached, per-kernel prefix).
+    pub fn extend_encoded(&mut self, fields: &PayloadWriter) -> &mut Self {
+        self.buf.extend_from_slice(&fields.buf);
+        self
+    }
     pub fn nested(&mut self, id: u16, inner: &PayloadWriter) -> bool {
         self.raw(id, FieldType::Fields, 0, &inner.buf)
     }

@@ -267,8 +267,8 @@ impl ProcessArchive {
             cur.push(comp);
             check_dir(&cur)?;
         }
-        let stored = blob::read_regular_file(&path, &self.limits)?;
-        blob::decode(&path, &stored, hash, &self.limits)
+        let (header, body) = blob::read_blob_file(&path, &self.limits)?;
+        blob::decode_parts(&path, &header, body, hash, &self.limits)
     }
 
     /// Loads and verifies a blob.

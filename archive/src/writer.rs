@@ -121,6 +121,8 @@ pub struct ProcessWriter {
     flusher_running: AtomicBool,
     flush_wake: Mutex<bool>,
     flush_cv: Condvar,
+    /// Blobs written but not yet fsync'd (synced before the events that reference them).
+    unsynced_blobs: Mutex<Vec<PathBuf>>,
 }
 
 /// What an append leaves to do after it released the buffer lock.
@@ -138,9 +140,33 @@ pub fn monotonic_ns() -> u64 {
     }
 }
 
+static FORK_GENERATION: AtomicU64 = AtomicU64::new(0);
+
+thread_local! {
+    /// (fork generation, tid): gettid is a system call; a launch-heavy program makes
+    /// millions of calls, so each thread asks once (again after a fork).
+    static TID: std::cell::Cell<(u64, u32)> = const { std::cell::Cell::new((u64::MAX, 0)) };
+}
+
 /// The calling thread's OS thread id.
 pub fn current_tid() -> u32 {
-    nix::unistd::gettid().as_raw() as u32
+    let generation = FORK_GENERATION.load(Ordering::Relaxed);
+    TID.try_with(|c| {
+        let (g, t) = c.get();
+        if g == generation {
+            t
+        } else {
+            let t = nix::unistd::gettid().as_raw() as u32;
+            c.set((generation, t));
+            t
+        }
+    })
+    .unwrap_or_else(|_| nix::unistd::gettid().as_raw() as u32)
+}
+
+/// Called in a forked child: every cached thread id belongs to the parent.
+pub fn note_fork_in_child() {
+    FORK_GENERATION.fetch_add(1, Ordering::Relaxed);
 }
 
 fn process_dir_name(pid: u32) -> String {
@@ -227,6 +253,7 @@ impl ProcessWriter {
             flusher_running: AtomicBool::new(false),
             flush_wake: Mutex::new(false),
             flush_cv: Condvar::new(),
+            unsynced_blobs: Mutex::new(Vec::new()),
         };
         writer.write_process_manifest(false)?;
         Ok(Arc::new(writer))
@@ -347,6 +374,7 @@ impl ProcessWriter {
         }
         let result = file.write_all(&data).and_then(|_| {
             if interval_due && self.settings.fsync {
+                self.sync_blobs();
                 file.sync_data()
             } else {
                 Ok(())
@@ -468,21 +496,53 @@ impl ProcessWriter {
         }
     }
 
+    /// Writes one blob or code object (temporary name, then rename). It is not fsync'd
+    /// here, on the program's thread: the next fsync'd checkpoint syncs every blob written
+    /// since the last one before it syncs the events that reference them.
     fn write_content(&self, data: &[u8], rel: &Path) -> Result<u64> {
         let dest = self.dir.join(rel);
-        let encoded = blob::encode(data, self.settings.compression)
-            .map_err(|e| ArchiveError::io(&dest, "compress", e))?;
-        diskspace::check(
-            &self.dir,
-            ReservePolicy::Bytes(self.reserve_bytes),
-            encoded.len() as u64,
-        )?;
+        let compressed;
+        let header;
+        let parts: [&[u8]; 2] = match self.settings.compression {
+            blob::Compression::None => {
+                header = blob::header(data.len() as u64, blob::Compression::None);
+                [&header, data]
+            }
+            c => {
+                compressed = blob::encode(data, c).map_err(|e| ArchiveError::io(&dest, "compress", e))?;
+                [&compressed, &[]]
+            }
+        };
+        let stored = (parts[0].len() + parts[1].len()) as u64;
+        diskspace::check(&self.dir, ReservePolicy::Bytes(self.reserve_bytes), stored)?;
         if let Some(parent) = dest.parent() {
             fs::create_dir_all(parent)
                 .map_err(|e| ArchiveError::io(parent, "create directory", e))?;
         }
-        blob::write_atomic(&dest, &encoded, self.settings.fsync)?;
-        Ok(encoded.len() as u64)
+        blob::write_atomic_parts(&dest, &parts, false)?;
+        if self.settings.fsync {
+            self.unsynced_blobs.lock().push(dest);
+        }
+        Ok(stored)
+    }
+
+    /// fsyncs the blobs written since the last call (and their directories' entries).
+    fn sync_blobs(&self) {
+        let paths = std::mem::take(&mut *self.unsynced_blobs.lock());
+        let mut dirs = std::collections::BTreeSet::new();
+        for p in paths {
+            if let Ok(f) = File::open(&p) {
+                let _ = f.sync_all();
+            }
+            if let Some(d) = p.parent() {
+                dirs.insert(d.to_path_buf());
+            }
+        }
+        for d in dirs {
+            if let Ok(f) = File::open(&d) {
+                let _ = f.sync_all();
+            }
+        }
     }
 
     /// Lists an API that replay cannot reproduce. Returns true the first time for `api`
@@ -580,6 +640,7 @@ impl ProcessWriter {
                 file.write_all(&data)
                     .and_then(|_| {
                         if self.settings.fsync {
+                            self.sync_blobs();
                             file.sync_all()
                         } else {
                             Ok(())

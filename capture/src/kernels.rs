@@ -44,6 +44,8 @@ struct Registry {
     /// HIP: (code object, kernel name) -> explicit parameter (offset, size) list, from the
     /// code object's AMDGPU metadata note.
     hip_params: HashMap<(ContentHash, String), Vec<(u64, u64)>>,
+    /// Host stub -> its launch records' fixed fields (name, code object), encoded once.
+    launch_prefix: HashMap<u64, std::sync::Arc<PayloadWriter>>,
 }
 
 static REGISTRY: LazyLock<Mutex<Registry>> = LazyLock::new(|| Mutex::new(Registry::default()));
@@ -215,6 +217,7 @@ fn register_function(
         let co = reg.fatbins.get(&(handle as u64)).copied();
         if let Some(h) = co {
             p.str(fid::CODE_OBJECT, &h.to_hex());
+            reg.launch_prefix.remove(&(stub as u64));
             reg.stubs.insert(stub as u64, (name, h));
         }
         drop(reg);
@@ -438,9 +441,25 @@ fn record_launch(
     let mut p = PayloadWriter::new();
     p.handle(fid::KERNEL, kernel).u64(fid::HOST_STUB, stub);
     let mut incomplete: Option<String> = None;
-    match REGISTRY.lock().stubs.get(&stub) {
-        Some((name, co)) => {
-            p.str(fid::NAME, name).str(fid::CODE_OBJECT, &co.to_hex());
+    let prefix = {
+        let mut reg = REGISTRY.lock();
+        match reg.launch_prefix.get(&stub) {
+            Some(pre) => Some(pre.clone()),
+            None => match reg.stubs.get(&stub) {
+                Some((name, co)) => {
+                    let mut pre = PayloadWriter::new();
+                    pre.str(fid::NAME, name).str(fid::CODE_OBJECT, &co.to_hex());
+                    let pre = std::sync::Arc::new(pre);
+                    reg.launch_prefix.insert(stub, pre.clone());
+                    Some(pre)
+                }
+                None => None,
+            },
+        }
+    };
+    match prefix {
+        Some(pre) => {
+            p.extend_encoded(&pre);
         }
         None => incomplete = Some(format!("kernel stub {stub:#x} was never registered")),
     }

@@ -230,6 +230,7 @@ extern "C" fn fork_parent() {
 }
 
 extern "C" fn fork_child() {
+    hrr_archive::writer::note_fork_in_child();
     if let Some(c) = current() {
         // SAFETY: only this thread exists in the child; the locks were taken by
         // fork_prepare in the parent's copy of this thread.
