@@ -235,6 +235,11 @@ pub mod semantic {
     pub const REGISTER_FUNCTION: u16 = 101;
     pub const REGISTER_VAR: u16 = 102;
     pub const UNREGISTER_FAT_BINARY: u16 = 103;
+    /// The device address of a `__device__`/`__constant__` variable at capture (recorded
+    /// before the first symbol copy that touches it), so replay can map it to the same
+    /// variable in its own module (`cuModuleGetGlobal` / `hipModuleGetGlobal`). The copy
+    /// itself is recorded as a plain Memcpy / MemcpyAsync to or from that address.
+    pub const SYMBOL_ADDRESS: u16 = 104;
     /// `cudaLaunchKernel` / `hipLaunchKernel`: launch by host stub.
     pub const LAUNCH_KERNEL: u16 = 110;
     /// `__cudaLaunchKernel`: launch by `cudaKernel_t` (CUDA 12.4+ triple-chevron path).
@@ -268,6 +273,12 @@ pub const SEMANTIC_APIS: &[(u16, &str, Option<&str>, Option<&str>)] = &[
         "UnregisterFatBinary",
         Some("__cudaUnregisterFatBinary"),
         Some("__hipUnregisterFatBinary"),
+    ),
+    (
+        semantic::SYMBOL_ADDRESS,
+        "SymbolAddress",
+        Some("cudaGetSymbolAddress"),
+        Some("hipGetSymbolAddress"),
     ),
     (
         semantic::LAUNCH_KERNEL,

@@ -182,14 +182,19 @@ pub fn read_blob_file(path: &Path, limits: &Limits) -> Result<([u8; BLOB_HEADER_
                 ArchiveError::io(path, "open", e)
             }
         })?;
-    let meta = f.metadata().map_err(|e| ArchiveError::io(path, "stat", e))?;
+    let meta = f
+        .metadata()
+        .map_err(|e| ArchiveError::io(path, "stat", e))?;
     if !meta.is_file() {
         return Err(ArchiveError::unsafe_path(path, "is not a regular file"));
     }
     Limits::check(path, "max_file_bytes", meta.len(), limits.max_file_bytes)?;
     let mut header = [0u8; BLOB_HEADER_LEN];
     f.read_exact(&mut header).map_err(|_| {
-        ArchiveError::invalid(path, "not a blob file (bad magic or shorter than its header)")
+        ArchiveError::invalid(
+            path,
+            "not a blob file (bad magic or shorter than its header)",
+        )
     })?;
     let want = meta.len().saturating_sub(BLOB_HEADER_LEN as u64);
     let mut body = Vec::with_capacity(want as usize);

@@ -509,7 +509,8 @@ impl ProcessWriter {
                 [&header, data]
             }
             c => {
-                compressed = blob::encode(data, c).map_err(|e| ArchiveError::io(&dest, "compress", e))?;
+                compressed =
+                    blob::encode(data, c).map_err(|e| ArchiveError::io(&dest, "compress", e))?;
                 [&compressed, &[]]
             }
         };

@@ -46,6 +46,20 @@ struct Registry {
     hip_params: HashMap<(ContentHash, String), Vec<(u64, u64)>>,
     /// Host stub -> its launch records' fixed fields (name, code object), encoded once.
     launch_prefix: HashMap<u64, std::sync::Arc<PayloadWriter>>,
+    /// Host shadow of a `__device__`/`__constant__` variable -> (name, code object, size).
+    vars: HashMap<u64, (String, ContentHash, u64)>,
+    /// Variables whose device address was already recorded.
+    symbols_noted: std::collections::HashSet<u64>,
+}
+
+/// A registered variable's name, code object and size, by its host shadow's address.
+pub fn var_info(host_var: u64) -> Option<(String, ContentHash, u64)> {
+    REGISTRY.lock().vars.get(&host_var).cloned()
+}
+
+/// Marks a variable's address as recorded; true the first time.
+pub fn first_symbol_use(host_var: u64) -> bool {
+    REGISTRY.lock().symbols_noted.insert(host_var)
 }
 
 static REGISTRY: LazyLock<Mutex<Registry>> = LazyLock::new(|| Mutex::new(Registry::default()));
@@ -124,7 +138,7 @@ unsafe fn code_object_bytes<'a>(wrapper: *const c_void, vendor: Vendor) -> Optio
     Some(unsafe { bytes_at(data, size as usize) })
 }
 
-fn record(
+pub(crate) fn record(
     vendor: Vendor,
     id: u16,
     ret: i32,
@@ -245,8 +259,14 @@ fn register_var(
             .str(fid::NAME, &cstr_at(name))
             .u64(fid::SIZE, size as u64)
             .u64(fid::SHARED_MEM, constant as u64);
-        if let Some(h) = REGISTRY.lock().fatbins.get(&(handle as u64)) {
-            p.str(fid::CODE_OBJECT, &h.to_hex());
+        let var_name = cstr_at(name);
+        {
+            let mut reg = REGISTRY.lock();
+            if let Some(h) = reg.fatbins.get(&(handle as u64)).copied() {
+                p.str(fid::CODE_OBJECT, &h.to_hex());
+                reg.vars.insert(host_var as u64, (var_name, h, size as u64));
+                reg.symbols_noted.remove(&(host_var as u64));
+            }
         }
         record(vendor, semantic::REGISTER_VAR, 0, &p, None, api);
     });

@@ -17,4 +17,5 @@ pub mod kernels;
 pub mod real;
 pub mod shims;
 pub mod state;
+pub mod symbols;
 pub mod unreplayable;

@@ -295,6 +295,88 @@ impl<'a> Ctx<'a> {
         Ok(())
     }
 
+    /// The replay module of a captured code object, loaded on first use.
+    fn module(&mut self, code_object: &str) -> Result<u64, String> {
+        if let Some(m) = self.modules.get(code_object) {
+            return Ok(*m);
+        }
+        let image = self
+            .proc_
+            .load_code_object(code_object)
+            .map_err(|e| e.to_string())?;
+        let load = match self.rt.vendor {
+            Vendor::Cuda => "cuModuleLoadData",
+            Vendor::Hip => "hipModuleLoadData",
+        };
+        let f = self.rt.require(load)?;
+        let mut m: *mut c_void = std::ptr::null_mut();
+        // SAFETY: cuModuleLoadData / hipModuleLoadData(module*, const void* image);
+        // the image is copied by the driver before the call returns.
+        let r = unsafe {
+            let f: unsafe extern "C" fn(*mut *mut c_void, *const c_void) -> c_int =
+                std::mem::transmute(f);
+            f(&mut m, image.as_ptr().cast())
+        };
+        if r != 0 {
+            return Err(format!("{load} of code object {code_object} failed ({r})"));
+        }
+        self.modules.insert(code_object.to_string(), m as u64);
+        Ok(m as u64)
+    }
+
+    /// A `__device__`/`__constant__` variable's captured address, mapped to the same
+    /// variable in the replay module (`cuModuleGetGlobal` / `hipModuleGetGlobal`).
+    fn replay_symbol_address(&mut self, ev: &Event) -> EvResult {
+        let p = Payload::parse(&ev.payload).map_err(field_err)?;
+        let name = p
+            .str(fid::NAME, "variable name")
+            .map_err(field_err)?
+            .to_string();
+        let co = p
+            .str(fid::CODE_OBJECT, "code object")
+            .map_err(field_err)?
+            .to_string();
+        let captured = p
+            .devptr(fid::DEVICE_ADDRESS, "device address")
+            .map_err(field_err)?;
+        let size = p.u64(fid::SIZE, "size").map_err(field_err)?;
+        let module = self.module(&co)?;
+        let get = match self.rt.vendor {
+            Vendor::Cuda => "cuModuleGetGlobal_v2",
+            Vendor::Hip => "hipModuleGetGlobal",
+        };
+        let g = self.rt.require(get)?;
+        let cname = std::ffi::CString::new(name.as_str())
+            .map_err(|_| format!("variable name {name:?} holds a NUL"))?;
+        let mut dptr: u64 = 0;
+        let mut bytes: usize = 0;
+        // SAFETY: cuModuleGetGlobal_v2 / hipModuleGetGlobal(devptr*, size_t*, module, const char*).
+        let r = unsafe {
+            let g: unsafe extern "C" fn(
+                *mut u64,
+                *mut usize,
+                *mut c_void,
+                *const std::os::raw::c_char,
+            ) -> c_int = std::mem::transmute(g);
+            g(
+                &mut dptr,
+                &mut bytes,
+                module as usize as *mut c_void,
+                cname.as_ptr(),
+            )
+        };
+        if r != 0 {
+            return Err(format!("{get}({name}) failed ({r})"));
+        }
+        if bytes as u64 != size {
+            return Err(format!(
+                "variable {name}: {bytes} bytes in the replay module, {size} at capture"
+            ));
+        }
+        self.addrs.insert(captured, size, dptr);
+        Ok(())
+    }
+
     fn function(&mut self, code_object: &str, name: &str) -> Result<u64, String> {
         if let Some(f) = self
             .functions
@@ -302,33 +384,7 @@ impl<'a> Ctx<'a> {
         {
             return Ok(*f);
         }
-        let module = match self.modules.get(code_object) {
-            Some(m) => *m,
-            None => {
-                let image = self
-                    .proc_
-                    .load_code_object(code_object)
-                    .map_err(|e| e.to_string())?;
-                let load = match self.rt.vendor {
-                    Vendor::Cuda => "cuModuleLoadData",
-                    Vendor::Hip => "hipModuleLoadData",
-                };
-                let f = self.rt.require(load)?;
-                let mut m: *mut c_void = std::ptr::null_mut();
-                // SAFETY: cuModuleLoadData / hipModuleLoadData(module*, const void* image);
-                // the image is copied by the driver before the call returns.
-                let r = unsafe {
-                    let f: unsafe extern "C" fn(*mut *mut c_void, *const c_void) -> c_int =
-                        std::mem::transmute(f);
-                    f(&mut m, image.as_ptr().cast())
-                };
-                if r != 0 {
-                    return Err(format!("{load} of code object {code_object} failed ({r})"));
-                }
-                self.modules.insert(code_object.to_string(), m as u64);
-                m as u64
-            }
-        };
+        let module = self.module(code_object)?;
         let get = match self.rt.vendor {
             Vendor::Cuda => "cuModuleGetFunction",
             Vendor::Hip => "hipModuleGetFunction",
@@ -479,6 +535,7 @@ impl<'a> Ctx<'a> {
             | semantic::REGISTER_VAR
             | semantic::UNREGISTER_FAT_BINARY => Ok(()),
             semantic::LAUNCH_KERNEL | semantic::LAUNCH_KERNEL_BY_HANDLE => self.replay_launch(ev),
+            semantic::SYMBOL_ADDRESS => self.replay_symbol_address(ev),
             semantic::UNREPLAYABLE => {
                 self.counts.unreplayable_refused += 1;
                 let p = Payload::parse(&ev.payload).map_err(field_err)?;

@@ -1,0 +1,287 @@
+//! Copies to and from `__device__` / `__constant__` variables (`cudaMemcpyToSymbol` and
+//! friends, CUDA and HIP). The variable's device address comes from the real
+//! `GetSymbolAddress`; it is recorded once (`SYMBOL_ADDRESS`: name, code object, address,
+//! size) and entered in the allocation table, and the copy itself is recorded through the
+//! generic Memcpy / MemcpyAsync row with that address, so its bytes are captured exactly
+//! as any other copy's. Replay maps the address to the same variable in its own module.
+
+use std::ffi::CStr;
+use std::os::raw::{c_int, c_void};
+
+use hrr_archive::api::{self, fid, semantic, Vendor};
+use hrr_archive::payload::PayloadWriter;
+
+use crate::alloc::Space;
+use crate::generic::capture_row;
+use crate::kernels::{first_symbol_use, record, var_info};
+use crate::real::RealFn;
+use crate::state::{self, guarded};
+
+static CUDA_GET_SYMBOL_ADDRESS: RealFn = RealFn::new(c"cudaGetSymbolAddress");
+static HIP_GET_SYMBOL_ADDRESS: RealFn = RealFn::new(c"hipGetSymbolAddress");
+
+/// The device address of a variable, from the real runtime (nothing recorded).
+fn symbol_address(vendor: Vendor, symbol: *const c_void) -> Option<u64> {
+    let f = match vendor {
+        Vendor::Cuda => CUDA_GET_SYMBOL_ADDRESS.get(),
+        Vendor::Hip => HIP_GET_SYMBOL_ADDRESS.get(),
+    };
+    if f.is_null() {
+        return None;
+    }
+    let mut dptr: *mut c_void = std::ptr::null_mut();
+    // SAFETY: cudaGetSymbolAddress / hipGetSymbolAddress(void** devPtr, const void* symbol).
+    let r = unsafe {
+        let f: unsafe extern "C" fn(*mut *mut c_void, *const c_void) -> c_int =
+            std::mem::transmute(f);
+        f(&mut dptr, symbol)
+    };
+    (r == 0 && !dptr.is_null()).then_some(dptr as u64)
+}
+
+/// Resolves and (the first time) records a variable's address; None when it cannot be
+/// resolved (the copy then goes through unrecorded and is noted in the manifest).
+fn resolve(vendor: Vendor, symbol: *const c_void, api: &'static str) -> Option<u64> {
+    let cap = state::current()?;
+    let dptr = symbol_address(vendor, symbol)?;
+    let (name, co, size) = var_info(symbol as u64)?;
+    if first_symbol_use(symbol as u64) {
+        cap.allocs.insert(dptr, size, Space::Device);
+        let _g = state::enter(vendor);
+        guarded(api, || {
+            let mut p = PayloadWriter::new();
+            p.u64(fid::HOST_STUB, symbol as u64)
+                .str(fid::NAME, &name)
+                .str(fid::CODE_OBJECT, &co.to_hex())
+                .devptr(fid::DEVICE_ADDRESS, dptr)
+                .u64(fid::SIZE, size);
+            record(vendor, semantic::SYMBOL_ADDRESS, 0, &p, None, api);
+        });
+    }
+    Some(dptr)
+}
+
+fn unrecorded(api: &'static str) {
+    if let Some(cap) = state::current() {
+        cap.writer().note_unreplayable(
+            api,
+            "the variable's device address could not be resolved (cudaGetSymbolAddress failed or the variable was never registered): the copy was not recorded",
+        );
+    }
+}
+
+macro_rules! symbol_shims {
+    ($vendor:expr, $to:ident, $from:ident, $to_async:ident, $from_async:ident) => {
+        /// # Safety
+        /// Called by the program with the runtime function's own arguments.
+        #[no_mangle]
+        pub unsafe extern "C" fn $to(
+            symbol: *const c_void,
+            src: *const c_void,
+            count: usize,
+            offset: usize,
+            kind: c_int,
+        ) -> c_int {
+            static REAL: RealFn = RealFn::new(
+                match CStr::from_bytes_with_nul(concat!(stringify!($to), "\0").as_bytes()) {
+                    Ok(c) => c,
+                    Err(_) => panic!(),
+                },
+            );
+            let real = REAL.get();
+            if real.is_null() {
+                return 999;
+            }
+            // SAFETY: the runtime's function of this name and C signature.
+            let f: unsafe extern "C" fn(
+                *const c_void,
+                *const c_void,
+                usize,
+                usize,
+                c_int,
+            ) -> c_int = unsafe { std::mem::transmute(real) };
+            let call = || unsafe { f(symbol, src, count, offset, kind) };
+            match resolve($vendor, symbol, stringify!($to)).zip(api::desc(api::id::Memcpy)) {
+                Some((dptr, desc)) => capture_row(
+                    desc,
+                    $vendor,
+                    &[
+                        dptr.wrapping_add(offset as u64),
+                        src as u64,
+                        count as u64,
+                        kind as u64,
+                    ],
+                    call,
+                ),
+                None => {
+                    unrecorded(stringify!($to));
+                    call()
+                }
+            }
+        }
+
+        /// # Safety
+        /// Called by the program with the runtime function's own arguments.
+        #[no_mangle]
+        pub unsafe extern "C" fn $from(
+            dst: *mut c_void,
+            symbol: *const c_void,
+            count: usize,
+            offset: usize,
+            kind: c_int,
+        ) -> c_int {
+            static REAL: RealFn = RealFn::new(
+                match CStr::from_bytes_with_nul(concat!(stringify!($from), "\0").as_bytes()) {
+                    Ok(c) => c,
+                    Err(_) => panic!(),
+                },
+            );
+            let real = REAL.get();
+            if real.is_null() {
+                return 999;
+            }
+            // SAFETY: the runtime's function of this name and C signature.
+            let f: unsafe extern "C" fn(*mut c_void, *const c_void, usize, usize, c_int) -> c_int =
+                unsafe { std::mem::transmute(real) };
+            let call = || unsafe { f(dst, symbol, count, offset, kind) };
+            match resolve($vendor, symbol, stringify!($from)).zip(api::desc(api::id::Memcpy)) {
+                Some((dptr, desc)) => capture_row(
+                    desc,
+                    $vendor,
+                    &[
+                        dst as u64,
+                        dptr.wrapping_add(offset as u64),
+                        count as u64,
+                        kind as u64,
+                    ],
+                    call,
+                ),
+                None => {
+                    unrecorded(stringify!($from));
+                    call()
+                }
+            }
+        }
+
+        /// # Safety
+        /// Called by the program with the runtime function's own arguments.
+        #[no_mangle]
+        pub unsafe extern "C" fn $to_async(
+            symbol: *const c_void,
+            src: *const c_void,
+            count: usize,
+            offset: usize,
+            kind: c_int,
+            stream: *mut c_void,
+        ) -> c_int {
+            static REAL: RealFn = RealFn::new(
+                match CStr::from_bytes_with_nul(concat!(stringify!($to_async), "\0").as_bytes()) {
+                    Ok(c) => c,
+                    Err(_) => panic!(),
+                },
+            );
+            let real = REAL.get();
+            if real.is_null() {
+                return 999;
+            }
+            // SAFETY: the runtime's function of this name and C signature.
+            let f: unsafe extern "C" fn(
+                *const c_void,
+                *const c_void,
+                usize,
+                usize,
+                c_int,
+                *mut c_void,
+            ) -> c_int = unsafe { std::mem::transmute(real) };
+            let call = || unsafe { f(symbol, src, count, offset, kind, stream) };
+            match resolve($vendor, symbol, stringify!($to_async))
+                .zip(api::desc(api::id::MemcpyAsync))
+            {
+                Some((dptr, desc)) => capture_row(
+                    desc,
+                    $vendor,
+                    &[
+                        dptr.wrapping_add(offset as u64),
+                        src as u64,
+                        count as u64,
+                        kind as u64,
+                        stream as u64,
+                    ],
+                    call,
+                ),
+                None => {
+                    unrecorded(stringify!($to_async));
+                    call()
+                }
+            }
+        }
+
+        /// # Safety
+        /// Called by the program with the runtime function's own arguments.
+        #[no_mangle]
+        pub unsafe extern "C" fn $from_async(
+            dst: *mut c_void,
+            symbol: *const c_void,
+            count: usize,
+            offset: usize,
+            kind: c_int,
+            stream: *mut c_void,
+        ) -> c_int {
+            static REAL: RealFn = RealFn::new(
+                match CStr::from_bytes_with_nul(concat!(stringify!($from_async), "\0").as_bytes()) {
+                    Ok(c) => c,
+                    Err(_) => panic!(),
+                },
+            );
+            let real = REAL.get();
+            if real.is_null() {
+                return 999;
+            }
+            // SAFETY: the runtime's function of this name and C signature.
+            let f: unsafe extern "C" fn(
+                *mut c_void,
+                *const c_void,
+                usize,
+                usize,
+                c_int,
+                *mut c_void,
+            ) -> c_int = unsafe { std::mem::transmute(real) };
+            let call = || unsafe { f(dst, symbol, count, offset, kind, stream) };
+            match resolve($vendor, symbol, stringify!($from_async))
+                .zip(api::desc(api::id::MemcpyAsync))
+            {
+                Some((dptr, desc)) => capture_row(
+                    desc,
+                    $vendor,
+                    &[
+                        dst as u64,
+                        dptr.wrapping_add(offset as u64),
+                        count as u64,
+                        kind as u64,
+                        stream as u64,
+                    ],
+                    call,
+                ),
+                None => {
+                    unrecorded(stringify!($from_async));
+                    call()
+                }
+            }
+        }
+    };
+}
+
+symbol_shims!(
+    Vendor::Cuda,
+    cudaMemcpyToSymbol,
+    cudaMemcpyFromSymbol,
+    cudaMemcpyToSymbolAsync,
+    cudaMemcpyFromSymbolAsync
+);
+symbol_shims!(
+    Vendor::Hip,
+    hipMemcpyToSymbol,
+    hipMemcpyFromSymbol,
+    hipMemcpyToSymbolAsync,
+    hipMemcpyFromSymbolAsync
+);
