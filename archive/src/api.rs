@@ -69,6 +69,20 @@ pub enum ParamKind {
     CopySrc(&'static str),
     /// The cudaMemcpyKind / hipMemcpyKind value.
     CopyKind,
+    /// `size_t*` out: a size the call writes (the pitch of a pitched allocation).
+    OutSize,
+    /// `T**` out: a pitched device allocation of `*pitch * height` bytes; names the
+    /// `OutSize` pitch parameter and the height parameter. Replay requires the same pitch.
+    OutPitchedDevPtr(&'static str, &'static str),
+    /// 2D copy destination: `height` rows of `width` bytes, `pitch` apart (pitch, width,
+    /// height). A host side is recorded as its copied rows only, packed (seed 003): the
+    /// capture cost follows the bytes copied, and padding between rows is never compared.
+    CopyDst2D(&'static str, &'static str, &'static str),
+    /// 2D copy source, as above.
+    CopySrc2D(&'static str, &'static str, &'static str),
+    /// Host memory being page-locked (`HostRegister`) of the named size: replay registers a
+    /// buffer of its own of that size and maps the captured range onto it.
+    RegisterHostPtr(&'static str),
 }
 
 /// What replay expects of the call's return code.
@@ -131,10 +145,17 @@ macro_rules! hrr_api_table {
             (12, MallocHost, cudaMallocHost, hipMallocHost, Exact; ptr: *mut *mut ::std::os::raw::c_void => OutHostPtr(size), size: usize => Value),
             (13, HostAlloc, cudaHostAlloc, hipHostMalloc, Exact; ptr: *mut *mut ::std::os::raw::c_void => OutHostPtr(size), size: usize => Value, flags: ::std::os::raw::c_uint => Value),
             (14, FreeHost, cudaFreeHost, hipHostFree, Exact; ptr: *mut ::std::os::raw::c_void => FreeHostPtr),
+            (15, MallocPitch, cudaMallocPitch, hipMallocPitch, Exact; ptr: *mut *mut ::std::os::raw::c_void => OutPitchedDevPtr(pitch, height), pitch: *mut usize => OutSize, width: usize => Value, height: usize => Value),
+            (16, HostRegister, cudaHostRegister, hipHostRegister, Exact; ptr: *mut ::std::os::raw::c_void => RegisterHostPtr(size), size: usize => Value, flags: ::std::os::raw::c_uint => Value),
+            (17, HostUnregister, cudaHostUnregister, hipHostUnregister, Exact; ptr: *mut ::std::os::raw::c_void => FreeHostPtr),
             (20, Memcpy, cudaMemcpy, hipMemcpy, Exact; dst: *mut ::std::os::raw::c_void => CopyDst(count), src: *const ::std::os::raw::c_void => CopySrc(count), count: usize => Value, kind: ::std::os::raw::c_int => CopyKind),
             (21, MemcpyAsync, cudaMemcpyAsync, hipMemcpyAsync, Exact; dst: *mut ::std::os::raw::c_void => CopyDst(count), src: *const ::std::os::raw::c_void => CopySrc(count), count: usize => Value, kind: ::std::os::raw::c_int => CopyKind, stream: *mut ::std::os::raw::c_void => Stream),
             (22, Memset, cudaMemset, hipMemset, Exact; ptr: *mut ::std::os::raw::c_void => DevPtr, value: ::std::os::raw::c_int => Value, count: usize => Value),
             (23, MemsetAsync, cudaMemsetAsync, hipMemsetAsync, Exact; ptr: *mut ::std::os::raw::c_void => DevPtr, value: ::std::os::raw::c_int => Value, count: usize => Value, stream: *mut ::std::os::raw::c_void => Stream),
+            (24, Memcpy2D, cudaMemcpy2D, hipMemcpy2D, Exact; dst: *mut ::std::os::raw::c_void => CopyDst2D(dpitch, width, height), dpitch: usize => Value, src: *const ::std::os::raw::c_void => CopySrc2D(spitch, width, height), spitch: usize => Value, width: usize => Value, height: usize => Value, kind: ::std::os::raw::c_int => CopyKind),
+            (25, Memcpy2DAsync, cudaMemcpy2DAsync, hipMemcpy2DAsync, Exact; dst: *mut ::std::os::raw::c_void => CopyDst2D(dpitch, width, height), dpitch: usize => Value, src: *const ::std::os::raw::c_void => CopySrc2D(spitch, width, height), spitch: usize => Value, width: usize => Value, height: usize => Value, kind: ::std::os::raw::c_int => CopyKind, stream: *mut ::std::os::raw::c_void => Stream),
+            (26, Memset2D, cudaMemset2D, hipMemset2D, Exact; ptr: *mut ::std::os::raw::c_void => DevPtr, pitch: usize => Value, value: ::std::os::raw::c_int => Value, width: usize => Value, height: usize => Value),
+            (27, Memset2DAsync, cudaMemset2DAsync, hipMemset2DAsync, Exact; ptr: *mut ::std::os::raw::c_void => DevPtr, pitch: usize => Value, value: ::std::os::raw::c_int => Value, width: usize => Value, height: usize => Value, stream: *mut ::std::os::raw::c_void => Stream),
             (30, StreamCreate, cudaStreamCreate, hipStreamCreate, Exact; stream: *mut *mut ::std::os::raw::c_void => OutStream),
             (31, StreamCreateWithFlags, cudaStreamCreateWithFlags, hipStreamCreateWithFlags, Exact; stream: *mut *mut ::std::os::raw::c_void => OutStream, flags: ::std::os::raw::c_uint => Value),
             (32, StreamCreateWithPriority, cudaStreamCreateWithPriority, hipStreamCreateWithPriority, Exact; stream: *mut *mut ::std::os::raw::c_void => OutStream, flags: ::std::os::raw::c_uint => Value, priority: ::std::os::raw::c_int => Value),
@@ -318,7 +339,7 @@ pub mod fid {
 }
 
 macro_rules! define_descs {
-    ($( ($id:literal, $name:ident, $cuda:ident, $hip:ident, $ret:ident; $( $p:ident : $t:ty => $k:ident $( ( $ka:ident ) )? ),* ) ),* $(,)?) => {
+    ($( ($id:literal, $name:ident, $cuda:ident, $hip:ident, $ret:ident; $( $p:ident : $t:ty => $k:ident $( ( $($ka:ident),+ ) )? ),* ) ),* $(,)?) => {
         /// Ids of the table's generic APIs, by name.
         #[allow(non_upper_case_globals)]
         pub mod id {
@@ -332,7 +353,7 @@ macro_rules! define_descs {
                 cuda: vendor_symbol!($cuda),
                 hip: vendor_symbol!($hip),
                 ret: RetPolicy::$ret,
-                params: &[ $( ParamDesc { name: stringify!($p), kind: ParamKind::$k $( (stringify!($ka)) )? } ),* ],
+                params: &[ $( ParamDesc { name: stringify!($p), kind: ParamKind::$k $( ( $(stringify!($ka)),+ ) )? } ),* ],
             } ),*
         ];
     };
@@ -383,14 +404,17 @@ pub fn validate_table() -> Result<(), String> {
             }
         }
         for p in d.params {
-            let len_ref = match p.kind {
+            let refs: Vec<&str> = match p.kind {
                 ParamKind::OutDevPtr(l)
                 | ParamKind::OutHostPtr(l)
                 | ParamKind::CopyDst(l)
-                | ParamKind::CopySrc(l) => Some(l),
-                _ => None,
+                | ParamKind::CopySrc(l)
+                | ParamKind::RegisterHostPtr(l) => vec![l],
+                ParamKind::OutPitchedDevPtr(a, b) => vec![a, b],
+                ParamKind::CopyDst2D(a, b, c) | ParamKind::CopySrc2D(a, b, c) => vec![a, b, c],
+                _ => vec![],
             };
-            if let Some(l) = len_ref {
+            for l in refs {
                 if d.param_index(l).is_none() {
                     return Err(format!(
                         "{}: parameter {} names length {l}, which is not a parameter",

@@ -26,11 +26,11 @@ fn copy_dir(cap: &Capture, desc: &ApiDesc, args: &[u64]) -> Option<CopyDir> {
     let dst = desc
         .params
         .iter()
-        .position(|p| matches!(p.kind, ParamKind::CopyDst(_)))?;
+        .position(|p| matches!(p.kind, ParamKind::CopyDst(_) | ParamKind::CopyDst2D(..)))?;
     let src = desc
         .params
         .iter()
-        .position(|p| matches!(p.kind, ParamKind::CopySrc(_)))?;
+        .position(|p| matches!(p.kind, ParamKind::CopySrc(_) | ParamKind::CopySrc2D(..)))?;
     let kind = desc
         .params
         .iter()
@@ -44,6 +44,44 @@ fn copy_dir(cap: &Capture, desc: &ApiDesc, args: &[u64]) -> Option<CopyDir> {
 
 fn len_of(desc: &ApiDesc, args: &[u64], name: &str) -> u64 {
     desc.param_index(name).map(|i| args[i]).unwrap_or(0)
+}
+
+/// Largest host footprint of one 2D copy recorded (larger geometry is refused loudly).
+const MAX_2D_BYTES: u64 = 1 << 40;
+
+/// The copied rows of a pitched host buffer, packed end to end (width * height bytes).
+///
+/// # Safety
+/// `ptr` must be the host side of a 2D copy the runtime reads or has written with this
+/// geometry: `height` rows of `width` bytes, `pitch` apart.
+unsafe fn packed_rows(ptr: u64, pitch: u64, width: u64, height: u64) -> Result<Vec<u8>, String> {
+    if width > pitch && height > 1 {
+        return Err(format!("width {width} exceeds pitch {pitch}"));
+    }
+    let total = width
+        .checked_mul(height)
+        .filter(|&t| t <= MAX_2D_BYTES)
+        .ok_or_else(|| format!("{width} x {height} bytes is too large to record"))?;
+    let mut out = Vec::with_capacity(total as usize);
+    for row in 0..height {
+        // SAFETY: the caller's contract: each row is `width` bytes at ptr + row * pitch.
+        out.extend_from_slice(unsafe { host_bytes(ptr + row * pitch, width) });
+    }
+    Ok(out)
+}
+
+fn geometry(
+    desc: &ApiDesc,
+    args: &[u64],
+    pitch: &str,
+    width: &str,
+    height: &str,
+) -> (u64, u64, u64) {
+    (
+        len_of(desc, args, pitch),
+        len_of(desc, args, width),
+        len_of(desc, args, height),
+    )
 }
 
 /// The stream parameter of a row, if it has one.
@@ -92,6 +130,14 @@ pub fn capture_row(
                     // SAFETY: an H2D copy reads `len` bytes at the source (API contract).
                     let bytes = unsafe { host_bytes(args[i], len_of(desc, args, len)) };
                     src_blob = Some(writer.put_blob(bytes).map_err(|e| e.to_string()));
+                }
+                if let ParamKind::CopySrc2D(pitch, width, height) = p.kind {
+                    let (pt, w, h) = geometry(desc, args, pitch, width, height);
+                    // SAFETY: an H2D 2D copy reads these rows at the source (API contract).
+                    src_blob = Some(
+                        unsafe { packed_rows(args[i], pt, w, h) }
+                            .and_then(|rows| writer.put_blob(&rows).map_err(|e| e.to_string())),
+                    );
                 }
             }
         }
@@ -151,7 +197,41 @@ pub fn capture_row(
                     }
                 }
                 ParamKind::OutStruct => {}
-                ParamKind::CopySrc(_) => {
+                ParamKind::OutSize => {
+                    if ret == 0 && a != 0 {
+                        // SAFETY: a size_t out the call wrote.
+                        p.u64(fid, unsafe { *(a as usize as *const u64) });
+                    }
+                }
+                ParamKind::OutPitchedDevPtr(pitch, height) => {
+                    let pitch_ptr = len_of(desc, args, pitch);
+                    if ret == 0 && a != 0 && pitch_ptr != 0 {
+                        // SAFETY: on success the call stored the pointer at `a` and the
+                        // pitch at `pitch_ptr`.
+                        let (v, pt) = unsafe {
+                            (
+                                *(a as usize as *const u64),
+                                *(pitch_ptr as usize as *const u64),
+                            )
+                        };
+                        p.devptr(fid, v);
+                        cap.allocs.insert(
+                            v,
+                            pt.saturating_mul(len_of(desc, args, height)),
+                            Space::Device,
+                        );
+                    } else {
+                        p.null(fid, hrr_archive::payload::FieldType::DevPtr);
+                    }
+                }
+                ParamKind::RegisterHostPtr(len) => {
+                    p.devptr(fid, a);
+                    if ret == 0 {
+                        cap.allocs
+                            .insert(a, len_of(desc, args, len), Space::PinnedHost);
+                    }
+                }
+                ParamKind::CopySrc(_) | ParamKind::CopySrc2D(..) => {
                     p.devptr(fid, a);
                     if let Some(b) = &src_blob {
                         match b {
@@ -175,6 +255,27 @@ pub fn capture_row(
                         // SAFETY: the completed D2H copy wrote `len` bytes at `a`.
                         let bytes = unsafe { host_bytes(a, len_of(desc, args, len)) };
                         match writer.put_blob(bytes) {
+                            Ok(r) => {
+                                p.blob(BLOB_FIELD | fid, r);
+                            }
+                            Err(e) => failure = Some(format!("expected output not recorded: {e}")),
+                        }
+                    }
+                }
+                ParamKind::CopyDst2D(pitch, width, height) => {
+                    p.devptr(fid, a);
+                    if dir == Some(CopyDir::DeviceToHost) && ret == 0 {
+                        if let Some(s) = stream_of(desc, args) {
+                            let r = sync_stream(vendor, s);
+                            if r != 0 {
+                                failure = Some(format!("waiting for stream {s:#x} before reading the copy failed ({r})"));
+                            }
+                        }
+                        let (pt, w, h) = geometry(desc, args, pitch, width, height);
+                        // SAFETY: the completed 2D D2H copy wrote these rows at `a`.
+                        match unsafe { packed_rows(a, pt, w, h) }
+                            .and_then(|rows| writer.put_blob(&rows).map_err(|e| e.to_string()))
+                        {
                             Ok(r) => {
                                 p.blob(BLOB_FIELD | fid, r);
                             }

@@ -53,7 +53,7 @@ macro_rules! shim_for {
 }
 
 macro_rules! define_shims {
-    ($( ($id:literal, $name:ident, $cuda:ident, $hip:ident, $ret:ident; $( $p:ident : $t:ty => $k:ident $( ( $ka:ident ) )? ),* ) ),* $(,)?) => {
+    ($( ($id:literal, $name:ident, $cuda:ident, $hip:ident, $ret:ident; $( $p:ident : $t:ty => $k:ident $( ( $($ka:ident),+ ) )? ),* ) ),* $(,)?) => {
         $(
             shim_for!($cuda, Cuda, $id; $($p: $t),*);
             shim_for!($hip, Hip, $id; $($p: $t),*);

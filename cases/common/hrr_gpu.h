@@ -53,6 +53,14 @@
 #define hipStreamDefault cudaStreamDefault
 #define hipLaunchHostFunc cudaLaunchHostFunc
 #define hipStreamAddCallback cudaStreamAddCallback
+#define hipMallocPitch cudaMallocPitch
+#define hipMemcpy2D cudaMemcpy2D
+#define hipMemcpy2DAsync cudaMemcpy2DAsync
+#define hipMemset2D cudaMemset2D
+#define hipMemset2DAsync cudaMemset2DAsync
+#define hipHostRegister cudaHostRegister
+#define hipHostUnregister cudaHostUnregister
+#define hipHostRegisterDefault cudaHostRegisterDefault
 #define hipMemcpyToSymbol cudaMemcpyToSymbol
 #define hipMemcpyFromSymbol cudaMemcpyFromSymbol
 #define HIP_SYMBOL(x) x

@@ -26,6 +26,9 @@ struct Ctx<'a> {
     handles: HashMap<u64, u64>,
     modules: HashMap<String, u64>,
     functions: HashMap<(String, String), u64>,
+    /// Host buffers replay page-locked in place of the captured process's registered
+    /// memory (HostRegister), by their replay address.
+    registered: HashMap<u64, Vec<u8>>,
     counts: Counts,
     failures: Vec<Failure>,
 }
@@ -177,6 +180,11 @@ impl<'a> Ctx<'a> {
         let mut slots: Vec<Box<[u64; 2048]>> = Vec::new();
         let mut keep: Vec<Vec<u8>> = Vec::new();
         let mut d2h: Option<(usize, Vec<u8>)> = None; // (param index, expected)
+                                                      // Param index -> its out slot; pitch arguments replaced because the host side of a
+                                                      // 2D copy is recorded packed (pitch = width).
+        let mut slot_of: HashMap<usize, usize> = HashMap::new();
+        let mut pitch_override: Vec<(usize, u64)> = Vec::new();
+        let mut registering: Option<u64> = None;
         for (i, param) in desc.params.iter().enumerate() {
             let id = ApiDesc::field_id(i);
             let val = |name| -> Result<u64, String> {
@@ -198,9 +206,77 @@ impl<'a> Ctx<'a> {
                 | ParamKind::OutStream
                 | ParamKind::OutEvent
                 | ParamKind::OutValue
-                | ParamKind::OutStruct => {
+                | ParamKind::OutStruct
+                | ParamKind::OutSize
+                | ParamKind::OutPitchedDevPtr(..) => {
                     slots.push(Box::new([0u64; 2048]));
+                    slot_of.insert(i, slots.len() - 1);
                     slots.last().map(|s| s.as_ptr() as u64).unwrap_or(0)
+                }
+                ParamKind::RegisterHostPtr(len) => {
+                    let n = desc
+                        .param_index(len)
+                        .map(|j| p.u64(ApiDesc::field_id(j), "size"))
+                        .transpose()
+                        .map_err(field_err)?
+                        .unwrap_or(0);
+                    if n > self.proc_.limits.max_host_bytes {
+                        return Err(format!("registering {n} bytes exceeds max_host_bytes"));
+                    }
+                    // A page-aligned buffer of our own stands in for the program's memory.
+                    let mut buf = vec![0u8; n as usize + 4096];
+                    let base = buf.as_mut_ptr() as u64;
+                    let aligned = (base + 4095) & !4095;
+                    self.registered.insert(aligned, buf);
+                    registering = Some(aligned);
+                    aligned
+                }
+                ParamKind::CopySrc2D(pitch, width, height)
+                | ParamKind::CopyDst2D(pitch, width, height) => {
+                    let captured = val(param.name)?;
+                    let is_dst = matches!(param.kind, ParamKind::CopyDst2D(..));
+                    let geo = |name: &str| -> Result<(usize, u64), String> {
+                        let j = desc
+                            .param_index(name)
+                            .ok_or_else(|| format!("{} has no parameter {name}", desc.name))?;
+                        Ok((
+                            j,
+                            p.u64(ApiDesc::field_id(j), "geometry").map_err(field_err)?,
+                        ))
+                    };
+                    let ((pi, _pt), (_, w), (_, h)) = (geo(pitch)?, geo(width)?, geo(height)?);
+                    let total = w
+                        .checked_mul(h)
+                        .filter(|&t| t <= self.proc_.limits.max_host_bytes)
+                        .ok_or_else(|| {
+                            format!("2D copy of {w} x {h} bytes exceeds max_host_bytes")
+                        })?;
+                    match (dir, is_dst) {
+                        (Some(CopyDir::HostToDevice), false) => {
+                            let r = p.blob(BLOB_FIELD | id, "source rows").map_err(field_err)?;
+                            let data = self.proc_.load_blob(&r).map_err(|e| e.to_string())?;
+                            if data.len() as u64 != total {
+                                return Err(format!(
+                                    "source rows hold {} bytes, the copy is {w} x {h}",
+                                    data.len()
+                                ));
+                            }
+                            pitch_override.push((pi, w));
+                            keep.push(data);
+                            keep.last().map(|d| d.as_ptr() as u64).unwrap_or(0)
+                        }
+                        (Some(CopyDir::DeviceToHost), true) => {
+                            let r = p
+                                .blob(BLOB_FIELD | id, "expected rows")
+                                .map_err(field_err)?;
+                            let expected = self.proc_.load_blob(&r).map_err(|e| e.to_string())?;
+                            pitch_override.push((pi, w));
+                            keep.push(vec![0u8; total as usize]);
+                            d2h = Some((keep.len() - 1, expected));
+                            keep.last().map(|d| d.as_ptr() as u64).unwrap_or(0)
+                        }
+                        _ => self.translate(captured),
+                    }
                 }
                 ParamKind::CopySrc(len) | ParamKind::CopyDst(len) => {
                     let captured = val(param.name)?;
@@ -233,15 +309,54 @@ impl<'a> Ctx<'a> {
             };
             args.push(a);
         }
+        for (i, v) in pitch_override {
+            args[i] = v;
+        }
         // SAFETY: `f` is the runtime's definition of this row's symbol; pointers are
         // translated replay addresses or buffers that live until after the call.
         let ret = unsafe { call_row(desc.id, f, &args) }
             .ok_or_else(|| format!("{} arguments for {}", args.len(), desc.name))?;
+        if let Some(buf) = registering {
+            if ret != 0 {
+                self.registered.remove(&buf);
+            }
+        }
         self.check_ret(ev, desc.ret, ret)?;
         let mut slot = slots.iter();
         for (i, param) in desc.params.iter().enumerate() {
             let id = ApiDesc::field_id(i);
             match param.kind {
+                ParamKind::OutPitchedDevPtr(pitch, height) => {
+                    let replay = slot.next().map(|s| s[0]).unwrap_or(0);
+                    let pj = desc.param_index(pitch).unwrap_or(0);
+                    let replay_pitch = slot_of.get(&pj).map(|&k| slots[k][0]).unwrap_or(0);
+                    let captured_pitch = p.u64(ApiDesc::field_id(pj), "pitch").unwrap_or(0);
+                    if let Some(captured) = p
+                        .get(id)
+                        .filter(|f| !f.is_null())
+                        .and_then(|f| f.as_u64().ok())
+                    {
+                        if ret == 0 && replay_pitch != captured_pitch {
+                            return Err(format!(
+                                "pitch {replay_pitch} at replay, {captured_pitch} at capture: kernels given the captured pitch would address the wrong rows"
+                            ));
+                        }
+                        let h = desc.param_index(height).map(|j| args[j]).unwrap_or(0);
+                        self.addrs
+                            .insert(captured, captured_pitch.saturating_mul(h), replay);
+                    }
+                }
+                ParamKind::OutSize => {
+                    slot.next();
+                }
+                ParamKind::RegisterHostPtr(len) if ret == 0 => {
+                    if let (Some(captured), Some(buf)) =
+                        (p.get(id).and_then(|f| f.as_u64().ok()), registering)
+                    {
+                        let size = desc.param_index(len).map(|j| args[j]).unwrap_or(0);
+                        self.addrs.insert(captured, size, buf);
+                    }
+                }
                 ParamKind::OutDevPtr(len) | ParamKind::OutHostPtr(len) => {
                     let replay = slot.next().map(|s| s[0]).unwrap_or(0);
                     if let Some(captured) = p
@@ -270,6 +385,8 @@ impl<'a> Ctx<'a> {
                     if let Some(captured) = p.get(id).and_then(|f| f.as_u64().ok()) {
                         self.addrs.remove(captured);
                     }
+                    // An unregistered stand-in buffer is ours to free.
+                    self.registered.remove(&args[i]);
                 }
                 _ => {}
             }
@@ -563,6 +680,7 @@ pub fn replay_process(
         handles: HashMap::new(),
         modules: HashMap::new(),
         functions: HashMap::new(),
+        registered: HashMap::new(),
         counts: Counts {
             events_total: proc_.events.len() as u64,
             ..Counts::default()

@@ -116,7 +116,7 @@ impl Runtime {
 }
 
 macro_rules! define_calls {
-    ($( ($id:literal, $name:ident, $cuda:ident, $hip:ident, $ret:ident; $( $p:ident : $t:ty => $k:ident $( ( $ka:ident ) )? ),* ) ),* $(,)?) => {
+    ($( ($id:literal, $name:ident, $cuda:ident, $hip:ident, $ret:ident; $( $p:ident : $t:ty => $k:ident $( ( $($ka:ident),+ ) )? ),* ) ),* $(,)?) => {
         /// Calls table row `id` at `f` with `args` converted to the row's C types.
         /// Returns None if `args` does not have the row's arity.
         ///
