@@ -106,7 +106,9 @@ pub enum CaseKind {
 #[derive(Clone, Debug, PartialEq, Eq, Deserialize, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Check {
-    /// Native and captured runs exit 0 alike; replay of the archive passes.
+    /// The captured run exits as the case expects (the program checks its own results;
+    /// when it does not, a native run tells a broken program from a capture that changed
+    /// its behaviour), and replay of the archive passes.
     Roundtrip,
     /// One byte of one expected output is changed; replay must fail exactly that check.
     BlobEdit,
