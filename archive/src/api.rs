@@ -336,6 +336,13 @@ pub mod fid {
     pub const API_NAME: u16 = 12;
     pub const REASON: u16 = 13;
     pub const DEVICE_ADDRESS: u16 = 14;
+    /// Repeated on a launch, one per pinned host allocation a kernel argument points into:
+    /// nested {SNAPSHOT_START, SNAPSHOT_SIZE, SNAPSHOT_BYTES (a blob)}: the allocation's
+    /// content when the kernel was launched, which a kernel may read directly.
+    pub const PINNED_SNAPSHOT: u16 = 15;
+    pub const SNAPSHOT_START: u16 = 1;
+    pub const SNAPSHOT_SIZE: u16 = 2;
+    pub const SNAPSHOT_BYTES: u16 = 3;
 }
 
 macro_rules! define_descs {

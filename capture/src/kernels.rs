@@ -19,6 +19,7 @@ use hrr_archive::writer::current_tid;
 use hrr_archive::ContentHash;
 use parking_lot::Mutex;
 
+use crate::alloc::Space;
 use crate::real::{cuda_driver_symbol, RealFn};
 use crate::state::{self, guarded};
 
@@ -492,6 +493,8 @@ fn record_launch(
         .handle(fid::STREAM, stream);
     match params {
         Some(list) if !args.is_null() || list.is_empty() => {
+            // Pinned host allocations the arguments point into: snapshotted below.
+            let mut pinned: Vec<(u64, u64)> = Vec::new();
             for (i, (off, size)) in list.iter().enumerate() {
                 // SAFETY: args[i] points at parameter i's value of `size` bytes (launch ABI).
                 let bytes = unsafe { bytes_at(*args.add(i) as *const u8, *size as usize) };
@@ -499,18 +502,23 @@ fn record_launch(
                 a.u64(fid::ARG_OFFSET, *off).u64(fid::ARG_SIZE, *size);
                 a.bytes(fid::ARG_BYTES, bytes, false);
                 // Words that point into live allocations (also inside by-value structs).
-                let ptr_words: Vec<u64> = (0..bytes.len() / 8)
-                    .map(|w| w * 8)
-                    .filter(|&w| {
-                        let v = u64::from_le_bytes(bytes[w..w + 8].try_into().unwrap_or([0; 8]));
-                        cap.allocs.lookup(v).is_some()
-                    })
-                    .map(|w| w as u64)
-                    .collect();
+                let mut ptr_words: Vec<u64> = Vec::new();
+                for w in 0..bytes.len() / 8 {
+                    let v = u64::from_le_bytes(bytes[w * 8..w * 8 + 8].try_into().unwrap_or([0; 8]));
+                    if let Some((start, len, space)) = cap.allocs.lookup(v) {
+                        ptr_words.push((w * 8) as u64);
+                        if space == Space::PinnedHost && !pinned.iter().any(|(s, _)| *s == start) {
+                            pinned.push((start, len));
+                        }
+                    }
+                }
                 if !ptr_words.is_empty() {
                     a.u64_array(4, &ptr_words);
                 }
                 p.nested(fid::ARG, &a);
+            }
+            if let Err(why) = snapshot_pinned(cap, &mut p, &pinned) {
+                incomplete = Some(why);
             }
         }
         _ => {
@@ -518,6 +526,44 @@ fn record_launch(
         }
     }
     record(vendor, id, ret, &p, incomplete.as_deref(), api);
+}
+
+/// Most bytes of pinned host memory snapshotted for one launch (`HRR_CAPTURE_PINNED_SNAPSHOT_MAX`
+/// changes it); a launch over the cap is recorded incomplete, loudly, never truncated.
+fn pinned_snapshot_cap() -> u64 {
+    static CAP: LazyLock<u64> = LazyLock::new(|| match std::env::var("HRR_CAPTURE_PINNED_SNAPSHOT_MAX") {
+        Ok(v) if !v.trim().is_empty() => match hrr_archive::diskspace::parse_size(&v) {
+            Ok(n) => n,
+            Err(e) => {
+                eprintln!("hrr-capture: HRR_CAPTURE_PINNED_SNAPSHOT_MAX={v:?}: {e}; using 1G");
+                1 << 30
+            }
+        },
+        _ => 1 << 30,
+    });
+    *CAP
+}
+
+/// Records the content of each pinned host allocation a launch's arguments point into, as
+/// it is when the kernel is launched: a kernel reads mapped pinned memory directly, so no
+/// copy call carries those bytes (HRR seed 001). Replay writes them back before the launch.
+fn snapshot_pinned(cap: &state::Capture, p: &mut PayloadWriter, pinned: &[(u64, u64)]) -> Result<(), String> {
+    let total: u64 = pinned.iter().map(|(_, n)| n).sum();
+    if total > pinned_snapshot_cap() {
+        return Err(format!(
+            "pinned host memory read by the kernel ({total} bytes) exceeds the snapshot cap ({} bytes, HRR_CAPTURE_PINNED_SNAPSHOT_MAX)",
+            pinned_snapshot_cap()
+        ));
+    }
+    for &(start, len) in pinned {
+        // SAFETY: a live pinned host allocation of `len` bytes from the allocation table.
+        let bytes = unsafe { bytes_at(start as usize as *const u8, len as usize) };
+        let r = cap.writer().put_blob(bytes).map_err(|e| format!("pinned snapshot not recorded: {e}"))?;
+        let mut s = PayloadWriter::new();
+        s.u64(fid::SNAPSHOT_START, start).u64(fid::SNAPSHOT_SIZE, len).blob(fid::SNAPSHOT_BYTES, r);
+        p.nested(fid::PINNED_SNAPSHOT, &s);
+    }
+    Ok(())
 }
 
 /// C signature shared by `__cudaLaunchKernel`, `cudaLaunchKernel` and `hipLaunchKernel`

@@ -544,6 +544,30 @@ impl<'a> Ctx<'a> {
         }
         let shmem = p.u64(fid::SHARED_MEM, "shared memory").map_err(field_err)?;
         let stream = self.handle(p.handle(fid::STREAM, "stream").map_err(field_err)?)?;
+        // Pinned host memory the kernel reads directly, as it was at capture.
+        for snap in p.all(fid::PINNED_SNAPSHOT) {
+            let snap = snap.as_nested().map_err(field_err)?;
+            let start = snap.u64(fid::SNAPSHOT_START, "snapshot start").map_err(field_err)?;
+            let len = snap.u64(fid::SNAPSHOT_SIZE, "snapshot size").map_err(field_err)?;
+            let r = snap.blob(fid::SNAPSHOT_BYTES, "snapshot bytes").map_err(field_err)?;
+            let data = self.proc_.load_blob(&r).map_err(|e| e.to_string())?;
+            let (first, last) = (
+                self.addrs.translate(start),
+                self.addrs.translate(start + len.max(1) - 1),
+            );
+            match (first, last) {
+                (Translated::Mapped(a), Translated::Mapped(b)) if b == a + len.max(1) - 1 && data.len() as u64 == len => {
+                    // SAFETY: [a, a+len) lies inside one replay pinned host allocation (both
+                    // ends map into the same range), which replay allocated and owns.
+                    unsafe { std::ptr::copy_nonoverlapping(data.as_ptr(), a as usize as *mut u8, len as usize) };
+                }
+                _ => {
+                    return Err(format!(
+                        "pinned snapshot of {len} bytes at {start:#x} maps to no replay pinned allocation of that size"
+                    ))
+                }
+            }
+        }
         let mut buffers: Vec<Vec<u8>> = Vec::new();
         for a in p.all(fid::ARG) {
             let arg = a.as_nested().map_err(field_err)?;
