@@ -665,24 +665,8 @@ pub unsafe extern "C" fn cudaLaunchKernel(
 ) -> c_int {
     let real = real!("cudaLaunchKernel");
     let resolve = |stub: u64| {
-        // The driver function behind the stub gives the parameter layout.
-        let get = real!("cudaGetFuncBySymbol");
-        let mut function: *mut c_void = std::ptr::null_mut();
-        if get.is_null() {
-            return (0, stub, None);
-        }
-        // SAFETY: cudaError_t cudaGetFuncBySymbol(cudaFunction_t*, const void*).
-        let r = unsafe {
-            let g: unsafe extern "C" fn(*mut *mut c_void, *const c_void) -> c_int =
-                std::mem::transmute(get);
-            g(&mut function, stub as usize as *const c_void)
-        };
-        let params = if r == 0 {
-            cuda_param_info(function as u64, false)
-        } else {
-            None
-        };
-        (function as u64, stub, params)
+        let (function, params) = cuda_function_of_stub(stub);
+        (function, stub, params)
     };
     // SAFETY: cudaLaunchKernel has the LaunchFn signature; the arguments are the program's.
     unsafe {
@@ -700,6 +684,88 @@ pub unsafe extern "C" fn cudaLaunchKernel(
             resolve,
         )
     }
+}
+
+/// The head of CUDA's `cudaLaunchConfig_t` (CUDA 11.8+).
+#[repr(C)]
+pub struct LaunchConfig {
+    grid: Dim3,
+    block: Dim3,
+    shmem: usize,
+    stream: *mut c_void,
+    attrs: *mut c_void,
+    num_attrs: c_uint,
+}
+
+/// The driver function behind a host stub (for its parameter layout).
+fn cuda_function_of_stub(stub: u64) -> (u64, Option<Vec<(u64, u64)>>) {
+    let get = real!("cudaGetFuncBySymbol");
+    if get.is_null() {
+        return (0, None);
+    }
+    let mut function: *mut c_void = std::ptr::null_mut();
+    // SAFETY: cudaError_t cudaGetFuncBySymbol(cudaFunction_t*, const void*).
+    let r = unsafe {
+        let g: unsafe extern "C" fn(*mut *mut c_void, *const c_void) -> c_int = std::mem::transmute(get);
+        g(&mut function, stub as usize as *const c_void)
+    };
+    if r == 0 {
+        (function as u64, cuda_param_info(function as u64, false))
+    } else {
+        (0, None)
+    }
+}
+
+/// # Safety
+/// Called by the program (and by `cudaLaunchKernelEx`, the header template) in place of the
+/// runtime's function.
+#[no_mangle]
+pub unsafe extern "C" fn cudaLaunchKernelExC(
+    config: *const LaunchConfig,
+    func: *const c_void,
+    args: *mut *mut c_void,
+) -> c_int {
+    let real = real!("cudaLaunchKernelExC");
+    // SAFETY: the runtime's definition: cudaError_t(const cudaLaunchConfig_t*, const void*, void**).
+    let f: unsafe extern "C" fn(*const LaunchConfig, *const c_void, *mut *mut c_void) -> c_int =
+        unsafe { std::mem::transmute(real) };
+    let Some((_cap, _g)) = state::enter(Vendor::Cuda) else {
+        // SAFETY: the program's own arguments.
+        return unsafe { f(config, func, args) };
+    };
+    // SAFETY: the program's own arguments.
+    let ret = unsafe { f(config, func, args) };
+    if config.is_null() {
+        return ret;
+    }
+    // SAFETY: the runtime has just read the same configuration.
+    let cfg = unsafe { &*config };
+    guarded("cudaLaunchKernelExC", || {
+        let (function, params) = cuda_function_of_stub(func as u64);
+        record_launch(
+            Vendor::Cuda,
+            semantic::LAUNCH_KERNEL,
+            "cudaLaunchKernelExC",
+            function,
+            func as u64,
+            cfg.grid,
+            cfg.block,
+            args,
+            cfg.shmem,
+            cfg.stream as u64,
+            params,
+            ret,
+        );
+        if cfg.num_attrs > 0 {
+            if let Some(c) = state::current() {
+                c.writer().note_unreplayable(
+                    "cudaLaunchKernelExC attributes",
+                    "launch attributes (clusters, priorities, programmatic serialization) are not recorded: the kernel is replayed with a plain launch",
+                );
+            }
+        }
+    });
+    ret
 }
 
 // ---- HIP registration and launch ----

@@ -1,5 +1,6 @@
 // launch_paths: the same work launched by triple chevrons, by hipLaunchKernel, through a
-// template instantiation and with arguments of every width (1, 2, 4, 8 bytes).
+// template instantiation and with arguments of every width (1, 2, 4, 8 bytes); under CUDA
+// also by cudaLaunchKernelEx (HIP 5.2 has no equivalent).
 #include "../common/hrr_gpu.h"
 
 #include <vector>
@@ -35,6 +36,19 @@ int main() {
     CHECK(hipMemcpy(gd.data(), dd, n * sizeof(double), hipMemcpyDeviceToHost));
     expect_equal("mix<int>", gi.data(), wi.data(), n);
     expect_equal("mix<double>", gd.data(), wd.data(), n);
+#if !defined(__HIPCC__) && !defined(__HIP_PLATFORM_AMD__)
+    int* de = nullptr;
+    CHECK(cudaMalloc((void**)&de, n * sizeof(int)));
+    cudaLaunchConfig_t cfg = {};
+    cfg.gridDim = dim3((n + 127) / 128);
+    cfg.blockDim = dim3(128);
+    CHECK(cudaLaunchKernelEx(&cfg, mix<int>, de, (char)5, (short)500, 50000, 5000000002LL, 0.75, n));
+    std::vector<int> ge(n), we(n);
+    for (int k = 0; k < n; ++k) we[k] = (int)(5 + 500 + 50000 + (5000000002LL % 1000) + 0.75) + k;
+    CHECK(cudaMemcpy(ge.data(), de, n * sizeof(int), cudaMemcpyDeviceToHost));
+    expect_equal("mix<int> by cudaLaunchKernelEx", ge.data(), we.data(), n);
+    CHECK(cudaFree(de));
+#endif
     CHECK(hipFree(di));
     CHECK(hipFree(dd));
     std::printf("launch_paths: ok\n");
