@@ -261,10 +261,18 @@ pub mod semantic {
     /// variable in its own module (`cuModuleGetGlobal` / `hipModuleGetGlobal`). The copy
     /// itself is recorded as a plain Memcpy / MemcpyAsync to or from that address.
     pub const SYMBOL_ADDRESS: u16 = 104;
+    /// `cuModuleLoadData[Ex]` / `hipModuleLoadData`: a code object loaded from memory.
+    pub const MODULE_LOAD: u16 = 105;
+    /// `cuModuleGetFunction` / `hipModuleGetFunction`.
+    pub const MODULE_GET_FUNCTION: u16 = 106;
     /// `cudaLaunchKernel` / `hipLaunchKernel`: launch by host stub.
     pub const LAUNCH_KERNEL: u16 = 110;
     /// `__cudaLaunchKernel`: launch by `cudaKernel_t` (CUDA 12.4+ triple-chevron path).
     pub const LAUNCH_KERNEL_BY_HANDLE: u16 = 111;
+    /// `cuLaunchKernel` / `hipModuleLaunchKernel` / `hipExtModuleLaunchKernel`: a function
+    /// from a module loaded by the program; recorded like every launch (name, code object,
+    /// grid, block, arguments).
+    pub const MODULE_LAUNCH_KERNEL: u16 = 112;
     /// An API that no other process can reproduce (host callbacks, IPC handles).
     pub const UNREPLAYABLE: u16 = 120;
 }
@@ -300,6 +308,24 @@ pub const SEMANTIC_APIS: &[(u16, &str, Option<&str>, Option<&str>)] = &[
         "SymbolAddress",
         Some("cudaGetSymbolAddress"),
         Some("hipGetSymbolAddress"),
+    ),
+    (
+        semantic::MODULE_LOAD,
+        "ModuleLoadData",
+        Some("cuModuleLoadData"),
+        Some("hipModuleLoadData"),
+    ),
+    (
+        semantic::MODULE_GET_FUNCTION,
+        "ModuleGetFunction",
+        Some("cuModuleGetFunction"),
+        Some("hipModuleGetFunction"),
+    ),
+    (
+        semantic::MODULE_LAUNCH_KERNEL,
+        "ModuleLaunchKernel",
+        Some("cuLaunchKernel"),
+        Some("hipModuleLaunchKernel"),
     ),
     (
         semantic::LAUNCH_KERNEL,

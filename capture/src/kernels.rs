@@ -51,6 +51,8 @@ struct Registry {
     vars: HashMap<u64, (String, ContentHash, u64)>,
     /// Variables whose device address was already recorded.
     symbols_noted: std::collections::HashSet<u64>,
+    /// Module handle (cuModuleLoadData / hipModuleLoadData) -> its code object.
+    modules: HashMap<u64, ContentHash>,
 }
 
 /// A registered variable's name, code object and size, by its host shadow's address.
@@ -504,7 +506,8 @@ fn record_launch(
                 // Words that point into live allocations (also inside by-value structs).
                 let mut ptr_words: Vec<u64> = Vec::new();
                 for w in 0..bytes.len() / 8 {
-                    let v = u64::from_le_bytes(bytes[w * 8..w * 8 + 8].try_into().unwrap_or([0; 8]));
+                    let v =
+                        u64::from_le_bytes(bytes[w * 8..w * 8 + 8].try_into().unwrap_or([0; 8]));
                     if let Some((start, len, space)) = cap.allocs.lookup(v) {
                         ptr_words.push((w * 8) as u64);
                         if space == Space::PinnedHost && !pinned.iter().any(|(s, _)| *s == start) {
@@ -531,23 +534,28 @@ fn record_launch(
 /// Most bytes of pinned host memory snapshotted for one launch (`HRR_CAPTURE_PINNED_SNAPSHOT_MAX`
 /// changes it); a launch over the cap is recorded incomplete, loudly, never truncated.
 fn pinned_snapshot_cap() -> u64 {
-    static CAP: LazyLock<u64> = LazyLock::new(|| match std::env::var("HRR_CAPTURE_PINNED_SNAPSHOT_MAX") {
-        Ok(v) if !v.trim().is_empty() => match hrr_archive::diskspace::parse_size(&v) {
-            Ok(n) => n,
-            Err(e) => {
-                eprintln!("hrr-capture: HRR_CAPTURE_PINNED_SNAPSHOT_MAX={v:?}: {e}; using 1G");
-                1 << 30
-            }
-        },
-        _ => 1 << 30,
-    });
+    static CAP: LazyLock<u64> =
+        LazyLock::new(|| match std::env::var("HRR_CAPTURE_PINNED_SNAPSHOT_MAX") {
+            Ok(v) if !v.trim().is_empty() => match hrr_archive::diskspace::parse_size(&v) {
+                Ok(n) => n,
+                Err(e) => {
+                    eprintln!("hrr-capture: HRR_CAPTURE_PINNED_SNAPSHOT_MAX={v:?}: {e}; using 1G");
+                    1 << 30
+                }
+            },
+            _ => 1 << 30,
+        });
     *CAP
 }
 
 /// Records the content of each pinned host allocation a launch's arguments point into, as
 /// it is when the kernel is launched: a kernel reads mapped pinned memory directly, so no
 /// copy call carries those bytes (HRR seed 001). Replay writes them back before the launch.
-fn snapshot_pinned(cap: &state::Capture, p: &mut PayloadWriter, pinned: &[(u64, u64)]) -> Result<(), String> {
+fn snapshot_pinned(
+    cap: &state::Capture,
+    p: &mut PayloadWriter,
+    pinned: &[(u64, u64)],
+) -> Result<(), String> {
     let total: u64 = pinned.iter().map(|(_, n)| n).sum();
     if total > pinned_snapshot_cap() {
         return Err(format!(
@@ -558,9 +566,14 @@ fn snapshot_pinned(cap: &state::Capture, p: &mut PayloadWriter, pinned: &[(u64, 
     for &(start, len) in pinned {
         // SAFETY: a live pinned host allocation of `len` bytes from the allocation table.
         let bytes = unsafe { bytes_at(start as usize as *const u8, len as usize) };
-        let r = cap.writer().put_blob(bytes).map_err(|e| format!("pinned snapshot not recorded: {e}"))?;
+        let r = cap
+            .writer()
+            .put_blob(bytes)
+            .map_err(|e| format!("pinned snapshot not recorded: {e}"))?;
         let mut s = PayloadWriter::new();
-        s.u64(fid::SNAPSHOT_START, start).u64(fid::SNAPSHOT_SIZE, len).blob(fid::SNAPSHOT_BYTES, r);
+        s.u64(fid::SNAPSHOT_START, start)
+            .u64(fid::SNAPSHOT_SIZE, len)
+            .blob(fid::SNAPSHOT_BYTES, r);
         p.nested(fid::PINNED_SNAPSHOT, &s);
     }
     Ok(())
@@ -706,7 +719,8 @@ fn cuda_function_of_stub(stub: u64) -> (u64, Option<Vec<(u64, u64)>>) {
     let mut function: *mut c_void = std::ptr::null_mut();
     // SAFETY: cudaError_t cudaGetFuncBySymbol(cudaFunction_t*, const void*).
     let r = unsafe {
-        let g: unsafe extern "C" fn(*mut *mut c_void, *const c_void) -> c_int = std::mem::transmute(get);
+        let g: unsafe extern "C" fn(*mut *mut c_void, *const c_void) -> c_int =
+            std::mem::transmute(get);
         g(&mut function, stub as usize as *const c_void)
     };
     if r == 0 {
@@ -765,6 +779,491 @@ pub unsafe extern "C" fn cudaLaunchKernelExC(
             }
         }
     });
+    ret
+}
+
+// ---- Modules loaded by the program (driver API / hipModule*) ----
+
+/// Largest PTX text accepted from a module load.
+const MAX_PTX_BYTES: usize = 256 << 20;
+
+/// The bytes of an image passed to a module-load call.
+///
+/// # Safety
+/// `image` is what the program passed to the load call, which the driver reads in full.
+unsafe fn module_image<'a>(image: *const c_void) -> Option<&'a [u8]> {
+    if image.is_null() {
+        return None;
+    }
+    let data = image as *const u8;
+    let peek = |off: u64, len: u64| {
+        // SAFETY: header fields of an image the driver reads in full.
+        Some(unsafe { bytes_at(data.add(off as usize), len as usize) }.to_vec())
+    };
+    let size = match codeobject::module_image_size(peek) {
+        Some(n) => n as usize,
+        None => {
+            // PTX text: NUL-terminated, as the driver reads it.
+            // SAFETY: the driver reads the same NUL-terminated string.
+            let n = unsafe { libc::strnlen(image as *const c_char, MAX_PTX_BYTES) };
+            if n == MAX_PTX_BYTES {
+                return None;
+            }
+            n + 1
+        }
+    };
+    // SAFETY: the image's own header (or its NUL) says it spans `size` bytes.
+    Some(unsafe { bytes_at(data, size) })
+}
+
+fn record_module_load(
+    vendor: Vendor,
+    module_out: *mut *mut c_void,
+    image: *const c_void,
+    ret: c_int,
+    api: &str,
+) {
+    let Some((cap, _g)) = state::enter(vendor) else {
+        return;
+    };
+    guarded(api, || {
+        let mut p = PayloadWriter::new();
+        let module = if ret == 0 && !module_out.is_null() {
+            // SAFETY: on success the call stored the module handle.
+            unsafe { *module_out as u64 }
+        } else {
+            0
+        };
+        p.handle(fid::HANDLE, module);
+        // SAFETY: the program's image, which the driver has just read.
+        let incomplete = match unsafe { module_image(image) } {
+            Some(bytes) => match cap.writer().put_code_object(bytes) {
+                Ok(h) => {
+                    p.str(fid::CODE_OBJECT, &h.to_hex())
+                        .u64(fid::SIZE, bytes.len() as u64);
+                    let mut reg = REGISTRY.lock();
+                    reg.modules.insert(module, h);
+                    if vendor == Vendor::Hip {
+                        if let Ok(ks) = hrr_archive::amdgpu::kernels_of_code_object(bytes) {
+                            for k in ks {
+                                reg.hip_params
+                                    .insert((h, k.name.clone()), k.explicit_params());
+                            }
+                        }
+                    }
+                    None
+                }
+                Err(_) => Some("code object not stored (capture stopped)"),
+            },
+            None => Some(
+                "unrecognised module image (not a fat binary, bundle, ELF or PTX text): not stored",
+            ),
+        };
+        record(vendor, semantic::MODULE_LOAD, ret, &p, incomplete, api);
+    });
+}
+
+fn record_get_function(
+    vendor: Vendor,
+    func_out: *mut *mut c_void,
+    module: *mut c_void,
+    name: *const c_char,
+    ret: c_int,
+    api: &str,
+) {
+    let Some((_cap, _g)) = state::enter(vendor) else {
+        return;
+    };
+    guarded(api, || {
+        let name = cstr_at(name);
+        let func = if ret == 0 && !func_out.is_null() {
+            // SAFETY: on success the call stored the function handle.
+            unsafe { *func_out as u64 }
+        } else {
+            0
+        };
+        let mut p = PayloadWriter::new();
+        p.handle(fid::HANDLE, func)
+            .handle(fid::KERNEL, module as u64)
+            .str(fid::NAME, &name);
+        let mut reg = REGISTRY.lock();
+        let co = reg.modules.get(&(module as u64)).copied();
+        if let Some(h) = co {
+            p.str(fid::CODE_OBJECT, &h.to_hex());
+            if func != 0 {
+                // A module function launches like a registered stub: same name lookup.
+                reg.launch_prefix.remove(&func);
+                reg.stubs.insert(func, (name, h));
+            }
+        }
+        drop(reg);
+        let incomplete = co
+            .is_none()
+            .then_some("the function's module was loaded before capture saw it");
+        record(
+            vendor,
+            semantic::MODULE_GET_FUNCTION,
+            ret,
+            &p,
+            incomplete,
+            api,
+        );
+    });
+}
+
+/// Records a module launch; `params`/`extra` as the driver takes them.
+#[allow(clippy::too_many_arguments)]
+fn record_module_launch(
+    vendor: Vendor,
+    api: &str,
+    f: u64,
+    grid: Dim3,
+    block: Dim3,
+    shmem: usize,
+    stream: u64,
+    params: *mut *mut c_void,
+    extra: *mut *mut c_void,
+    ret: c_int,
+) {
+    let Some((_cap, _g)) = state::enter(vendor) else {
+        return;
+    };
+    guarded(api, || {
+        let layout = if params.is_null() && !extra.is_null() {
+            None // arguments packed in `extra`: not recorded, the launch is marked incomplete
+        } else {
+            match vendor {
+                Vendor::Cuda => cuda_param_info(f, false),
+                Vendor::Hip => {
+                    let reg = REGISTRY.lock();
+                    reg.stubs
+                        .get(&f)
+                        .and_then(|(name, h)| reg.hip_params.get(&(*h, name.clone())))
+                        .cloned()
+                }
+            }
+        };
+        record_launch(
+            vendor,
+            semantic::MODULE_LAUNCH_KERNEL,
+            api,
+            f,
+            f,
+            grid,
+            block,
+            params,
+            shmem,
+            stream,
+            layout,
+            ret,
+        );
+    });
+}
+
+/// # Safety
+/// Called by the program in place of the driver's function.
+#[no_mangle]
+pub unsafe extern "C" fn cuModuleLoadData(module: *mut *mut c_void, image: *const c_void) -> c_int {
+    let real = real!("cuModuleLoadData");
+    if real.is_null() {
+        return 999;
+    }
+    // SAFETY: CUresult cuModuleLoadData(CUmodule*, const void*).
+    let ret = unsafe {
+        let f: unsafe extern "C" fn(*mut *mut c_void, *const c_void) -> c_int =
+            std::mem::transmute(real);
+        f(module, image)
+    };
+    record_module_load(Vendor::Cuda, module, image, ret, "cuModuleLoadData");
+    ret
+}
+
+/// # Safety
+/// Called by the program in place of the driver's function.
+#[no_mangle]
+pub unsafe extern "C" fn cuModuleLoadDataEx(
+    module: *mut *mut c_void,
+    image: *const c_void,
+    n: c_uint,
+    options: *mut c_void,
+    values: *mut *mut c_void,
+) -> c_int {
+    let real = real!("cuModuleLoadDataEx");
+    if real.is_null() {
+        return 999;
+    }
+    // SAFETY: CUresult cuModuleLoadDataEx(CUmodule*, const void*, unsigned, CUjit_option*, void**).
+    let ret = unsafe {
+        let f: unsafe extern "C" fn(
+            *mut *mut c_void,
+            *const c_void,
+            c_uint,
+            *mut c_void,
+            *mut *mut c_void,
+        ) -> c_int = std::mem::transmute(real);
+        f(module, image, n, options, values)
+    };
+    record_module_load(Vendor::Cuda, module, image, ret, "cuModuleLoadDataEx");
+    ret
+}
+
+/// # Safety
+/// Called by the program in place of the driver's function.
+#[no_mangle]
+pub unsafe extern "C" fn cuModuleGetFunction(
+    func: *mut *mut c_void,
+    module: *mut c_void,
+    name: *const c_char,
+) -> c_int {
+    let real = real!("cuModuleGetFunction");
+    if real.is_null() {
+        return 999;
+    }
+    // SAFETY: CUresult cuModuleGetFunction(CUfunction*, CUmodule, const char*).
+    let ret = unsafe {
+        let f: unsafe extern "C" fn(*mut *mut c_void, *mut c_void, *const c_char) -> c_int =
+            std::mem::transmute(real);
+        f(func, module, name)
+    };
+    record_get_function(Vendor::Cuda, func, module, name, ret, "cuModuleGetFunction");
+    ret
+}
+
+/// # Safety
+/// Called by the program in place of the driver's function.
+#[no_mangle]
+#[allow(clippy::too_many_arguments)]
+pub unsafe extern "C" fn cuLaunchKernel(
+    f: *mut c_void,
+    gx: c_uint,
+    gy: c_uint,
+    gz: c_uint,
+    bx: c_uint,
+    by: c_uint,
+    bz: c_uint,
+    shmem: c_uint,
+    stream: *mut c_void,
+    params: *mut *mut c_void,
+    extra: *mut *mut c_void,
+) -> c_int {
+    let real = real!("cuLaunchKernel");
+    if real.is_null() {
+        return 999;
+    }
+    // SAFETY: CUresult cuLaunchKernel(CUfunction, 6 x unsigned, unsigned, CUstream, void**, void**).
+    let ret = unsafe {
+        let g: unsafe extern "C" fn(
+            *mut c_void,
+            c_uint,
+            c_uint,
+            c_uint,
+            c_uint,
+            c_uint,
+            c_uint,
+            c_uint,
+            *mut c_void,
+            *mut *mut c_void,
+            *mut *mut c_void,
+        ) -> c_int = std::mem::transmute(real);
+        g(f, gx, gy, gz, bx, by, bz, shmem, stream, params, extra)
+    };
+    record_module_launch(
+        Vendor::Cuda,
+        "cuLaunchKernel",
+        f as u64,
+        Dim3 {
+            x: gx,
+            y: gy,
+            z: gz,
+        },
+        Dim3 {
+            x: bx,
+            y: by,
+            z: bz,
+        },
+        shmem as usize,
+        stream as u64,
+        params,
+        extra,
+        ret,
+    );
+    ret
+}
+
+/// # Safety
+/// Called by the program in place of the runtime's function.
+#[no_mangle]
+pub unsafe extern "C" fn hipModuleLoadData(
+    module: *mut *mut c_void,
+    image: *const c_void,
+) -> c_int {
+    let real = real!("hipModuleLoadData");
+    if real.is_null() {
+        return 999;
+    }
+    // SAFETY: hipError_t hipModuleLoadData(hipModule_t*, const void*).
+    let ret = unsafe {
+        let f: unsafe extern "C" fn(*mut *mut c_void, *const c_void) -> c_int =
+            std::mem::transmute(real);
+        f(module, image)
+    };
+    record_module_load(Vendor::Hip, module, image, ret, "hipModuleLoadData");
+    ret
+}
+
+/// # Safety
+/// Called by the program in place of the runtime's function.
+#[no_mangle]
+pub unsafe extern "C" fn hipModuleGetFunction(
+    func: *mut *mut c_void,
+    module: *mut c_void,
+    name: *const c_char,
+) -> c_int {
+    let real = real!("hipModuleGetFunction");
+    if real.is_null() {
+        return 999;
+    }
+    // SAFETY: hipError_t hipModuleGetFunction(hipFunction_t*, hipModule_t, const char*).
+    let ret = unsafe {
+        let f: unsafe extern "C" fn(*mut *mut c_void, *mut c_void, *const c_char) -> c_int =
+            std::mem::transmute(real);
+        f(func, module, name)
+    };
+    record_get_function(Vendor::Hip, func, module, name, ret, "hipModuleGetFunction");
+    ret
+}
+
+/// # Safety
+/// Called by the program in place of the runtime's function.
+#[no_mangle]
+#[allow(clippy::too_many_arguments)]
+pub unsafe extern "C" fn hipModuleLaunchKernel(
+    f: *mut c_void,
+    gx: c_uint,
+    gy: c_uint,
+    gz: c_uint,
+    bx: c_uint,
+    by: c_uint,
+    bz: c_uint,
+    shmem: c_uint,
+    stream: *mut c_void,
+    params: *mut *mut c_void,
+    extra: *mut *mut c_void,
+) -> c_int {
+    let real = real!("hipModuleLaunchKernel");
+    if real.is_null() {
+        return 999;
+    }
+    // SAFETY: hipError_t hipModuleLaunchKernel(hipFunction_t, 6 x unsigned, unsigned, hipStream_t, void**, void**).
+    let ret = unsafe {
+        let g: unsafe extern "C" fn(
+            *mut c_void,
+            c_uint,
+            c_uint,
+            c_uint,
+            c_uint,
+            c_uint,
+            c_uint,
+            c_uint,
+            *mut c_void,
+            *mut *mut c_void,
+            *mut *mut c_void,
+        ) -> c_int = std::mem::transmute(real);
+        g(f, gx, gy, gz, bx, by, bz, shmem, stream, params, extra)
+    };
+    record_module_launch(
+        Vendor::Hip,
+        "hipModuleLaunchKernel",
+        f as u64,
+        Dim3 {
+            x: gx,
+            y: gy,
+            z: gz,
+        },
+        Dim3 {
+            x: bx,
+            y: by,
+            z: bz,
+        },
+        shmem as usize,
+        stream as u64,
+        params,
+        extra,
+        ret,
+    );
+    ret
+}
+
+/// # Safety
+/// Called by the program in place of the runtime's function. Global work sizes are in
+/// work items; the grid recorded is global / local, as hipModuleLaunchKernel takes it.
+#[no_mangle]
+#[allow(clippy::too_many_arguments)]
+pub unsafe extern "C" fn hipExtModuleLaunchKernel(
+    f: *mut c_void,
+    gx: u32,
+    gy: u32,
+    gz: u32,
+    lx: u32,
+    ly: u32,
+    lz: u32,
+    shmem: usize,
+    stream: *mut c_void,
+    params: *mut *mut c_void,
+    extra: *mut *mut c_void,
+    start: *mut c_void,
+    stop: *mut c_void,
+    flags: u32,
+) -> c_int {
+    let real = real!("hipExtModuleLaunchKernel");
+    if real.is_null() {
+        return 999;
+    }
+    // SAFETY: hipError_t hipExtModuleLaunchKernel(hipFunction_t, 6 x uint32_t, size_t,
+    // hipStream_t, void**, void**, hipEvent_t, hipEvent_t, uint32_t).
+    let ret = unsafe {
+        let g: unsafe extern "C" fn(
+            *mut c_void,
+            u32,
+            u32,
+            u32,
+            u32,
+            u32,
+            u32,
+            usize,
+            *mut c_void,
+            *mut *mut c_void,
+            *mut *mut c_void,
+            *mut c_void,
+            *mut c_void,
+            u32,
+        ) -> c_int = std::mem::transmute(real);
+        g(
+            f, gx, gy, gz, lx, ly, lz, shmem, stream, params, extra, start, stop, flags,
+        )
+    };
+    let div = |g: u32, l: u32| if l == 0 { 0 } else { g.div_ceil(l) };
+    let grid = Dim3 {
+        x: div(gx, lx),
+        y: div(gy, ly),
+        z: div(gz, lz),
+    };
+    record_module_launch(
+        Vendor::Hip,
+        "hipExtModuleLaunchKernel",
+        f as u64,
+        grid,
+        Dim3 {
+            x: lx,
+            y: ly,
+            z: lz,
+        },
+        shmem,
+        stream as u64,
+        params,
+        extra,
+        ret,
+    );
     ret
 }
 

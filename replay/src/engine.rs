@@ -547,9 +547,15 @@ impl<'a> Ctx<'a> {
         // Pinned host memory the kernel reads directly, as it was at capture.
         for snap in p.all(fid::PINNED_SNAPSHOT) {
             let snap = snap.as_nested().map_err(field_err)?;
-            let start = snap.u64(fid::SNAPSHOT_START, "snapshot start").map_err(field_err)?;
-            let len = snap.u64(fid::SNAPSHOT_SIZE, "snapshot size").map_err(field_err)?;
-            let r = snap.blob(fid::SNAPSHOT_BYTES, "snapshot bytes").map_err(field_err)?;
+            let start = snap
+                .u64(fid::SNAPSHOT_START, "snapshot start")
+                .map_err(field_err)?;
+            let len = snap
+                .u64(fid::SNAPSHOT_SIZE, "snapshot size")
+                .map_err(field_err)?;
+            let r = snap
+                .blob(fid::SNAPSHOT_BYTES, "snapshot bytes")
+                .map_err(field_err)?;
             let data = self.proc_.load_blob(&r).map_err(|e| e.to_string())?;
             let (first, last) = (
                 self.addrs.translate(start),
@@ -671,11 +677,16 @@ impl<'a> Ctx<'a> {
             return r;
         }
         match ev.header.api_id {
+            // Code objects are loaded by hash when a launch or a variable needs them.
             semantic::REGISTER_FAT_BINARY
             | semantic::REGISTER_FUNCTION
             | semantic::REGISTER_VAR
-            | semantic::UNREGISTER_FAT_BINARY => Ok(()),
-            semantic::LAUNCH_KERNEL | semantic::LAUNCH_KERNEL_BY_HANDLE => self.replay_launch(ev),
+            | semantic::UNREGISTER_FAT_BINARY
+            | semantic::MODULE_LOAD
+            | semantic::MODULE_GET_FUNCTION => Ok(()),
+            semantic::LAUNCH_KERNEL
+            | semantic::LAUNCH_KERNEL_BY_HANDLE
+            | semantic::MODULE_LAUNCH_KERNEL => self.replay_launch(ev),
             semantic::SYMBOL_ADDRESS => self.replay_symbol_address(ev),
             semantic::UNREPLAYABLE => {
                 self.counts.unreplayable_refused += 1;
