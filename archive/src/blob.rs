@@ -146,13 +146,10 @@ pub fn write_all_at_parallel(f: &fs::File, data: &[u8], offset: u64) -> std::io:
             .enumerate()
             .map(|(i, chunk)| s.spawn(move || f.write_all_at(chunk, offset + (i * step) as u64)))
             .collect();
-        handles
-            .into_iter()
-            .map(|h| {
-                h.join()
-                    .unwrap_or_else(|_| Err(std::io::Error::other("writer thread panicked")))
-            })
-            .collect::<std::io::Result<()>>()
+        handles.into_iter().try_for_each(|h| {
+            h.join()
+                .unwrap_or_else(|_| Err(std::io::Error::other("writer thread panicked")))
+        })
     })
 }
 
@@ -170,13 +167,10 @@ pub fn read_exact_at_parallel(f: &fs::File, buf: &mut [u8], offset: u64) -> std:
             .enumerate()
             .map(|(i, chunk)| s.spawn(move || f.read_exact_at(chunk, offset + (i * step) as u64)))
             .collect();
-        handles
-            .into_iter()
-            .map(|h| {
-                h.join()
-                    .unwrap_or_else(|_| Err(std::io::Error::other("reader thread panicked")))
-            })
-            .collect::<std::io::Result<()>>()
+        handles.into_iter().try_for_each(|h| {
+            h.join()
+                .unwrap_or_else(|_| Err(std::io::Error::other("reader thread panicked")))
+        })
     })
 }
 

@@ -87,6 +87,23 @@ pub fn elf_size(peek: impl Fn(u64, u64) -> Option<Vec<u8>>) -> Option<u64> {
     (size <= MAX_CODE_OBJECT).then_some(size)
 }
 
+/// The size of a binary code object a program hands to a module-load call, from its own
+/// header: a CUDA fat binary, a clang offload bundle or an ELF (cubin or AMDGPU). None for
+/// anything else (PTX text is sized by its NUL, by the caller).
+pub fn module_image_size(peek: impl Fn(u64, u64) -> Option<Vec<u8>>) -> Option<u64> {
+    let head = peek(0, 16)?;
+    if let Some(n) = cuda_fatbin_size(&head) {
+        return Some(n);
+    }
+    if head.starts_with(b"\x7fELF") {
+        return elf_size(&peek);
+    }
+    if head.starts_with(&BUNDLE_MAGIC[..16]) {
+        return bundle_size(&peek);
+    }
+    None
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -127,21 +144,4 @@ mod tests {
         assert_eq!(e[1].0, triples[1]);
         assert_eq!(e[1].1, b"\x7fELFcode");
     }
-}
-
-/// The size of a binary code object a program hands to a module-load call, from its own
-/// header: a CUDA fat binary, a clang offload bundle or an ELF (cubin or AMDGPU). None for
-/// anything else (PTX text is sized by its NUL, by the caller).
-pub fn module_image_size(peek: impl Fn(u64, u64) -> Option<Vec<u8>>) -> Option<u64> {
-    let head = peek(0, 16)?;
-    if let Some(n) = cuda_fatbin_size(&head) {
-        return Some(n);
-    }
-    if head.starts_with(b"\x7fELF") {
-        return elf_size(&peek);
-    }
-    if head.starts_with(&BUNDLE_MAGIC[..16]) {
-        return bundle_size(&peek);
-    }
-    None
 }
