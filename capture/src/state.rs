@@ -92,6 +92,13 @@ pub fn config_from(
             }
         }
     }
+    if let Some(f) = text("HRR_CAPTURE_FSYNC") {
+        s.fsync = match f.as_str() {
+            "1" | "on" | "true" | "yes" => true,
+            "0" | "off" | "false" | "no" => false,
+            other => return Err(format!("HRR_CAPTURE_FSYNC={other:?} is not on or off")),
+        };
+    }
     if let Some(r) = text("HRR_CAPTURE_DISK_RESERVE") {
         s.reserve =
             ReservePolicy::parse(&r).map_err(|e| format!("HRR_CAPTURE_DISK_RESERVE: {e}"))?;

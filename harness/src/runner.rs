@@ -144,8 +144,11 @@ impl Attempt<'_> {
         let archive = self.dir.join("archive");
         let expected = Exit::Code(case.exit_code);
         let mut cap = self.command(binary);
+        // The archive is the case's scratch output, thrown away when it passes: it needs
+        // no durability against a machine crash, so its writes are not fsync'd.
         cap.current_dir(&self.dir)
             .env("HRR_CAPTURE_OUTPUT", &archive)
+            .env("HRR_CAPTURE_FSYNC", "off")
             .env("LD_PRELOAD", &self.ctx.built.capture);
         let cap_result = self.run("capture", cap);
         match &cap_result {
@@ -573,6 +576,47 @@ pub fn run_case(ctx: &RunContext, rc: &ResolvedCase, gpu: Option<&Gpu>) -> CaseR
     }
 }
 
+/// One process per GPU holding a context open for the whole run (`hrr-replay
+/// --hold-device`), so case processes do not each pay the device's start-up. Dropping it
+/// closes their stdin and waits for them.
+pub struct DeviceKeepers(Vec<std::process::Child>);
+
+impl DeviceKeepers {
+    pub fn start(ctx: &RunContext) -> DeviceKeepers {
+        let vendor = match ctx.family.vendor {
+            hrr_matrix::Vendor::Nvidia => "cuda",
+            hrr_matrix::Vendor::Amd => "hip",
+        };
+        let children = ctx
+            .gpus
+            .iter()
+            .filter_map(|g| {
+                Command::new(&ctx.built.replay)
+                    .arg("--hold-device")
+                    .arg(vendor)
+                    .env(ctx.family.vendor.visible_devices_var(), g.index.to_string())
+                    .stdin(std::process::Stdio::piped())
+                    .stdout(std::process::Stdio::null())
+                    .stderr(std::process::Stdio::null())
+                    .spawn()
+                    .ok()
+            })
+            .collect();
+        DeviceKeepers(children)
+    }
+}
+
+impl Drop for DeviceKeepers {
+    fn drop(&mut self) {
+        for c in &mut self.0 {
+            drop(c.stdin.take());
+        }
+        for c in &mut self.0 {
+            let _ = c.wait();
+        }
+    }
+}
+
 /// Runs `cases` on `jobs` workers; worker i uses GPU i modulo the GPUs. `on_result` sees
 /// each result as it arrives (progress, incremental JSON). Results come back in input
 /// order.
@@ -590,6 +634,7 @@ pub fn run_all(
     let queue: Mutex<VecDeque<(usize, &ResolvedCase)>> = Mutex::new(order.into_iter().collect());
     let (tx, rx) = mpsc::channel::<(usize, Option<CaseResult>, String)>();
     let mut results: Vec<Option<CaseResult>> = vec![None; cases.len()];
+    let _keepers = DeviceKeepers::start(ctx);
     std::thread::scope(|s| {
         for w in 0..jobs.max(1) {
             let tx = tx.clone();
