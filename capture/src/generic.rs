@@ -3,7 +3,9 @@
 
 use std::os::raw::c_int;
 
-use hrr_archive::api::{self, ApiDesc, CopyDir, ParamKind, Vendor, BLOB_FIELD, COPY_DIR_FIELD};
+use hrr_archive::api::{
+    self, memcpy3d, ApiDesc, CopyDir, ParamKind, Vendor, BLOB_FIELD, COPY_DIR_FIELD,
+};
 use hrr_archive::payload::{BlobRef, PayloadWriter};
 use hrr_archive::writer::current_tid;
 
@@ -22,7 +24,58 @@ unsafe fn host_bytes<'a>(ptr: u64, len: u64) -> &'a [u8] {
     unsafe { std::slice::from_raw_parts(ptr as usize as *const u8, len as usize) }
 }
 
+/// The 3D-copy parameter struct a row's `Copy3DParms` argument points at.
+fn parms_3d(
+    desc: &ApiDesc,
+    args: &[u64],
+) -> Option<(usize, memcpy3d::Parms, [u8; memcpy3d::SIZE])> {
+    let i = desc
+        .params
+        .iter()
+        .position(|p| p.kind == ParamKind::Copy3DParms)?;
+    if args[i] == 0 {
+        return None;
+    }
+    // SAFETY: the program passed a pointer to a cudaMemcpy3DParms / hipMemcpy3DParms, which
+    // the runtime reads in full.
+    let raw: [u8; memcpy3d::SIZE] = unsafe { host_bytes(args[i], memcpy3d::SIZE as u64) }
+        .try_into()
+        .ok()?;
+    Some((i, memcpy3d::Parms::decode(&raw), raw))
+}
+
+/// The copied box of one side of a 3D copy, packed row after row, slice after slice.
+///
+/// # Safety
+/// `side` must be the host side of a 3D copy the runtime reads or has written.
+unsafe fn packed_box(side: &memcpy3d::Side, extent: [u64; 3]) -> Result<Vec<u8>, String> {
+    let [w, h, d] = extent;
+    let total = w
+        .checked_mul(h)
+        .and_then(|x| x.checked_mul(d))
+        .filter(|&t| t <= MAX_2D_BYTES)
+        .ok_or_else(|| format!("a {w} x {h} x {d} box is too large to record"))?;
+    if w > side.pitch && (h > 1 || d > 1) {
+        return Err(format!("width {w} exceeds pitch {}", side.pitch));
+    }
+    let mut out = Vec::with_capacity(total as usize);
+    for k in 0..d {
+        for j in 0..h {
+            // SAFETY: the caller's contract: each row of the box is `w` bytes here.
+            out.extend_from_slice(unsafe { host_bytes(side.row(j, k), w) });
+        }
+    }
+    Ok(out)
+}
+
 fn copy_dir(cap: &Capture, desc: &ApiDesc, args: &[u64]) -> Option<CopyDir> {
+    if let Some((_, parms, _)) = parms_3d(desc, args) {
+        return CopyDir::resolve(
+            parms.kind as i64,
+            cap.allocs.is_device(parms.dst.ptr),
+            cap.allocs.is_device(parms.src.ptr),
+        );
+    }
     let dst = desc
         .params
         .iter()
@@ -131,6 +184,15 @@ pub fn capture_row(
                     let bytes = unsafe { host_bytes(args[i], len_of(desc, args, len)) };
                     src_blob = Some(writer.put_blob(bytes).map_err(|e| e.to_string()));
                 }
+                if p.kind == ParamKind::Copy3DParms {
+                    if let Some((_, parms, _)) = parms_3d(desc, args) {
+                        // SAFETY: an H2D 3D copy reads this box at the source.
+                        src_blob = Some(
+                            unsafe { packed_box(&parms.src, parms.extent) }
+                                .and_then(|rows| writer.put_blob(&rows).map_err(|e| e.to_string())),
+                        );
+                    }
+                }
                 if let ParamKind::CopySrc2D(pitch, width, height) = p.kind {
                     let (pt, w, h) = geometry(desc, args, pitch, width, height);
                     // SAFETY: an H2D 2D copy reads these rows at the source (API contract).
@@ -197,6 +259,41 @@ pub fn capture_row(
                     }
                 }
                 ParamKind::OutStruct => {}
+                ParamKind::Copy3DParms => match parms_3d(desc, args) {
+                    Some((_, parms, raw)) => {
+                        p.bytes(fid, &raw, false);
+                        if parms.src_array != 0 || parms.dst_array != 0 {
+                            failure = Some("3D copy to or from an array (cudaArray/hipArray): arrays are not captured".into());
+                        }
+                        if let Some(Ok(r)) = &src_blob {
+                            p.blob(BLOB_FIELD | fid, *r);
+                        } else if let Some(Err(e)) = &src_blob {
+                            failure = Some(format!("source box not recorded: {e}"));
+                        }
+                        if dir == Some(CopyDir::DeviceToHost) && ret == 0 {
+                            if let Some(s) = stream_of(desc, args) {
+                                let r = sync_stream(vendor, s);
+                                if r != 0 {
+                                    failure = Some(format!("waiting for stream {s:#x} before reading the copy failed ({r})"));
+                                }
+                            }
+                            // SAFETY: the completed D2H 3D copy wrote this box.
+                            match unsafe { packed_box(&parms.dst, parms.extent) }
+                                .and_then(|rows| writer.put_blob(&rows).map_err(|e| e.to_string()))
+                            {
+                                Ok(r) => {
+                                    p.blob(BLOB_FIELD | fid, r);
+                                }
+                                Err(e) => {
+                                    failure = Some(format!("expected output not recorded: {e}"))
+                                }
+                            }
+                        }
+                    }
+                    None => {
+                        p.null(fid, hrr_archive::payload::FieldType::Bytes);
+                    }
+                },
                 ParamKind::OutSize => {
                     if ret == 0 && a != 0 {
                         // SAFETY: a size_t out the call wrote.

@@ -61,6 +61,12 @@
 #define hipHostRegister cudaHostRegister
 #define hipHostUnregister cudaHostUnregister
 #define hipHostRegisterDefault cudaHostRegisterDefault
+#define hipMemcpy3D cudaMemcpy3D
+#define hipMemcpy3DAsync cudaMemcpy3DAsync
+#define hipMemcpy3DParms cudaMemcpy3DParms
+#define make_hipPitchedPtr make_cudaPitchedPtr
+#define make_hipExtent make_cudaExtent
+#define make_hipPos make_cudaPos
 #define hipMemcpyToSymbol cudaMemcpyToSymbol
 #define hipMemcpyFromSymbol cudaMemcpyFromSymbol
 #define HIP_SYMBOL(x) x

@@ -231,6 +231,65 @@ impl<'a> Ctx<'a> {
                     registering = Some(aligned);
                     aligned
                 }
+                ParamKind::Copy3DParms => {
+                    let raw = p.bytes(id, "3D copy parameters").map_err(field_err)?;
+                    let raw: &[u8; api::memcpy3d::SIZE] = raw.try_into().map_err(|_| {
+                        format!(
+                            "3D copy parameters are {} bytes, not {}",
+                            raw.len(),
+                            api::memcpy3d::SIZE
+                        )
+                    })?;
+                    let mut parms = api::memcpy3d::Parms::decode(raw);
+                    if parms.src_array != 0 || parms.dst_array != 0 {
+                        return Err("3D copies to or from arrays are not replayable".into());
+                    }
+                    let total = parms
+                        .box_bytes()
+                        .filter(|&t| t <= self.proc_.limits.max_host_bytes)
+                        .ok_or_else(|| {
+                            format!("a {:?} box exceeds max_host_bytes", parms.extent)
+                        })?;
+                    let [w, h, _] = parms.extent;
+                    let packed = |ptr: u64| api::memcpy3d::Side {
+                        ptr,
+                        pitch: w,
+                        xsize: w,
+                        ysize: h,
+                        x: 0,
+                        y: 0,
+                        z: 0,
+                    };
+                    match dir {
+                        Some(CopyDir::HostToDevice) => {
+                            let r = p.blob(BLOB_FIELD | id, "source box").map_err(field_err)?;
+                            let data = self.proc_.load_blob(&r).map_err(|e| e.to_string())?;
+                            if data.len() as u64 != total {
+                                return Err(format!(
+                                    "source box holds {} bytes, the copy is {total}",
+                                    data.len()
+                                ));
+                            }
+                            parms.src = packed(data.as_ptr() as u64);
+                            parms.dst.ptr = self.translate(parms.dst.ptr);
+                            keep.push(data);
+                        }
+                        Some(CopyDir::DeviceToHost) => {
+                            let r = p.blob(BLOB_FIELD | id, "expected box").map_err(field_err)?;
+                            let expected = self.proc_.load_blob(&r).map_err(|e| e.to_string())?;
+                            keep.push(vec![0u8; total as usize]);
+                            d2h = Some((keep.len() - 1, expected));
+                            parms.dst = packed(keep[keep.len() - 1].as_ptr() as u64);
+                            parms.src.ptr = self.translate(parms.src.ptr);
+                        }
+                        _ => {
+                            parms.src.ptr = self.translate(parms.src.ptr);
+                            parms.dst.ptr = self.translate(parms.dst.ptr);
+                        }
+                    }
+                    keep.push(parms.encode().to_vec());
+                    keep.last().map(|d| d.as_ptr() as u64).unwrap_or(0)
+                }
                 ParamKind::CopySrc2D(pitch, width, height)
                 | ParamKind::CopyDst2D(pitch, width, height) => {
                     let captured = val(param.name)?;
