@@ -93,3 +93,69 @@ fn damaged_code_objects_are_refused_with_a_reason() {
         let _ = kernels(&g);
     }
 }
+
+#[test]
+fn module_images_are_sized_from_their_headers() {
+    use hrr_archive::codeobject::module_image_size;
+    for name in [
+        "kernels-gfx90a.co",
+        "kernels-gfx1201.co",
+        "kernels-gfx90a-gfx1030.hipfb",
+    ] {
+        let mut b = data(name);
+        let real = b.len() as u64;
+        // Trailing bytes after the image (a module load hands a pointer, not a length).
+        b.extend_from_slice(&[0xab; 4096]);
+        let peek = |o: u64, n: u64| b.get(o as usize..(o + n) as usize).map(|s| s.to_vec());
+        assert_eq!(module_image_size(peek), Some(real), "{name}");
+    }
+    let ptx = b".version 7.0\n.target sm_50\n\0";
+    let peek = |o: u64, n: u64| {
+        ptx.get(o as usize..(o + n).min(ptx.len() as u64) as usize)
+            .map(|s| s.to_vec())
+    };
+    assert_eq!(
+        module_image_size(peek),
+        None,
+        "PTX is sized by its NUL, by the caller"
+    );
+}
+
+#[test]
+fn memcpy3d_parameters_round_trip_and_address_rows() {
+    use hrr_archive::api::memcpy3d::{Parms, Side};
+    let p = Parms {
+        src_array: 0,
+        dst_array: 0,
+        src: Side {
+            ptr: 0x1000,
+            pitch: 256,
+            xsize: 64,
+            ysize: 23,
+            x: 12,
+            y: 2,
+            z: 1,
+        },
+        dst: Side {
+            ptr: 0x7f00_0000,
+            pitch: 512,
+            xsize: 50,
+            ysize: 20,
+            x: 0,
+            y: 0,
+            z: 0,
+        },
+        extent: [200, 20, 6],
+        kind: 1,
+    };
+    assert_eq!(Parms::decode(&p.encode()), p);
+    // Row j of slice k: ptr + (z + k) * pitch * ysize + (y + j) * pitch + x.
+    assert_eq!(p.src.row(0, 0), 0x1000 + 256 * 23 + 2 * 256 + 12);
+    assert_eq!(p.src.row(3, 2), 0x1000 + 3 * 256 * 23 + 5 * 256 + 12);
+    assert_eq!(p.box_bytes(), Some(200 * 20 * 6));
+    let huge = Parms {
+        extent: [u64::MAX, 2, 1],
+        ..p
+    };
+    assert_eq!(huge.box_bytes(), None);
+}

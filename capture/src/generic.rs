@@ -399,3 +399,60 @@ pub fn capture_row(
     });
     ret
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pitched_rows_are_packed_without_their_padding() {
+        // 3 rows of 4 bytes, 10 apart, padding 0xee.
+        let mut buf = vec![0xeeu8; 30];
+        for r in 0..3 {
+            for c in 0..4 {
+                buf[r * 10 + c] = (r * 4 + c) as u8;
+            }
+        }
+        // SAFETY: the geometry stays inside `buf`.
+        let packed = unsafe { packed_rows(buf.as_ptr() as u64, 10, 4, 3) }.unwrap();
+        assert_eq!(packed, (0..12).collect::<Vec<u8>>());
+        // SAFETY: refused before reading anything.
+        assert!(unsafe { packed_rows(buf.as_ptr() as u64, 2, 4, 3) }
+            .unwrap_err()
+            .contains("exceeds pitch"));
+        assert!(unsafe { packed_rows(buf.as_ptr() as u64, 10, u64::MAX, 3) }
+            .unwrap_err()
+            .contains("too large"));
+    }
+
+    #[test]
+    fn a_3d_box_is_packed_slice_by_slice_from_its_position() {
+        // Volume: pitch 8 bytes, 4 rows a slice, 3 slices; box 2 x 2 x 2 at (1, 1, 1).
+        let vol: Vec<u8> = (0..96).collect();
+        let side = memcpy3d::Side {
+            ptr: vol.as_ptr() as u64,
+            pitch: 8,
+            xsize: 8,
+            ysize: 4,
+            x: 1,
+            y: 1,
+            z: 1,
+        };
+        // SAFETY: the box stays inside `vol`.
+        let packed = unsafe { packed_box(&side, [2, 2, 2]) }.unwrap();
+        let at = |x: usize, y: usize, z: usize| (z * 32 + y * 8 + x) as u8;
+        assert_eq!(
+            packed,
+            vec![
+                at(1, 1, 1),
+                at(2, 1, 1),
+                at(1, 2, 1),
+                at(2, 2, 1),
+                at(1, 1, 2),
+                at(2, 1, 2),
+                at(1, 2, 2),
+                at(2, 2, 2)
+            ]
+        );
+    }
+}

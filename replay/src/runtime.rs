@@ -139,3 +139,30 @@ macro_rules! define_calls {
 }
 
 hrr_archive::hrr_api_table!(define_calls);
+
+#[cfg(test)]
+mod tests {
+    use super::call_row;
+    use hrr_archive::api::API_TABLE;
+    use std::os::raw::{c_int, c_void};
+
+    extern "C" fn returns_seven() -> c_int {
+        7
+    }
+
+    #[test]
+    fn every_table_row_has_a_typed_replay_call() {
+        let f = returns_seven as *const () as *mut c_void;
+        for d in API_TABLE {
+            let zeros = vec![0u64; d.params.len()];
+            // SAFETY: `returns_seven` ignores its arguments; every parameter of every row is
+            // an integer or a pointer, passed in registers or on the stack by the caller and
+            // never read. The call only proves the row has an arm of the right arity.
+            let r = unsafe { call_row(d.id, f, &zeros) };
+            assert_eq!(r, Some(7), "{}: no typed call", d.name);
+            let wrong = vec![0u64; d.params.len() + 1];
+            // SAFETY: a wrong arity is refused before any call is made.
+            assert_eq!(unsafe { call_row(d.id, f, &wrong) }, None, "{}", d.name);
+        }
+    }
+}
