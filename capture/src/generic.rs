@@ -407,7 +407,7 @@ mod tests {
     #[test]
     fn pitched_rows_are_packed_without_their_padding() {
         // 3 rows of 4 bytes, 10 apart, padding 0xee.
-        let mut buf = vec![0xeeu8; 30];
+        let mut buf = [0xeeu8; 30];
         for r in 0..3 {
             for c in 0..4 {
                 buf[r * 10 + c] = (r * 4 + c) as u8;
@@ -420,7 +420,7 @@ mod tests {
         assert!(unsafe { packed_rows(buf.as_ptr() as u64, 2, 4, 3) }
             .unwrap_err()
             .contains("exceeds pitch"));
-        assert!(unsafe { packed_rows(buf.as_ptr() as u64, 10, u64::MAX, 3) }
+        assert!(unsafe { packed_rows(buf.as_ptr() as u64, 10, 4, u64::MAX) }
             .unwrap_err()
             .contains("too large"));
     }
