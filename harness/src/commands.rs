@@ -261,6 +261,29 @@ pub fn build(matrix: Option<&Path>, opts: &BuildOpts) -> Res {
     })
 }
 
+/// The machine's GPUs that belong to `f`; refuses when it has GPUs but none of them do.
+fn family_gpus(d: &Detection, f: &Family) -> Result<Vec<gpu::Gpu>, HarnessError> {
+    let mine: Vec<gpu::Gpu> = d
+        .gpus
+        .iter()
+        .filter(|g| gpu::belongs(g, f))
+        .cloned()
+        .collect();
+    if !d.gpus.is_empty() && mine.is_empty() {
+        return Err(HarnessError::usage(format!(
+            "this machine's GPUs do not belong to family {} (targets {}): found {}",
+            f.name,
+            f.targets.join(", "),
+            d.gpus
+                .iter()
+                .map(|g| g.to_string())
+                .collect::<Vec<_>>()
+                .join("; ")
+        )));
+    }
+    Ok(mine)
+}
+
 fn now_unix() -> u64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
@@ -297,24 +320,7 @@ pub fn run(matrix: Option<&Path>, args: &RunArgs) -> Res {
     if args.jobs == Some(0) {
         return Err(HarnessError::usage("--jobs 0: need at least one job"));
     }
-    let mine: Vec<gpu::Gpu> = d
-        .gpus
-        .iter()
-        .filter(|g| gpu::belongs(g, f))
-        .cloned()
-        .collect();
-    if !d.gpus.is_empty() && mine.is_empty() {
-        return Err(HarnessError::usage(format!(
-            "this machine's GPUs do not belong to family {} (targets {}): found {}",
-            f.name,
-            f.targets.join(", "),
-            d.gpus
-                .iter()
-                .map(|g| g.to_string())
-                .collect::<Vec<_>>()
-                .join("; ")
-        )));
-    }
+    let mine = family_gpus(&d, f)?;
     let mut cases = resolve_family(&m, f);
     if !args.cases.is_empty() {
         cases.retain(|rc| {
@@ -442,16 +448,7 @@ pub fn merge(dirs: &[PathBuf], output: &Path) -> Res {
     let md = hrr_reports::markdown::merged_summary(&merged);
     hrr_reports::result::write_atomic(&output.join("summary.md"), md.as_bytes())
         .map_err(|e| HarnessError::failed(e.to_string()))?;
-    if let Some(p) = std::env::var_os("GITHUB_STEP_SUMMARY").filter(|p| !p.is_empty()) {
-        use std::io::Write;
-        if let Ok(mut f) = std::fs::OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(p)
-        {
-            let _ = writeln!(f, "{md}");
-        }
-    }
+    output::append_step_summary(&md);
     print!("{md}");
     println!("merged {} report(s) into {}", files.len(), output.display());
     Ok(if merged.totals.unexpected == 0 {
@@ -504,23 +501,7 @@ pub fn control(matrix: Option<&Path>, args: &ControlArgs) -> Res {
     let m = tree.load_matrix()?;
     let d = gpu::detect();
     let f = pick_family(&m, &args.family, &d)?;
-    let mine: Vec<gpu::Gpu> = d
-        .gpus
-        .iter()
-        .filter(|g| gpu::belongs(g, f))
-        .cloned()
-        .collect();
-    if !d.gpus.is_empty() && mine.is_empty() {
-        return Err(HarnessError::usage(format!(
-            "this machine's GPUs do not belong to family {}: found {}",
-            f.name,
-            d.gpus
-                .iter()
-                .map(|g| g.to_string())
-                .collect::<Vec<_>>()
-                .join("; ")
-        )));
-    }
+    let mine = family_gpus(&d, f)?;
     let floor = hrr_matrix::duration::parse(&args.timeout_floor)
         .map_err(|e| HarnessError::usage(format!("--timeout-floor {e}")))?;
     if !(args.timeout_factor.is_finite() && args.timeout_factor >= 1.0) {
@@ -613,16 +594,7 @@ pub fn control(matrix: Option<&Path>, args: &ControlArgs) -> Res {
     write("summary.md", &md).map_err(|e| HarnessError::failed(e.to_string()))?;
     write("junit.xml", &control::junit(&outcomes))
         .map_err(|e| HarnessError::failed(e.to_string()))?;
-    if let Some(p) = std::env::var_os("GITHUB_STEP_SUMMARY").filter(|p| !p.is_empty()) {
-        use std::io::Write;
-        if let Ok(mut fh) = std::fs::OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(p)
-        {
-            let _ = writeln!(fh, "{md}");
-        }
-    }
+    output::append_step_summary(&md);
     let code = control::exit_code(&outcomes);
     if args.pr {
         crate::publish::publish_from_env(&md, code);

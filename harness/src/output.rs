@@ -100,6 +100,12 @@ pub fn write_reports(dir: &Path, report: &RunReport, merged: bool) -> std::io::R
         hrr_reports::markdown::run_summary(report)
     };
     hrr_reports::result::write_atomic(&dir.join("summary.md"), md.as_bytes())?;
+    append_step_summary(&md);
+    Ok(md)
+}
+
+/// Appends Markdown to GitHub's step summary when running in Actions.
+pub fn append_step_summary(md: &str) {
     if let Some(p) = std::env::var_os("GITHUB_STEP_SUMMARY").filter(|p| !p.is_empty()) {
         if let Ok(mut f) = std::fs::OpenOptions::new()
             .create(true)
@@ -109,5 +115,4 @@ pub fn write_reports(dir: &Path, report: &RunReport, merged: bool) -> std::io::R
             let _ = writeln!(f, "{md}");
         }
     }
-    Ok(md)
 }
