@@ -32,11 +32,25 @@ const HAND_WRITTEN: &[&str] = &[
 
 #[test]
 fn every_declared_api_has_an_exported_shim() {
-    // The cdylib is built next to this test's deps directory.
+    // The cdylib sits in this test's deps directory (cargo test) or one above it (cargo
+    // build); build it when neither has it.
     let exe = std::env::current_exe().unwrap();
-    let dir = exe.parent().and_then(|d| d.parent()).unwrap();
-    let so = dir.join("libhrr_capture.so");
-    assert!(so.is_file(), "{} not built", so.display());
+    let deps = exe.parent().unwrap().to_path_buf();
+    let candidates = [
+        deps.join("libhrr_capture.so"),
+        deps.parent().unwrap().join("libhrr_capture.so"),
+    ];
+    if !candidates.iter().any(|c| c.is_file()) {
+        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+        let _ = std::process::Command::new(cargo)
+            .args(["build", "-q", "-p", "hrr-capture"])
+            .status();
+    }
+    let so = candidates
+        .iter()
+        .find(|c| c.is_file())
+        .cloned()
+        .expect("libhrr_capture.so was not built");
     let path = CString::new(so.to_string_lossy().as_bytes()).unwrap();
     // SAFETY: dlopen of our own library; with HRR_CAPTURE_OUTPUT unset its constructor
     // only turns capture off.
