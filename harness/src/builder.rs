@@ -169,10 +169,10 @@ pub fn build_tools(req: &BuildRequest, dir: &Path) -> Result<(PathBuf, PathBuf),
 }
 
 /// Hash of everything that decides a case binary.
-fn input_hash(tc: &Toolchain, cmd: &Command, case_dir: &Path, common: &Path) -> String {
+fn input_hash(tc: &Toolchain, commands: &str, case_dir: &Path, common: &Path) -> String {
     let mut buf = Vec::new();
     buf.extend_from_slice(tc.version.as_bytes());
-    buf.extend_from_slice(format!("{cmd:?}").as_bytes());
+    buf.extend_from_slice(commands.as_bytes());
     for dir in [case_dir, common] {
         let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
             .map(|rd| {
@@ -200,8 +200,8 @@ fn build_case(
 ) -> CaseBuild {
     let src_dir = source.cases_dir().join(case_dir_name);
     let common = source.cases_dir().join("common");
-    let compile_only = tc.buildable().is_empty();
-    let binary = out_dir.join(if compile_only { "case.o" } else { "case" });
+    let runnable = !tc.buildable().is_empty();
+    let binary = out_dir.join("case");
     let log = out_dir.join("build.log");
     if let Err(e) = std::fs::create_dir_all(out_dir) {
         return CaseBuild::Failed {
@@ -209,61 +209,92 @@ fn build_case(
             log,
         };
     }
-    if !src_dir.join("main.cpp").is_file() {
+    let source_file = src_dir.join("main.cpp");
+    if !source_file.is_file() {
         return CaseBuild::Failed {
-            message: format!(
-                "{} does not exist in this tree",
-                src_dir.join("main.cpp").display()
-            ),
+            message: format!("{} does not exist in this tree", source_file.display()),
             log,
         };
     }
-    let mut cmd = if compile_only {
-        tc.compile_check_command(&src_dir.join("main.cpp"), &common, &binary)
-    } else {
-        tc.compile_command(&src_dir.join("main.cpp"), &common, &binary)
-    };
-    let done = |binary: PathBuf, reused: bool| {
-        if compile_only {
-            CaseBuild::CompileChecked {
-                object: binary,
-                targets: tc.compile_only().iter().map(|s| s.to_string()).collect(),
+    // The runnable program for the targets that link here, then a compile check (object
+    // file) per compiler for the targets that only compile.
+    let mut steps: Vec<(Command, PathBuf)> = Vec::new();
+    if runnable {
+        steps.push((
+            tc.compile_command(&source_file, &common, &binary),
+            binary.clone(),
+        ));
+    }
+    steps.extend(tc.compile_check_commands(&source_file, &common, out_dir));
+    let checked: Vec<String> = tc.compile_only().iter().map(|s| s.to_string()).collect();
+    let done = |reused: bool, steps: &[(Command, PathBuf)]| {
+        if runnable {
+            CaseBuild::Built {
+                binary: binary.clone(),
+                reused,
             }
         } else {
-            CaseBuild::Built { binary, reused }
+            CaseBuild::CompileChecked {
+                object: steps.first().map(|(_, o)| o.clone()).unwrap_or_default(),
+                targets: checked.clone(),
+            }
         }
     };
     let stamp = out_dir.join(".inputs");
-    let hash = input_hash(tc, &cmd, &src_dir, &common);
-    if binary.is_file() && std::fs::read_to_string(&stamp).ok().as_deref() == Some(hash.as_str()) {
-        return done(binary, true);
+    let hash = input_hash(
+        tc,
+        &steps
+            .iter()
+            .map(|(c, _)| format!("{c:?}"))
+            .collect::<Vec<_>>()
+            .join("\n"),
+        &src_dir,
+        &common,
+    );
+    if steps.iter().all(|(_, o)| o.is_file())
+        && std::fs::read_to_string(&stamp).ok().as_deref() == Some(hash.as_str())
+    {
+        return done(true, &steps);
     }
     let _ = std::fs::remove_file(&stamp);
-    let _ = std::fs::write(&log, format!("{cmd:?}\n"));
-    cmd.current_dir(&src_dir).env("TMPDIR", tmp);
-    match process::run_logged(cmd, &log, Instant::now() + Duration::from_secs(900)) {
-        Ok(f) if f.exit == Exit::Code(0) && binary.is_file() => {
-            let _ = std::fs::write(&stamp, &hash);
-            done(binary, false)
+    let _ = std::fs::write(&log, "");
+    let summary: Vec<(String, PathBuf)> = steps
+        .iter()
+        .map(|(c, o)| (format!("{c:?}"), o.clone()))
+        .collect();
+    for ((mut cmd, out), (text, _)) in steps.into_iter().zip(summary.iter()) {
+        let _ = std::fs::OpenOptions::new()
+            .append(true)
+            .open(&log)
+            .and_then(|mut f| std::io::Write::write_all(&mut f, format!("{text}\n").as_bytes()));
+        cmd.current_dir(&src_dir).env("TMPDIR", tmp);
+        match process::run_logged(cmd, &log, Instant::now() + Duration::from_secs(900)) {
+            Ok(f) if f.exit == Exit::Code(0) && out.is_file() => {}
+            Ok(f) => {
+                return CaseBuild::Failed {
+                    message: format!(
+                        "compiling cases/{case_dir_name}/main.cpp failed ({}): {}",
+                        f.exit.describe(),
+                        process::tail(&log, 600)
+                            .lines()
+                            .filter(|l| l.contains("error"))
+                            .take(3)
+                            .collect::<Vec<_>>()
+                            .join(" | ")
+                    ),
+                    log,
+                }
+            }
+            Err(e) => {
+                return CaseBuild::Failed {
+                    message: format!("cannot run the compiler ({text}): {e}"),
+                    log,
+                }
+            }
         }
-        Ok(f) => CaseBuild::Failed {
-            message: format!(
-                "compiling cases/{case_dir_name}/main.cpp failed ({}): {}",
-                f.exit.describe(),
-                process::tail(&log, 600)
-                    .lines()
-                    .filter(|l| l.contains("error"))
-                    .take(3)
-                    .collect::<Vec<_>>()
-                    .join(" | ")
-            ),
-            log,
-        },
-        Err(e) => CaseBuild::Failed {
-            message: format!("cannot run {}: {e}", tc.compiler.display()),
-            log,
-        },
     }
+    let _ = std::fs::write(&stamp, &hash);
+    done(false, &[])
 }
 
 /// Builds tools and cases. Case compile failures are reported per case, not as an error.

@@ -65,6 +65,9 @@ pub enum TargetSupport {
     /// Compiles with these flags but cannot link a runnable program (HIP 5.2's clang 15
     /// has no device libraries for gfx11): a compile check, nothing to run.
     CompileOnly(Vec<String>),
+    /// Compiles (no link) only with another compiler, this path and these flags: a newer
+    /// clang that knows targets hipcc 5.2 does not (gfx942, gfx1150, gfx1151, gfx12xx).
+    CompileOnlyWith(String, Vec<String>),
     Unsupported(String),
 }
 
@@ -91,29 +94,64 @@ impl Toolchain {
     pub fn compile_only(&self) -> Vec<&str> {
         self.targets
             .iter()
-            .filter(|(_, s)| matches!(s, TargetSupport::CompileOnly(_)))
+            .filter(|(_, s)| {
+                matches!(
+                    s,
+                    TargetSupport::CompileOnly(_) | TargetSupport::CompileOnlyWith(..)
+                )
+            })
             .map(|(t, _)| t.as_str())
             .collect()
     }
 
-    /// The compile-check command for targets that cannot link: an object file.
-    pub fn compile_check_command(&self, source: &Path, include: &Path, out: &Path) -> Command {
-        let mut c = Command::new(&self.compiler);
-        c.args(["-O2", "-std=c++17", "-Wno-unused-result", "-c"]);
-        let mut extra: Vec<String> = Vec::new();
-        for t in self.compile_only() {
-            c.arg(format!("--offload-arch={t}"));
-            if let Some(TargetSupport::CompileOnly(f)) = self.targets.get(t) {
-                for x in f {
-                    if !extra.contains(x) {
-                        extra.push(x.clone());
-                    }
+    /// Compile-check commands for the targets that cannot link here, one per compiler,
+    /// each with the object file it writes into `out_dir`.
+    pub fn compile_check_commands(
+        &self,
+        source: &Path,
+        include: &Path,
+        out_dir: &Path,
+    ) -> Vec<(Command, PathBuf)> {
+        let mut groups: BTreeMap<String, (Vec<&str>, Vec<String>)> = BTreeMap::new();
+        for (t, s) in &self.targets {
+            let (compiler, flags) = match s {
+                TargetSupport::CompileOnly(f) => (self.compiler.to_string_lossy().into_owned(), f),
+                TargetSupport::CompileOnlyWith(c, f) => (c.clone(), f),
+                _ => continue,
+            };
+            let g = groups.entry(compiler).or_default();
+            g.0.push(t);
+            for x in flags {
+                if !g.1.contains(x) {
+                    g.1.push(x.clone());
                 }
             }
         }
-        c.args(&extra);
-        c.arg("-I").arg(include).arg(source).arg("-o").arg(out);
-        c
+        groups
+            .into_iter()
+            .map(|(compiler, (targets, flags))| {
+                let mut c = Command::new(&compiler);
+                let other = Path::new(&compiler) != self.compiler;
+                if other {
+                    c.args(["-x", "hip", "--rocm-path=/usr"]);
+                }
+                c.args(["-O2", "-std=c++17", "-Wno-unused-result", "-c"]);
+                for t in &targets {
+                    c.arg(format!("--offload-arch={t}"));
+                }
+                c.args(&flags);
+                let name = Path::new(&compiler)
+                    .file_name()
+                    .map(|n| {
+                        n.to_string_lossy()
+                            .replace(|ch: char| !ch.is_ascii_alphanumeric(), "_")
+                    })
+                    .unwrap_or_default();
+                let obj = out_dir.join(format!("case-{name}.o"));
+                c.arg("-I").arg(include).arg(source).arg("-o").arg(&obj);
+                (c, obj)
+            })
+            .collect()
     }
 
     pub fn unsupported(&self) -> Vec<(String, String)> {
@@ -161,6 +199,37 @@ impl Toolchain {
 }
 
 /// Uses threadIdx, as every case does: that needs the device libraries at link time.
+/// A newer clang for HIP than hipcc's (`HRR_HIP_CLANG`, else clang++-19/18/17 on PATH).
+pub fn other_hip_clang() -> Option<PathBuf> {
+    if let Some(p) = std::env::var_os("HRR_HIP_CLANG").filter(|v| !v.is_empty()) {
+        let p = PathBuf::from(p);
+        return p.is_file().then_some(p);
+    }
+    ["clang++-19", "clang++-18", "clang++-17"]
+        .iter()
+        .find_map(|n| which(n))
+}
+
+fn clang_compiles(clang: &Path, target: &str, src: &Path, work: &Path) -> bool {
+    Command::new(clang)
+        .args([
+            "-x",
+            "hip",
+            "--rocm-path=/usr",
+            "-nogpulib",
+            "-fgpu-rdc",
+            "-c",
+        ])
+        .arg(format!("--offload-arch={target}"))
+        .arg(src)
+        .arg("-o")
+        .arg(work.join("probe-clang.o"))
+        .env("TMPDIR", work)
+        .output()
+        .map(|o| o.status.success())
+        .unwrap_or(false)
+}
+
 const AMD_PROBE: &str = "#include <hip/hip_runtime.h>\n__global__ void k(int* p) { p[threadIdx.x + blockIdx.x * blockDim.x] = 1; }\nint main() { hipLaunchKernelGGL(k, dim3(1), dim3(1), 0, 0, nullptr); return 0; }\n";
 
 /// Works out how each of `family`'s targets builds. `cache_dir` keeps AMD probe results
@@ -201,7 +270,13 @@ pub fn plan(family: &Family, cache_dir: &Path) -> Result<Toolchain, String> {
                 .and_then(|d| serde_json::from_slice(&d).ok())
                 .unwrap_or_default();
             for t in &family.targets {
-                let key = format!("{}|{version}|{t}", compiler.display());
+                let other = other_hip_clang()
+                    .map(|c| format!("{} ({})", c.display(), compiler_version(&c)));
+                let key = format!(
+                    "{}|{version}|{}|{t}",
+                    compiler.display(),
+                    other.unwrap_or_default()
+                );
                 let s = match cache.get(&key) {
                     Some(s) => s.clone(),
                     None => {
@@ -254,6 +329,16 @@ fn probe_amd(compiler: &Path, version: &str, target: &str, dir: &Path) -> Target
             }
             _ if matches!(attempt(&["-c", "-fgpu-rdc", "-nogpulib"]), Ok(ref o) if o.status.success()) => {
                 TargetSupport::CompileOnly(vec!["-fgpu-rdc".into(), "-nogpulib".into()])
+            }
+            _ if other_hip_clang()
+                .is_some_and(|clang| clang_compiles(&clang, target, &src, &work)) =>
+            {
+                TargetSupport::CompileOnlyWith(
+                    other_hip_clang()
+                        .map(|c| c.to_string_lossy().into_owned())
+                        .unwrap_or_default(),
+                    vec!["-nogpulib".into(), "-fgpu-rdc".into()],
+                )
             }
             _ => {
                 let why = first
