@@ -16,6 +16,9 @@ pub struct Gpu {
     pub name: String,
     /// `sm_90` or `gfx90a`.
     pub arch: String,
+    /// NVIDIA compute mode Exclusive_Process or Prohibited: one process at a time (or
+    /// none), so the harness must not hold a context of its own on it.
+    pub exclusive: bool,
 }
 
 impl std::fmt::Display for Gpu {
@@ -60,12 +63,17 @@ pub fn gfx_arch(target_version: u32) -> Option<String> {
 }
 
 fn detect_nvidia(d: &mut Detection) {
-    let out = Command::new("nvidia-smi")
-        .args([
-            "--query-gpu=index,name,compute_cap",
-            "--format=csv,noheader",
-        ])
-        .output();
+    // The compute mode first; should a driver not know that field, ask without it.
+    let query = |fields: &str| {
+        Command::new("nvidia-smi")
+            .arg(format!("--query-gpu={fields}"))
+            .arg("--format=csv,noheader")
+            .output()
+    };
+    let out = match query("index,name,compute_cap,compute_mode") {
+        Ok(o) if !o.status.success() => query("index,name,compute_cap"),
+        other => other,
+    };
     match out {
         Err(_) => d.notes.push("nvidia-smi not found".into()),
         Ok(o) if !o.status.success() => d.notes.push(format!(
@@ -75,24 +83,30 @@ fn detect_nvidia(d: &mut Detection) {
         Ok(o) => {
             let text = String::from_utf8_lossy(&o.stdout);
             let before = d.gpus.len();
-            for line in text.lines() {
-                let parts: Vec<&str> = line.split(',').map(str::trim).collect();
-                if let [idx, name, cap] = parts[..] {
-                    if let (Ok(index), Some(arch)) = (idx.parse(), sm_arch(cap)) {
-                        d.gpus.push(Gpu {
-                            index,
-                            vendor: Vendor::Nvidia,
-                            name: name.to_string(),
-                            arch,
-                        });
-                    }
-                }
-            }
+            d.gpus
+                .extend(text.lines().filter_map(parse_nvidia_smi_line));
             if d.gpus.len() == before {
                 d.notes.push("nvidia-smi lists no GPU".into());
             }
         }
     }
+}
+
+/// One line of `nvidia-smi --query-gpu=index,name,compute_cap[,compute_mode]`.
+fn parse_nvidia_smi_line(line: &str) -> Option<Gpu> {
+    let parts: Vec<&str> = line.split(',').map(str::trim).collect();
+    let (idx, name, cap, mode) = match parts[..] {
+        [i, n, c, m] => (i, n, c, m),
+        [i, n, c] => (i, n, c, "Default"),
+        _ => return None,
+    };
+    Some(Gpu {
+        index: idx.parse().ok()?,
+        vendor: Vendor::Nvidia,
+        name: name.to_string(),
+        arch: sm_arch(cap)?,
+        exclusive: mode != "Default",
+    })
 }
 
 fn detect_amd(d: &mut Detection, topology: &Path) {
@@ -125,6 +139,7 @@ fn detect_amd(d: &mut Detection, topology: &Path) {
             vendor: Vendor::Amd,
             name: if name.is_empty() { arch.clone() } else { name },
             arch,
+            exclusive: false,
         });
         index += 1;
     }
@@ -197,6 +212,24 @@ mod tests {
         assert_eq!(gfx_arch(110501).as_deref(), Some("gfx1151"));
         assert_eq!(gfx_arch(120001).as_deref(), Some("gfx1201"));
         assert_eq!(gfx_arch(0), None);
+    }
+
+    #[test]
+    fn nvidia_smi_lines_are_parsed_with_their_compute_mode() {
+        let g = parse_nvidia_smi_line("0, NVIDIA H200, 9.0, Default").unwrap();
+        assert_eq!((g.index, g.arch.as_str(), g.exclusive), (0, "sm_90", false));
+        assert!(
+            parse_nvidia_smi_line("1, NVIDIA H200, 9.0, Exclusive_Process")
+                .unwrap()
+                .exclusive
+        );
+        assert!(
+            !parse_nvidia_smi_line("2, NVIDIA H200, 9.0")
+                .unwrap()
+                .exclusive
+        );
+        assert!(parse_nvidia_smi_line("garbage").is_none());
+        assert!(parse_nvidia_smi_line("x, NVIDIA H200, 9.0, Default").is_none());
     }
 
     #[test]

@@ -590,6 +590,8 @@ impl DeviceKeepers {
         let children = ctx
             .gpus
             .iter()
+            // An exclusive-mode GPU admits one process: a keeper would lock the cases out.
+            .filter(|g| !g.exclusive)
             .filter_map(|g| {
                 Command::new(&ctx.built.replay)
                     .arg("--hold-device")
