@@ -214,6 +214,61 @@ mod tests {
         assert_eq!(gfx_arch(0), None);
     }
 
+    fn gpu(index: u32, vendor: Vendor, arch: &str) -> Gpu {
+        Gpu {
+            index,
+            vendor,
+            name: "test".into(),
+            arch: arch.into(),
+            exclusive: false,
+        }
+    }
+
+    #[test]
+    fn gpus_are_matched_to_families_and_auto_picks_the_only_one() {
+        let m = hrr_matrix::load_str(
+            "version: 1\ntools: {build: [true], capture: a, replay: b}\nfamilies:\n  - {name: gfx110x, vendor: amd, targets: [gfx1100, gfx1101], runner: [x]}\n  - {name: gfx90a, vendor: amd, targets: [gfx90a], runner: [x]}\n  - {name: sm90, vendor: nvidia, targets: [sm_90], runner: [x]}\ncases: []\n",
+            Path::new("m.yaml"),
+            None,
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+        let fam = |n: &str| m.families.iter().find(|f| f.name == n).unwrap();
+        assert!(belongs(&gpu(0, Vendor::Amd, "gfx1101"), fam("gfx110x")));
+        assert!(!belongs(&gpu(0, Vendor::Amd, "gfx1101"), fam("gfx90a")));
+        assert!(
+            !belongs(&gpu(0, Vendor::Amd, "sm_90"), fam("sm90")),
+            "vendor must match"
+        );
+        let one = Detection {
+            gpus: vec![
+                gpu(0, Vendor::Nvidia, "sm_90"),
+                gpu(1, Vendor::Nvidia, "sm_90"),
+            ],
+            notes: vec![],
+        };
+        assert_eq!(auto_family(&m, &one).unwrap().unwrap().name, "sm90");
+        let mixed = Detection {
+            gpus: vec![
+                gpu(0, Vendor::Amd, "gfx90a"),
+                gpu(1, Vendor::Amd, "gfx1100"),
+            ],
+            notes: vec![],
+        };
+        let e = auto_family(&m, &mixed).unwrap_err();
+        assert!(
+            e.contains("several families") && e.contains("gfx90a") && e.contains("gfx110x"),
+            "{e}"
+        );
+        let unknown = Detection {
+            gpus: vec![gpu(0, Vendor::Amd, "gfx950")],
+            notes: vec![],
+        };
+        assert!(auto_family(&m, &unknown)
+            .unwrap_err()
+            .contains("belongs to no family"));
+        assert!(auto_family(&m, &Detection::default()).unwrap().is_none());
+    }
+
     #[test]
     fn nvidia_smi_lines_are_parsed_with_their_compute_mode() {
         let g = parse_nvidia_smi_line("0, NVIDIA H200, 9.0, Default").unwrap();
