@@ -5,6 +5,7 @@
 //! generic Memcpy / MemcpyAsync row with that address, so its bytes are captured exactly
 //! as any other copy's. Replay maps the address to the same variable in its own module.
 
+use std::ffi::CStr;
 use std::os::raw::{c_int, c_void};
 
 use hrr_archive::api::{self, fid, semantic, Vendor};
@@ -81,7 +82,13 @@ macro_rules! symbol_shims {
             offset: usize,
             kind: c_int,
         ) -> c_int {
-            let real = real!(@ident $to);
+            static REAL: RealFn = RealFn::new(
+                match CStr::from_bytes_with_nul(concat!(stringify!($to), "\0").as_bytes()) {
+                    Ok(c) => c,
+                    Err(_) => panic!(),
+                },
+            );
+            let real = REAL.get();
             if real.is_null() {
                 return 999;
             }
@@ -123,7 +130,13 @@ macro_rules! symbol_shims {
             offset: usize,
             kind: c_int,
         ) -> c_int {
-            let real = real!(@ident $from);
+            static REAL: RealFn = RealFn::new(
+                match CStr::from_bytes_with_nul(concat!(stringify!($from), "\0").as_bytes()) {
+                    Ok(c) => c,
+                    Err(_) => panic!(),
+                },
+            );
+            let real = REAL.get();
             if real.is_null() {
                 return 999;
             }
@@ -161,7 +174,13 @@ macro_rules! symbol_shims {
             kind: c_int,
             stream: *mut c_void,
         ) -> c_int {
-            let real = real!(@ident $to_async);
+            static REAL: RealFn = RealFn::new(
+                match CStr::from_bytes_with_nul(concat!(stringify!($to_async), "\0").as_bytes()) {
+                    Ok(c) => c,
+                    Err(_) => panic!(),
+                },
+            );
+            let real = REAL.get();
             if real.is_null() {
                 return 999;
             }
@@ -208,7 +227,13 @@ macro_rules! symbol_shims {
             kind: c_int,
             stream: *mut c_void,
         ) -> c_int {
-            let real = real!(@ident $from_async);
+            static REAL: RealFn = RealFn::new(
+                match CStr::from_bytes_with_nul(concat!(stringify!($from_async), "\0").as_bytes()) {
+                    Ok(c) => c,
+                    Err(_) => panic!(),
+                },
+            );
+            let real = REAL.get();
             if real.is_null() {
                 return 999;
             }
