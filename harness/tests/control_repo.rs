@@ -133,35 +133,28 @@ fn make_repo() -> (tempfile::TempDir, PathBuf) {
     write(&root, "matrix/matrix.yaml", &matrix(controls));
     sh(&root, "git init -q -b main . && git config user.email t@t && git config user.name t && git add -A && git commit -qm initial");
     // Fix 1: add adds. Guarded by `adds`.
-    std::fs::write(
-        root.join("tool.c"),
-        TOOL_BUGGY.replace(
-            "atoi(argv[2]) - atoi(argv[3])",
-            "atoi(argv[2]) + atoi(argv[3])",
-        ),
-    )
-    .unwrap();
-    sh(
+    commit_edit(
         &root,
-        "git commit -qam 'tool: add adds' -m 'Guarded-by: adds'",
+        "atoi(argv[2]) - atoi(argv[3])",
+        "atoi(argv[2]) + atoi(argv[3])",
+        "tool: add adds",
+        "adds",
     );
     // Fix 2: loop returns. Its guard hangs without it.
-    let fixed = std::fs::read_to_string(root.join("tool.c"))
-        .unwrap()
-        .replace("for (;;) {}", "return 0;");
-    std::fs::write(root.join("tool.c"), fixed).unwrap();
-    sh(
+    commit_edit(
         &root,
-        "git commit -qam 'tool: loop returns' -m 'Guarded-by: loops'",
+        "for (;;) {}",
+        "return 0;",
+        "tool: loop returns",
+        "loops",
     );
     // A cosmetic change claiming a guard that cannot notice it.
-    let cosmetic = std::fs::read_to_string(root.join("tool.c"))
-        .unwrap()
-        .replace("#include <stdio.h>", "#include <stdio.h> /* io */");
-    std::fs::write(root.join("tool.c"), cosmetic).unwrap();
-    sh(
+    commit_edit(
         &root,
-        "git commit -qam 'tool: comment' -m 'Guarded-by: hello'",
+        "#include <stdio.h>",
+        "#include <stdio.h> /* io */",
+        "tool: comment",
+        "hello",
     );
     // Patches against HEAD: one that removes the add fix, one that cannot apply, one that
     // breaks the build.
@@ -170,6 +163,17 @@ fn make_repo() -> (tempfile::TempDir, PathBuf) {
     sh(&root, "sed -i 's/return 1;/return 1 /' tool.c && git diff > controls/no_build.patch && git checkout -q tool.c");
     sh(&root, "git add -A && git commit -qm 'controls'");
     (t, root)
+}
+
+/// Replaces `from` with `to` in tool.c and commits it with a `Guarded-by:` trailer.
+fn commit_edit(root: &Path, from: &str, to: &str, subject: &str, guards: &str) {
+    let text = std::fs::read_to_string(root.join("tool.c")).unwrap();
+    assert!(text.contains(from), "tool.c has no {from:?}");
+    std::fs::write(root.join("tool.c"), text.replace(from, to)).unwrap();
+    sh(
+        root,
+        &format!("git commit -qam '{subject}' -m 'Guarded-by: {guards}'"),
+    );
 }
 
 fn harness(root: &Path, args: &[&str]) -> Output {
