@@ -5,7 +5,7 @@
 use serde::{Deserialize, Serialize};
 
 /// The whole result of one replay.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ReplayResult {
     pub archive: String,
     pub vendor: String,
@@ -15,6 +15,10 @@ pub struct ReplayResult {
     pub reason: String,
     pub counts: Counts,
     pub failures: Vec<Failure>,
+    /// The exit code `hrr-replay` gives this archive on its own (0 pass, 1 fail,
+    /// 2 invalid, 3 no GPU); with several archives the process exits with the worst.
+    #[serde(default)]
+    pub exit_code: u8,
 }
 
 /// One failed check or event, with everything a person needs to find it.

@@ -8,6 +8,7 @@ use std::process::Command;
 use std::sync::{mpsc, Mutex};
 use std::time::Instant;
 
+use hrr_archive::edit::{edit_expected_output, EditedOutput};
 use hrr_archive::replay_result::ReplayResult;
 use hrr_archive::{Archive, Limits};
 use hrr_matrix::{CaseKind, Check, Disposition, Expectation, Family, ResolvedCase};
@@ -93,14 +94,16 @@ impl Attempt<'_> {
         });
     }
 
+    /// Replays `archives` in one `hrr-replay` process (the runtime starts once) and returns
+    /// each archive's exit code and result, in order.
     fn replay(
         &mut self,
         step: &str,
-        archive: &Path,
-    ) -> Result<(i32, ReplayResult), (RawOutcome, String)> {
+        archives: &[&Path],
+    ) -> Result<Vec<(i32, ReplayResult)>, (RawOutcome, String)> {
         let json = self.dir.join(format!("{step}.json"));
         let mut cmd = self.command(&self.ctx.built.replay);
-        cmd.arg(archive)
+        cmd.args(archives)
             .arg("--continue-on-error")
             .arg("--json")
             .arg(&json);
@@ -109,27 +112,45 @@ impl Attempt<'_> {
             Exit::Code(c) => c,
             _ => -1,
         };
-        self.output.push_str(&format!(
-            "$ hrr-replay {} (exit {code})\n",
-            archive.display()
-        ));
+        let names: Vec<String> = archives.iter().map(|a| a.display().to_string()).collect();
+        self.output
+            .push_str(&format!("$ hrr-replay {} (exit {code})\n", names.join(" ")));
         self.output
             .push_str(&process::tail(&self.dir.join(format!("{step}.log")), 4000));
-        let parsed: Option<ReplayResult> = std::fs::read(&json)
-            .ok()
-            .and_then(|d| serde_json::from_slice(&d).ok());
-        match (code, parsed) {
-            (3, r) => Err((
+        let data = std::fs::read(&json).ok();
+        let parsed: Option<Vec<ReplayResult>> = data.as_deref().and_then(|d| {
+            if archives.len() == 1 {
+                serde_json::from_slice::<ReplayResult>(d)
+                    .ok()
+                    .map(|r| vec![r])
+            } else {
+                serde_json::from_slice(d).ok()
+            }
+        });
+        match parsed {
+            Some(rs) if rs.len() == archives.len() => {
+                if let Some(r) = rs.iter().find(|r| r.exit_code == 3) {
+                    return Err((
+                        RawOutcome::Crash,
+                        format!("{step}: GPU or runtime unavailable: {}", r.reason),
+                    ));
+                }
+                Ok(rs
+                    .into_iter()
+                    .map(|r| (i32::from(r.exit_code), r))
+                    .collect())
+            }
+            _ if code == 3 => Err((
+                RawOutcome::Crash,
+                format!("{step}: GPU or runtime unavailable (exit 3, no JSON result)"),
+            )),
+            _ => Err((
                 RawOutcome::Crash,
                 format!(
-                    "{step}: GPU or runtime unavailable: {}",
-                    r.map(|r| r.reason).unwrap_or_default()
+                    "{step}: exit {code} and no JSON result for {} archive(s) ({})",
+                    archives.len(),
+                    json.display()
                 ),
-            )),
-            (_, Some(r)) => Ok((code, r)),
-            (c, None) => Err((
-                RawOutcome::Crash,
-                format!("{step}: exit {c} and no JSON result ({})", json.display()),
             )),
         }
     }
@@ -192,8 +213,23 @@ impl Attempt<'_> {
                 ),
             ));
         }
-        // 3. Replay.
-        let (code, r) = self.replay("replay", &archive)?;
+        // 2. The blob-edit check's copy: one expected output changed by one byte.
+        let edited = if case.checks.contains(&Check::BlobEdit) {
+            Some(self.edited_copy(&archive))
+        } else {
+            None
+        };
+        // 3. Replay: the archive, and the edited copy in the same process.
+        let mut to_replay = vec![archive.as_path()];
+        let edited_dir = self.dir.join("archive-edited");
+        if let Some(Ok(_)) = &edited {
+            to_replay.push(&edited_dir);
+        }
+        let mut results = self.replay("replay", &to_replay)?.into_iter();
+        let Some((code, r)) = results.next() else {
+            return Err((RawOutcome::Crash, "replay returned no result".into()));
+        };
+        let edited_replay = results.next();
         let c = &r.counts;
         let summary = format!(
             "replay exit {code} {}: {} of {} events, {} kernels, D2H {} pass / {} fail / {} skipped, {} failed as captured",
@@ -278,7 +314,11 @@ impl Attempt<'_> {
                     self.check("processes", ok, detail);
                 }
                 Check::BlobEdit => {
-                    let (ok, detail) = self.blob_edit(&archive)?;
+                    let (ok, detail) = match (&edited, &edited_replay) {
+                        (Some(Ok(e)), Some((code, r))) => blob_edit_verdict(e, *code, r),
+                        (Some(Err(why)), _) => (false, why.clone()),
+                        _ => (false, "the edited archive was not replayed".into()),
+                    };
                     self.check("blob-edit", ok, detail);
                 }
                 Check::ExitZero => {}
@@ -287,54 +327,20 @@ impl Attempt<'_> {
         Ok(())
     }
 
-    /// Changes one byte of one expected output in a copy of the archive; replay must fail
-    /// that one check, at that sequence id and offset, and nothing else.
-    fn blob_edit(&mut self, archive: &Path) -> Result<(bool, String), (RawOutcome, String)> {
+    /// Copies the archive (hard links: capture never rewrites a file in place, and the
+    /// edit replaces the files it changes) and changes one byte of one expected output.
+    fn edited_copy(&self, archive: &Path) -> Result<EditedOutput, String> {
         let edited = self.dir.join("archive-edited");
-        if let Err(e) = copy_tree(archive, &edited) {
-            return Ok((false, format!("cannot copy the archive: {e}")));
-        }
+        link_tree(archive, &edited).map_err(|e| format!("cannot copy the archive: {e}"))?;
         let limits = Limits::default();
-        let edit = match hrr_archive::edit::edit_expected_output(
-            &edited,
-            None,
-            BLOB_EDIT_OFFSET,
-            limits,
-        ) {
+        match edit_expected_output(&edited, None, BLOB_EDIT_OFFSET, limits) {
             Ok(e) => Ok(e),
             Err(e) if e.to_string().contains("outside") => {
-                hrr_archive::edit::edit_expected_output(&edited, None, 0, limits)
+                edit_expected_output(&edited, None, 0, limits)
             }
             Err(e) => Err(e),
-        };
-        let e = match edit {
-            Ok(e) => e,
-            Err(err) => return Ok((false, format!("no expected output to edit: {err}"))),
-        };
-        let (code, r) = self.replay("replay-edited", &edited)?;
-        let hit = r.failures.iter().find(|f| {
-            f.kind == "d2h_mismatch"
-                && f.pid == e.pid
-                && f.seq == e.seq
-                && f.first_differing_offset == Some(e.offset)
-                && f.differing_bytes == Some(1)
-        });
-        let ok = code == 1 && hit.is_some() && r.failures.len() == 1;
-        let detail = match (ok, hit) {
-            (true, Some(f)) => format!(
-                "changed byte {} of pid {} seq {} ({:#04x} -> {:#04x}); replay failed exactly that check: {}",
-                e.offset, e.pid, e.seq, e.old, e.new, f.message
-            ),
-            _ => format!(
-                "changed byte {} of pid {} seq {}; replay exit {code} with {} failure(s): {} (the comparison does not catch an edited output)",
-                e.offset,
-                e.pid,
-                e.seq,
-                r.failures.len(),
-                r.failures.iter().map(|f| f.message.as_str()).collect::<Vec<_>>().join(" | ")
-            ),
-        };
-        Ok((ok, detail))
+        }
+        .map_err(|err| format!("no expected output to edit: {err}"))
     }
 
     fn host_steps(&mut self) -> Result<(), (RawOutcome, String)> {
@@ -358,15 +364,45 @@ impl Attempt<'_> {
     }
 }
 
-fn copy_tree(from: &Path, to: &Path) -> std::io::Result<()> {
+/// The blob-edit check: replay of the edited copy must fail that one check, at that
+/// sequence id and offset, and nothing else.
+fn blob_edit_verdict(e: &EditedOutput, code: i32, r: &ReplayResult) -> (bool, String) {
+    let hit = r.failures.iter().find(|f| {
+        f.kind == "d2h_mismatch"
+            && f.pid == e.pid
+            && f.seq == e.seq
+            && f.first_differing_offset == Some(e.offset)
+            && f.differing_bytes == Some(1)
+    });
+    let ok = code == 1 && hit.is_some() && r.failures.len() == 1;
+    let detail = match (ok, hit) {
+        (true, Some(f)) => format!(
+            "changed byte {} of pid {} seq {} ({:#04x} -> {:#04x}); replay failed exactly that check: {}",
+            e.offset, e.pid, e.seq, e.old, e.new, f.message
+        ),
+        _ => format!(
+            "changed byte {} of pid {} seq {}; replay exit {code} with {} failure(s): {} (the comparison does not catch an edited output)",
+            e.offset,
+            e.pid,
+            e.seq,
+            r.failures.len(),
+            r.failures.iter().map(|f| f.message.as_str()).collect::<Vec<_>>().join(" | ")
+        ),
+    };
+    (ok, detail)
+}
+
+/// Mirrors a directory tree with hard links (a copy where linking fails, e.g. across
+/// file systems).
+fn link_tree(from: &Path, to: &Path) -> std::io::Result<()> {
     std::fs::create_dir_all(to)?;
     for e in std::fs::read_dir(from)? {
         let e = e?;
         let t = e.file_type()?;
         let dest = to.join(e.file_name());
         if t.is_dir() {
-            copy_tree(&e.path(), &dest)?;
-        } else if t.is_file() {
+            link_tree(&e.path(), &dest)?;
+        } else if t.is_file() && std::fs::hard_link(e.path(), &dest).is_err() {
             std::fs::copy(e.path(), dest)?;
         }
     }

@@ -1,5 +1,8 @@
 //! hrr-replay: replays an hrr archive on a GPU and checks every device-to-host result
-//! byte for byte; `--info`, `--events`, `--repair` and `--version` need no GPU.
+//! byte for byte; `--info`, `--events`, `--repair` and `--version` need no GPU. Several
+//! archives given at once are replayed one after another in this one process, so the
+//! GPU runtime's start-up is paid once (the harness replays a case's archive and its
+//! edited copy this way).
 //!
 //! Exit codes: 0 pass; 1 a check failed, every check was skipped, or an event failed
 //! differently from capture; 2 bad usage, or the archive is invalid or refused by a
@@ -31,8 +34,9 @@ const EXIT_NO_GPU: u8 = 3;
     after_help = "Exit codes:\n  0  pass (or --info/--events/--repair succeeded)\n  1  a D2H check failed, every check was skipped, or an event failed differently from capture\n  2  bad usage; the archive is invalid or refused by a limit\n  3  the GPU or its runtime is unavailable"
 )]
 struct Cli {
-    /// The archive directory (what HRR_CAPTURE_OUTPUT named).
-    archive: Option<PathBuf>,
+    /// The archive directory (what HRR_CAPTURE_OUTPUT named). Several archives are
+    /// replayed in turn in one process; the exit code is the worst of theirs.
+    archives: Vec<PathBuf>,
     /// Describe the archive (no GPU needed).
     #[arg(long)]
     info: bool,
@@ -52,7 +56,8 @@ struct Cli {
     /// Print tool version, archive format version and source revision.
     #[arg(long)]
     version: bool,
-    /// JSON output: with --info/--events to stdout; when replaying, the result to FILE.
+    /// JSON output: with --info/--events to stdout; when replaying, the result to FILE
+    /// (with several archives, an array of results in the order given).
     #[arg(long, value_name = "FILE", num_args = 0..=1, default_missing_value = "-")]
     json: Option<String>,
     /// Go on past a failed event and report all of them.
@@ -93,9 +98,9 @@ fn main() -> ExitCode {
 
 fn run(mut cli: Cli) -> u8 {
     // `--info --json ARCHIVE`: --json takes an optional FILE, so it swallowed the archive.
-    if (cli.info || cli.events) && cli.archive.is_none() {
+    if (cli.info || cli.events) && cli.archives.is_empty() {
         if let Some(v) = cli.json.take().filter(|v| v != "-") {
-            cli.archive = Some(PathBuf::from(v));
+            cli.archives.push(PathBuf::from(v));
         }
         cli.json = Some("-".into());
     }
@@ -111,14 +116,27 @@ fn run(mut cli: Cli) -> u8 {
         );
         return EXIT_PASS;
     }
-    let Some(path) = cli.archive.clone() else {
-        eprintln!("hrr-replay: no archive given (see --help)");
-        return EXIT_INVALID;
-    };
     let limits = Limits {
         max_file_bytes: cli.max_file_bytes,
         max_events: cli.max_events,
         max_host_bytes: cli.max_host_bytes,
+    };
+    let path = match cli.archives.as_slice() {
+        [] => {
+            eprintln!("hrr-replay: no archive given (see --help)");
+            return EXIT_INVALID;
+        }
+        [one] => one.clone(),
+        several => {
+            if cli.info || cli.events || cli.repair || cli.edit_expected.is_some() {
+                eprintln!(
+                    "hrr-replay: {} archives given; --info, --events, --repair and --edit-expected take one",
+                    several.len()
+                );
+                return EXIT_INVALID;
+            }
+            return replay_all(&cli, limits);
+        }
     };
     if let Some(offset) = cli.edit_expected {
         return match hrr_archive::edit::edit_expected_output(&path, cli.seq, offset, limits) {
@@ -164,6 +182,9 @@ fn run(mut cli: Cli) -> u8 {
             }
         };
     }
+    if !cli.info && !cli.events {
+        return replay_all(&cli, limits);
+    }
     let archive = match Archive::open(&path, limits) {
         Ok(a) => a,
         Err(e) => {
@@ -181,21 +202,18 @@ fn run(mut cli: Cli) -> u8 {
         }
         return EXIT_PASS;
     }
-    if cli.events {
-        let mut out = std::io::stdout().lock();
-        for e in info::event_lines(&archive) {
-            let line = if json_stdout {
-                serde_json::to_string(&e).unwrap_or_default()
-            } else {
-                info::render_event(&e)
-            };
-            if writeln!(out, "{line}").is_err() {
-                break;
-            }
+    let mut out = std::io::stdout().lock();
+    for e in info::event_lines(&archive) {
+        let line = if json_stdout {
+            serde_json::to_string(&e).unwrap_or_default()
+        } else {
+            info::render_event(&e)
+        };
+        if writeln!(out, "{line}").is_err() {
+            break;
         }
-        return EXIT_PASS;
     }
-    replay(&cli, &archive)
+    EXIT_PASS
 }
 
 /// `--hold-device`: keep a context open until stdin reaches end of file.
@@ -231,7 +249,114 @@ fn hold_device(vendor: &str) -> u8 {
     EXIT_PASS
 }
 
-fn replay(cli: &Cli, archive: &Archive) -> u8 {
+/// Replays every archive given, in order, in this process; prints each summary, writes
+/// the JSON result(s) and returns the worst exit code.
+fn replay_all(cli: &Cli, limits: Limits) -> u8 {
+    let mut runtimes = Runtimes::default();
+    let mut results = Vec::with_capacity(cli.archives.len());
+    for path in &cli.archives {
+        let result = match Archive::open(path, limits) {
+            Ok(archive) => replay(cli, &archive, &mut runtimes),
+            Err(e) => {
+                eprintln!("hrr-replay: {e}");
+                ReplayResult {
+                    archive: path.display().to_string(),
+                    verdict: "FAIL".into(),
+                    reason: e.to_string(),
+                    exit_code: EXIT_INVALID,
+                    ..ReplayResult::default()
+                }
+            }
+        };
+        print_summary(&result);
+        results.push(result);
+    }
+    let json = if results.len() == 1 {
+        serde_json::to_vec_pretty(&results[0])
+    } else {
+        serde_json::to_vec_pretty(&results)
+    }
+    .unwrap_or_default();
+    if let Some(file) = cli.json.as_deref().filter(|f| *f != "-") {
+        if let Err(e) = std::fs::write(file, json) {
+            eprintln!("hrr-replay: cannot write {file}: {e}");
+        }
+    } else if cli.json.is_some() {
+        println!("{}", String::from_utf8_lossy(&json));
+    }
+    results
+        .iter()
+        .map(|r| r.exit_code)
+        .max_by_key(|&c| exit_severity(c))
+        .unwrap_or(EXIT_INVALID)
+}
+
+/// Orders exit codes for several archives: an unavailable GPU outranks an invalid
+/// archive, which outranks a failed check.
+fn exit_severity(code: u8) -> u8 {
+    match code {
+        EXIT_PASS => 0,
+        EXIT_FAIL => 1,
+        EXIT_INVALID => 2,
+        _ => 3,
+    }
+}
+
+/// The runtimes loaded so far, one per vendor, each initialised once (a second archive
+/// of the same vendor reuses the context the first created).
+#[derive(Default)]
+struct Runtimes {
+    loaded: Vec<(Vendor, Result<runtime::Runtime, (u8, String)>)>,
+}
+
+impl Runtimes {
+    fn get(&mut self, vendor: Vendor) -> Result<&runtime::Runtime, (u8, String)> {
+        let i = match self.loaded.iter().position(|(v, _)| *v == vendor) {
+            Some(i) => i,
+            None => {
+                self.loaded.push((vendor, start_runtime(vendor)));
+                self.loaded.len() - 1
+            }
+        };
+        self.loaded[i].1.as_ref().map_err(|e| e.clone())
+    }
+}
+
+/// Loads the vendor's runtime, checks it sees a device and creates the context.
+fn start_runtime(vendor: Vendor) -> Result<runtime::Runtime, (u8, String)> {
+    let rt = runtime::Runtime::load(vendor).map_err(|e| (EXIT_NO_GPU, e))?;
+    let count_fn = match vendor {
+        Vendor::Cuda => "cudaGetDeviceCount",
+        Vendor::Hip => "hipGetDeviceCount",
+    };
+    match rt.call_int_out(count_fn) {
+        Ok((0, n)) if n > 0 => {}
+        Ok((r, n)) => {
+            return Err((
+                EXIT_NO_GPU,
+                format!(
+                    "no {} device: {count_fn} returned {r} with {n} devices",
+                    vendor.as_str()
+                ),
+            ))
+        }
+        Err(e) => return Err((EXIT_NO_GPU, e)),
+    }
+    // Initialise the runtime's context so driver-level module loads have one.
+    let free = match vendor {
+        Vendor::Cuda => "cudaFree",
+        Vendor::Hip => "hipFree",
+    };
+    match rt.call_ptr(free, 0) {
+        Ok(0) | Err(_) => Ok(rt),
+        Ok(r) => Err((
+            EXIT_NO_GPU,
+            format!("{free}(NULL) to initialise the runtime returned {r}"),
+        )),
+    }
+}
+
+fn replay(cli: &Cli, archive: &Archive, runtimes: &mut Runtimes) -> ReplayResult {
     let vendor_name = archive
         .processes
         .iter()
@@ -241,13 +366,10 @@ fn replay(cli: &Cli, archive: &Archive) -> u8 {
     let mut result = ReplayResult {
         archive: archive.root.display().to_string(),
         vendor: vendor_name.clone(),
-        runtime_library: String::new(),
         verdict: "FAIL".into(),
-        reason: String::new(),
-        counts: engine::Counts::default(),
-        failures: Vec::new(),
+        ..ReplayResult::default()
     };
-    let code = (|| {
+    result.exit_code = (|| {
         let Some(vendor) = Vendor::parse(&vendor_name) else {
             result.reason =
                 "the archive names no runtime vendor (no runtime call was recorded)".into();
@@ -262,48 +384,19 @@ fn replay(cli: &Cli, archive: &Archive) -> u8 {
                 );
             }
         }
-        let rt = match runtime::Runtime::load(vendor) {
+        let rt = match runtimes.get(vendor) {
             Ok(r) => r,
-            Err(e) => {
-                result.reason = e;
-                return EXIT_NO_GPU;
+            Err((code, reason)) => {
+                result.reason = reason;
+                return code;
             }
         };
         result.runtime_library = rt.library_name.clone();
-        let count_fn = match vendor {
-            Vendor::Cuda => "cudaGetDeviceCount",
-            Vendor::Hip => "hipGetDeviceCount",
-        };
-        match rt.call_int_out(count_fn) {
-            Ok((0, n)) if n > 0 => {}
-            Ok((r, n)) => {
-                result.reason = format!(
-                    "no {} device: {count_fn} returned {r} with {n} devices",
-                    vendor.as_str()
-                );
-                return EXIT_NO_GPU;
-            }
-            Err(e) => {
-                result.reason = e;
-                return EXIT_NO_GPU;
-            }
-        }
-        // Initialise the runtime's context so driver-level module loads have one.
-        let free = match vendor {
-            Vendor::Cuda => "cudaFree",
-            Vendor::Hip => "hipFree",
-        };
-        if let Ok(r) = rt.call_ptr(free, 0) {
-            if r != 0 {
-                result.reason = format!("{free}(NULL) to initialise the runtime returned {r}");
-                return EXIT_NO_GPU;
-            }
-        }
         let opts = engine::Options {
             continue_on_error: cli.continue_on_error,
         };
         for p in &archive.processes {
-            let (c, f) = engine::replay_process(&rt, p, &opts);
+            let (c, f) = engine::replay_process(rt, p, &opts);
             let t = &mut result.counts;
             t.events_total += c.events_total;
             t.events_replayed += c.events_replayed;
@@ -329,19 +422,7 @@ fn replay(cli: &Cli, archive: &Archive) -> u8 {
             EXIT_PASS
         }
     })();
-    print_summary(&result);
-    if let Some(file) = cli.json.as_deref().filter(|f| *f != "-") {
-        if let Err(e) = std::fs::write(file, serde_json::to_vec_pretty(&result).unwrap_or_default())
-        {
-            eprintln!("hrr-replay: cannot write {file}: {e}");
-        }
-    } else if cli.json.is_some() {
-        println!(
-            "{}",
-            serde_json::to_string_pretty(&result).unwrap_or_default()
-        );
-    }
-    code
+    result
 }
 
 fn print_summary(r: &ReplayResult) {

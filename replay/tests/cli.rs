@@ -174,3 +174,51 @@ fn replay_without_a_gpu_exits_3_and_names_why() {
     let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
     assert_eq!(v["verdict"], "FAIL");
 }
+
+#[test]
+fn several_archives_give_one_result_each_in_order_and_the_worst_exit_code() {
+    let a = tempfile::tempdir().unwrap();
+    let not_an_archive = tempfile::tempdir().unwrap();
+    sample(a.path(), true);
+    let json = a.path().join("results.json");
+    let (code, out, _) = run(replay()
+        .arg(a.path())
+        .arg(not_an_archive.path())
+        .arg("--json")
+        .arg(&json));
+    let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    let results = v
+        .as_array()
+        .expect("an array of results for several archives");
+    assert_eq!(results.len(), 2, "{v}");
+    assert_eq!(results[0]["archive"], a.path().display().to_string());
+    assert_eq!(results[1]["exit_code"], 2, "{v}");
+    assert!(
+        results[1]["reason"]
+            .as_str()
+            .unwrap()
+            .contains("manifest.json"),
+        "{v}"
+    );
+    // With a GPU the first archive replays (its device memory was never written, so it
+    // passes or fails) and the invalid one decides (2); without one the first cannot
+    // run (3), which outranks it.
+    if Path::new("/dev/nvidia0").exists() {
+        assert_eq!(code, 2, "{out}");
+        assert!(
+            results[0]["exit_code"] == 0 || results[0]["exit_code"] == 1,
+            "{v}"
+        );
+    } else {
+        assert_eq!(code, 3, "{out}");
+        assert_eq!(results[0]["exit_code"], 3, "{v}");
+    }
+    assert_eq!(out.matches("events replayed").count(), 2, "{out}");
+
+    let (code, _, err) = run(replay()
+        .arg("--info")
+        .arg(a.path())
+        .arg(not_an_archive.path()));
+    assert_eq!(code, 2);
+    assert!(err.contains("take one"), "{err}");
+}
