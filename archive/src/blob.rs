@@ -97,11 +97,23 @@ pub fn write_atomic_parts(dest: &Path, parts: &[&[u8]], fsync: bool) -> Result<(
         dest.file_name().and_then(|n| n.to_str()).unwrap_or("file")
     ));
     let result = (|| {
-        let f = fs::File::create(&tmp).map_err(|e| ArchiveError::io(&tmp, "create", e))?;
-        let mut at = 0u64;
-        for bytes in parts {
-            write_all_at_parallel(&f, bytes, at).map_err(|e| ArchiveError::io(&tmp, "write", e))?;
-            at += bytes.len() as u64;
+        let f = fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .open(&tmp)
+            .map_err(|e| ArchiveError::io(&tmp, "create", e))?;
+        let total: usize = parts.iter().map(|p| p.len()).sum();
+        let mapped = total >= PARALLEL_IO_BYTES
+            && write_mapped_parallel(&f, parts).map_err(|e| ArchiveError::io(&tmp, "write", e))?;
+        if !mapped {
+            let mut at = 0u64;
+            for bytes in parts {
+                write_all_at_parallel(&f, bytes, at)
+                    .map_err(|e| ArchiveError::io(&tmp, "write", e))?;
+                at += bytes.len() as u64;
+            }
         }
         if fsync {
             f.sync_all()
@@ -119,6 +131,7 @@ pub fn write_atomic_parts(dest: &Path, parts: &[&[u8]], fsync: bool) -> Result<(
 /// Buffers at least this large are written and read by several threads at once: one
 /// thread copying into or out of the page cache manages 1-3 GB/s, far below memory
 /// bandwidth, and a gigabyte copy would otherwise stall the program for a second.
+/// Files this large are written through a mapping (`write_mapped_parallel`).
 pub const PARALLEL_IO_BYTES: usize = 64 << 20;
 const IO_THREADS: usize = 8;
 
@@ -151,6 +164,65 @@ pub fn write_all_at_parallel(f: &fs::File, data: &[u8], offset: u64) -> std::io:
                 .unwrap_or_else(|_| Err(std::io::Error::other("writer thread panicked")))
         })
     })
+}
+
+/// Writes `parts` one after another from offset 0 of the empty file `f` through a shared
+/// mapping, several threads copying at once. Buffered writes to one file are serialised
+/// by the kernel (one writer at a time holds the inode's lock), so `write_all_at_parallel`
+/// cannot go faster than one thread; stores through a mapping take no such lock.
+///
+/// The blocks are reserved first (`posix_fallocate`): a full disk is then an error here,
+/// never a SIGBUS from a page fault in the copy. Returns Ok(false), having written
+/// nothing, where the file system cannot reserve blocks or map the file; the caller
+/// falls back to `write_all_at_parallel`.
+pub fn write_mapped_parallel(f: &fs::File, parts: &[&[u8]]) -> std::io::Result<bool> {
+    use std::os::fd::AsRawFd;
+    let len: usize = parts.iter().map(|p| p.len()).sum();
+    if len == 0 {
+        return Ok(false);
+    }
+    let fd = f.as_raw_fd();
+    // SAFETY: posix_fallocate on a file descriptor we own; no memory is passed.
+    match unsafe { libc::posix_fallocate(fd, 0, len as libc::off_t) } {
+        0 => {}
+        libc::EOPNOTSUPP | libc::EINVAL => return Ok(false),
+        e => return Err(std::io::Error::from_raw_os_error(e)),
+    }
+    // SAFETY: a fresh shared mapping of the file's first `len` bytes, which exist (they
+    // were just allocated); nothing else maps or truncates this temporary file.
+    let map = unsafe {
+        libc::mmap(
+            std::ptr::null_mut(),
+            len,
+            libc::PROT_WRITE,
+            libc::MAP_SHARED,
+            fd,
+            0,
+        )
+    };
+    if map == libc::MAP_FAILED {
+        return Ok(false);
+    }
+    // SAFETY: the mapping is `len` writable bytes, ours until the munmap below.
+    let dest = unsafe { std::slice::from_raw_parts_mut(map.cast::<u8>(), len) };
+    let mut rest = &mut dest[..];
+    let threads = std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(1)
+        .clamp(1, IO_THREADS);
+    std::thread::scope(|s| {
+        for part in parts {
+            let (here, after) = rest.split_at_mut(part.len());
+            rest = after;
+            let step = part.len().div_ceil(threads).max(1 << 20);
+            for (d, src) in here.chunks_mut(step).zip(part.chunks(step)) {
+                s.spawn(move || d.copy_from_slice(src));
+            }
+        }
+    });
+    // SAFETY: unmapping the mapping made above; `dest` is not used after this.
+    unsafe { libc::munmap(map, len) };
+    Ok(true)
 }
 
 /// Fills `buf` from `offset`, split over threads for large buffers.
@@ -224,12 +296,11 @@ pub fn decode(
     )
 }
 
-/// Reads a blob file as header and body without copying the body again: the regular-file
-/// and size checks of `read_regular_file`, then the body read straight into its buffer.
-pub fn read_blob_file(path: &Path, limits: &Limits) -> Result<([u8; BLOB_HEADER_LEN], Vec<u8>)> {
-    use std::io::Read;
+/// Opens a stored file for reading: no symbolic link, a regular file, no larger than
+/// `max_file_bytes`. Returns the file and its length.
+fn open_stored(path: &Path, limits: &Limits) -> Result<(fs::File, u64)> {
     use std::os::unix::fs::OpenOptionsExt;
-    let mut f = fs::OpenOptions::new()
+    let f = fs::OpenOptions::new()
         .read(true)
         .custom_flags(libc::O_NOFOLLOW)
         .open(path)
@@ -247,22 +318,28 @@ pub fn read_blob_file(path: &Path, limits: &Limits) -> Result<([u8; BLOB_HEADER_
         return Err(ArchiveError::unsafe_path(path, "is not a regular file"));
     }
     Limits::check(path, "max_file_bytes", meta.len(), limits.max_file_bytes)?;
+    Ok((f, meta.len()))
+}
+
+fn read_header(path: &Path, f: &fs::File) -> Result<[u8; BLOB_HEADER_LEN]> {
     let mut header = [0u8; BLOB_HEADER_LEN];
-    f.read_exact(&mut header).map_err(|_| {
+    std::os::unix::fs::FileExt::read_exact_at(f, &mut header, 0).map_err(|_| {
         ArchiveError::invalid(
             path,
             "not a blob file (bad magic or shorter than its header)",
         )
     })?;
-    let want = meta.len().saturating_sub(BLOB_HEADER_LEN as u64);
-    // Zeroed by the allocator's fresh pages (calloc), filled by large positioned reads.
-    let mut body = vec![0u8; want as usize];
-    read_exact_at_parallel(&f, &mut body, BLOB_HEADER_LEN as u64)
+    Ok(header)
+}
+
+/// Reads `len` stored bytes after the header into `buf` and checks the file holds no more
+/// (a file that grew after it was measured).
+fn read_body_into(path: &Path, f: &fs::File, buf: &mut [u8]) -> Result<()> {
+    read_exact_at_parallel(f, buf, BLOB_HEADER_LEN as u64)
         .map_err(|e| ArchiveError::io(path, "read", e))?;
-    // A file that grew after stat shows up as a length mismatch in decode.
     let mut extra = [0u8; 1];
-    let end = BLOB_HEADER_LEN as u64 + want;
-    if std::os::unix::fs::FileExt::read_at(&f, &mut extra, end)
+    let end = (BLOB_HEADER_LEN + buf.len()) as u64;
+    if std::os::unix::fs::FileExt::read_at(f, &mut extra, end)
         .map_err(|e| ArchiveError::io(path, "read", e))?
         > 0
     {
@@ -271,7 +348,89 @@ pub fn read_blob_file(path: &Path, limits: &Limits) -> Result<([u8; BLOB_HEADER_
             "the file grew while it was read",
         ));
     }
+    Ok(())
+}
+
+/// Reads a blob file as header and body without copying the body again: the regular-file
+/// and size checks of `read_regular_file`, then the body read straight into its buffer.
+pub fn read_blob_file(path: &Path, limits: &Limits) -> Result<([u8; BLOB_HEADER_LEN], Vec<u8>)> {
+    let (f, file_len) = open_stored(path, limits)?;
+    let header = read_header(path, &f)?;
+    let want = file_len.saturating_sub(BLOB_HEADER_LEN as u64);
+    // Zeroed by the allocator's fresh pages (calloc), filled by large positioned reads.
+    let mut body = vec![0u8; want as usize];
+    read_body_into(path, &f, &mut body)?;
     Ok((header, body))
+}
+
+/// Reads and verifies the blob `path` straight into `out`, which must be exactly its
+/// content length: replay fills reused (page-locked) buffers this way, with no
+/// allocation and no second copy for an uncompressed blob.
+pub fn read_blob_into(
+    path: &Path,
+    expected: &ContentHash,
+    limits: &Limits,
+    out: &mut [u8],
+) -> Result<()> {
+    let (f, file_len) = open_stored(path, limits)?;
+    let header = read_header(path, &f)?;
+    let (codec, raw_len) = parse_header(path, &header, limits)?;
+    if raw_len != out.len() as u64 {
+        return Err(ArchiveError::invalid(
+            path,
+            format!(
+                "blob header says {raw_len} bytes, the event says {}",
+                out.len()
+            ),
+        ));
+    }
+    let stored = file_len.saturating_sub(BLOB_HEADER_LEN as u64);
+    match codec {
+        0 => {
+            if stored != raw_len {
+                return Err(ArchiveError::invalid(
+                    path,
+                    format!("blob header says {raw_len} bytes, file holds {stored}"),
+                ));
+            }
+            read_body_into(path, &f, out)?;
+        }
+        _ => {
+            let mut body = vec![0u8; stored as usize];
+            read_body_into(path, &f, &mut body)?;
+            let data = decode_body(path, codec, raw_len, body)?;
+            out.copy_from_slice(&data);
+        }
+    }
+    verify(path, out, expected)
+}
+
+/// The codec and content length a header declares; the length is checked against
+/// `max_host_bytes` before anything is allocated for it.
+fn parse_header(path: &Path, header: &[u8], limits: &Limits) -> Result<(u8, u64)> {
+    if header.len() < BLOB_HEADER_LEN || &header[..4] != BLOB_MAGIC {
+        return Err(ArchiveError::invalid(
+            path,
+            "not a blob file (bad magic or shorter than its header)",
+        ));
+    }
+    let mut len = [0u8; 8];
+    len.copy_from_slice(&header[8..16]);
+    let raw_len = u64::from_le_bytes(len);
+    Limits::check(path, "max_host_bytes", raw_len, limits.max_host_bytes)?;
+    Ok((header[4], raw_len))
+}
+
+fn verify(path: &Path, data: &[u8], expected: &ContentHash) -> Result<()> {
+    let found = ContentHash::of(data);
+    if &found != expected {
+        return Err(ArchiveError::HashMismatch {
+            path: path.to_path_buf(),
+            expected: expected.to_hex(),
+            found: found.to_hex(),
+        });
+    }
+    Ok(())
 }
 
 /// `decode` for a header and a body already apart (the body is moved, not copied).
@@ -282,18 +441,15 @@ pub fn decode_parts(
     expected: &ContentHash,
     limits: &Limits,
 ) -> Result<Vec<u8>> {
-    if header.len() < BLOB_HEADER_LEN || &header[..4] != BLOB_MAGIC {
-        return Err(ArchiveError::invalid(
-            path,
-            "not a blob file (bad magic or shorter than its header)",
-        ));
-    }
-    let codec = header[4];
-    let mut len = [0u8; 8];
-    len.copy_from_slice(&header[8..16]);
-    let raw_len = u64::from_le_bytes(len);
-    Limits::check(path, "max_host_bytes", raw_len, limits.max_host_bytes)?;
-    let data = match codec {
+    let (codec, raw_len) = parse_header(path, header, limits)?;
+    let data = decode_body(path, codec, raw_len, body)?;
+    verify(path, &data, expected)?;
+    Ok(data)
+}
+
+/// The content of a stored body: as is (raw) or decompressed (zstd), `raw_len` long.
+fn decode_body(path: &Path, codec: u8, raw_len: u64, body: Vec<u8>) -> Result<Vec<u8>> {
+    match codec {
         0 => {
             if body.len() as u64 != raw_len {
                 return Err(ArchiveError::invalid(
@@ -304,7 +460,7 @@ pub fn decode_parts(
                     ),
                 ));
             }
-            body
+            Ok(body)
         }
         1 => {
             let data = zstd::bulk::decompress(&body, raw_len as usize).map_err(|e| {
@@ -319,24 +475,13 @@ pub fn decode_parts(
                     ),
                 ));
             }
-            data
+            Ok(data)
         }
-        other => {
-            return Err(ArchiveError::invalid(
-                path,
-                format!("unknown blob codec {other}"),
-            ))
-        }
-    };
-    let found = ContentHash::of(&data);
-    if &found != expected {
-        return Err(ArchiveError::HashMismatch {
-            path: path.to_path_buf(),
-            expected: expected.to_hex(),
-            found: found.to_hex(),
-        });
+        other => Err(ArchiveError::invalid(
+            path,
+            format!("unknown blob codec {other}"),
+        )),
     }
-    Ok(data)
 }
 
 /// Reads the declared content length from a stored file's header without reading the body.
@@ -384,5 +529,52 @@ mod tests {
         };
         let err = decode(Path::new("b"), &stored, &ContentHash::of(&data), &limits).unwrap_err();
         assert!(err.is_limit(), "{err}");
+    }
+
+    #[test]
+    fn large_files_are_written_through_a_mapping_and_read_back_whole() {
+        let dir = tempfile::tempdir().unwrap();
+        let body: Vec<u8> = (0..PARALLEL_IO_BYTES + 12_345)
+            .map(|i| (i * 31 + i / 4099) as u8)
+            .collect();
+        let h = header(body.len() as u64, Compression::None);
+        let f = fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .open(dir.path().join("m"))
+            .unwrap();
+        // tmpfs and ext4 both reserve blocks and map; where one cannot, Ok(false).
+        if write_mapped_parallel(&f, &[&h, &body]).unwrap() {
+            let back = fs::read(dir.path().join("m")).unwrap();
+            assert_eq!(&back[..BLOB_HEADER_LEN], &h);
+            assert!(back[BLOB_HEADER_LEN..] == body[..]);
+        }
+        // The capture path, and replay's read into a caller's buffer.
+        let hash = ContentHash::of(&body);
+        let dest = dir.path().join("b.blob");
+        write_atomic_parts(&dest, &[&h, &body], false).unwrap();
+        let mut out = vec![0u8; body.len()];
+        read_blob_into(&dest, &hash, &Limits::default(), &mut out).unwrap();
+        assert!(out == body);
+        let mut short = vec![0u8; 10];
+        let err = read_blob_into(&dest, &hash, &Limits::default(), &mut short).unwrap_err();
+        assert!(err.to_string().contains("the event says 10"), "{err}");
+    }
+
+    #[test]
+    fn read_into_decompresses_and_verifies() {
+        let dir = tempfile::tempdir().unwrap();
+        let data = vec![9u8; 100_000];
+        let dest = dir.path().join("z.blob");
+        write_atomic(&dest, &encode(&data, Compression::Zstd { level: 1 }).unwrap(), false)
+            .unwrap();
+        let mut out = vec![0u8; data.len()];
+        read_blob_into(&dest, &ContentHash::of(&data), &Limits::default(), &mut out).unwrap();
+        assert_eq!(out, data);
+        let other = ContentHash::of(b"something else");
+        let err = read_blob_into(&dest, &other, &Limits::default(), &mut out).unwrap_err();
+        assert!(matches!(err, ArchiveError::HashMismatch { .. }), "{err}");
     }
 }

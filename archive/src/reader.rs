@@ -259,14 +259,19 @@ impl ProcessArchive {
         self.status == LogStatus::Complete && self.manifest.complete
     }
 
-    fn load_content(&self, rel: PathBuf, hash: &ContentHash) -> Result<Vec<u8>> {
-        let path = self.dir.join(&rel);
-        // Every directory between the process directory and the file must be real.
+    /// The path of `rel` in the process directory, every directory between the two
+    /// checked to be a real directory (no symbolic link leads out of the archive).
+    fn checked_path(&self, rel: &Path) -> Result<PathBuf> {
         let mut cur = self.dir.clone();
         for comp in rel.parent().into_iter().flat_map(|p| p.components()) {
             cur.push(comp);
             check_dir(&cur)?;
         }
+        Ok(self.dir.join(rel))
+    }
+
+    fn load_content(&self, rel: PathBuf, hash: &ContentHash) -> Result<Vec<u8>> {
+        let path = self.checked_path(&rel)?;
         let (header, body) = blob::read_blob_file(&path, &self.limits)?;
         blob::decode_parts(&path, &header, body, hash, &self.limits)
     }
@@ -288,6 +293,22 @@ impl ProcessArchive {
             ));
         }
         Ok(data)
+    }
+
+    /// Loads and verifies a blob into `out`, which must be exactly its length (no
+    /// allocation: replay reuses its buffers from event to event).
+    pub fn load_blob_into(&self, r: &BlobRef, out: &mut [u8]) -> Result<()> {
+        let rel = blob::blob_rel_path(&r.hash);
+        let path = self.dir.join(&rel);
+        Limits::check(&path, "max_host_bytes", r.len, self.limits.max_host_bytes)?;
+        if out.len() as u64 != r.len {
+            return Err(ArchiveError::invalid(
+                &path,
+                format!("event says {} bytes, the buffer holds {}", r.len, out.len()),
+            ));
+        }
+        let path = self.checked_path(&rel)?;
+        blob::read_blob_into(&path, &r.hash, &self.limits, out)
     }
 
     /// Loads a code object by the name an event gives; the name must be a 32-hex hash.

@@ -13,6 +13,7 @@ pub use hrr_archive::replay_result::{Counts, Failure};
 use hrr_archive::{Event, ProcessArchive};
 
 use crate::runtime::{call_row, Runtime};
+use crate::staging::{Role, Staging};
 use crate::translate::{AddressMap, Translated};
 
 pub struct Options {
@@ -29,6 +30,8 @@ struct Ctx<'a> {
     /// Host buffers replay page-locked in place of the captured process's registered
     /// memory (HostRegister), by their replay address.
     registered: HashMap<u64, Vec<u8>>,
+    /// Reused host buffers for copies' sources, results and expected bytes.
+    staging: Staging<'a>,
     counts: Counts,
     failures: Vec<Failure>,
 }
@@ -44,9 +47,31 @@ fn hex(b: &[u8]) -> String {
     b.iter().map(|x| format!("{x:02x}")).collect()
 }
 
+/// Whether two buffers hold the same bytes; large ones are compared by several threads
+/// (one thread compares at a fraction of memory bandwidth).
+fn equal(a: &[u8], b: &[u8]) -> bool {
+    const PARALLEL_BYTES: usize = 64 << 20;
+    if a.len() != b.len() {
+        return false;
+    }
+    if a.len() < PARALLEL_BYTES {
+        return a == b;
+    }
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get().min(8));
+    let step = a.len().div_ceil(threads);
+    std::thread::scope(|s| {
+        let parts: Vec<_> = a
+            .chunks(step)
+            .zip(b.chunks(step))
+            .map(|(x, y)| s.spawn(move || x == y))
+            .collect();
+        parts.into_iter().all(|h| h.join().unwrap_or(false))
+    })
+}
+
 /// Compares replayed bytes with the captured expectation; None when equal.
 pub fn compare(expected: &[u8], found: &[u8]) -> Option<(u64, u64, String, String)> {
-    if expected == found {
+    if equal(expected, found) {
         return None;
     }
     let n = expected.len().min(found.len());
@@ -135,8 +160,81 @@ impl<'a> Ctx<'a> {
         Err(format!("returned {got}, capture returned {want}"))
     }
 
-    fn d2h_check(&mut self, ev: &Event, expected: &[u8], found: &[u8]) {
-        match compare(expected, found) {
+    /// Waits for the stream of a copy whose host buffer is about to be read or reused.
+    fn stream_sync(&mut self, stream: u64, what: &str) -> EvResult {
+        let sync = match self.rt.vendor {
+            Vendor::Cuda => "cudaStreamSynchronize",
+            Vendor::Hip => "hipStreamSynchronize",
+        };
+        match self.rt.call_ptr(sync, stream)? {
+            0 => Ok(()),
+            r => Err(format!("waiting for the copy's stream ({what}) failed ({r})")),
+        }
+    }
+
+    /// Loads an H2D copy's source blob (payload field `BLOB_FIELD | id`) into the source
+    /// buffer and returns its address; `len`, where the copy's geometry fixes it, must
+    /// be the blob's.
+    fn stage_source(
+        &mut self,
+        p: &Payload,
+        id: u16,
+        what: &'static str,
+        len: Option<u64>,
+    ) -> Result<u64, String> {
+        let r = p.blob(BLOB_FIELD | id, what).map_err(field_err)?;
+        if let Some(n) = len.filter(|&n| n != r.len) {
+            return Err(format!("{what}: the blob holds {} bytes, the copy is {n}", r.len));
+        }
+        let n = self.host_len(r.len, what)?;
+        let buf = self.staging.get(Role::Source, n);
+        self.proc_
+            .load_blob_into(&r, buf)
+            .map_err(|e| e.to_string())?;
+        Ok(buf.as_ptr() as u64)
+    }
+
+    /// Loads a D2H copy's expected blob and returns where its `n`-byte result is to land,
+    /// with the (result, expected) lengths the check compares.
+    fn stage_result(
+        &mut self,
+        p: &Payload,
+        id: u16,
+        what: &'static str,
+        n: u64,
+    ) -> Result<(u64, (usize, usize)), String> {
+        let r = p.blob(BLOB_FIELD | id, what).map_err(field_err)?;
+        let expected_len = self.host_len(r.len, what)?;
+        let result_len = self.host_len(n, "the copy's result")?;
+        let buf = self.staging.get(Role::Expected, expected_len);
+        self.proc_
+            .load_blob_into(&r, buf)
+            .map_err(|e| e.to_string())?;
+        let dst = self.staging.get(Role::Result, result_len).as_ptr() as u64;
+        self.staging.poison_result(result_len, expected_len);
+        Ok((dst, (result_len, expected_len)))
+    }
+
+    /// A host buffer length from the archive, refused above `max_host_bytes`.
+    fn host_len(&self, n: u64, what: &str) -> Result<usize, String> {
+        usize::try_from(n)
+            .ok()
+            .filter(|_| n <= self.proc_.limits.max_host_bytes)
+            .ok_or_else(|| {
+                format!(
+                    "{what}: {n} bytes exceeds max_host_bytes ({})",
+                    self.proc_.limits.max_host_bytes
+                )
+            })
+    }
+
+    fn d2h_verdict(
+        &mut self,
+        ev: &Event,
+        expected_len: usize,
+        verdict: Option<(u64, u64, String, String)>,
+    ) {
+        match verdict {
             None => self.counts.d2h_pass += 1,
             Some((differing, first, exp, got)) => {
                 self.counts.d2h_fail += 1;
@@ -147,11 +245,10 @@ impl<'a> Ctx<'a> {
                     api: api.clone(),
                     kind: "d2h_mismatch".into(),
                     message: format!(
-                        "D2H check failed at seq {} {api}: {differing} of {} bytes differ, first at offset {first}: expected {exp}, found {got}",
+                        "D2H check failed at seq {} {api}: {differing} of {expected_len} bytes differ, first at offset {first}: expected {exp}, found {got}",
                         ev.header.seq,
-                        expected.len()
                     ),
-                    bytes: Some(expected.len() as u64),
+                    bytes: Some(expected_len as u64),
                     differing_bytes: Some(differing),
                     first_differing_offset: Some(first),
                     expected_hex: Some(exp),
@@ -179,7 +276,10 @@ impl<'a> Ctx<'a> {
         let mut args = Vec::with_capacity(desc.params.len());
         let mut slots: Vec<Box<[u64; 2048]>> = Vec::new();
         let mut keep: Vec<Vec<u8>> = Vec::new();
-        let mut d2h: Option<(usize, Vec<u8>)> = None; // (param index, expected)
+        // A D2H copy's (result length, expected length), both in the staging buffers.
+        let mut d2h: Option<(usize, usize)> = None;
+        // The copy reads a page-locked source after an asynchronous call returns.
+        let mut source_in_flight = false;
                                                       // Param index -> its out slot; pitch arguments replaced because the host side of a
                                                       // 2D copy is recorded packed (pitch = width).
         let mut slot_of: HashMap<usize, usize> = HashMap::new();
@@ -262,24 +362,15 @@ impl<'a> Ctx<'a> {
                     };
                     match dir {
                         Some(CopyDir::HostToDevice) => {
-                            let r = p.blob(BLOB_FIELD | id, "source box").map_err(field_err)?;
-                            let data = self.proc_.load_blob(&r).map_err(|e| e.to_string())?;
-                            if data.len() as u64 != total {
-                                return Err(format!(
-                                    "source box holds {} bytes, the copy is {total}",
-                                    data.len()
-                                ));
-                            }
-                            parms.src = packed(data.as_ptr() as u64);
+                            let src = self.stage_source(&p, id, "source box", Some(total))?;
+                            source_in_flight = true;
+                            parms.src = packed(src);
                             parms.dst.ptr = self.translate(parms.dst.ptr);
-                            keep.push(data);
                         }
                         Some(CopyDir::DeviceToHost) => {
-                            let r = p.blob(BLOB_FIELD | id, "expected box").map_err(field_err)?;
-                            let expected = self.proc_.load_blob(&r).map_err(|e| e.to_string())?;
-                            keep.push(vec![0u8; total as usize]);
-                            d2h = Some((keep.len() - 1, expected));
-                            parms.dst = packed(keep[keep.len() - 1].as_ptr() as u64);
+                            let (dst, lens) = self.stage_result(&p, id, "expected box", total)?;
+                            d2h = Some(lens);
+                            parms.dst = packed(dst);
                             parms.src.ptr = self.translate(parms.src.ptr);
                         }
                         _ => {
@@ -312,27 +403,15 @@ impl<'a> Ctx<'a> {
                         })?;
                     match (dir, is_dst) {
                         (Some(CopyDir::HostToDevice), false) => {
-                            let r = p.blob(BLOB_FIELD | id, "source rows").map_err(field_err)?;
-                            let data = self.proc_.load_blob(&r).map_err(|e| e.to_string())?;
-                            if data.len() as u64 != total {
-                                return Err(format!(
-                                    "source rows hold {} bytes, the copy is {w} x {h}",
-                                    data.len()
-                                ));
-                            }
                             pitch_override.push((pi, w));
-                            keep.push(data);
-                            keep.last().map(|d| d.as_ptr() as u64).unwrap_or(0)
+                            source_in_flight = true;
+                            self.stage_source(&p, id, "source rows", Some(total))?
                         }
                         (Some(CopyDir::DeviceToHost), true) => {
-                            let r = p
-                                .blob(BLOB_FIELD | id, "expected rows")
-                                .map_err(field_err)?;
-                            let expected = self.proc_.load_blob(&r).map_err(|e| e.to_string())?;
                             pitch_override.push((pi, w));
-                            keep.push(vec![0u8; total as usize]);
-                            d2h = Some((keep.len() - 1, expected));
-                            keep.last().map(|d| d.as_ptr() as u64).unwrap_or(0)
+                            let (dst, lens) = self.stage_result(&p, id, "expected rows", total)?;
+                            d2h = Some(lens);
+                            dst
                         }
                         _ => self.translate(captured),
                     }
@@ -348,19 +427,13 @@ impl<'a> Ctx<'a> {
                         .unwrap_or(0);
                     match (dir, is_dst) {
                         (Some(CopyDir::HostToDevice), false) => {
-                            let r = p.blob(BLOB_FIELD | id, "source bytes").map_err(field_err)?;
-                            let data = self.proc_.load_blob(&r).map_err(|e| e.to_string())?;
-                            keep.push(data);
-                            keep.last().map(|d| d.as_ptr() as u64).unwrap_or(0)
+                            source_in_flight = true;
+                            self.stage_source(&p, id, "source bytes", None)?
                         }
                         (Some(CopyDir::DeviceToHost), true) => {
-                            let r = p
-                                .blob(BLOB_FIELD | id, "expected output")
-                                .map_err(field_err)?;
-                            let expected = self.proc_.load_blob(&r).map_err(|e| e.to_string())?;
-                            keep.push(vec![0u8; n as usize]);
-                            d2h = Some((keep.len() - 1, expected));
-                            keep.last().map(|d| d.as_ptr() as u64).unwrap_or(0)
+                            let (dst, lens) = self.stage_result(&p, id, "expected output", n)?;
+                            d2h = Some(lens);
+                            dst
                         }
                         _ => self.translate(captured),
                     }
@@ -450,24 +523,31 @@ impl<'a> Ctx<'a> {
                 _ => {}
             }
         }
-        if let Some((k, expected)) = d2h {
+        let stream = desc
+            .params
+            .iter()
+            .position(|p| p.kind == ParamKind::Stream)
+            .map(|si| args[si]);
+        // An asynchronous copy still reads a page-locked source after the call returns:
+        // it must finish before the next event refills the buffer.
+        if let Some(s) = stream.filter(|_| {
+            ret == 0 && source_in_flight && self.staging.needs_stream_sync(Role::Source)
+        }) {
+            self.stream_sync(s, "source")?;
+        }
+        if let Some((result_len, expected_len)) = d2h {
             if ret == 0 {
-                if let Some(si) = desc.params.iter().position(|p| p.kind == ParamKind::Stream) {
-                    let sync = match self.rt.vendor {
-                        Vendor::Cuda => "cudaStreamSynchronize",
-                        Vendor::Hip => "hipStreamSynchronize",
-                    };
-                    let r = self.rt.call_ptr(sync, args[si])?;
-                    if r != 0 {
-                        return Err(format!("waiting for the copy's stream failed ({r})"));
-                    }
+                if let Some(s) = stream {
+                    self.stream_sync(s, "result")?;
                 }
-                let found = std::mem::take(&mut keep[k]);
-                self.d2h_check(ev, &expected, &found);
+                let (found, expected) = self.staging.result_and_expected(result_len, expected_len);
+                let verdict = compare(expected, found);
+                self.d2h_verdict(ev, expected_len, verdict);
             } else {
                 self.counts.d2h_skipped += 1;
             }
         }
+        drop(keep);
         Ok(())
     }
 
@@ -724,6 +804,10 @@ impl<'a> Ctx<'a> {
             return Err(format!("not replayable: {why}"));
         }
         if let Some(desc) = api::desc(ev.header.api_id) {
+            if desc.id == api::id::DeviceReset {
+                // The reset would drop the staging buffers' registrations under them.
+                self.staging.unpin_all();
+            }
             let r = self.replay_generic(ev, desc);
             if desc.id == api::id::DeviceReset && ev.header.ret == 0 {
                 // A reset destroys every allocation, module, stream and event of the
@@ -775,6 +859,7 @@ pub fn replay_process(
         modules: HashMap::new(),
         functions: HashMap::new(),
         registered: HashMap::new(),
+        staging: Staging::new(rt),
         counts: Counts {
             events_total: proc_.events.len() as u64,
             ..Counts::default()

@@ -11,6 +11,7 @@
 mod engine;
 mod info;
 mod runtime;
+mod staging;
 mod translate;
 
 use std::io::Write;
@@ -306,11 +307,14 @@ fn exit_severity(code: u8) -> u8 {
 /// of the same vendor reuses the context the first created).
 #[derive(Default)]
 struct Runtimes {
-    loaded: Vec<(Vendor, Result<runtime::Runtime, (u8, String)>)>,
+    loaded: Vec<(Vendor, Result<runtime::Runtime, StartError>)>,
 }
 
+/// Why a runtime could not start: the exit code and the reason.
+type StartError = (u8, String);
+
 impl Runtimes {
-    fn get(&mut self, vendor: Vendor) -> Result<&runtime::Runtime, (u8, String)> {
+    fn get(&mut self, vendor: Vendor) -> Result<&runtime::Runtime, StartError> {
         let i = match self.loaded.iter().position(|(v, _)| *v == vendor) {
             Some(i) => i,
             None => {
@@ -323,7 +327,7 @@ impl Runtimes {
 }
 
 /// Loads the vendor's runtime, checks it sees a device and creates the context.
-fn start_runtime(vendor: Vendor) -> Result<runtime::Runtime, (u8, String)> {
+fn start_runtime(vendor: Vendor) -> Result<runtime::Runtime, StartError> {
     let rt = runtime::Runtime::load(vendor).map_err(|e| (EXIT_NO_GPU, e))?;
     let count_fn = match vendor {
         Vendor::Cuda => "cudaGetDeviceCount",

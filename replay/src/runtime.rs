@@ -115,6 +115,25 @@ impl Runtime {
     }
 }
 
+impl Runtime {
+    /// Calls API table row `id` by this vendor's name for it.
+    ///
+    /// # Safety
+    /// Each argument must be valid for its parameter's meaning in the row (live buffers,
+    /// handles of this replay), as for `call_row`.
+    pub unsafe fn call_table(&self, id: u16, args: &[u64]) -> Result<c_int, String> {
+        let desc = hrr_archive::api::desc(id).ok_or_else(|| format!("no API table row {id}"))?;
+        let name = desc
+            .symbol(self.vendor)
+            .ok_or_else(|| format!("{} has no {} symbol", desc.name, self.vendor.as_str()))?;
+        let f = self.require(name)?;
+        // SAFETY: `f` is the runtime's definition of the row's symbol; the caller
+        // vouches for the arguments.
+        unsafe { call_row(id, f, args) }
+            .ok_or_else(|| format!("{} arguments for {name}", args.len()))
+    }
+}
+
 macro_rules! define_calls {
     ($( ($id:literal, $name:ident, $cuda:ident, $hip:ident, $ret:ident; $( $p:ident : $t:ty => $k:ident $( ( $($ka:ident),+ ) )? ),* ) ),* $(,)?) => {
         /// Calls table row `id` at `f` with `args` converted to the row's C types.

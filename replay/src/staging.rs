@@ -1,0 +1,184 @@
+//! Host buffers for replayed copies: where a captured H2D source is loaded, where a D2H
+//! result lands, and where its expected bytes are loaded to compare with it.
+//!
+//! A fresh buffer per event costs more than the copy it serves: a gigabyte of new pages
+//! is a quarter of a million page faults, and a pageable copy runs at a fraction of the
+//! bus's speed. So each role keeps one buffer, reused from event to event and grown (to
+//! a power of two) when an event needs more. Source and result buffers of
+//! `PIN_MIN_BYTES` and more are page-locked through the runtime's own HostRegister row,
+//! so their copies are DMA at full speed; where registering fails they stay pageable,
+//! which is slower and still correct.
+//!
+//! A page-locked source given to an asynchronous copy must not be refilled until that
+//! copy is done: the engine synchronises the copy's stream after issuing it
+//! (`needs_stream_sync`). A device reset drops every registration, so the engine calls
+//! `unpin_all` before replaying one.
+
+use hrr_archive::api::id;
+
+use crate::runtime::Runtime;
+
+/// Buffers at least this large are page-locked.
+pub const PIN_MIN_BYTES: usize = 8 << 20;
+const PAGE: usize = 4096;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Role {
+    /// An H2D copy's source bytes.
+    Source = 0,
+    /// Where a D2H copy's result lands.
+    Result = 1,
+    /// The D2H copy's expected bytes (only the CPU reads them: never page-locked).
+    Expected = 2,
+}
+
+#[derive(Default)]
+struct HostBuf {
+    /// Over-allocated by a page so the used part starts page-aligned.
+    mem: Vec<u8>,
+    offset: usize,
+    cap: usize,
+    pinned: bool,
+}
+
+pub struct Staging<'a> {
+    rt: &'a Runtime,
+    bufs: [HostBuf; 3],
+    /// Registering failed once (no permission, no memory): do not try again.
+    pin_refused: bool,
+}
+
+impl<'a> Staging<'a> {
+    pub fn new(rt: &'a Runtime) -> Self {
+        Staging {
+            rt,
+            bufs: Default::default(),
+            pin_refused: false,
+        }
+    }
+
+    /// The `role` buffer, exactly `len` bytes, its contents unspecified.
+    pub fn get(&mut self, role: Role, len: usize) -> &mut [u8] {
+        let i = role as usize;
+        if self.bufs[i].cap < len {
+            self.unpin(i);
+            let cap = len.checked_next_power_of_two().unwrap_or(len);
+            // Fresh pages from the allocator (calloc: no zeroing pass of our own).
+            let mem = vec![0u8; cap + PAGE];
+            let offset = (PAGE - mem.as_ptr() as usize % PAGE) % PAGE;
+            self.bufs[i] = HostBuf {
+                mem,
+                offset,
+                cap,
+                pinned: false,
+            };
+        }
+        if role != Role::Expected && !self.bufs[i].pinned && self.bufs[i].cap >= PIN_MIN_BYTES {
+            self.pin(i);
+        }
+        let b = &mut self.bufs[i];
+        &mut b.mem[b.offset..b.offset + len]
+    }
+
+    /// The first `result_len` bytes of the result buffer and `expected_len` of the
+    /// expected one, both as `get` last left them.
+    pub fn result_and_expected(&self, result_len: usize, expected_len: usize) -> (&[u8], &[u8]) {
+        let r = &self.bufs[Role::Result as usize];
+        let e = &self.bufs[Role::Expected as usize];
+        (
+            &r.mem[r.offset..r.offset + result_len.min(r.cap)],
+            &e.mem[e.offset..e.offset + expected_len.min(e.cap)],
+        )
+    }
+
+    /// Fills the first `result_len` bytes of the result buffer with the complement of
+    /// the expected bytes (0xa5 past their end), so a byte the replayed copy never wrote
+    /// can never pass the check: a reused buffer would otherwise still hold an earlier
+    /// event's, possibly equal, result.
+    pub fn poison_result(&mut self, result_len: usize, expected_len: usize) {
+        let [_, r, e] = &mut self.bufs;
+        let found = &mut r.mem[r.offset..r.offset + result_len];
+        let expected = &e.mem[e.offset..e.offset + expected_len.min(result_len)];
+        complement_into(found, expected);
+    }
+
+    /// Whether `role`'s buffer is page-locked, so an asynchronous copy reads it after the
+    /// call returns: its stream must finish before the buffer is reused.
+    pub fn needs_stream_sync(&self, role: Role) -> bool {
+        self.bufs[role as usize].pinned
+    }
+
+    /// Releases every registration (before a device reset, which would drop them).
+    pub fn unpin_all(&mut self) {
+        for i in 0..self.bufs.len() {
+            self.unpin(i);
+        }
+    }
+
+    fn pin(&mut self, i: usize) {
+        if self.pin_refused {
+            return;
+        }
+        let b = &mut self.bufs[i];
+        let ptr = b.mem[b.offset..].as_mut_ptr() as u64;
+        // SAFETY: HostRegister(ptr, size, flags 0) over memory this buffer owns, which
+        // stays allocated, unmoved, until `unpin` unregisters it.
+        match unsafe { self.rt.call_table(id::HostRegister, &[ptr, b.cap as u64, 0]) } {
+            Ok(0) => b.pinned = true,
+            _ => self.pin_refused = true,
+        }
+    }
+
+    fn unpin(&mut self, i: usize) {
+        let b = &mut self.bufs[i];
+        if b.pinned {
+            let ptr = b.mem[b.offset..].as_mut_ptr() as u64;
+            // SAFETY: HostUnregister of the address `pin` registered.
+            let _ = unsafe { self.rt.call_table(id::HostUnregister, &[ptr]) };
+            b.pinned = false;
+        }
+    }
+}
+
+impl Drop for Staging<'_> {
+    fn drop(&mut self) {
+        self.unpin_all();
+    }
+}
+
+/// `out[i] = !expected[i]` over `expected`'s length, 0xa5 past it; several threads for
+/// large buffers.
+fn complement_into(out: &mut [u8], expected: &[u8]) {
+    const PARALLEL_BYTES: usize = 64 << 20;
+    let n = expected.len().min(out.len());
+    let (head, tail) = out.split_at_mut(n);
+    tail.fill(0xa5);
+    let expected = &expected[..n];
+    let fill = |o: &mut [u8], e: &[u8]| o.iter_mut().zip(e).for_each(|(o, x)| *o = !x);
+    if n < PARALLEL_BYTES {
+        return fill(head, expected);
+    }
+    let threads = std::thread::available_parallelism().map_or(1, |t| t.get().min(8));
+    let step = n.div_ceil(threads);
+    std::thread::scope(|s| {
+        for (o, e) in head.chunks_mut(step).zip(expected.chunks(step)) {
+            s.spawn(move || fill(o, e));
+        }
+    });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::complement_into;
+
+    #[test]
+    fn every_byte_of_a_poisoned_result_differs_from_the_expected_one() {
+        for len in [0usize, 1, 4095, (64 << 20) + 3] {
+            let expected: Vec<u8> = (0..len).map(|i| (i * 7 + i / 251) as u8).collect();
+            let mut out = vec![0u8; len + 5];
+            complement_into(&mut out, &expected);
+            assert!(out[..len].iter().zip(&expected).all(|(o, e)| o != e), "{len}");
+            assert!(out[len..].iter().all(|&b| b == 0xa5));
+        }
+    }
+}
