@@ -45,7 +45,9 @@ fn main() {
     let dir = work.path();
     let mib: usize = args.get(1).and_then(|m| m.parse().ok()).unwrap_or(1024);
     let n = mib << 20;
-    let data: Vec<u8> = (0..n).map(|i| (i as u64).wrapping_mul(0x9E37_79B9) as u8).collect();
+    let data: Vec<u8> = (0..n)
+        .map(|i| (i as u64).wrapping_mul(0x9E37_79B9) as u8)
+        .collect();
     println!(
         "blob_io: {mib} MiB in {} ({} threads available)",
         dir.display(),
@@ -53,14 +55,23 @@ fn main() {
     );
     let row = |what: &str, v: f64| println!("  {what:<58} {v:6.2} GB/s");
 
-    row("XXH3-128 hash", gbps(n, || {
-        std::hint::black_box(ContentHash::of(&data));
-    }));
+    row(
+        "XXH3-128 hash",
+        gbps(n, || {
+            std::hint::black_box(ContentHash::of(&data));
+        }),
+    );
     let mut reused = vec![0u8; n];
     reused.fill(1);
-    row("memcpy into touched memory (1 thread)", gbps(n, || reused.copy_from_slice(&data)));
+    row(
+        "memcpy into touched memory (1 thread)",
+        gbps(n, || reused.copy_from_slice(&data)),
+    );
     let f = fresh(dir, "one");
-    row("pwrite, 1 thread", gbps(n, || f.write_all_at(&data, 0).unwrap()));
+    row(
+        "pwrite, 1 thread",
+        gbps(n, || f.write_all_at(&data, 0).unwrap()),
+    );
     let f = fresh(dir, "par");
     row(
         "pwrite, 8 threads, one file (write_all_at_parallel)",
@@ -69,7 +80,9 @@ fn main() {
     let f = fresh(dir, "map");
     row(
         "fallocate + mmap, 8 threads (write_mapped_parallel)",
-        gbps(n, || assert!(blob::write_mapped_parallel(&f, &[&data]).unwrap())),
+        gbps(n, || {
+            assert!(blob::write_mapped_parallel(&f, &[&data]).unwrap())
+        }),
     );
     row(
         "write_atomic_parts (the capture path: temp file, rename)",
@@ -80,7 +93,9 @@ fn main() {
     let f = fs::File::open(dir.join("map")).unwrap();
     row(
         "pread, 8 threads, into reused memory",
-        gbps(n, || blob::read_exact_at_parallel(&f, &mut reused, 0).unwrap()),
+        gbps(n, || {
+            blob::read_exact_at_parallel(&f, &mut reused, 0).unwrap()
+        }),
     );
     row(
         "pread, 8 threads, into fresh memory",

@@ -568,8 +568,12 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let data = vec![9u8; 100_000];
         let dest = dir.path().join("z.blob");
-        write_atomic(&dest, &encode(&data, Compression::Zstd { level: 1 }).unwrap(), false)
-            .unwrap();
+        write_atomic(
+            &dest,
+            &encode(&data, Compression::Zstd { level: 1 }).unwrap(),
+            false,
+        )
+        .unwrap();
         let mut out = vec![0u8; data.len()];
         read_blob_into(&dest, &ContentHash::of(&data), &Limits::default(), &mut out).unwrap();
         assert_eq!(out, data);

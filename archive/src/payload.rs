@@ -79,6 +79,12 @@ impl PayloadWriter {
             buf: Vec::with_capacity(128),
         }
     }
+    /// A writer whose buffer holds `n` bytes before it grows.
+    pub fn with_capacity(n: usize) -> Self {
+        PayloadWriter {
+            buf: Vec::with_capacity(n),
+        }
+    }
     pub fn finish(self) -> Vec<u8> {
         self.buf
     }
@@ -137,17 +143,39 @@ impl PayloadWriter {
         self
     }
     pub fn u64_array(&mut self, id: u16, vals: &[u64]) -> &mut Self {
-        let mut v = Vec::with_capacity(vals.len() * 8);
+        let Ok(len) = u32::try_from(vals.len() * 8) else {
+            return self;
+        };
+        self.buf.extend_from_slice(&id.to_le_bytes());
+        self.buf.push(FieldType::U64Array as u8);
+        self.buf.push(0);
+        self.buf.extend_from_slice(&len.to_le_bytes());
         for x in vals {
-            v.extend_from_slice(&x.to_le_bytes());
+            self.buf.extend_from_slice(&x.to_le_bytes());
         }
-        self.raw(id, FieldType::U64Array, 0, &v);
         self
     }
     /// Appends fields another PayloadWriter encoded (a cached, per-kernel prefix).
     pub fn extend_encoded(&mut self, fields: &PayloadWriter) -> &mut Self {
         self.buf.extend_from_slice(&fields.buf);
         self
+    }
+    /// A nested field whose fields `fill` writes straight into this buffer (no second
+    /// writer, no copy); false, with nothing written, if they exceed a field's length.
+    pub fn nested_with(&mut self, id: u16, fill: impl FnOnce(&mut PayloadWriter)) -> bool {
+        let start = self.buf.len();
+        self.buf.extend_from_slice(&id.to_le_bytes());
+        self.buf.push(FieldType::Fields as u8);
+        self.buf.push(0);
+        self.buf.extend_from_slice(&[0; 4]);
+        let body = self.buf.len();
+        fill(self);
+        let Ok(len) = u32::try_from(self.buf.len() - body) else {
+            self.buf.truncate(start);
+            return false;
+        };
+        self.buf[body - 4..body].copy_from_slice(&len.to_le_bytes());
+        true
     }
     pub fn nested(&mut self, id: u16, inner: &PayloadWriter) -> bool {
         self.raw(id, FieldType::Fields, 0, &inner.buf)
@@ -465,6 +493,19 @@ impl<'a> Field<'a> {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn nested_with_encodes_as_nested() {
+        let mut inner = PayloadWriter::new();
+        inner.u64(1, 7).u64_array(2, &[3, 4]);
+        let mut a = PayloadWriter::new();
+        a.u64(9, 1).nested(5, &inner);
+        let mut b = PayloadWriter::new();
+        b.u64(9, 1).nested_with(5, |w| {
+            w.u64(1, 7).u64_array(2, &[3, 4]);
+        });
+        assert_eq!(a.as_bytes(), b.as_bytes());
+    }
+
     use super::*;
 
     #[test]

@@ -6,11 +6,12 @@
 //! object that holds it, grid, block, shared memory, stream, and per parameter its
 //! offset, size, bytes and the offsets of words that point into live allocations.
 
+use std::cell::RefCell;
 use std::collections::HashMap;
 use std::ffi::{c_char, CStr};
 use std::os::raw::{c_int, c_uint, c_void};
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::LazyLock;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, LazyLock};
 
 use hrr_archive::api::{fid, semantic, Vendor};
 use hrr_archive::codeobject;
@@ -53,6 +54,90 @@ struct Registry {
     symbols_noted: std::collections::HashSet<u64>,
     /// Module handle (cuModuleLoadData / hipModuleLoadData) -> its code object.
     modules: HashMap<u64, ContentHash>,
+}
+
+/// Bumped whenever a stub or kernel handle is (re)bound to a name and code object, so
+/// each thread's launch cache drops what it resolved before.
+static REGISTRY_GENERATION: AtomicU64 = AtomicU64::new(0);
+
+/// What a launch record needs about its kernel besides the arguments, resolved once per
+/// kernel per thread: a launch then takes no global lock and copies no parameter list.
+#[derive(Clone)]
+struct KernelInfo {
+    kernel: u64,
+    stub: u64,
+    /// Parameter (offset, size) list; None when the layout is unavailable.
+    params: Option<Arc<[(u64, u64)]>>,
+    /// The record's fixed fields (name, code object), encoded once; None when the stub
+    /// was never registered.
+    prefix: Option<Arc<PayloadWriter>>,
+}
+
+impl KernelInfo {
+    fn new(kernel: u64, stub: u64, params: Option<Vec<(u64, u64)>>) -> Self {
+        let prefix = {
+            let mut reg = REGISTRY.lock();
+            match reg.launch_prefix.get(&stub) {
+                Some(pre) => Some(pre.clone()),
+                None => reg.stubs.get(&stub).cloned().map(|(name, co)| {
+                    let mut pre = PayloadWriter::new();
+                    pre.str(fid::NAME, &name)
+                        .str(fid::CODE_OBJECT, &co.to_hex());
+                    let pre = Arc::new(pre);
+                    reg.launch_prefix.insert(stub, pre.clone());
+                    pre
+                }),
+            }
+        };
+        KernelInfo {
+            kernel,
+            stub,
+            params: params.map(Arc::from),
+            prefix,
+        }
+    }
+}
+
+type LaunchCache = (u64, HashMap<(u16, u64), KernelInfo>);
+
+thread_local! {
+    /// (registry generation, (launch API id, first launch argument) -> kernel info).
+    static LAUNCH_CACHE: RefCell<LaunchCache> = RefCell::new((0, HashMap::new()));
+}
+
+/// The kernel info for launch API `id` called with `first` (a kernel handle or a host
+/// stub), from this thread's cache or resolved by `resolve` (kernel, stub, layout).
+/// Only complete infos are cached: a stub registered later is then still found.
+fn kernel_info_cached(
+    id: u16,
+    first: u64,
+    resolve: impl FnOnce(u64) -> (u64, u64, Option<Vec<(u64, u64)>>),
+) -> KernelInfo {
+    let generation = REGISTRY_GENERATION.load(Ordering::Acquire);
+    let hit = LAUNCH_CACHE
+        .try_with(|c| {
+            let mut c = c.borrow_mut();
+            if c.0 != generation {
+                *c = (generation, HashMap::new());
+            }
+            c.1.get(&(id, first)).cloned()
+        })
+        .ok()
+        .flatten();
+    if let Some(info) = hit {
+        return info;
+    }
+    let (kernel, stub, params) = resolve(first);
+    let info = KernelInfo::new(kernel, stub, params);
+    if info.params.is_some() && info.prefix.is_some() {
+        let _ = LAUNCH_CACHE.try_with(|c| {
+            let mut c = c.borrow_mut();
+            if c.0 == generation {
+                c.1.insert((id, first), info.clone());
+            }
+        });
+    }
+    info
 }
 
 /// A registered variable's name, code object and size, by its host shadow's address.
@@ -236,6 +321,7 @@ fn register_function(
             p.str(fid::CODE_OBJECT, &h.to_hex());
             reg.launch_prefix.remove(&(stub as u64));
             reg.stubs.insert(stub as u64, (name, h));
+            REGISTRY_GENERATION.fetch_add(1, Ordering::Release);
         }
         drop(reg);
         record(vendor, semantic::REGISTER_FUNCTION, 0, &p, None, api);
@@ -408,7 +494,10 @@ pub unsafe extern "C" fn __cudaGetKernel(kernel: *mut *mut c_void, stub: *const 
         // SAFETY: on success the runtime stored the handle.
         let k = unsafe { *kernel } as u64;
         let _ = guarded("__cudaGetKernel", || {
-            REGISTRY.lock().kernels.insert(k, stub as u64)
+            let old = REGISTRY.lock().kernels.insert(k, stub as u64);
+            if old.is_some_and(|o| o != stub as u64) {
+                REGISTRY_GENERATION.fetch_add(1, Ordering::Release);
+            }
         });
     }
     ret
@@ -450,41 +539,24 @@ fn record_launch(
     vendor: Vendor,
     id: u16,
     api: &str,
-    kernel: u64,
-    stub: u64,
+    info: &KernelInfo,
     grid: Dim3,
     block: Dim3,
     args: *mut *mut c_void,
     shmem: usize,
     stream: u64,
-    params: Option<Vec<(u64, u64)>>,
     ret: c_int,
 ) {
     let Some(cap) = state::current() else { return };
-    let mut p = PayloadWriter::new();
-    p.handle(fid::KERNEL, kernel).u64(fid::HOST_STUB, stub);
+    let mut p = PayloadWriter::with_capacity(256);
+    p.handle(fid::KERNEL, info.kernel)
+        .u64(fid::HOST_STUB, info.stub);
     let mut incomplete: Option<String> = None;
-    let prefix = {
-        let mut reg = REGISTRY.lock();
-        match reg.launch_prefix.get(&stub) {
-            Some(pre) => Some(pre.clone()),
-            None => match reg.stubs.get(&stub) {
-                Some((name, co)) => {
-                    let mut pre = PayloadWriter::new();
-                    pre.str(fid::NAME, name).str(fid::CODE_OBJECT, &co.to_hex());
-                    let pre = std::sync::Arc::new(pre);
-                    reg.launch_prefix.insert(stub, pre.clone());
-                    Some(pre)
-                }
-                None => None,
-            },
-        }
-    };
-    match prefix {
+    match &info.prefix {
         Some(pre) => {
-            p.extend_encoded(&pre);
+            p.extend_encoded(pre);
         }
-        None => incomplete = Some(format!("kernel stub {stub:#x} was never registered")),
+        None => incomplete = Some(format!("kernel stub {:#x} was never registered", info.stub)),
     }
     p.u64_array(fid::GRID, &[grid.x as u64, grid.y as u64, grid.z as u64]);
     p.u64_array(
@@ -493,32 +565,33 @@ fn record_launch(
     );
     p.u64(fid::SHARED_MEM, shmem as u64)
         .handle(fid::STREAM, stream);
-    match params {
+    match info.params.as_deref() {
         Some(list) if !args.is_null() || list.is_empty() => {
             // Pinned host allocations the arguments point into: snapshotted below.
             let mut pinned: Vec<(u64, u64)> = Vec::new();
             for (i, (off, size)) in list.iter().enumerate() {
                 // SAFETY: args[i] points at parameter i's value of `size` bytes (launch ABI).
                 let bytes = unsafe { bytes_at(*args.add(i) as *const u8, *size as usize) };
-                let mut a = PayloadWriter::new();
-                a.u64(fid::ARG_OFFSET, *off).u64(fid::ARG_SIZE, *size);
-                a.bytes(fid::ARG_BYTES, bytes, false);
-                // Words that point into live allocations (also inside by-value structs).
-                let mut ptr_words: Vec<u64> = Vec::new();
-                for w in 0..bytes.len() / 8 {
-                    let v =
-                        u64::from_le_bytes(bytes[w * 8..w * 8 + 8].try_into().unwrap_or([0; 8]));
-                    if let Some((start, len, space)) = cap.allocs.lookup(v) {
-                        ptr_words.push((w * 8) as u64);
-                        if space == Space::PinnedHost && !pinned.iter().any(|(s, _)| *s == start) {
-                            pinned.push((start, len));
+                p.nested_with(fid::ARG, |a| {
+                    a.u64(fid::ARG_OFFSET, *off).u64(fid::ARG_SIZE, *size);
+                    a.bytes(fid::ARG_BYTES, bytes, false);
+                    // Words that point into live allocations (also inside by-value structs).
+                    let mut ptr_words: Vec<u64> = Vec::new();
+                    for (w, word) in bytes.chunks_exact(8).enumerate() {
+                        let v = u64::from_le_bytes(word.try_into().unwrap_or([0; 8]));
+                        if let Some((start, len, space)) = cap.allocs.lookup(v) {
+                            ptr_words.push((w * 8) as u64);
+                            if space == Space::PinnedHost
+                                && !pinned.iter().any(|(s, _)| *s == start)
+                            {
+                                pinned.push((start, len));
+                            }
                         }
                     }
-                }
-                if !ptr_words.is_empty() {
-                    a.u64_array(4, &ptr_words);
-                }
-                p.nested(fid::ARG, &a);
+                    if !ptr_words.is_empty() {
+                        a.u64_array(4, &ptr_words);
+                    }
+                });
             }
             if let Err(why) = snapshot_pinned(cap, &mut p, &pinned) {
                 incomplete = Some(why);
@@ -613,19 +686,17 @@ unsafe fn launch_shim(
     // SAFETY: the program's own arguments.
     let ret = unsafe { f(first, grid, block, args, shmem, stream) };
     guarded(api, || {
-        let (kernel, stub, params) = resolve(first as u64);
+        let info = kernel_info_cached(id, first as u64, resolve);
         record_launch(
             vendor,
             id,
             api,
-            kernel,
-            stub,
+            &info,
             grid,
             block,
             args,
             shmem,
             stream as u64,
-            params,
             ret,
         );
     });
@@ -755,19 +826,20 @@ pub unsafe extern "C" fn cudaLaunchKernelExC(
     // SAFETY: the runtime has just read the same configuration.
     let cfg = unsafe { &*config };
     guarded("cudaLaunchKernelExC", || {
-        let (function, params) = cuda_function_of_stub(func as u64);
+        let info = kernel_info_cached(semantic::LAUNCH_KERNEL, func as u64, |stub| {
+            let (function, params) = cuda_function_of_stub(stub);
+            (function, stub, params)
+        });
         record_launch(
             Vendor::Cuda,
             semantic::LAUNCH_KERNEL,
             "cudaLaunchKernelExC",
-            function,
-            func as u64,
+            &info,
             cfg.grid,
             cfg.block,
             args,
             cfg.shmem,
             cfg.stream as u64,
-            params,
             ret,
         );
         if cfg.num_attrs > 0 {
@@ -894,6 +966,7 @@ fn record_get_function(
                 // A module function launches like a registered stub: same name lookup.
                 reg.launch_prefix.remove(&func);
                 reg.stubs.insert(func, (name, h));
+                REGISTRY_GENERATION.fetch_add(1, Ordering::Release);
             }
         }
         drop(reg);
@@ -947,14 +1020,12 @@ fn record_module_launch(
             vendor,
             semantic::MODULE_LAUNCH_KERNEL,
             api,
-            f,
-            f,
+            &KernelInfo::new(f, f, layout),
             grid,
             block,
             params,
             shmem,
             stream,
-            layout,
             ret,
         );
     });

@@ -168,7 +168,9 @@ impl<'a> Ctx<'a> {
         };
         match self.rt.call_ptr(sync, stream)? {
             0 => Ok(()),
-            r => Err(format!("waiting for the copy's stream ({what}) failed ({r})")),
+            r => Err(format!(
+                "waiting for the copy's stream ({what}) failed ({r})"
+            )),
         }
     }
 
@@ -184,7 +186,10 @@ impl<'a> Ctx<'a> {
     ) -> Result<u64, String> {
         let r = p.blob(BLOB_FIELD | id, what).map_err(field_err)?;
         if let Some(n) = len.filter(|&n| n != r.len) {
-            return Err(format!("{what}: the blob holds {} bytes, the copy is {n}", r.len));
+            return Err(format!(
+                "{what}: the blob holds {} bytes, the copy is {n}",
+                r.len
+            ));
         }
         let n = self.host_len(r.len, what)?;
         let buf = self.staging.get(Role::Source, n);
@@ -280,8 +285,8 @@ impl<'a> Ctx<'a> {
         let mut d2h: Option<(usize, usize)> = None;
         // The copy reads a page-locked source after an asynchronous call returns.
         let mut source_in_flight = false;
-                                                      // Param index -> its out slot; pitch arguments replaced because the host side of a
-                                                      // 2D copy is recorded packed (pitch = width).
+        // Param index -> its out slot; pitch arguments replaced because the host side of a
+        // 2D copy is recorded packed (pitch = width).
         let mut slot_of: HashMap<usize, usize> = HashMap::new();
         let mut pitch_override: Vec<(usize, u64)> = Vec::new();
         let mut registering: Option<u64> = None;

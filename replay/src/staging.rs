@@ -123,7 +123,10 @@ impl<'a> Staging<'a> {
         let ptr = b.mem[b.offset..].as_mut_ptr() as u64;
         // SAFETY: HostRegister(ptr, size, flags 0) over memory this buffer owns, which
         // stays allocated, unmoved, until `unpin` unregisters it.
-        match unsafe { self.rt.call_table(id::HostRegister, &[ptr, b.cap as u64, 0]) } {
+        match unsafe {
+            self.rt
+                .call_table(id::HostRegister, &[ptr, b.cap as u64, 0])
+        } {
             Ok(0) => b.pinned = true,
             _ => self.pin_refused = true,
         }
@@ -177,7 +180,10 @@ mod tests {
             let expected: Vec<u8> = (0..len).map(|i| (i * 7 + i / 251) as u8).collect();
             let mut out = vec![0u8; len + 5];
             complement_into(&mut out, &expected);
-            assert!(out[..len].iter().zip(&expected).all(|(o, e)| o != e), "{len}");
+            assert!(
+                out[..len].iter().zip(&expected).all(|(o, e)| o != e),
+                "{len}"
+            );
             assert!(out[len..].iter().all(|&b| b == 0xa5));
         }
     }
