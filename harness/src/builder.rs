@@ -24,6 +24,10 @@ use crate::toolchain::{self, Toolchain};
 pub enum CaseBuild {
     Built {
         binary: PathBuf,
+        /// The case's module code object (`module` in the matrix), passed to the program
+        /// as HRR_MODULE_FILE.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        module: Option<PathBuf>,
         reused: bool,
     },
     /// Compiled for targets that cannot link here (a compile check): nothing to run.
@@ -194,10 +198,11 @@ fn input_hash(tc: &Toolchain, commands: &str, case_dir: &Path, common: &Path) ->
 fn build_case(
     tc: &Toolchain,
     source: &SourceTree,
-    case_dir_name: &str,
+    case: &hrr_matrix::Case,
     out_dir: &Path,
     tmp: &Path,
 ) -> CaseBuild {
+    let case_dir_name = case.dir.as_str();
     let src_dir = source.cases_dir().join(case_dir_name);
     let common = source.cases_dir().join("common");
     let runnable = !tc.buildable().is_empty();
@@ -219,11 +224,22 @@ fn build_case(
     // The runnable program for the targets that link here, then a compile check (object
     // file) per compiler for the targets that only compile.
     let mut steps: Vec<(Command, PathBuf)> = Vec::new();
+    let module = case
+        .module
+        .as_ref()
+        .filter(|_| runnable)
+        .map(|_| out_dir.join("module.co"));
     if runnable {
         steps.push((
             tc.compile_command(&source_file, &common, &binary),
             binary.clone(),
         ));
+        if let (Some(src), Some(out)) = (&case.module, &module) {
+            steps.push((
+                tc.module_command(&src_dir.join(src), &common, out),
+                out.clone(),
+            ));
+        }
     }
     steps.extend(tc.compile_check_commands(&source_file, &common, out_dir));
     let checked: Vec<String> = tc.compile_only().iter().map(|s| s.to_string()).collect();
@@ -231,6 +247,7 @@ fn build_case(
         if runnable {
             CaseBuild::Built {
                 binary: binary.clone(),
+                module: module.clone(),
                 reused,
             }
         } else {
@@ -273,7 +290,12 @@ fn build_case(
             Ok(f) => {
                 return CaseBuild::Failed {
                     message: format!(
-                        "compiling cases/{case_dir_name}/main.cpp failed ({}): {}",
+                        "compiling cases/{case_dir_name}/{} failed ({}): {}",
+                        if Some(&out) == module.as_ref() {
+                            case.module.as_deref().unwrap_or("its module")
+                        } else {
+                            "main.cpp"
+                        },
                         f.exit.describe(),
                         process::tail(&log, 600)
                             .lines()
@@ -371,12 +393,7 @@ pub fn build(req: &BuildRequest) -> Result<Built, HarnessError> {
                 } else {
                     let tmp = dir.join("tmp");
                     let _ = std::fs::create_dir_all(&tmp);
-                    let queue = Mutex::new(
-                        gpu_cases
-                            .iter()
-                            .map(|c| (c.name.clone(), c.dir.clone()))
-                            .collect::<Vec<_>>(),
-                    );
+                    let queue = Mutex::new(gpu_cases.iter().map(|c| **c).collect::<Vec<_>>());
                     let results = Mutex::new(Vec::new());
                     let workers = std::thread::available_parallelism()
                         .map(|n| n.get())
@@ -388,13 +405,14 @@ pub fn build(req: &BuildRequest) -> Result<Built, HarnessError> {
                                 if process::interrupted() {
                                     return;
                                 }
-                                let Some((name, d)) = queue.lock().unwrap().pop() else {
+                                let Some(case) = queue.lock().unwrap().pop() else {
                                     return;
                                 };
+                                let name = case.name.clone();
                                 let b = build_case(
                                     &tc,
                                     req.source,
-                                    &d,
+                                    case,
                                     &dir.join("cases").join(&name),
                                     &tmp,
                                 );

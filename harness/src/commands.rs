@@ -233,10 +233,18 @@ pub fn build(matrix: Option<&Path>, opts: &BuildOpts) -> Res {
     let mut failed = 0;
     for (name, b) in &built.cases {
         let line = match b {
-            CaseBuild::Built { binary, reused } => format!(
-                "{} {}",
+            CaseBuild::Built {
+                binary,
+                module,
+                reused,
+            } => format!(
+                "{} {}{}",
                 if *reused { "up to date" } else { "built     " },
-                binary.display()
+                binary.display(),
+                module
+                    .as_ref()
+                    .map(|m| format!(" (module {})", m.display()))
+                    .unwrap_or_default()
             ),
             CaseBuild::CompileChecked { object, targets } => {
                 format!(

@@ -75,6 +75,18 @@ impl Attempt<'_> {
         c
     }
 
+    /// The case's program: `command`, plus HRR_MODULE_FILE when the case has a module.
+    fn program(&self, binary: &Path) -> Command {
+        let mut c = self.command(binary);
+        if let Some(CaseBuild::Built {
+            module: Some(m), ..
+        }) = self.ctx.built.cases.get(&self.rc.case.name)
+        {
+            c.env("HRR_MODULE_FILE", m);
+        }
+        c
+    }
+
     fn run(&self, step: &str, cmd: Command) -> Result<Exit, (RawOutcome, String)> {
         let log = self.dir.join(format!("{step}.log"));
         match process::run_logged(cmd, &log, self.deadline) {
@@ -164,7 +176,7 @@ impl Attempt<'_> {
         // (one process fewer per case: each pays the GPU runtime's start-up).
         let archive = self.dir.join("archive");
         let expected = Exit::Code(case.exit_code);
-        let mut cap = self.command(binary);
+        let mut cap = self.program(binary);
         // The archive is the case's scratch output, thrown away when it passes: it needs
         // no durability against a machine crash, so its writes are not fsync'd.
         cap.current_dir(&self.dir)
@@ -180,7 +192,7 @@ impl Attempt<'_> {
                     Ok(e) => (RawOutcome::Fail, e.describe()),
                     Err((o, m)) => (*o, m.clone()),
                 };
-                let mut native = self.command(binary);
+                let mut native = self.program(binary);
                 native.current_dir(&self.dir);
                 return Err(match self.run("native", native) {
                     Ok(e) if e == expected => (

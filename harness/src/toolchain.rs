@@ -198,6 +198,35 @@ impl Toolchain {
     }
 }
 
+impl Toolchain {
+    /// The command compiling a case's kernel-only module source into a code object file
+    /// for every buildable target: NVIDIA a fat binary (`--fatbin`), AMD an offload
+    /// bundle (`--genco`). AMD modules are built without the device libraries
+    /// (`-nogpulib`), which Debian's HIP 5.2 lacks for some targets: a module source uses
+    /// only compiler builtins on the device.
+    pub fn module_command(&self, source: &Path, include: &Path, out: &Path) -> Command {
+        let mut c = Command::new(&self.compiler);
+        match self.vendor {
+            Vendor::Nvidia => {
+                c.args(["-O2", "-std=c++17", "-x", "cu", "--fatbin"]);
+                for t in self.buildable() {
+                    let n = t.trim_start_matches("sm_");
+                    c.arg("-gencode")
+                        .arg(format!("arch=compute_{n},code=sm_{n}"));
+                }
+            }
+            Vendor::Amd => {
+                c.args(["-O2", "-std=c++17", "--genco", "-nogpulib"]);
+                for t in self.buildable() {
+                    c.arg(format!("--offload-arch={t}"));
+                }
+            }
+        }
+        c.arg("-I").arg(include).arg(source).arg("-o").arg(out);
+        c
+    }
+}
+
 /// Uses threadIdx, as every case does: that needs the device libraries at link time.
 /// A newer clang for HIP than hipcc's (`HRR_HIP_CLANG`, else clang++-19/18/17 on PATH).
 pub fn other_hip_clang() -> Option<PathBuf> {

@@ -41,6 +41,19 @@ fn build(family: &str, build_dir: &Path, tools: &Path) -> (i32, String) {
     )
 }
 
+fn walk(dir: &Path) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            out.extend(walk(&p));
+        } else {
+            out.push(p);
+        }
+    }
+    out
+}
+
 fn has(tool: &str, var: &str) -> bool {
     if let Some(p) = std::env::var_os(var).filter(|v| !v.is_empty()) {
         return Path::new(&p).is_file();
@@ -91,6 +104,20 @@ fn cases_compile_for_amd_families_hipcc_knows() {
     assert_eq!(code, 0, "{out}");
     assert!(!out.contains("FAILED"), "{out}");
     assert!(out.matches("built      ").count() >= 18, "{out}");
+    // module_launch's module.hip became an offload bundle whose AMDGPU metadata (read by
+    // the parser capture uses) lists scale_add with its four explicit arguments.
+    let module = walk(&t.path().join("b"))
+        .into_iter()
+        .find(|p| p.ends_with("module_launch/module.co"))
+        .unwrap_or_else(|| panic!("no module_launch/module.co was built: {out}"));
+    assert!(out.contains("(module "), "{out}");
+    let kernels =
+        hrr_archive::amdgpu::kernels_of_code_object(&std::fs::read(&module).unwrap()).unwrap();
+    let k = kernels
+        .iter()
+        .find(|k| k.name == "scale_add")
+        .unwrap_or_else(|| panic!("{kernels:?}"));
+    assert_eq!(k.explicit_params(), vec![(0, 8), (8, 8), (16, 4), (20, 4)]);
     // HIP 5.2's clang 15 compiles gfx11 code with -fgpu-rdc -nogpulib but cannot link it
     // (no device libraries): every case is compile-checked.
     let (code, out) = build("gfx110x", &t.path().join("b"), &tools);

@@ -401,6 +401,13 @@ impl Validator<'_> {
                     ),
                 );
             }
+            if c.module.is_some() && c.kind == CaseKind::Host {
+                let at = self.pos.field("cases", i, "module", None);
+                self.err(
+                    at,
+                    format!("host case `{}`: `module` is for gpu cases", c.name),
+                );
+            }
             match c.kind {
                 CaseKind::Host => {
                     if c.command.is_empty() {
@@ -463,6 +470,18 @@ impl Validator<'_> {
                             at_dir,
                             format!("gpu case `{}`: {} has no main.cpp", c.name, dir.display()),
                         );
+                    } else if let Some(m) = &c.module {
+                        if !valid_file_name(m) || !dir.join(m).is_file() {
+                            let at = self.pos.field("cases", i, "module", None);
+                            self.err(
+                                at,
+                                format!(
+                                    "case `{}`: module source {m} is not a file in {}",
+                                    c.name,
+                                    dir.display()
+                                ),
+                            );
+                        }
                     }
                 }
             }
@@ -637,4 +656,12 @@ fn valid_name(s: &str) -> bool {
     !s.is_empty()
         && s.chars()
             .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+}
+
+/// A plain file name inside a case directory (a name and an extension, no path).
+fn valid_file_name(s: &str) -> bool {
+    !s.starts_with('.')
+        && s.chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-' || c == '.')
+        && valid_name(&s.replace('.', "_"))
 }

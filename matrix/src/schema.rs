@@ -155,6 +155,12 @@ pub struct Case {
     /// Gpu cases: the exit code the program itself must return (default 0).
     #[serde(default)]
     pub exit_code: i32,
+    /// Gpu cases: a kernel-only source file in the case directory that the harness
+    /// compiles into a code object for the family's targets (AMD: `--genco`, an offload
+    /// bundle; NVIDIA: `--fatbin`) and names to the program in `HRR_MODULE_FILE`, for
+    /// programs that load their kernels through the module API.
+    #[serde(default)]
+    pub module: Option<String>,
     /// Written as `[roundtrip, blob-edit, {processes: 2}]`.
     #[serde(with = "serde_norway::with::singleton_map_recursive")]
     pub checks: Vec<Check>,

@@ -271,3 +271,38 @@ fn case_directories_and_the_matrix_must_agree() {
         "{e}"
     );
 }
+
+#[test]
+fn a_case_module_must_be_a_file_of_its_gpu_case() {
+    let t = tempfile::tempdir().unwrap();
+    let cases = t.path().join("cases");
+    for d in ["alpha", "beta", "gamma", "delta"] {
+        std::fs::create_dir_all(cases.join(d)).unwrap();
+        std::fs::write(cases.join(d).join("main.cpp"), "int main(){}").unwrap();
+    }
+    std::fs::create_dir_all(cases.join("common")).unwrap();
+    let with_module = |m: &str| {
+        GOOD.replacen(
+            "    dir: alpha\n",
+            &format!("    dir: alpha\n    module: {m}\n"),
+            1,
+        )
+    };
+    std::fs::write(cases.join("alpha").join("kernels.hip"), "").unwrap();
+    let m = load_str(
+        &with_module("kernels.hip"),
+        Path::new("m.yaml"),
+        Some(&cases),
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(m.cases[0].module.as_deref(), Some("kernels.hip"));
+    for bad in ["missing.hip", "../beta/main.cpp"] {
+        let e = load_str(&with_module(bad), Path::new("m.yaml"), Some(&cases))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("m.yaml:") && e.contains("module source") && e.contains(bad),
+            "{bad}: {e}"
+        );
+    }
+}
