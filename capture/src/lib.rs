@@ -2,6 +2,7 @@
 //! interposes the runtime's exported functions and records each call into an archive.
 //!
 //! Module map: `state` (the process-wide capture: env, writer, fork, exit notice),
+//! `crash` (buffered events flushed on a fatal signal),
 //! `real` (finding the real function behind each shim), `alloc` (live device and pinned
 //! host allocations), `generic` (recording a table row by its parameter kinds), `shims`
 //! (the extern "C" functions generated from the API table), `kernels` (registration
@@ -12,6 +13,7 @@
 //! reached from inside capture (our own calls into the runtime) goes straight through.
 
 pub mod alloc;
+pub mod crash;
 pub mod generic;
 pub mod kernels;
 pub mod real;

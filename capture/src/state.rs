@@ -210,6 +210,7 @@ fn init(vendor: Vendor) -> Option<&'static Capture> {
         allocs: AllocTable::default(),
     });
     STATE.store(Box::into_raw(cap), Ordering::Release);
+    crate::crash::install();
     // SAFETY: registering plain extern "C" fns; they follow the documented lock order.
     unsafe {
         libc::pthread_atfork(Some(fork_prepare), Some(fork_parent), Some(fork_child));
