@@ -31,7 +31,7 @@ pub use record::{Event, RecordHeader};
 pub use writer::{CaptureSettings, ProcessWriter};
 
 /// The archive format version this build reads and writes. Readers accept exactly this.
-pub const FORMAT_VERSION: u32 = 1;
+pub const FORMAT_VERSION: u32 = 2;
 
 /// The tool version, stamped into every manifest.
 pub const TOOL_VERSION: &str = env!("CARGO_PKG_VERSION");

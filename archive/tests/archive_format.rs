@@ -179,7 +179,7 @@ fn version_mismatch_names_both_numbers() {
             err,
             ArchiveError::VersionMismatch {
                 found: 7,
-                supported: 1,
+                supported: hrr_archive::FORMAT_VERSION,
                 ..
             }
         ),
@@ -187,7 +187,8 @@ fn version_mismatch_names_both_numbers() {
     );
     let msg = err.to_string();
     assert!(
-        msg.contains("version 7") && msg.contains("version 1"),
+        msg.contains("version 7")
+            && msg.contains(&format!("version {}", hrr_archive::FORMAT_VERSION)),
         "{msg}"
     );
     // The manifest's version is checked too.

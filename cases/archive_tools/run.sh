@@ -9,7 +9,7 @@ replay=${HRR_REPLAY:?set by hrr-harness}
 out=${HRR_CASE_OUTPUT:?set by hrr-harness}
 fail() { echo "archive_tools: FAILED: $*"; exit 1; }
 
-"$replay" --version | grep -q "archive format version 1" || fail "--version does not name the archive format"
+"$replay" --version | grep -q "archive format version 2" || fail "--version does not name the archive format"
 
 cp -r fixture "$out/good"
 "$replay" --info --json "$out/good" > "$out/info.json" || fail "--info exited $?"
@@ -31,7 +31,7 @@ grep -q '"repaired": true' "$out/repaired.json" || fail "the repaired archive is
 
 # Damage: a wrong format version must be refused with exit 2, naming both versions.
 cp -r fixture "$out/bad"
-sed -i 's/"format_version": 1/"format_version": 99/' "$out/bad/manifest.json"
+sed -i 's/"format_version": 2/"format_version": 99/' "$out/bad/manifest.json"
 "$replay" --info "$out/bad" > "$out/bad.txt" 2>&1
 rc=$?
 [ $rc -eq 2 ] || fail "an archive of format 99 gave exit $rc, expected 2"

@@ -127,7 +127,7 @@ fn version_names_tool_format_and_revision() {
     let (code, out, _) = run(replay().arg("--version"));
     assert_eq!(code, 0);
     assert!(
-        out.contains("archive format version 1") && out.contains("source revision"),
+        out.contains("archive format version 2") && out.contains("source revision"),
         "{out}"
     );
 }
