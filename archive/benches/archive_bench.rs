@@ -17,6 +17,7 @@ fn settings() -> CaptureSettings {
         buffer_bytes: 1 << 20,
         reserve: ReservePolicy::Bytes(0),
         fsync: true,
+        fsync_blobs: true,
     }
 }
 
@@ -109,6 +110,7 @@ fn main() {
             dir.path(),
             CaptureSettings {
                 fsync: false,
+                fsync_blobs: false,
                 ..settings()
             },
             1,

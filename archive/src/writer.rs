@@ -48,8 +48,14 @@ pub struct CaptureSettings {
     /// Buffered events are written once the buffer holds this many bytes.
     pub buffer_bytes: usize,
     pub reserve: ReservePolicy,
-    /// fsync on flush and for blobs (tests may turn it off for speed).
+    /// fsync the event log and manifests at each flush interval and at the end.
     pub fsync: bool,
+    /// fsync blob files too (`HRR_CAPTURE_FSYNC=all`). Off by default: it writes every
+    /// blob's bytes to the disk before the process may exit (a second for a few
+    /// gigabytes), where the page cache already survives any crash of the program itself.
+    /// After a machine crash, an event may name a blob that is short or corrupt; replay
+    /// and `--repair` name it.
+    pub fsync_blobs: bool,
 }
 
 impl Default for CaptureSettings {
@@ -60,6 +66,7 @@ impl Default for CaptureSettings {
             buffer_bytes: 1 << 20,
             reserve: ReservePolicy::Default,
             fsync: true,
+            fsync_blobs: false,
         }
     }
 }
@@ -521,7 +528,7 @@ impl ProcessWriter {
                 .map_err(|e| ArchiveError::io(parent, "create directory", e))?;
         }
         blob::write_atomic_parts(&dest, &parts, false)?;
-        if self.settings.fsync {
+        if self.settings.fsync && self.settings.fsync_blobs {
             self.unsynced_blobs.lock().push(dest);
         }
         Ok(stored)

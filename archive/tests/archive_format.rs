@@ -21,6 +21,7 @@ fn settings() -> CaptureSettings {
         buffer_bytes: 1 << 16,
         reserve: ReservePolicy::Bytes(0),
         fsync: false,
+        fsync_blobs: false,
     }
 }
 

@@ -112,6 +112,7 @@ fn mutated_manifests_never_panic() {
         dir.path(),
         hrr_archive::CaptureSettings {
             fsync: false,
+            fsync_blobs: false,
             reserve: hrr_archive::diskspace::ReservePolicy::Bytes(0),
             ..Default::default()
         },

@@ -93,10 +93,15 @@ pub fn config_from(
         }
     }
     if let Some(f) = text("HRR_CAPTURE_FSYNC") {
-        s.fsync = match f.as_str() {
-            "1" | "on" | "true" | "yes" => true,
-            "0" | "off" | "false" | "no" => false,
-            other => return Err(format!("HRR_CAPTURE_FSYNC={other:?} is not on or off")),
+        (s.fsync, s.fsync_blobs) = match f.as_str() {
+            "1" | "on" | "true" | "yes" | "events" => (true, false),
+            "all" => (true, true),
+            "0" | "off" | "false" | "no" => (false, false),
+            other => {
+                return Err(format!(
+                    "HRR_CAPTURE_FSYNC={other:?} is not on (events), all (events and blobs) or off"
+                ))
+            }
         };
     }
     if let Some(r) = text("HRR_CAPTURE_DISK_RESERVE") {
@@ -437,5 +442,23 @@ mod tests {
         .unwrap()
         .unwrap();
         assert_eq!(s.compression, Compression::Zstd { level: 5 });
+    }
+
+    #[test]
+    fn fsync_levels() {
+        let level = |v: &str| {
+            cfg(&[("HRR_CAPTURE_OUTPUT", "/tmp/x"), ("HRR_CAPTURE_FSYNC", v)])
+                .map(|c| c.map(|(_, s)| (s.fsync, s.fsync_blobs)))
+        };
+        let (_, default) = cfg(&[("HRR_CAPTURE_OUTPUT", "/tmp/x")]).unwrap().unwrap();
+        assert_eq!((default.fsync, default.fsync_blobs), (true, false));
+        assert_eq!(level("on"), Ok(Some((true, false))));
+        assert_eq!(level("all"), Ok(Some((true, true))));
+        assert_eq!(level("off"), Ok(Some((false, false))));
+        let e = level("sometimes").unwrap_err();
+        assert!(
+            e.contains("HRR_CAPTURE_FSYNC") && e.contains("sometimes"),
+            "{e}"
+        );
     }
 }

@@ -18,6 +18,7 @@ fn sample(root: &Path, finish: bool) {
         root,
         CaptureSettings {
             fsync: false,
+            fsync_blobs: false,
             reserve: ReservePolicy::Bytes(0),
             ..Default::default()
         },
