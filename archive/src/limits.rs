@@ -1,8 +1,10 @@
 //! Reader limits: every size read from an archive is checked against one of these before
 //! memory is allocated for it. Zero refuses everything; there is no "unlimited" value.
 
-/// Limits a reader enforces on untrusted archives.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// Limits a reader enforces on untrusted archives. A missing field (in a replay request)
+/// takes its default.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(default, deny_unknown_fields)]
 pub struct Limits {
     /// Largest file (event log, manifest, blob, code object) the reader will open.
     pub max_file_bytes: u64,

@@ -12,6 +12,7 @@ mod process;
 mod publish;
 mod repo;
 mod runner;
+mod service;
 mod toolchain;
 
 use std::path::PathBuf;

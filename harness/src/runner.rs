@@ -18,6 +18,7 @@ use hrr_reports::{classify, AttemptResult, CaseResult, CheckResult, Expected, Ra
 use crate::builder::{Built, CaseBuild};
 use crate::gpu::Gpu;
 use crate::process::{self, Exit};
+use crate::service::{ReplayService, ServiceError, ServiceSlot};
 
 pub struct RunContext<'a> {
     pub family: &'a Family,
@@ -56,6 +57,8 @@ struct Attempt<'a> {
     ctx: &'a RunContext<'a>,
     rc: &'a ResolvedCase,
     gpu: Option<&'a Gpu>,
+    /// The worker's replay service, where it has one.
+    service: &'a mut ServiceSlot,
     dir: PathBuf,
     deadline: Instant,
     checks: Vec<CheckResult>,
@@ -114,15 +117,43 @@ impl Attempt<'_> {
         archives: &[&Path],
     ) -> Result<Vec<(i32, ReplayResult)>, (RawOutcome, String)> {
         let json = self.dir.join(format!("{step}.json"));
-        let mut cmd = self.command(&self.ctx.built.replay);
-        cmd.args(archives)
-            .arg("--continue-on-error")
-            .arg("--json")
-            .arg(&json);
-        let exit = self.run(step, cmd)?;
-        let code = match exit {
-            Exit::Code(c) => c,
-            _ => -1,
+        let log = self.dir.join(format!("{step}.log"));
+        let code = if let Some(service) = self.service.get() {
+            let request = serde_json::json!({
+                "archives": archives,
+                "json": json,
+                "log": log,
+                "continue_on_error": true,
+            });
+            match service.request(&request, self.deadline) {
+                Ok(reply) => {
+                    if !reply.healthy {
+                        self.service.discard();
+                    }
+                    reply.exit_code
+                }
+                Err(ServiceError::Timeout) => {
+                    self.service.discard();
+                    return Err((
+                        RawOutcome::Timeout,
+                        format!("{step}: the replay did not finish before the case's time limit"),
+                    ));
+                }
+                Err(ServiceError::Failed(why)) => {
+                    self.service.discard();
+                    return Err((RawOutcome::Crash, format!("{step}: {why}")));
+                }
+            }
+        } else {
+            let mut cmd = self.command(&self.ctx.built.replay);
+            cmd.args(archives)
+                .arg("--continue-on-error")
+                .arg("--json")
+                .arg(&json);
+            match self.run(step, cmd)? {
+                Exit::Code(c) => c,
+                _ => -1,
+            }
         };
         let names: Vec<String> = archives.iter().map(|a| a.display().to_string()).collect();
         self.output
@@ -425,6 +456,7 @@ fn attempt(
     ctx: &RunContext,
     rc: &ResolvedCase,
     gpu: Option<&Gpu>,
+    service: &mut ServiceSlot,
     dir: PathBuf,
     binary: Option<&Path>,
 ) -> AttemptResult {
@@ -443,6 +475,7 @@ fn attempt(
         ctx,
         rc,
         gpu,
+        service,
         dir,
         deadline: start + rc.timeout,
         checks: Vec::new(),
@@ -494,7 +527,12 @@ fn skipped(ctx: &RunContext, rc: &ResolvedCase, reason: String) -> CaseResult {
 }
 
 /// Runs one case to its final status.
-pub fn run_case(ctx: &RunContext, rc: &ResolvedCase, gpu: Option<&Gpu>) -> CaseResult {
+pub fn run_case(
+    ctx: &RunContext,
+    rc: &ResolvedCase,
+    gpu: Option<&Gpu>,
+    service: &mut ServiceSlot,
+) -> CaseResult {
     if let Disposition::Skip { reason, .. } = &rc.disposition {
         return skipped(ctx, rc, reason.clone());
     }
@@ -575,13 +613,21 @@ pub fn run_case(ctx: &RunContext, rc: &ResolvedCase, gpu: Option<&Gpu>) -> CaseR
         );
     }
     let start = Instant::now();
-    let first = attempt(ctx, rc, gpu, case_dir.join("attempt-1"), binary.as_deref());
+    let first = attempt(
+        ctx,
+        rc,
+        gpu,
+        service,
+        case_dir.join("attempt-1"),
+        binary.as_deref(),
+    );
     let mut attempts = vec![first];
     if needs_rerun(attempts[0].outcome, expected) && !process::interrupted() {
         attempts.push(attempt(
             ctx,
             rc,
             gpu,
+            service,
             case_dir.join("attempt-2"),
             binary.as_deref(),
         ));
@@ -624,47 +670,29 @@ pub fn run_case(ctx: &RunContext, rc: &ResolvedCase, gpu: Option<&Gpu>) -> CaseR
     }
 }
 
-/// One process per GPU holding a context open for the whole run (`hrr-replay
-/// --hold-device`), so case processes do not each pay the device's start-up. Dropping it
-/// closes their stdin and waits for them.
-pub struct DeviceKeepers(Vec<std::process::Child>);
-
-impl DeviceKeepers {
-    pub fn start(ctx: &RunContext) -> DeviceKeepers {
-        let vendor = match ctx.family.vendor {
-            hrr_matrix::Vendor::Nvidia => "cuda",
-            hrr_matrix::Vendor::Amd => "hip",
-        };
-        let children = ctx
-            .gpus
-            .iter()
-            // An exclusive-mode GPU admits one process: a keeper would lock the cases out.
-            .filter(|g| !g.exclusive)
-            .filter_map(|g| {
-                Command::new(&ctx.built.replay)
-                    .arg("--hold-device")
-                    .arg(vendor)
-                    .env(ctx.family.vendor.visible_devices_var(), g.index.to_string())
-                    .stdin(std::process::Stdio::piped())
-                    .stdout(std::process::Stdio::null())
-                    .stderr(std::process::Stdio::null())
-                    .spawn()
-                    .ok()
-            })
-            .collect();
-        DeviceKeepers(children)
-    }
-}
-
-impl Drop for DeviceKeepers {
-    fn drop(&mut self) {
-        for c in &mut self.0 {
-            drop(c.stdin.take());
-        }
-        for c in &mut self.0 {
-            let _ = c.wait();
-        }
-    }
+/// The replay service for a worker on `gpu` (see `service`), or none: no GPU, or one
+/// in an exclusive compute mode (it admits one process, which must be the case's).
+fn service_slot(ctx: &RunContext, gpu: Option<&Gpu>, worker: usize) -> ServiceSlot {
+    let Some(g) = gpu.filter(|g| !g.exclusive) else {
+        return ServiceSlot::none();
+    };
+    let vendor = match ctx.family.vendor {
+        hrr_matrix::Vendor::Nvidia => "cuda",
+        hrr_matrix::Vendor::Amd => "hip",
+    };
+    let mut envs: Vec<(String, String)> = ctx
+        .family
+        .env
+        .iter()
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect();
+    envs.push((
+        ctx.family.vendor.visible_devices_var().to_string(),
+        g.index.to_string(),
+    ));
+    let replay = ctx.built.replay.clone();
+    let log = ctx.output.join(format!("replay-service-{worker}.log"));
+    ServiceSlot::new(move || ReplayService::start(&replay, vendor, &envs, log.clone()))
 }
 
 /// Runs `cases` on `jobs` workers; worker i uses GPU i modulo the GPUs. `on_result` sees
@@ -684,7 +712,6 @@ pub fn run_all(
     let queue: Mutex<VecDeque<(usize, &ResolvedCase)>> = Mutex::new(order.into_iter().collect());
     let (tx, rx) = mpsc::channel::<(usize, Option<CaseResult>, String)>();
     let mut results: Vec<Option<CaseResult>> = vec![None; cases.len()];
-    let _keepers = DeviceKeepers::start(ctx);
     std::thread::scope(|s| {
         for w in 0..jobs.max(1) {
             let tx = tx.clone();
@@ -694,16 +721,19 @@ pub fn run_all(
             } else {
                 Some(&ctx.gpus[w % ctx.gpus.len()])
             };
-            s.spawn(move || loop {
-                if process::interrupted() {
-                    return;
+            s.spawn(move || {
+                let mut service = service_slot(ctx, gpu, w);
+                loop {
+                    if process::interrupted() {
+                        return;
+                    }
+                    let Some((i, rc)) = queue.lock().unwrap().pop_front() else {
+                        return;
+                    };
+                    let _ = tx.send((i, None, rc.case.name.clone()));
+                    let r = run_case(ctx, rc, gpu, &mut service);
+                    let _ = tx.send((i, Some(r), String::new()));
                 }
-                let Some((i, rc)) = queue.lock().unwrap().pop_front() else {
-                    return;
-                };
-                let _ = tx.send((i, None, rc.case.name.clone()));
-                let r = run_case(ctx, rc, gpu);
-                let _ = tx.send((i, Some(r), String::new()));
             });
         }
         drop(tx);

@@ -26,14 +26,41 @@ struct Ctx<'a> {
     addrs: AddressMap,
     handles: HashMap<u64, u64>,
     modules: HashMap<String, u64>,
-    functions: HashMap<(String, String), u64>,
+    /// Code object -> kernel name -> replay function (two levels: a launch looks both up
+    /// by the &str its payload holds, allocating nothing).
+    functions: HashMap<String, HashMap<String, u64>>,
     /// Host buffers replay page-locked in place of the captured process's registered
     /// memory (HostRegister), by their replay address.
     registered: HashMap<u64, Vec<u8>>,
     /// Reused host buffers for copies' sources, results and expected bytes.
     staging: Staging<'a>,
+    /// What this replay created and has not released yet, by replay address or handle:
+    /// released when the process's replay ends, so the next archive replayed in the same
+    /// process (`hrr-replay --serve`) starts on an empty device.
+    live: HashMap<u64, Resource>,
     counts: Counts,
     failures: Vec<Failure>,
+}
+
+/// A device resource a replay owns until the program's own call releases it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Resource {
+    DeviceMemory,
+    PinnedHostMemory,
+    Stream,
+    Event,
+}
+
+impl Resource {
+    /// The API table row that releases it.
+    fn release_row(self) -> u16 {
+        match self {
+            Resource::DeviceMemory => api::id::Free,
+            Resource::PinnedHostMemory => api::id::FreeHost,
+            Resource::Stream => api::id::StreamDestroy,
+            Resource::Event => api::id::EventDestroy,
+        }
+    }
 }
 
 /// Why an event could not be replayed (turned into a Failure with its seq and API).
@@ -481,6 +508,9 @@ impl<'a> Ctx<'a> {
                         let h = desc.param_index(height).map(|j| args[j]).unwrap_or(0);
                         self.addrs
                             .insert(captured, captured_pitch.saturating_mul(h), replay);
+                        if ret == 0 {
+                            self.live.insert(replay, Resource::DeviceMemory);
+                        }
                     }
                 }
                 ParamKind::OutSize => {
@@ -504,6 +534,14 @@ impl<'a> Ctx<'a> {
                         let size = desc.param_index(len).map(|j| args[j]).unwrap_or(0);
                         self.addrs.insert(captured, size, replay);
                     }
+                    if ret == 0 && replay != 0 {
+                        let kind = if matches!(param.kind, ParamKind::OutDevPtr(_)) {
+                            Resource::DeviceMemory
+                        } else {
+                            Resource::PinnedHostMemory
+                        };
+                        self.live.insert(replay, kind);
+                    }
                 }
                 ParamKind::OutStream | ParamKind::OutEvent => {
                     let replay = slot.next().map(|s| s[0]).unwrap_or(0);
@@ -513,6 +551,14 @@ impl<'a> Ctx<'a> {
                         .and_then(|f| f.as_u64().ok())
                     {
                         self.handles.insert(captured, replay);
+                    }
+                    if ret == 0 && replay != 0 {
+                        let kind = if param.kind == ParamKind::OutStream {
+                            Resource::Stream
+                        } else {
+                            Resource::Event
+                        };
+                        self.live.insert(replay, kind);
                     }
                 }
                 ParamKind::OutValue | ParamKind::OutStruct => {
@@ -524,6 +570,14 @@ impl<'a> Ctx<'a> {
                     }
                     // An unregistered stand-in buffer is ours to free.
                     self.registered.remove(&args[i]);
+                    self.live.remove(&args[i]);
+                }
+                ParamKind::Stream | ParamKind::Event
+                    if ret == 0
+                        && (desc.id == api::id::StreamDestroy
+                            || desc.id == api::id::EventDestroy) =>
+                {
+                    self.live.remove(&args[i]);
                 }
                 _ => {}
             }
@@ -639,10 +693,7 @@ impl<'a> Ctx<'a> {
     }
 
     fn function(&mut self, code_object: &str, name: &str) -> Result<u64, String> {
-        if let Some(f) = self
-            .functions
-            .get(&(code_object.to_string(), name.to_string()))
-        {
+        if let Some(f) = self.functions.get(code_object).and_then(|m| m.get(name)) {
             return Ok(*f);
         }
         let module = self.module(code_object)?;
@@ -667,20 +718,16 @@ impl<'a> Ctx<'a> {
             return Err(format!("{get}({name}) failed ({r})"));
         }
         self.functions
-            .insert((code_object.to_string(), name.to_string()), func as u64);
+            .entry(code_object.to_string())
+            .or_default()
+            .insert(name.to_string(), func as u64);
         Ok(func as u64)
     }
 
     fn replay_launch(&mut self, ev: &Event) -> EvResult {
         let p = Payload::parse(&ev.payload).map_err(field_err)?;
-        let name = p
-            .str(fid::NAME, "kernel name")
-            .map_err(field_err)?
-            .to_string();
-        let co = p
-            .str(fid::CODE_OBJECT, "code object")
-            .map_err(field_err)?
-            .to_string();
+        let name = p.str(fid::NAME, "kernel name").map_err(field_err)?;
+        let co = p.str(fid::CODE_OBJECT, "code object").map_err(field_err)?;
         let grid = p.u64_array(fid::GRID, "grid").map_err(field_err)?;
         let block = p.u64_array(fid::BLOCK, "block").map_err(field_err)?;
         if grid.len() != 3 || block.len() != 3 {
@@ -740,7 +787,7 @@ impl<'a> Ctx<'a> {
             bytes.reserve(16);
             buffers.push(bytes);
         }
-        let func = self.function(&co, &name)?;
+        let func = self.function(co, name)?;
         let mut params: Vec<*mut c_void> =
             buffers.iter_mut().map(|b| b.as_mut_ptr().cast()).collect();
         let launch = match self.rt.vendor {
@@ -821,6 +868,9 @@ impl<'a> Ctx<'a> {
                 self.modules.clear();
                 self.functions.clear();
                 self.handles.clear();
+                self.live.clear();
+                // Registrations went with the context; the buffers are still ours.
+                self.registered.clear();
             }
             return r;
         }
@@ -865,6 +915,7 @@ pub fn replay_process(
         functions: HashMap::new(),
         registered: HashMap::new(),
         staging: Staging::new(rt),
+        live: HashMap::new(),
         counts: Counts {
             events_total: proc_.events.len() as u64,
             ..Counts::default()
@@ -889,7 +940,41 @@ pub fn replay_process(
             }
         }
     }
+    ctx.release_all();
     (ctx.counts, ctx.failures)
+}
+
+impl Ctx<'_> {
+    /// Releases what the replayed program left allocated, registered or loaded (a
+    /// program need not free before it exits; a replay process serving several archives
+    /// must). Failures here change no result: the device is checked before the next
+    /// archive (`--serve`).
+    fn release_all(&mut self) {
+        let sync = match self.rt.vendor {
+            Vendor::Cuda => "cudaDeviceSynchronize",
+            Vendor::Hip => "hipDeviceSynchronize",
+        };
+        let _ = self.rt.call_void(sync);
+        for (handle, kind) in std::mem::take(&mut self.live) {
+            // SAFETY: the row that releases `kind`, given the handle or address this
+            // replay's own call created and nothing has released since.
+            let _ = unsafe { self.rt.call_table(kind.release_row(), &[handle]) };
+        }
+        for buf in std::mem::take(&mut self.registered).keys() {
+            // SAFETY: HostUnregister of a buffer this replay registered; the buffer is
+            // dropped only after the call.
+            let _ = unsafe { self.rt.call_table(api::id::HostUnregister, &[*buf]) };
+        }
+        let unload = match self.rt.vendor {
+            Vendor::Cuda => "cuModuleUnload",
+            Vendor::Hip => "hipModuleUnload",
+        };
+        for (_, m) in std::mem::take(&mut self.modules) {
+            let _ = self.rt.call_ptr(unload, m);
+        }
+        self.functions.clear();
+        self.staging.unpin_all();
+    }
 }
 
 #[cfg(test)]

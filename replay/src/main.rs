@@ -64,11 +64,14 @@ struct Cli {
     /// Go on past a failed event and report all of them.
     #[arg(long)]
     continue_on_error: bool,
-    /// Harness aid: load the VENDOR (cuda or hip) runtime, create the device's context and
-    /// hold it until stdin closes. A context kept open on each GPU spares every case
-    /// process the device's start-up (measured: a third of the harness's run time).
+    /// Harness aid: start the VENDOR (cuda or hip) runtime on the visible device, then
+    /// replay requests read from stdin, one JSON line each ({"archives": [..], "json":
+    /// FILE, "log": FILE, "continue_on_error": bool, "limits": {..}}), answering each with
+    /// one line {"exit_code": N, "healthy": bool} on stdout. Ends at end of input, or after
+    /// answering once the device is no longer usable. One process replaying every case
+    /// spares each case the runtime's start-up, which the driver serialises across GPUs.
     #[arg(long, value_name = "VENDOR", hide = true)]
-    hold_device: Option<String>,
+    serve: Option<String>,
     /// Largest archive file read, in bytes (0 refuses every file).
     #[arg(long, default_value_t = Limits::default().max_file_bytes)]
     max_file_bytes: u64,
@@ -81,6 +84,17 @@ struct Cli {
 }
 
 use hrr_archive::replay_result::ReplayResult;
+
+impl Cli {
+    fn request(&self, limits: Limits) -> ReplayRequest {
+        ReplayRequest {
+            archives: self.archives.clone(),
+            json: self.json.clone(),
+            continue_on_error: self.continue_on_error,
+            limits,
+        }
+    }
+}
 
 fn main() -> ExitCode {
     let cli = match Cli::try_parse() {
@@ -105,8 +119,8 @@ fn run(mut cli: Cli) -> u8 {
         }
         cli.json = Some("-".into());
     }
-    if let Some(v) = cli.hold_device.as_deref() {
-        return hold_device(v);
+    if let Some(v) = cli.serve.as_deref() {
+        return serve(v);
     }
     if cli.version {
         println!(
@@ -136,7 +150,12 @@ fn run(mut cli: Cli) -> u8 {
                 );
                 return EXIT_INVALID;
             }
-            return replay_all(&cli, limits);
+            return replay_all(
+                &cli.request(limits),
+                &mut Runtimes::default(),
+                &mut std::io::stdout().lock(),
+                &mut std::io::stderr().lock(),
+            );
         }
     };
     if let Some(offset) = cli.edit_expected {
@@ -184,7 +203,12 @@ fn run(mut cli: Cli) -> u8 {
         };
     }
     if !cli.info && !cli.events {
-        return replay_all(&cli, limits);
+        return replay_all(
+            &cli.request(limits),
+            &mut Runtimes::default(),
+            &mut std::io::stdout().lock(),
+            &mut std::io::stderr().lock(),
+        );
     }
     let archive = match Archive::open(&path, limits) {
         Ok(a) => a,
@@ -217,49 +241,113 @@ fn run(mut cli: Cli) -> u8 {
     EXIT_PASS
 }
 
-/// `--hold-device`: keep a context open until stdin reaches end of file.
-fn hold_device(vendor: &str) -> u8 {
+/// A `--serve` request: a replay job and the file its summary and warnings go to.
+#[derive(serde::Deserialize)]
+struct ServeRequest {
+    #[serde(flatten)]
+    replay: ReplayRequest,
+    #[serde(default)]
+    log: Option<PathBuf>,
+}
+
+/// `--serve`: replays requests from stdin in this process, one runtime and context for
+/// all of them (see the flag's help).
+fn serve(vendor: &str) -> u8 {
+    use std::io::BufRead;
     let Some(v) = Vendor::parse(vendor) else {
-        eprintln!("hrr-replay: --hold-device {vendor:?}: expected cuda or hip");
+        eprintln!("hrr-replay: --serve {vendor:?}: expected cuda or hip");
         return EXIT_INVALID;
     };
-    let rt = match runtime::Runtime::load(v) {
-        Ok(r) => r,
-        Err(e) => {
-            eprintln!("hrr-replay: --hold-device: {e}");
-            return EXIT_NO_GPU;
-        }
+    let mut runtimes = Runtimes::default();
+    if let Err((code, why)) = runtimes.get(v) {
+        eprintln!("hrr-replay: --serve: {why}");
+        return code;
+    }
+    let sync = match v {
+        Vendor::Cuda => "cudaDeviceSynchronize",
+        Vendor::Hip => "hipDeviceSynchronize",
     };
-    let free = match v {
-        Vendor::Cuda => "cudaFree",
-        Vendor::Hip => "hipFree",
-    };
-    match rt.call_ptr(free, 0) {
-        Ok(0) => {}
-        Ok(r) => {
-            eprintln!("hrr-replay: --hold-device: {free}(NULL) returned {r}");
-            return EXIT_NO_GPU;
+    let mut stdout = std::io::stdout().lock();
+    for line in std::io::stdin().lock().lines() {
+        let Ok(line) = line else { break };
+        if line.trim().is_empty() {
+            continue;
         }
-        Err(e) => {
-            eprintln!("hrr-replay: --hold-device: {e}");
-            return EXIT_NO_GPU;
+        let req: ServeRequest = match serde_json::from_str(&line) {
+            Ok(r) => r,
+            Err(e) => {
+                let reply = serde_json::json!({ "error": format!("bad request: {e}") });
+                let _ = writeln!(stdout, "{reply}");
+                let _ = stdout.flush();
+                continue;
+            }
+        };
+        let mut log: Box<dyn Write> = match &req.log {
+            Some(path) => match std::fs::File::create(path) {
+                Ok(f) => Box::new(std::io::BufWriter::new(f)),
+                Err(e) => {
+                    let reply = serde_json::json!({
+                        "error": format!("cannot create {}: {e}", path.display())
+                    });
+                    let _ = writeln!(stdout, "{reply}");
+                    let _ = stdout.flush();
+                    continue;
+                }
+            },
+            None => Box::new(std::io::stderr()),
+        };
+        let code = {
+            let mut err = Vec::new();
+            let code = replay_all(&req.replay, &mut runtimes, &mut log, &mut err);
+            let _ = log.write_all(&err);
+            let _ = log.flush();
+            code
+        };
+        // A replay can leave the context unusable (an illegal address is sticky): the
+        // next archive would then fail for a reason of this one's.
+        let healthy = match runtimes.get(v) {
+            Ok(rt) => rt.call_void(sync) == Ok(0),
+            Err(_) => false,
+        };
+        let reply = serde_json::json!({ "exit_code": code, "healthy": healthy });
+        if writeln!(stdout, "{reply}")
+            .and_then(|_| stdout.flush())
+            .is_err()
+            || !healthy
+        {
+            return EXIT_FAIL;
         }
     }
-    let mut sink = Vec::new();
-    let _ = std::io::Read::read_to_end(&mut std::io::stdin(), &mut sink);
     EXIT_PASS
 }
 
-/// Replays every archive given, in order, in this process; prints each summary, writes
-/// the JSON result(s) and returns the worst exit code.
-fn replay_all(cli: &Cli, limits: Limits) -> u8 {
-    let mut runtimes = Runtimes::default();
-    let mut results = Vec::with_capacity(cli.archives.len());
-    for path in &cli.archives {
-        let result = match Archive::open(path, limits) {
-            Ok(archive) => replay(cli, &archive, &mut runtimes),
+/// One replay job: archives replayed in order in this process, and where the result goes.
+#[derive(Clone, Debug, serde::Deserialize)]
+struct ReplayRequest {
+    archives: Vec<PathBuf>,
+    /// A file, "-" for stdout, or none.
+    #[serde(default)]
+    json: Option<String>,
+    #[serde(default)]
+    continue_on_error: bool,
+    #[serde(default)]
+    limits: Limits,
+}
+
+/// Replays every archive of `req`, in order; writes each summary to `out`, problems to
+/// `err`, the JSON result(s) where `req.json` says, and returns the worst exit code.
+fn replay_all(
+    req: &ReplayRequest,
+    runtimes: &mut Runtimes,
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+) -> u8 {
+    let mut results = Vec::with_capacity(req.archives.len());
+    for path in &req.archives {
+        let result = match Archive::open(path, req.limits) {
+            Ok(archive) => replay(req, &archive, runtimes, err),
             Err(e) => {
-                eprintln!("hrr-replay: {e}");
+                let _ = writeln!(err, "hrr-replay: {e}");
                 ReplayResult {
                     archive: path.display().to_string(),
                     verdict: "FAIL".into(),
@@ -269,7 +357,7 @@ fn replay_all(cli: &Cli, limits: Limits) -> u8 {
                 }
             }
         };
-        print_summary(&result);
+        let _ = print_summary(out, &result);
         results.push(result);
     }
     let json = if results.len() == 1 {
@@ -278,13 +366,18 @@ fn replay_all(cli: &Cli, limits: Limits) -> u8 {
         serde_json::to_vec_pretty(&results)
     }
     .unwrap_or_default();
-    if let Some(file) = cli.json.as_deref().filter(|f| *f != "-") {
-        if let Err(e) = std::fs::write(file, json) {
-            eprintln!("hrr-replay: cannot write {file}: {e}");
+    match req.json.as_deref() {
+        Some("-") => {
+            let _ = writeln!(out, "{}", String::from_utf8_lossy(&json));
         }
-    } else if cli.json.is_some() {
-        println!("{}", String::from_utf8_lossy(&json));
+        Some(file) => {
+            if let Err(e) = std::fs::write(file, json) {
+                let _ = writeln!(err, "hrr-replay: cannot write {file}: {e}");
+            }
+        }
+        None => {}
     }
+    let _ = out.flush();
     results
         .iter()
         .map(|r| r.exit_code)
@@ -360,7 +453,12 @@ fn start_runtime(vendor: Vendor) -> Result<runtime::Runtime, StartError> {
     }
 }
 
-fn replay(cli: &Cli, archive: &Archive, runtimes: &mut Runtimes) -> ReplayResult {
+fn replay(
+    req: &ReplayRequest,
+    archive: &Archive,
+    runtimes: &mut Runtimes,
+    err: &mut dyn Write,
+) -> ReplayResult {
     let vendor_name = archive
         .processes
         .iter()
@@ -381,7 +479,8 @@ fn replay(cli: &Cli, archive: &Archive, runtimes: &mut Runtimes) -> ReplayResult
         };
         for p in &archive.processes {
             if !p.is_complete() {
-                eprintln!(
+                let _ = writeln!(
+                    err,
                     "hrr-replay: warning: pid {} is {} (replaying its whole records)",
                     p.entry.pid,
                     p.status.label()
@@ -397,7 +496,7 @@ fn replay(cli: &Cli, archive: &Archive, runtimes: &mut Runtimes) -> ReplayResult
         };
         result.runtime_library = rt.library_name.clone();
         let opts = engine::Options {
-            continue_on_error: cli.continue_on_error,
+            continue_on_error: req.continue_on_error,
         };
         for p in &archive.processes {
             let (c, f) = engine::replay_process(rt, p, &opts);
@@ -429,10 +528,11 @@ fn replay(cli: &Cli, archive: &Archive, runtimes: &mut Runtimes) -> ReplayResult
     result
 }
 
-fn print_summary(r: &ReplayResult) {
+fn print_summary(out: &mut dyn Write, r: &ReplayResult) -> std::io::Result<()> {
     let c = &r.counts;
-    println!("archive          : {}", r.archive);
-    println!(
+    writeln!(out, "archive          : {}", r.archive)?;
+    writeln!(
+        out,
         "runtime          : {} ({})",
         r.vendor,
         if r.runtime_library.is_empty() {
@@ -440,21 +540,28 @@ fn print_summary(r: &ReplayResult) {
         } else {
             &r.runtime_library
         }
-    );
-    println!(
+    )?;
+    writeln!(
+        out,
         "events replayed  : {} of {}",
         c.events_replayed, c.events_total
-    );
-    println!("kernels launched : {}", c.kernels_launched);
-    println!(
+    )?;
+    writeln!(out, "kernels launched : {}", c.kernels_launched)?;
+    writeln!(
+        out,
         "D2H checks       : {} pass, {} fail, {} skipped",
         c.d2h_pass, c.d2h_fail, c.d2h_skipped
-    );
-    println!("failed as at capture : {}", c.failed_as_captured);
-    println!("untranslated pointers: {}", c.untranslated_pointers);
-    println!("unreplayable refused : {}", c.unreplayable_refused);
+    )?;
+    writeln!(out, "failed as at capture : {}", c.failed_as_captured)?;
+    writeln!(out, "untranslated pointers: {}", c.untranslated_pointers)?;
+    writeln!(out, "unreplayable refused : {}", c.unreplayable_refused)?;
     for f in &r.failures {
-        println!("FAILED seq {} {} [{}]: {}", f.seq, f.api, f.kind, f.message);
+        writeln!(
+            out,
+            "FAILED seq {} {} [{}]: {}",
+            f.seq, f.api, f.kind, f.message
+        )?;
     }
-    println!("{}: {}", r.verdict, r.reason);
+    writeln!(out, "{}: {}", r.verdict, r.reason)?;
+    Ok(())
 }

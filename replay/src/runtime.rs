@@ -105,6 +105,15 @@ impl Runtime {
         Ok((r, v))
     }
 
+    /// `int f(void)` calls (synchronize the device).
+    pub fn call_void(&self, name: &str) -> Result<c_int, String> {
+        let p = self.require(name)?;
+        // SAFETY: every name passed here has the C signature int(void).
+        let f: unsafe extern "C" fn() -> c_int = unsafe { std::mem::transmute(p) };
+        // SAFETY: no arguments.
+        Ok(unsafe { f() })
+    }
+
     /// `int f(void*)` style calls (free, synchronize a stream).
     pub fn call_ptr(&self, name: &str, a: u64) -> Result<c_int, String> {
         let p = self.require(name)?;

@@ -1,0 +1,308 @@
+//! One `hrr-replay --serve` process per worker: it starts the GPU runtime once and replays
+//! every case's archives the worker sends it, instead of one replay process per case.
+//!
+//! Measured on two H200s: creating a CUDA context takes about a quarter of a second and
+//! the driver serialises it across GPUs, so per-case processes, not GPU work, bounded how
+//! far `--jobs 2` could beat `--jobs 1`. With the service a case starts one process (the
+//! captured program) instead of two. The service also keeps the GPU's context open for
+//! the whole run, which spares each captured program the device's cold start.
+//!
+//! A service that misses a case's deadline is killed with its process group (the case
+//! times out); one that dies, or reports its device unusable after a request, is
+//! dropped; the next request starts a fresh one. A GPU in an exclusive compute mode
+//! admits one process, so it gets no service: its cases run `hrr-replay` per case.
+
+use std::io::{BufRead, BufReader, Write};
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::mpsc;
+use std::time::Instant;
+
+use nix::sys::signal::{killpg, Signal};
+use nix::unistd::Pid;
+
+/// What the service answered for one request.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Reply {
+    /// The exit code `hrr-replay ARCHIVES...` would have given.
+    pub exit_code: i32,
+    /// False: the device is unusable after this request; the service has ended.
+    pub healthy: bool,
+}
+
+#[derive(Debug)]
+pub enum ServiceError {
+    /// No answer before the deadline: the service was killed.
+    Timeout,
+    /// The service ended, could not be started, or answered nonsense (the reason).
+    Failed(String),
+}
+
+pub struct ReplayService {
+    child: Child,
+    stdin: Option<ChildStdin>,
+    replies: mpsc::Receiver<String>,
+    log: PathBuf,
+}
+
+impl ReplayService {
+    /// Starts `replay --serve VENDOR` with `envs`; its stderr goes to `log`.
+    pub fn start(
+        replay: &Path,
+        vendor: &str,
+        envs: &[(String, String)],
+        log: PathBuf,
+    ) -> Result<ReplayService, String> {
+        let err = std::fs::File::create(&log)
+            .map_err(|e| format!("cannot create {}: {e}", log.display()))?;
+        let mut child = Command::new(replay)
+            .args(["--serve", vendor])
+            .envs(envs.iter().map(|(k, v)| (k, v)))
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(err)
+            .process_group(0)
+            .spawn()
+            .map_err(|e| format!("cannot start {} --serve: {e}", replay.display()))?;
+        let stdout = child.stdout.take().ok_or("no stdout pipe")?;
+        let (tx, replies) = mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines() {
+                let Ok(l) = line else { return };
+                if tx.send(l).is_err() {
+                    return;
+                }
+            }
+        });
+        Ok(ReplayService {
+            stdin: child.stdin.take(),
+            child,
+            replies,
+            log,
+        })
+    }
+
+    /// Sends one request (a JSON object, see `hrr-replay --help`) and waits for the
+    /// answer until `deadline`.
+    pub fn request(
+        &mut self,
+        request: &serde_json::Value,
+        deadline: Instant,
+    ) -> Result<Reply, ServiceError> {
+        let sent = self
+            .stdin
+            .as_mut()
+            .ok_or_else(|| "the service's input is closed".to_string())
+            .and_then(|s| {
+                writeln!(s, "{request}")
+                    .and_then(|_| s.flush())
+                    .map_err(|e| e.to_string())
+            });
+        if let Err(e) = sent {
+            return Err(ServiceError::Failed(format!(
+                "cannot send the request: {e}; {}",
+                self.log_tail()
+            )));
+        }
+        let wait = deadline.saturating_duration_since(Instant::now());
+        match self.replies.recv_timeout(wait) {
+            Ok(line) => {
+                let v: serde_json::Value = serde_json::from_str(&line).map_err(|e| {
+                    ServiceError::Failed(format!("unreadable answer {line:?}: {e}"))
+                })?;
+                if let Some(e) = v.get("error").and_then(|e| e.as_str()) {
+                    return Err(ServiceError::Failed(format!("the service refused: {e}")));
+                }
+                match (v["exit_code"].as_i64(), v["healthy"].as_bool()) {
+                    (Some(c), Some(h)) => Ok(Reply {
+                        exit_code: c as i32,
+                        healthy: h,
+                    }),
+                    _ => Err(ServiceError::Failed(format!("unreadable answer {line:?}"))),
+                }
+            }
+            Err(mpsc::RecvTimeoutError::Timeout) => {
+                self.kill();
+                Err(ServiceError::Timeout)
+            }
+            Err(mpsc::RecvTimeoutError::Disconnected) => {
+                let status = self.child.wait().map(|s| s.to_string()).unwrap_or_default();
+                Err(ServiceError::Failed(format!(
+                    "the replay service ended ({status}); {}",
+                    self.log_tail()
+                )))
+            }
+        }
+    }
+
+    fn log_tail(&self) -> String {
+        let tail = crate::process::tail(&self.log, 400);
+        if tail.trim().is_empty() {
+            format!("its log {} is empty", self.log.display())
+        } else {
+            format!(
+                "its log {} ends: {}",
+                self.log.display(),
+                tail.replace('\n', " | ")
+            )
+        }
+    }
+
+    fn kill(&mut self) {
+        let _ = killpg(Pid::from_raw(self.child.id() as i32), Signal::SIGKILL);
+        let _ = self.child.wait();
+    }
+}
+
+impl Drop for ReplayService {
+    /// Closes the service's input (it ends after the request in hand) and waits; the
+    /// caller drops a service that failed, which is then killed.
+    fn drop(&mut self) {
+        drop(self.stdin.take());
+        if matches!(self.child.try_wait(), Ok(None)) {
+            let deadline = Instant::now() + std::time::Duration::from_secs(10);
+            while Instant::now() < deadline {
+                if !matches!(self.child.try_wait(), Ok(None)) {
+                    return;
+                }
+                std::thread::sleep(std::time::Duration::from_millis(20));
+            }
+            self.kill();
+        }
+    }
+}
+
+/// A worker's service: started when the worker starts, replaced after a failure, absent
+/// where none may run (no GPU, an exclusive-mode GPU).
+pub struct ServiceSlot {
+    service: Option<ReplayService>,
+    start: Option<Box<dyn Fn() -> Result<ReplayService, String> + Send>>,
+    /// Why the last start failed (the cases then replay in their own processes).
+    pub start_error: Option<String>,
+}
+
+impl ServiceSlot {
+    /// No service: every replay is its own process.
+    pub fn none() -> ServiceSlot {
+        ServiceSlot {
+            service: None,
+            start: None,
+            start_error: None,
+        }
+    }
+
+    pub fn new(start: impl Fn() -> Result<ReplayService, String> + Send + 'static) -> Self {
+        let mut slot = ServiceSlot {
+            service: None,
+            start: Some(Box::new(start)),
+            start_error: None,
+        };
+        slot.get();
+        slot
+    }
+
+    /// The running service, started now if needed; None where there is none.
+    pub fn get(&mut self) -> Option<&mut ReplayService> {
+        if self.service.is_none() {
+            if let Some(start) = &self.start {
+                match start() {
+                    Ok(s) => {
+                        self.service = Some(s);
+                        self.start_error = None;
+                    }
+                    Err(e) => self.start_error = Some(e),
+                }
+            }
+        }
+        self.service.as_mut()
+    }
+
+    /// Drops the service (after a failure); the next `get` starts another.
+    pub fn discard(&mut self) {
+        self.service = None;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    /// A stand-in for `hrr-replay --serve`: answers by the request's first archive name.
+    fn fake_service(dir: &Path) -> PathBuf {
+        let script = dir.join("fake-replay");
+        std::fs::write(
+            &script,
+            r#"#!/bin/sh
+[ "$1" = --serve ] || exit 9
+echo "serving $2" >&2
+while read -r line; do
+  case "$line" in
+    *hang*) sleep 30 ;;
+    *die*) echo "replay crashed" >&2; exit 139 ;;
+    *broken*) echo '{"exit_code": 1, "healthy": false}'; exit 1 ;;
+    *) echo '{"exit_code": 0, "healthy": true}' ;;
+  esac
+done
+"#,
+        )
+        .unwrap();
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+        script
+    }
+
+    fn req(name: &str) -> serde_json::Value {
+        serde_json::json!({ "archives": [name] })
+    }
+
+    #[test]
+    fn answers_timeouts_and_deaths_are_told_apart() {
+        let t = tempfile::tempdir().unwrap();
+        let script = fake_service(t.path());
+        let start = |n: &str| {
+            ReplayService::start(&script, "cuda", &[], t.path().join(format!("{n}.log"))).unwrap()
+        };
+        let soon = || Instant::now() + Duration::from_secs(10);
+        let mut s = start("a");
+        assert_eq!(
+            s.request(&req("ok"), soon()).unwrap(),
+            Reply {
+                exit_code: 0,
+                healthy: true
+            }
+        );
+        assert_eq!(s.request(&req("ok-again"), soon()).unwrap().exit_code, 0);
+        let r = s.request(&req("broken"), soon()).unwrap();
+        assert!(!r.healthy);
+        // A service that hangs is killed at the deadline, its process group with it.
+        let mut s = start("b");
+        let t0 = Instant::now();
+        let e = s
+            .request(&req("hang"), Instant::now() + Duration::from_millis(300))
+            .unwrap_err();
+        assert!(matches!(e, ServiceError::Timeout), "{e:?}");
+        assert!(t0.elapsed() < Duration::from_secs(5));
+        // A service that dies is reported with the end of its log.
+        let mut s = start("c");
+        match s.request(&req("die"), soon()).unwrap_err() {
+            ServiceError::Failed(m) => assert!(m.contains("replay crashed"), "{m}"),
+            e => panic!("{e:?}"),
+        }
+    }
+
+    #[test]
+    fn a_slot_restarts_a_discarded_service() {
+        let t = tempfile::tempdir().unwrap();
+        let script = fake_service(t.path());
+        let log = t.path().join("slot.log");
+        let mut slot =
+            ServiceSlot::new(move || ReplayService::start(&script, "hip", &[], log.clone()));
+        let first = slot.get().unwrap().child.id();
+        slot.discard();
+        let second = slot.get().unwrap().child.id();
+        assert_ne!(first, second);
+        assert!(ServiceSlot::none().get().is_none());
+    }
+}
