@@ -196,17 +196,18 @@ fn version_mismatch_names_both_numbers() {
     let dir2 = tempfile::tempdir().unwrap();
     write_archive(dir2.path(), 1);
     let m = dir2.path().join(MANIFEST_FILE);
-    let s = fs::read_to_string(&m)
-        .unwrap()
-        .replace("\"format_version\": 1", "\"format_version\": 2");
+    let s = fs::read_to_string(&m).unwrap().replace(
+        &format!("\"format_version\": {}", hrr_archive::FORMAT_VERSION),
+        "\"format_version\": 9",
+    );
     fs::write(&m, s).unwrap();
     let err = Archive::open(dir2.path(), Limits::default()).unwrap_err();
     assert!(
         matches!(
             err,
             ArchiveError::VersionMismatch {
-                found: 2,
-                supported: 1,
+                found: 9,
+                supported: hrr_archive::FORMAT_VERSION,
                 ..
             }
         ),
