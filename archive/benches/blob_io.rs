@@ -3,7 +3,7 @@
 //! one thread, by several threads into one file (serialised by the kernel's inode lock),
 //! through a shared mapping by several threads (what `write_atomic_parts` does for large
 //! blobs), and read into fresh and into reused memory. DIR defaults to a temporary
-//! directory; results go into DESIGN.md ("Benchmarks").
+//! directory ("-" for it, to give MIB alone); results go into DESIGN.md ("Benchmarks").
 
 use std::fs;
 use std::os::unix::fs::FileExt;
@@ -39,6 +39,7 @@ fn main() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = args
         .first()
+        .filter(|d| *d != "-")
         .map(|d| Path::new(d).to_path_buf())
         .unwrap_or_else(|| tmp.path().to_path_buf());
     let work = tempfile::tempdir_in(&dir).unwrap();
@@ -56,7 +57,13 @@ fn main() {
     let row = |what: &str, v: f64| println!("  {what:<58} {v:6.2} GB/s");
 
     row(
-        "XXH3-128 hash",
+        "XXH3-128, one thread",
+        gbps(n, || {
+            std::hint::black_box(xxhash_rust::xxh3::xxh3_128(&data));
+        }),
+    );
+    row(
+        "content hash (a tree of 16 MiB leaves from 64 MiB)",
         gbps(n, || {
             std::hint::black_box(ContentHash::of(&data));
         }),
@@ -77,12 +84,18 @@ fn main() {
         "pwrite, 8 threads, one file (write_all_at_parallel)",
         gbps(n, || blob::write_all_at_parallel(&f, &data, 0).unwrap()),
     );
-    let f = fresh(dir, "map");
-    row(
-        "fallocate + mmap, 8 threads (write_mapped_parallel)",
-        gbps(n, || {
-            assert!(blob::write_mapped_parallel(&f, &[&data]).unwrap())
-        }),
+    for threads in [8, 16] {
+        let f = fresh(dir, &format!("map{threads}"));
+        row(
+            &format!("fallocate + mmap, {threads} threads (write_mapped_with)"),
+            gbps(n, || {
+                assert!(blob::write_mapped_with(&f, &[&data], threads).unwrap())
+            }),
+        );
+    }
+    println!(
+        "  (write_atomic_parts maps with {} threads here)",
+        blob::mapped_write_threads()
     );
     row(
         "write_atomic_parts (the capture path: temp file, rename)",
@@ -90,7 +103,7 @@ fn main() {
             blob::write_atomic_parts(&dir.join("atomic"), &[&data], false).unwrap()
         }),
     );
-    let f = fs::File::open(dir.join("map")).unwrap();
+    let f = fs::File::open(dir.join("map8")).unwrap();
     row(
         "pread, 8 threads, into reused memory",
         gbps(n, || {

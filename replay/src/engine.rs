@@ -219,6 +219,9 @@ impl<'a> Ctx<'a> {
             ));
         }
         let n = self.host_len(r.len, what)?;
+        if let Some(buf) = self.staging.reuse_expected_as_source(&r.hash, n) {
+            return Ok(buf.as_ptr() as u64);
+        }
         let buf = self.staging.get(Role::Source, n);
         self.proc_
             .load_blob_into(&r, buf)
@@ -242,6 +245,7 @@ impl<'a> Ctx<'a> {
         self.proc_
             .load_blob_into(&r, buf)
             .map_err(|e| e.to_string())?;
+        self.staging.set_expected_content(r.hash, expected_len);
         let dst = self.staging.get(Role::Result, result_len).as_ptr() as u64;
         self.staging.poison_result(result_len, expected_len);
         Ok((dst, (result_len, expected_len)))

@@ -4,10 +4,15 @@
 //! A fresh buffer per event costs more than the copy it serves: a gigabyte of new pages
 //! is a quarter of a million page faults, and a pageable copy runs at a fraction of the
 //! bus's speed. So each role keeps one buffer, reused from event to event and grown (to
-//! a power of two) when an event needs more. Source and result buffers of
-//! `PIN_MIN_BYTES` and more are page-locked through the runtime's own HostRegister row,
-//! so their copies are DMA at full speed; where registering fails they stay pageable,
-//! which is slower and still correct.
+//! a power of two) when an event needs more. Buffers of `PIN_MIN_BYTES` and more are
+//! page-locked through the runtime's own HostRegister row, so their copies are DMA at
+//! full speed; where registering fails they stay pageable, which is slower and still
+//! correct.
+//!
+//! Programs often upload what they just read back (a result fed to the next step). The
+//! expected bytes of the last D2H check stay in their buffer, verified against their
+//! hash; an H2D source with that hash takes the buffer over (`reuse_expected_as_source`)
+//! instead of reading and verifying the blob again.
 //!
 //! A page-locked source given to an asynchronous copy must not be refilled until that
 //! copy is done: the engine synchronises the copy's stream after issuing it
@@ -15,6 +20,7 @@
 //! `unpin_all` before replaying one.
 
 use hrr_archive::api::id;
+use hrr_archive::ContentHash;
 
 use crate::runtime::Runtime;
 
@@ -28,7 +34,7 @@ pub enum Role {
     Source = 0,
     /// Where a D2H copy's result lands.
     Result = 1,
-    /// The D2H copy's expected bytes (only the CPU reads them: never page-locked).
+    /// The D2H copy's expected bytes (page-locked too, so they can become a source).
     Expected = 2,
 }
 
@@ -44,6 +50,8 @@ struct HostBuf {
 pub struct Staging<'a> {
     rt: &'a Runtime,
     bufs: [HostBuf; 3],
+    /// The content of the expected buffer, as loaded and verified: (hash, length).
+    expected_content: Option<(ContentHash, usize)>,
     /// Registering failed once (no permission, no memory): do not try again.
     pin_refused: bool,
 }
@@ -53,6 +61,7 @@ impl<'a> Staging<'a> {
         Staging {
             rt,
             bufs: Default::default(),
+            expected_content: None,
             pin_refused: false,
         }
     }
@@ -73,11 +82,36 @@ impl<'a> Staging<'a> {
                 pinned: false,
             };
         }
-        if role != Role::Expected && !self.bufs[i].pinned && self.bufs[i].cap >= PIN_MIN_BYTES {
+        if role == Role::Expected {
+            self.expected_content = None;
+        }
+        if !self.bufs[i].pinned && self.bufs[i].cap >= PIN_MIN_BYTES {
             self.pin(i);
         }
         let b = &mut self.bufs[i];
         &mut b.mem[b.offset..b.offset + len]
+    }
+
+    /// Records that the expected buffer now holds `len` bytes verified to hash to `hash`.
+    pub fn set_expected_content(&mut self, hash: ContentHash, len: usize) {
+        self.expected_content = Some((hash, len));
+    }
+
+    /// When the expected buffer holds exactly the content `hash` of `len` bytes, makes it
+    /// the source buffer (the old source buffer becomes the expected one) and returns it.
+    pub fn reuse_expected_as_source(
+        &mut self,
+        hash: &ContentHash,
+        len: usize,
+    ) -> Option<&mut [u8]> {
+        if self.expected_content != Some((*hash, len)) {
+            return None;
+        }
+        self.expected_content = None;
+        self.bufs
+            .swap(Role::Source as usize, Role::Expected as usize);
+        let b = &mut self.bufs[Role::Source as usize];
+        Some(&mut b.mem[b.offset..b.offset + len])
     }
 
     /// The first `result_len` bytes of the result buffer and `expected_len` of the

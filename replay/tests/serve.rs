@@ -48,7 +48,8 @@ fn fake_runtime(dir: &Path) -> Option<PathBuf> {
     ok.then_some(so)
 }
 
-/// Allocates, uploads 4 KiB, reads them back, and never frees (as programs may).
+/// Allocates, uploads 4 KiB, reads them back, uploads what it read (replay reuses the
+/// verified expected bytes as the source) and reads again; never frees (as programs may).
 fn archive(root: &Path) {
     let w = ProcessWriter::create(
         root,
@@ -69,7 +70,12 @@ fn archive(root: &Path) {
     w.append(id::Malloc, 0, 1, 0, p.as_bytes()).unwrap();
     let bytes: Vec<u8> = (0..4096u32).map(|i| (i % 251) as u8).collect();
     let r = w.put_blob(&bytes).unwrap();
-    for dir in [CopyDir::HostToDevice, CopyDir::DeviceToHost] {
+    for dir in [
+        CopyDir::HostToDevice,
+        CopyDir::DeviceToHost,
+        CopyDir::HostToDevice,
+        CopyDir::DeviceToHost,
+    ] {
         let h2d = dir == CopyDir::HostToDevice;
         let (dst, src) = if h2d { (dev, 0x5000) } else { (0x5000, dev) };
         let mut p = PayloadWriter::new();
@@ -127,9 +133,9 @@ fn serve_replays_requests_in_one_process_releases_leaks_and_stops_when_broken() 
     let r1: serde_json::Value =
         serde_json::from_slice(&std::fs::read(t.path().join("r1.json")).unwrap()).unwrap();
     assert_eq!(r1["verdict"], "PASS", "{r1}");
-    assert_eq!(r1["counts"]["d2h_pass"], 1, "{r1}");
+    assert_eq!(r1["counts"]["d2h_pass"], 2, "{r1}");
     let summary = std::fs::read_to_string(t.path().join("r1.log")).unwrap();
-    assert!(summary.contains("PASS: 1 D2H checks passed"), "{summary}");
+    assert!(summary.contains("PASS: 2 D2H checks passed"), "{summary}");
     let syncs = std::fs::read_to_string(&log).unwrap();
     assert!(syncs.trim_end().ends_with("live=0"), "{syncs}");
     // A malformed line is answered, and the service goes on.
