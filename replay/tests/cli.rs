@@ -1,12 +1,12 @@
 //! hrr-replay's GPU-free modes and exit codes, run as a user would run them.
 
+mod common;
+
 use std::path::Path;
 use std::process::Command;
 
 use hrr_archive::api::{id, ApiDesc, CopyDir, BLOB_FIELD, COPY_DIR_FIELD};
-use hrr_archive::diskspace::ReservePolicy;
 use hrr_archive::payload::PayloadWriter;
-use hrr_archive::{CaptureSettings, ProcessWriter};
 
 fn replay() -> Command {
     Command::new(env!("CARGO_BIN_EXE_hrr-replay"))
@@ -14,18 +14,7 @@ fn replay() -> Command {
 
 /// A small archive like capture writes: a malloc and a D2H copy with its expected bytes.
 fn sample(root: &Path, finish: bool) {
-    let w = ProcessWriter::create(
-        root,
-        CaptureSettings {
-            fsync: false,
-            fsync_blobs: false,
-            reserve: ReservePolicy::Bytes(0),
-            ..Default::default()
-        },
-        1,
-    )
-    .unwrap();
-    w.update_runtime(|r| r.vendor = "cuda".into());
+    let w = common::cuda_writer(root);
     let mut p = PayloadWriter::new();
     p.devptr(ApiDesc::field_id(0), 0x7000_0000)
         .u64(ApiDesc::field_id(1), 64);

@@ -46,6 +46,37 @@ fn capture_so() -> Option<PathBuf> {
     so.is_file().then_some(so)
 }
 
+/// Builds `source` with hipcc for gfx90a into `dir/name`; None (the reason printed) where
+/// hipcc or libamdhip64 is missing.
+fn hip_program(dir: &Path, name: &str, source: &str) -> Option<PathBuf> {
+    let hipcc = Command::new("sh")
+        .args(["-c", "command -v hipcc"])
+        .output()
+        .map(|o| o.status.success())
+        .unwrap_or(false);
+    if !hipcc || !libamdhip64() {
+        eprintln!("SKIPPED: needs hipcc and libamdhip64 (apt install hipcc libamdhip64-dev rocm-device-libs)");
+        return None;
+    }
+    let src = dir.join(format!("{name}.hip"));
+    std::fs::write(&src, source).unwrap();
+    let exe = dir.join(name);
+    let o = Command::new("hipcc")
+        .arg("--offload-arch=gfx90a")
+        .arg(&src)
+        .arg("-o")
+        .arg(&exe)
+        .env("TMPDIR", dir)
+        .output()
+        .unwrap();
+    assert!(
+        o.status.success(),
+        "hipcc: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    Some(exe)
+}
+
 fn libamdhip64() -> bool {
     [
         "/usr/lib/x86_64-linux-gnu/libamdhip64.so.5",
@@ -57,37 +88,15 @@ fn libamdhip64() -> bool {
 
 #[test]
 fn a_hip_program_is_captured_against_the_real_runtime_and_replay_names_the_missing_device() {
-    let hipcc = Command::new("sh")
-        .args(["-c", "command -v hipcc"])
-        .output()
-        .map(|o| o.status.success())
-        .unwrap_or(false);
-    if !hipcc || !libamdhip64() {
-        eprintln!("SKIPPED: needs hipcc and libamdhip64 (apt install hipcc libamdhip64-dev rocm-device-libs)");
-        return;
-    }
     if Path::new("/dev/kfd").exists() {
         eprintln!("SKIPPED: this machine has an AMD GPU; the no-GPU path does not apply");
         return;
     }
-    let so = capture_so().expect("libhrr_capture.so was not built");
     let t = tempfile::tempdir().unwrap();
-    let src = t.path().join("prog.hip");
-    std::fs::write(&src, PROGRAM).unwrap();
-    let exe = t.path().join("prog");
-    let o = Command::new("hipcc")
-        .arg("--offload-arch=gfx90a")
-        .arg(&src)
-        .arg("-o")
-        .arg(&exe)
-        .env("TMPDIR", t.path())
-        .output()
-        .unwrap();
-    assert!(
-        o.status.success(),
-        "hipcc: {}",
-        String::from_utf8_lossy(&o.stderr)
-    );
+    let Some(exe) = hip_program(t.path(), "prog", PROGRAM) else {
+        return;
+    };
+    let so = capture_so().expect("libhrr_capture.so was not built");
     // Natively: the real runtime's error codes.
     let native = Command::new(&exe).output().unwrap();
     let native_out = String::from_utf8_lossy(&native.stdout).into_owned();
@@ -214,33 +223,11 @@ int main(int argc, char** argv) {
 #[test]
 fn a_fatal_signal_flushes_buffered_events_and_a_program_handler_is_kept() {
     use std::os::unix::process::ExitStatusExt;
-    let hipcc = Command::new("sh")
-        .args(["-c", "command -v hipcc"])
-        .output()
-        .map(|o| o.status.success())
-        .unwrap_or(false);
-    if !hipcc || !libamdhip64() {
-        eprintln!("SKIPPED: needs hipcc and libamdhip64 (apt install hipcc libamdhip64-dev rocm-device-libs)");
-        return;
-    }
-    let so = capture_so().expect("libhrr_capture.so was not built");
     let t = tempfile::tempdir().unwrap();
-    let src = t.path().join("sig.hip");
-    std::fs::write(&src, SIGNALLED).unwrap();
-    let exe = t.path().join("sig");
-    let o = Command::new("hipcc")
-        .arg("--offload-arch=gfx90a")
-        .arg(&src)
-        .arg("-o")
-        .arg(&exe)
-        .env("TMPDIR", t.path())
-        .output()
-        .unwrap();
-    assert!(
-        o.status.success(),
-        "hipcc: {}",
-        String::from_utf8_lossy(&o.stderr)
-    );
+    let Some(exe) = hip_program(t.path(), "sig", SIGNALLED) else {
+        return;
+    };
+    let so = capture_so().expect("libhrr_capture.so was not built");
     let run = |arg: &str, archive: &Path| {
         Command::new(&exe)
             .arg(arg)

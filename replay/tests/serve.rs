@@ -3,14 +3,14 @@
 //! HRR_REPLAY_CUDART) lets the request loop, the release of what an archive leaked, the
 //! health check and the multi-archive result run on any machine.
 
+mod common;
+
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 use hrr_archive::api::{id, ApiDesc, CopyDir, BLOB_FIELD, COPY_DIR_FIELD};
-use hrr_archive::diskspace::ReservePolicy;
 use hrr_archive::payload::PayloadWriter;
-use hrr_archive::{CaptureSettings, ProcessWriter};
 
 /// "Device" memory is host memory; the log records live allocations at each sync.
 const FAKE_RUNTIME: &str = r#"
@@ -51,18 +51,7 @@ fn fake_runtime(dir: &Path) -> Option<PathBuf> {
 /// Allocates, uploads 4 KiB, reads them back, uploads what it read (replay reuses the
 /// verified expected bytes as the source) and reads again; never frees (as programs may).
 fn archive(root: &Path) {
-    let w = ProcessWriter::create(
-        root,
-        CaptureSettings {
-            fsync: false,
-            fsync_blobs: false,
-            reserve: ReservePolicy::Bytes(0),
-            ..Default::default()
-        },
-        1,
-    )
-    .unwrap();
-    w.update_runtime(|r| r.vendor = "cuda".into());
+    let w = common::cuda_writer(root);
     let dev = 0x7f00_0000_0000u64;
     let mut p = PayloadWriter::new();
     p.devptr(ApiDesc::field_id(0), dev)
