@@ -145,6 +145,14 @@ fn stream_of(desc: &ApiDesc, args: &[u64]) -> Option<u64> {
         .map(|i| args[i])
 }
 
+/// Waits for an asynchronous copy's stream, so its host destination holds the result
+/// before capture reads it; Some(why) when waiting failed.
+fn wait_for_copy(vendor: Vendor, desc: &ApiDesc, args: &[u64]) -> Option<String> {
+    let s = stream_of(desc, args)?;
+    let r = sync_stream(vendor, s);
+    (r != 0).then(|| format!("waiting for stream {s:#x} before reading the copy failed ({r})"))
+}
+
 /// Waits for `stream` with the real runtime (never through our shim).
 fn sync_stream(vendor: Vendor, stream: u64) -> c_int {
     let f = match vendor {
@@ -271,11 +279,8 @@ pub fn capture_row(
                             failure = Some(format!("source box not recorded: {e}"));
                         }
                         if dir == Some(CopyDir::DeviceToHost) && ret == 0 {
-                            if let Some(s) = stream_of(desc, args) {
-                                let r = sync_stream(vendor, s);
-                                if r != 0 {
-                                    failure = Some(format!("waiting for stream {s:#x} before reading the copy failed ({r})"));
-                                }
+                            if let Some(why) = wait_for_copy(vendor, desc, args) {
+                                failure = Some(why);
                             }
                             // SAFETY: the completed D2H 3D copy wrote this box.
                             match unsafe { packed_box(&parms.dst, parms.extent) }
@@ -343,11 +348,8 @@ pub fn capture_row(
                     p.devptr(fid, a);
                     if dir == Some(CopyDir::DeviceToHost) && ret == 0 {
                         // The expected output: read only once the copy has completed.
-                        if let Some(s) = stream_of(desc, args) {
-                            let r = sync_stream(vendor, s);
-                            if r != 0 {
-                                failure = Some(format!("waiting for stream {s:#x} before reading the copy failed ({r})"));
-                            }
+                        if let Some(why) = wait_for_copy(vendor, desc, args) {
+                            failure = Some(why);
                         }
                         // SAFETY: the completed D2H copy wrote `len` bytes at `a`.
                         let bytes = unsafe { host_bytes(a, len_of(desc, args, len)) };
@@ -362,11 +364,8 @@ pub fn capture_row(
                 ParamKind::CopyDst2D(pitch, width, height) => {
                     p.devptr(fid, a);
                     if dir == Some(CopyDir::DeviceToHost) && ret == 0 {
-                        if let Some(s) = stream_of(desc, args) {
-                            let r = sync_stream(vendor, s);
-                            if r != 0 {
-                                failure = Some(format!("waiting for stream {s:#x} before reading the copy failed ({r})"));
-                            }
+                        if let Some(why) = wait_for_copy(vendor, desc, args) {
+                            failure = Some(why);
                         }
                         let (pt, w, h) = geometry(desc, args, pitch, width, height);
                         // SAFETY: the completed 2D D2H copy wrote these rows at `a`.

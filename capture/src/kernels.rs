@@ -163,18 +163,6 @@ pub unsafe fn fork_release() {
     unsafe { REGISTRY.force_unlock() };
 }
 
-macro_rules! real {
-    ($name:literal) => {{
-        static R: RealFn = RealFn::new(
-            match CStr::from_bytes_with_nul(concat!($name, "\0").as_bytes()) {
-                Ok(c) => c,
-                Err(_) => panic!("bad name"),
-            },
-        );
-        R.get()
-    }};
-}
-
 /// Reads `len` bytes at `p` (only called on memory the runtime itself reads).
 ///
 /// # Safety
@@ -1031,23 +1019,80 @@ fn record_module_launch(
     });
 }
 
-/// # Safety
-/// Called by the program in place of the driver's function.
-#[no_mangle]
-pub unsafe extern "C" fn cuModuleLoadData(module: *mut *mut c_void, image: *const c_void) -> c_int {
-    let real = real!("cuModuleLoadData");
-    if real.is_null() {
-        return 999;
-    }
-    // SAFETY: CUresult cuModuleLoadData(CUmodule*, const void*).
-    let ret = unsafe {
-        let f: unsafe extern "C" fn(*mut *mut c_void, *const c_void) -> c_int =
-            std::mem::transmute(real);
-        f(module, image)
+/// A module-load shim: `(module*, const void* image)`.
+macro_rules! module_load_shim {
+    ($name:ident, $vendor:expr) => {
+        /// # Safety
+        /// Called by the program in place of the driver's or runtime's function.
+        #[no_mangle]
+        pub unsafe extern "C" fn $name(module: *mut *mut c_void, image: *const c_void) -> c_int {
+            let real = real!(@ident $name);
+            if real.is_null() {
+                return 999;
+            }
+            // SAFETY: cuModuleLoadData / hipModuleLoadData(module*, const void*).
+            let ret = unsafe {
+                let f: unsafe extern "C" fn(*mut *mut c_void, *const c_void) -> c_int = std::mem::transmute(real);
+                f(module, image)
+            };
+            record_module_load($vendor, module, image, ret, stringify!($name));
+            ret
+        }
     };
-    record_module_load(Vendor::Cuda, module, image, ret, "cuModuleLoadData");
-    ret
 }
+
+/// A get-function shim: `(function*, module, const char* name)`.
+macro_rules! get_function_shim {
+    ($name:ident, $vendor:expr) => {
+        /// # Safety
+        /// Called by the program in place of the driver's or runtime's function.
+        #[no_mangle]
+        pub unsafe extern "C" fn $name(func: *mut *mut c_void, module: *mut c_void, name: *const c_char) -> c_int {
+            let real = real!(@ident $name);
+            if real.is_null() {
+                return 999;
+            }
+            // SAFETY: cuModuleGetFunction / hipModuleGetFunction(function*, module, const char*).
+            let ret = unsafe {
+                let f: unsafe extern "C" fn(*mut *mut c_void, *mut c_void, *const c_char) -> c_int = std::mem::transmute(real);
+                f(func, module, name)
+            };
+            record_get_function($vendor, func, module, name, ret, stringify!($name));
+            ret
+        }
+    };
+}
+
+/// A module-launch shim: `(function, grid xyz, block xyz, shmem, stream, params, extra)`.
+macro_rules! module_launch_shim {
+    ($name:ident, $vendor:expr) => {
+        /// # Safety
+        /// Called by the program in place of the driver's or runtime's function.
+        #[no_mangle]
+        #[allow(clippy::too_many_arguments)]
+        pub unsafe extern "C" fn $name(f: *mut c_void, gx: c_uint, gy: c_uint, gz: c_uint, bx: c_uint, by: c_uint, bz: c_uint, shmem: c_uint, stream: *mut c_void, params: *mut *mut c_void, extra: *mut *mut c_void) -> c_int {
+            let real = real!(@ident $name);
+            if real.is_null() {
+                return 999;
+            }
+            // SAFETY: cuLaunchKernel / hipModuleLaunchKernel(function, 6 x unsigned, unsigned,
+            // stream, void**, void**).
+            let ret = unsafe {
+                let g: unsafe extern "C" fn(*mut c_void, c_uint, c_uint, c_uint, c_uint, c_uint, c_uint, c_uint, *mut c_void, *mut *mut c_void, *mut *mut c_void) -> c_int = std::mem::transmute(real);
+                g(f, gx, gy, gz, bx, by, bz, shmem, stream, params, extra)
+            };
+            record_module_launch($vendor, stringify!($name), f as u64, Dim3 { x: gx, y: gy, z: gz }, Dim3 { x: bx, y: by, z: bz }, shmem as usize, stream as u64, params, extra, ret);
+            ret
+        }
+    };
+}
+
+module_load_shim!(cuModuleLoadData, Vendor::Cuda);
+module_load_shim!(hipModuleLoadData, Vendor::Hip);
+get_function_shim!(cuModuleGetFunction, Vendor::Cuda);
+get_function_shim!(hipModuleGetFunction, Vendor::Hip);
+module_launch_shim!(cuLaunchKernel, Vendor::Cuda);
+module_launch_shim!(hipModuleLaunchKernel, Vendor::Hip);
 
 /// # Safety
 /// Called by the program in place of the driver's function.
@@ -1075,193 +1120,6 @@ pub unsafe extern "C" fn cuModuleLoadDataEx(
         f(module, image, n, options, values)
     };
     record_module_load(Vendor::Cuda, module, image, ret, "cuModuleLoadDataEx");
-    ret
-}
-
-/// # Safety
-/// Called by the program in place of the driver's function.
-#[no_mangle]
-pub unsafe extern "C" fn cuModuleGetFunction(
-    func: *mut *mut c_void,
-    module: *mut c_void,
-    name: *const c_char,
-) -> c_int {
-    let real = real!("cuModuleGetFunction");
-    if real.is_null() {
-        return 999;
-    }
-    // SAFETY: CUresult cuModuleGetFunction(CUfunction*, CUmodule, const char*).
-    let ret = unsafe {
-        let f: unsafe extern "C" fn(*mut *mut c_void, *mut c_void, *const c_char) -> c_int =
-            std::mem::transmute(real);
-        f(func, module, name)
-    };
-    record_get_function(Vendor::Cuda, func, module, name, ret, "cuModuleGetFunction");
-    ret
-}
-
-/// # Safety
-/// Called by the program in place of the driver's function.
-#[no_mangle]
-#[allow(clippy::too_many_arguments)]
-pub unsafe extern "C" fn cuLaunchKernel(
-    f: *mut c_void,
-    gx: c_uint,
-    gy: c_uint,
-    gz: c_uint,
-    bx: c_uint,
-    by: c_uint,
-    bz: c_uint,
-    shmem: c_uint,
-    stream: *mut c_void,
-    params: *mut *mut c_void,
-    extra: *mut *mut c_void,
-) -> c_int {
-    let real = real!("cuLaunchKernel");
-    if real.is_null() {
-        return 999;
-    }
-    // SAFETY: CUresult cuLaunchKernel(CUfunction, 6 x unsigned, unsigned, CUstream, void**, void**).
-    let ret = unsafe {
-        let g: unsafe extern "C" fn(
-            *mut c_void,
-            c_uint,
-            c_uint,
-            c_uint,
-            c_uint,
-            c_uint,
-            c_uint,
-            c_uint,
-            *mut c_void,
-            *mut *mut c_void,
-            *mut *mut c_void,
-        ) -> c_int = std::mem::transmute(real);
-        g(f, gx, gy, gz, bx, by, bz, shmem, stream, params, extra)
-    };
-    record_module_launch(
-        Vendor::Cuda,
-        "cuLaunchKernel",
-        f as u64,
-        Dim3 {
-            x: gx,
-            y: gy,
-            z: gz,
-        },
-        Dim3 {
-            x: bx,
-            y: by,
-            z: bz,
-        },
-        shmem as usize,
-        stream as u64,
-        params,
-        extra,
-        ret,
-    );
-    ret
-}
-
-/// # Safety
-/// Called by the program in place of the runtime's function.
-#[no_mangle]
-pub unsafe extern "C" fn hipModuleLoadData(
-    module: *mut *mut c_void,
-    image: *const c_void,
-) -> c_int {
-    let real = real!("hipModuleLoadData");
-    if real.is_null() {
-        return 999;
-    }
-    // SAFETY: hipError_t hipModuleLoadData(hipModule_t*, const void*).
-    let ret = unsafe {
-        let f: unsafe extern "C" fn(*mut *mut c_void, *const c_void) -> c_int =
-            std::mem::transmute(real);
-        f(module, image)
-    };
-    record_module_load(Vendor::Hip, module, image, ret, "hipModuleLoadData");
-    ret
-}
-
-/// # Safety
-/// Called by the program in place of the runtime's function.
-#[no_mangle]
-pub unsafe extern "C" fn hipModuleGetFunction(
-    func: *mut *mut c_void,
-    module: *mut c_void,
-    name: *const c_char,
-) -> c_int {
-    let real = real!("hipModuleGetFunction");
-    if real.is_null() {
-        return 999;
-    }
-    // SAFETY: hipError_t hipModuleGetFunction(hipFunction_t*, hipModule_t, const char*).
-    let ret = unsafe {
-        let f: unsafe extern "C" fn(*mut *mut c_void, *mut c_void, *const c_char) -> c_int =
-            std::mem::transmute(real);
-        f(func, module, name)
-    };
-    record_get_function(Vendor::Hip, func, module, name, ret, "hipModuleGetFunction");
-    ret
-}
-
-/// # Safety
-/// Called by the program in place of the runtime's function.
-#[no_mangle]
-#[allow(clippy::too_many_arguments)]
-pub unsafe extern "C" fn hipModuleLaunchKernel(
-    f: *mut c_void,
-    gx: c_uint,
-    gy: c_uint,
-    gz: c_uint,
-    bx: c_uint,
-    by: c_uint,
-    bz: c_uint,
-    shmem: c_uint,
-    stream: *mut c_void,
-    params: *mut *mut c_void,
-    extra: *mut *mut c_void,
-) -> c_int {
-    let real = real!("hipModuleLaunchKernel");
-    if real.is_null() {
-        return 999;
-    }
-    // SAFETY: hipError_t hipModuleLaunchKernel(hipFunction_t, 6 x unsigned, unsigned, hipStream_t, void**, void**).
-    let ret = unsafe {
-        let g: unsafe extern "C" fn(
-            *mut c_void,
-            c_uint,
-            c_uint,
-            c_uint,
-            c_uint,
-            c_uint,
-            c_uint,
-            c_uint,
-            *mut c_void,
-            *mut *mut c_void,
-            *mut *mut c_void,
-        ) -> c_int = std::mem::transmute(real);
-        g(f, gx, gy, gz, bx, by, bz, shmem, stream, params, extra)
-    };
-    record_module_launch(
-        Vendor::Hip,
-        "hipModuleLaunchKernel",
-        f as u64,
-        Dim3 {
-            x: gx,
-            y: gy,
-            z: gz,
-        },
-        Dim3 {
-            x: bx,
-            y: by,
-            z: bz,
-        },
-        shmem as usize,
-        stream as u64,
-        params,
-        extra,
-        ret,
-    );
     ret
 }
 

@@ -12,6 +12,29 @@
 //! never crosses a shim (it turns capture off and marks the archive incomplete); a shim
 //! reached from inside capture (our own calls into the runtime) goes straight through.
 
+/// The real function behind a shim, found once with dlsym(RTLD_NEXT) and cached.
+macro_rules! real {
+    ($name:literal) => {{
+        static R: RealFn = $crate::real::RealFn::new(
+            match ::std::ffi::CStr::from_bytes_with_nul(concat!($name, "\0").as_bytes()) {
+                Ok(c) => c,
+                Err(_) => panic!("bad name"),
+            },
+        );
+        R.get()
+    }};
+    (@ident $name:ident) => {{
+        static R: RealFn = $crate::real::RealFn::new(
+            match ::std::ffi::CStr::from_bytes_with_nul(concat!(stringify!($name), "\0").as_bytes())
+            {
+                Ok(c) => c,
+                Err(_) => panic!("bad name"),
+            },
+        );
+        R.get()
+    }};
+}
+
 pub mod alloc;
 pub mod crash;
 pub mod generic;

@@ -5,7 +5,6 @@
 //! generic Memcpy / MemcpyAsync row with that address, so its bytes are captured exactly
 //! as any other copy's. Replay maps the address to the same variable in its own module.
 
-use std::ffi::CStr;
 use std::os::raw::{c_int, c_void};
 
 use hrr_archive::api::{self, fid, semantic, Vendor};
@@ -70,6 +69,49 @@ fn unrecorded(api: &'static str) {
     }
 }
 
+/// A symbol copy's arguments besides the symbol: the host side, the byte count and
+/// offset into the variable, the kind, which way it goes, and its stream (None: the
+/// synchronous API).
+#[derive(Clone, Copy)]
+struct SymbolCopy {
+    host: u64,
+    count: usize,
+    offset: usize,
+    kind: c_int,
+    to_symbol: bool,
+    stream: Option<u64>,
+}
+
+/// The body every symbol-copy shim shares: resolve (and first time record) the
+/// variable's address, then record the copy through the Memcpy / MemcpyAsync row with
+/// that address in place of the symbol, calling the real function once through `call`.
+fn symbol_copy(
+    vendor: Vendor,
+    api_name: &'static str,
+    symbol: *const c_void,
+    how: SymbolCopy,
+    call: impl FnOnce() -> c_int,
+) -> c_int {
+    let row = if how.stream.is_some() {
+        api::id::MemcpyAsync
+    } else {
+        api::id::Memcpy
+    };
+    let Some((dptr, desc)) = resolve(vendor, symbol, api_name).zip(api::desc(row)) else {
+        unrecorded(api_name);
+        return call();
+    };
+    let device = dptr.wrapping_add(how.offset as u64);
+    let (dst, src) = if how.to_symbol {
+        (device, how.host)
+    } else {
+        (how.host, device)
+    };
+    let mut args = vec![dst, src, how.count as u64, how.kind as u64];
+    args.extend(how.stream);
+    capture_row(desc, vendor, &args, call)
+}
+
 macro_rules! symbol_shims {
     ($vendor:expr, $to:ident, $from:ident, $to_async:ident, $from_async:ident) => {
         /// # Safety
@@ -82,42 +124,17 @@ macro_rules! symbol_shims {
             offset: usize,
             kind: c_int,
         ) -> c_int {
-            static REAL: RealFn = RealFn::new(
-                match CStr::from_bytes_with_nul(concat!(stringify!($to), "\0").as_bytes()) {
-                    Ok(c) => c,
-                    Err(_) => panic!(),
-                },
-            );
-            let real = REAL.get();
+            let real = real!(@ident $to);
             if real.is_null() {
                 return 999;
             }
             // SAFETY: the runtime's function of this name and C signature.
-            let f: unsafe extern "C" fn(
-                *const c_void,
-                *const c_void,
-                usize,
-                usize,
-                c_int,
-            ) -> c_int = unsafe { std::mem::transmute(real) };
+            let f: unsafe extern "C" fn(*const c_void, *const c_void, usize, usize, c_int) -> c_int =
+                unsafe { std::mem::transmute(real) };
+            // SAFETY: the program's own arguments, passed on unchanged.
             let call = || unsafe { f(symbol, src, count, offset, kind) };
-            match resolve($vendor, symbol, stringify!($to)).zip(api::desc(api::id::Memcpy)) {
-                Some((dptr, desc)) => capture_row(
-                    desc,
-                    $vendor,
-                    &[
-                        dptr.wrapping_add(offset as u64),
-                        src as u64,
-                        count as u64,
-                        kind as u64,
-                    ],
-                    call,
-                ),
-                None => {
-                    unrecorded(stringify!($to));
-                    call()
-                }
-            }
+            let how = SymbolCopy { host: src as u64, count, offset, kind, to_symbol: true, stream: None };
+            symbol_copy($vendor, stringify!($to), symbol, how, call)
         }
 
         /// # Safety
@@ -130,37 +147,17 @@ macro_rules! symbol_shims {
             offset: usize,
             kind: c_int,
         ) -> c_int {
-            static REAL: RealFn = RealFn::new(
-                match CStr::from_bytes_with_nul(concat!(stringify!($from), "\0").as_bytes()) {
-                    Ok(c) => c,
-                    Err(_) => panic!(),
-                },
-            );
-            let real = REAL.get();
+            let real = real!(@ident $from);
             if real.is_null() {
                 return 999;
             }
             // SAFETY: the runtime's function of this name and C signature.
             let f: unsafe extern "C" fn(*mut c_void, *const c_void, usize, usize, c_int) -> c_int =
                 unsafe { std::mem::transmute(real) };
+            // SAFETY: the program's own arguments, passed on unchanged.
             let call = || unsafe { f(dst, symbol, count, offset, kind) };
-            match resolve($vendor, symbol, stringify!($from)).zip(api::desc(api::id::Memcpy)) {
-                Some((dptr, desc)) => capture_row(
-                    desc,
-                    $vendor,
-                    &[
-                        dst as u64,
-                        dptr.wrapping_add(offset as u64),
-                        count as u64,
-                        kind as u64,
-                    ],
-                    call,
-                ),
-                None => {
-                    unrecorded(stringify!($from));
-                    call()
-                }
-            }
+            let how = SymbolCopy { host: dst as u64, count, offset, kind, to_symbol: false, stream: None };
+            symbol_copy($vendor, stringify!($from), symbol, how, call)
         }
 
         /// # Safety
@@ -174,46 +171,17 @@ macro_rules! symbol_shims {
             kind: c_int,
             stream: *mut c_void,
         ) -> c_int {
-            static REAL: RealFn = RealFn::new(
-                match CStr::from_bytes_with_nul(concat!(stringify!($to_async), "\0").as_bytes()) {
-                    Ok(c) => c,
-                    Err(_) => panic!(),
-                },
-            );
-            let real = REAL.get();
+            let real = real!(@ident $to_async);
             if real.is_null() {
                 return 999;
             }
             // SAFETY: the runtime's function of this name and C signature.
-            let f: unsafe extern "C" fn(
-                *const c_void,
-                *const c_void,
-                usize,
-                usize,
-                c_int,
-                *mut c_void,
-            ) -> c_int = unsafe { std::mem::transmute(real) };
+            let f: unsafe extern "C" fn(*const c_void, *const c_void, usize, usize, c_int, *mut c_void) -> c_int =
+                unsafe { std::mem::transmute(real) };
+            // SAFETY: the program's own arguments, passed on unchanged.
             let call = || unsafe { f(symbol, src, count, offset, kind, stream) };
-            match resolve($vendor, symbol, stringify!($to_async))
-                .zip(api::desc(api::id::MemcpyAsync))
-            {
-                Some((dptr, desc)) => capture_row(
-                    desc,
-                    $vendor,
-                    &[
-                        dptr.wrapping_add(offset as u64),
-                        src as u64,
-                        count as u64,
-                        kind as u64,
-                        stream as u64,
-                    ],
-                    call,
-                ),
-                None => {
-                    unrecorded(stringify!($to_async));
-                    call()
-                }
-            }
+            let how = SymbolCopy { host: src as u64, count, offset, kind, to_symbol: true, stream: Some(stream as u64) };
+            symbol_copy($vendor, stringify!($to_async), symbol, how, call)
         }
 
         /// # Safety
@@ -227,46 +195,17 @@ macro_rules! symbol_shims {
             kind: c_int,
             stream: *mut c_void,
         ) -> c_int {
-            static REAL: RealFn = RealFn::new(
-                match CStr::from_bytes_with_nul(concat!(stringify!($from_async), "\0").as_bytes()) {
-                    Ok(c) => c,
-                    Err(_) => panic!(),
-                },
-            );
-            let real = REAL.get();
+            let real = real!(@ident $from_async);
             if real.is_null() {
                 return 999;
             }
             // SAFETY: the runtime's function of this name and C signature.
-            let f: unsafe extern "C" fn(
-                *mut c_void,
-                *const c_void,
-                usize,
-                usize,
-                c_int,
-                *mut c_void,
-            ) -> c_int = unsafe { std::mem::transmute(real) };
+            let f: unsafe extern "C" fn(*mut c_void, *const c_void, usize, usize, c_int, *mut c_void) -> c_int =
+                unsafe { std::mem::transmute(real) };
+            // SAFETY: the program's own arguments, passed on unchanged.
             let call = || unsafe { f(dst, symbol, count, offset, kind, stream) };
-            match resolve($vendor, symbol, stringify!($from_async))
-                .zip(api::desc(api::id::MemcpyAsync))
-            {
-                Some((dptr, desc)) => capture_row(
-                    desc,
-                    $vendor,
-                    &[
-                        dst as u64,
-                        dptr.wrapping_add(offset as u64),
-                        count as u64,
-                        kind as u64,
-                        stream as u64,
-                    ],
-                    call,
-                ),
-                None => {
-                    unrecorded(stringify!($from_async));
-                    call()
-                }
-            }
+            let how = SymbolCopy { host: dst as u64, count, offset, kind, to_symbol: false, stream: Some(stream as u64) };
+            symbol_copy($vendor, stringify!($from_async), symbol, how, call)
         }
     };
 }

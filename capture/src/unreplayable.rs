@@ -5,7 +5,6 @@
 //! by name.
 
 use std::collections::HashSet;
-use std::ffi::CStr;
 use std::os::raw::{c_int, c_void};
 
 use hrr_archive::api::{fid, semantic, Vendor};
@@ -50,13 +49,7 @@ macro_rules! unreplayable_shim {
         /// Called by the program with the runtime function's own arguments.
         #[no_mangle]
         pub unsafe extern "C" fn $name($($arg: usize),+) -> c_int {
-            static REAL: RealFn = RealFn::new(
-                match CStr::from_bytes_with_nul(concat!(stringify!($name), "\0").as_bytes()) {
-                    Ok(c) => c,
-                    Err(_) => panic!("bad name"),
-                },
-            );
-            let real = REAL.get();
+            let real = real!(@ident $name);
             if real.is_null() {
                 // The runtime does not export it (an older HIP): the program could not have
                 // linked against it either, so this is never reached in practice.
