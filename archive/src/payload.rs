@@ -85,6 +85,10 @@ impl PayloadWriter {
             buf: Vec::with_capacity(n),
         }
     }
+    /// Empties the writer, keeping its buffer's capacity.
+    pub fn clear(&mut self) {
+        self.buf.clear();
+    }
     pub fn finish(self) -> Vec<u8> {
         self.buf
     }

@@ -2,7 +2,9 @@
 //! resolve memcpy direction for "default" copies and to find pointers inside kernel
 //! arguments (also inside structs passed by value).
 
+use std::cell::Cell;
 use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use parking_lot::RwLock;
 
@@ -12,31 +14,81 @@ pub enum Space {
     PinnedHost,
 }
 
-#[derive(Default)]
 pub struct AllocTable {
     by_start: RwLock<BTreeMap<u64, (u64, Space)>>,
+    /// Bumped by every change, so each thread's last lookup is reused only while the
+    /// table is as it was (kernel arguments point into the same buffers launch after
+    /// launch: most lookups then take no lock).
+    generation: AtomicU64,
+    /// Lowest start and highest end any allocation ever had (never narrowed): a word
+    /// outside them (a small integer, a float) is no pointer, found without the lock.
+    lowest: AtomicU64,
+    highest: AtomicU64,
+}
+
+impl Default for AllocTable {
+    fn default() -> Self {
+        AllocTable {
+            by_start: RwLock::default(),
+            generation: AtomicU64::new(0),
+            lowest: AtomicU64::new(u64::MAX),
+            highest: AtomicU64::new(0),
+        }
+    }
+}
+
+thread_local! {
+    /// (table, generation, start, size, space) of this thread's last successful lookup.
+    static LAST_HIT: Cell<(usize, u64, u64, u64, Space)> =
+        const { Cell::new((0, u64::MAX, 0, 0, Space::Device)) };
 }
 
 impl AllocTable {
     pub fn insert(&self, start: u64, size: u64, space: Space) {
         if start != 0 {
-            self.by_start.write().insert(start, (size.max(1), space));
+            let mut t = self.by_start.write();
+            t.insert(start, (size.max(1), space));
+            self.lowest.fetch_min(start, Ordering::Relaxed);
+            self.highest
+                .fetch_max(start.saturating_add(size.max(1)), Ordering::Relaxed);
+            self.generation.fetch_add(1, Ordering::Release);
         }
     }
     pub fn remove(&self, start: u64) {
-        self.by_start.write().remove(&start);
+        let mut t = self.by_start.write();
+        t.remove(&start);
+        self.generation.fetch_add(1, Ordering::Release);
     }
     /// The allocation containing `addr`, if any.
     pub fn lookup(&self, addr: u64) -> Option<(u64, u64, Space)> {
+        if addr < self.lowest.load(Ordering::Relaxed)
+            || addr >= self.highest.load(Ordering::Relaxed)
+        {
+            return None;
+        }
+        let table = self as *const AllocTable as usize;
+        let generation = self.generation.load(Ordering::Acquire);
+        if let Ok((tb, g, start, size, space)) = LAST_HIT.try_with(|c| c.get()) {
+            if tb == table && g == generation && addr >= start && addr - start < size {
+                return Some((start, size, space));
+            }
+        }
         let t = self.by_start.read();
         let (&start, &(size, space)) = t.range(..=addr).next_back()?;
-        (addr < start.saturating_add(size)).then_some((start, size, space))
+        let hit = (addr < start.saturating_add(size)).then_some((start, size, space))?;
+        // Stamped with the generation read under this lock: a change made since then
+        // bumps it and retires the entry.
+        let g = self.generation.load(Ordering::Acquire);
+        let _ = LAST_HIT.try_with(|c| c.set((table, g, start, size, space)));
+        Some(hit)
     }
     pub fn is_device(&self, addr: u64) -> bool {
         matches!(self.lookup(addr), Some((_, _, Space::Device)))
     }
     pub fn clear(&self) {
-        self.by_start.write().clear();
+        let mut t = self.by_start.write();
+        t.clear();
+        self.generation.fetch_add(1, Ordering::Release);
     }
 }
 
@@ -67,7 +119,12 @@ mod tests {
         assert_eq!(t.lookup(0x1100), None);
         assert_eq!(t.lookup(0xfff), None);
         assert!(!t.is_device(0x2004));
+        // A repeated lookup is served from the thread's last hit until the table changes.
+        assert_eq!(t.lookup(0x1010), Some((0x1000, 0x100, Space::Device)));
+        assert_eq!(t.lookup(0x1020), Some((0x1000, 0x100, Space::Device)));
         t.remove(0x1000);
         assert_eq!(t.lookup(0x1004), None);
+        t.insert(0x1000, 0x10, Space::PinnedHost);
+        assert_eq!(t.lookup(0x1020), None);
     }
 }

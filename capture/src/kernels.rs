@@ -536,7 +536,11 @@ fn record_launch(
     ret: c_int,
 ) {
     let Some(cap) = state::current() else { return };
-    let mut p = PayloadWriter::with_capacity(256);
+    // This thread's payload buffer from its last launch, reused: no allocation per launch.
+    let mut p = LAUNCH_PAYLOAD
+        .try_with(|b| std::mem::take(&mut *b.borrow_mut()))
+        .unwrap_or_default();
+    p.clear();
     p.handle(fid::KERNEL, info.kernel)
         .u64(fid::HOST_STUB, info.stub);
     let mut incomplete: Option<String> = None;
@@ -563,12 +567,24 @@ fn record_launch(
                 p.nested_with(fid::ARG, |a| {
                     a.u64(fid::ARG_OFFSET, *off).u64(fid::ARG_SIZE, *size);
                     a.bytes(fid::ARG_BYTES, bytes, false);
-                    // Words that point into live allocations (also inside by-value structs).
-                    let mut ptr_words: Vec<u64> = Vec::new();
+                    // Words that point into live allocations (also inside by-value structs),
+                    // kept on the stack for the common few.
+                    let mut inline = [0u64; 16];
+                    let mut found = 0usize;
+                    let mut spilled: Vec<u64> = Vec::new();
                     for (w, word) in bytes.chunks_exact(8).enumerate() {
                         let v = u64::from_le_bytes(word.try_into().unwrap_or([0; 8]));
                         if let Some((start, len, space)) = cap.allocs.lookup(v) {
-                            ptr_words.push((w * 8) as u64);
+                            let at = (w * 8) as u64;
+                            if found < inline.len() {
+                                inline[found] = at;
+                            } else {
+                                if spilled.is_empty() {
+                                    spilled.extend_from_slice(&inline);
+                                }
+                                spilled.push(at);
+                            }
+                            found += 1;
                             if space == Space::PinnedHost
                                 && !pinned.iter().any(|(s, _)| *s == start)
                             {
@@ -576,8 +592,10 @@ fn record_launch(
                             }
                         }
                     }
-                    if !ptr_words.is_empty() {
-                        a.u64_array(4, &ptr_words);
+                    if found > inline.len() {
+                        a.u64_array(4, &spilled);
+                    } else if found > 0 {
+                        a.u64_array(4, &inline[..found]);
                     }
                 });
             }
@@ -590,6 +608,12 @@ fn record_launch(
         }
     }
     record(vendor, id, ret, &p, incomplete.as_deref(), api);
+    let _ = LAUNCH_PAYLOAD.try_with(|b| *b.borrow_mut() = p);
+}
+
+thread_local! {
+    /// The payload buffer of this thread's launch records, kept between launches.
+    static LAUNCH_PAYLOAD: RefCell<PayloadWriter> = RefCell::new(PayloadWriter::with_capacity(512));
 }
 
 /// Most bytes of pinned host memory snapshotted for one launch (`HRR_CAPTURE_PINNED_SNAPSHOT_MAX`
