@@ -319,8 +319,13 @@ pub struct Payload<'a> {
 impl<'a> Payload<'a> {
     /// Decodes the whole payload; a torn field is an error, unknown ids and types are kept.
     pub fn parse(payload: &'a [u8]) -> Result<Self, FieldError> {
-        let fields = fields(payload).collect::<Result<Vec<_>, _>>()?;
-        Ok(Payload { fields })
+        // A field takes at least 8 header bytes and most carry 8 or more of value: sized
+        // once, the list is not grown field by field (replay parses every event).
+        let mut list = Vec::with_capacity((payload.len() / 16).clamp(4, 64));
+        for f in fields(payload) {
+            list.push(f?);
+        }
+        Ok(Payload { fields: list })
     }
     pub fn iter(&self) -> impl Iterator<Item = &Field<'a>> {
         self.fields.iter()
@@ -365,6 +370,26 @@ impl<'a> Payload<'a> {
     }
     pub fn u64_array(&self, id: u16, name: &'static str) -> Result<Vec<u64>, FieldError> {
         self.typed(id, name, FieldType::U64Array)?.as_u64_array()
+    }
+    /// A u64 array of exactly `N` elements (a grid or block), without allocating.
+    pub fn u64_array_of<const N: usize>(
+        &self,
+        id: u16,
+        name: &'static str,
+    ) -> Result<[u64; N], FieldError> {
+        let f = self.typed(id, name, FieldType::U64Array)?;
+        if f.value.len() != N * 8 {
+            return Err(FieldError::WrongLength {
+                id,
+                expected: N * 8,
+                found: f.value.len(),
+            });
+        }
+        let mut out = [0u64; N];
+        for (o, c) in out.iter_mut().zip(f.value.chunks_exact(8)) {
+            *o = u64::from_le_bytes(c.try_into().unwrap_or([0; 8]));
+        }
+        Ok(out)
     }
 }
 

@@ -379,15 +379,19 @@ impl ProcessWriter {
             self.stop(&e.to_string());
             return;
         }
-        let result = file.write_all(&data).and_then(|_| {
+        let written = file.write_all(&data);
+        drop(file);
+        // The fsync runs without the file lock: a thread whose buffer filled while the
+        // disk was busy then waits only for its own write, never for this fsync.
+        let result = written.and_then(|_| {
             if interval_due && self.settings.fsync {
                 self.sync_blobs();
-                file.sync_data()
+                nix::unistd::fdatasync(self.raw_fd.load(Ordering::SeqCst))
+                    .map_err(std::io::Error::from)
             } else {
                 Ok(())
             }
         });
-        drop(file);
         {
             let mut b = self.buf.lock();
             if b.spare.capacity() < data.capacity() {

@@ -732,11 +732,8 @@ impl<'a> Ctx<'a> {
         let p = Payload::parse(&ev.payload).map_err(field_err)?;
         let name = p.str(fid::NAME, "kernel name").map_err(field_err)?;
         let co = p.str(fid::CODE_OBJECT, "code object").map_err(field_err)?;
-        let grid = p.u64_array(fid::GRID, "grid").map_err(field_err)?;
-        let block = p.u64_array(fid::BLOCK, "block").map_err(field_err)?;
-        if grid.len() != 3 || block.len() != 3 {
-            return Err("payload: grid and block need 3 dimensions".into());
-        }
+        let grid: [u64; 3] = p.u64_array_of(fid::GRID, "grid").map_err(field_err)?;
+        let block: [u64; 3] = p.u64_array_of(fid::BLOCK, "block").map_err(field_err)?;
         let shmem = p.u64(fid::SHARED_MEM, "shared memory").map_err(field_err)?;
         let stream = self.handle(p.handle(fid::STREAM, "stream").map_err(field_err)?)?;
         // Pinned host memory the kernel reads directly, as it was at capture.
@@ -769,31 +766,55 @@ impl<'a> Ctx<'a> {
                 }
             }
         }
-        let mut buffers: Vec<Vec<u8>> = Vec::new();
-        for a in p.all(fid::ARG) {
-            let arg = a.as_nested().map_err(field_err)?;
-            let mut bytes = arg
+        // Every argument's bytes in one 16-byte-aligned block, each at a 16-byte
+        // boundary (parameters are read at their natural alignment), pointer words
+        // translated in place.
+        let args: Vec<Payload> = p
+            .all(fid::ARG)
+            .map(|a| a.as_nested())
+            .collect::<Result<_, _>>()
+            .map_err(field_err)?;
+        let mut offsets = Vec::with_capacity(args.len());
+        let mut total = 0usize;
+        for arg in &args {
+            let n = arg
                 .bytes(fid::ARG_BYTES, "argument bytes")
                 .map_err(field_err)?
-                .to_vec();
+                .len();
+            offsets.push(total);
+            total += n.div_ceil(16) * 16;
+        }
+        // Over-allocated by 16 so the first slot can start at a 16-byte boundary.
+        let mut arg_block = vec![0u8; total + 16];
+        let pad = arg_block.as_ptr().align_offset(16).min(16);
+        for (arg, &at) in args.iter().zip(&offsets) {
+            let value = arg
+                .bytes(fid::ARG_BYTES, "argument bytes")
+                .map_err(field_err)?;
+            let slot = &mut arg_block[pad + at..pad + at + value.len()];
+            slot.copy_from_slice(value);
             if let Some(words) = arg.get(4) {
-                for w in words.as_u64_array().map_err(field_err)? {
-                    let w = w as usize;
-                    if w + 8 <= bytes.len() {
-                        let v = u64::from_le_bytes(bytes[w..w + 8].try_into().unwrap_or([0; 8]));
+                if !words.value.len().is_multiple_of(8) {
+                    return Err(format!(
+                        "payload: pointer-word list of {} bytes is not whole words",
+                        words.value.len()
+                    ));
+                }
+                for w in words.value.chunks_exact(8) {
+                    let w = u64::from_le_bytes(w.try_into().unwrap_or([0; 8])) as usize;
+                    if w.checked_add(8).is_some_and(|end| end <= slot.len()) {
+                        let v = u64::from_le_bytes(slot[w..w + 8].try_into().unwrap_or([0; 8]));
                         let t = self.translate(v);
-                        bytes[w..w + 8].copy_from_slice(&t.to_le_bytes());
+                        slot[w..w + 8].copy_from_slice(&t.to_le_bytes());
                     }
                 }
             }
-            // Parameters are read at their natural alignment: give each its own buffer
-            // aligned to 16 bytes.
-            bytes.reserve(16);
-            buffers.push(bytes);
         }
         let func = self.function(co, name)?;
-        let mut params: Vec<*mut c_void> =
-            buffers.iter_mut().map(|b| b.as_mut_ptr().cast()).collect();
+        let mut params: Vec<*mut c_void> = offsets
+            .iter()
+            .map(|&at| arg_block[pad + at..].as_mut_ptr().cast())
+            .collect();
         let launch = match self.rt.vendor {
             Vendor::Cuda => "cuLaunchKernel",
             Vendor::Hip => "hipModuleLaunchKernel",
