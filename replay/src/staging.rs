@@ -72,9 +72,14 @@ impl<'a> Staging<'a> {
         if self.bufs[i].cap < len {
             self.unpin(i);
             let cap = len.checked_next_power_of_two().unwrap_or(len);
-            // Fresh pages from the allocator (calloc: no zeroing pass of our own).
-            let mem = vec![0u8; cap + PAGE];
+            // Fresh pages from the allocator (calloc: no zeroing pass of our own), faulted
+            // in by several threads before the runtime pins them: registering faults
+            // every page on one thread otherwise.
+            let mut mem = vec![0u8; cap + PAGE];
             let offset = (PAGE - mem.as_ptr() as usize % PAGE) % PAGE;
+            if cap >= PIN_MIN_BYTES {
+                touch_pages(&mut mem[offset..offset + cap]);
+            }
             self.bufs[i] = HostBuf {
                 mem,
                 offset,
@@ -181,6 +186,23 @@ impl Drop for Staging<'_> {
     fn drop(&mut self) {
         self.unpin_all();
     }
+}
+
+/// Writes one byte of every page of `buf` from several threads, so the kernel maps (and
+/// zeroes) its pages in parallel.
+fn touch_pages(buf: &mut [u8]) {
+    let threads = std::thread::available_parallelism().map_or(1, |t| t.get().min(8));
+    let step = buf.len().div_ceil(threads).div_ceil(PAGE).max(1) * PAGE;
+    std::thread::scope(|s| {
+        for part in buf.chunks_mut(step) {
+            s.spawn(move || {
+                for page in part.chunks_mut(PAGE) {
+                    // Not 0: a store of zero into calloc memory may be optimised away.
+                    page[0] = 1;
+                }
+            });
+        }
+    });
 }
 
 /// `out[i] = !expected[i]` over `expected`'s length, 0xa5 past it; several threads for
