@@ -77,6 +77,16 @@ fn hip_program(dir: &Path, name: &str, source: &str) -> Option<PathBuf> {
     Some(exe)
 }
 
+/// What `hrr-replay MODE ARCHIVE` prints on stdout.
+fn replay_stdout(mode: &str, archive: &Path) -> String {
+    let o = Command::new(env!("CARGO_BIN_EXE_hrr-replay"))
+        .arg(mode)
+        .arg(archive)
+        .output()
+        .unwrap();
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
 fn libamdhip64() -> bool {
     [
         "/usr/lib/x86_64-linux-gnu/libamdhip64.so.5",
@@ -114,13 +124,7 @@ fn a_hip_program_is_captured_against_the_real_runtime_and_replay_names_the_missi
     assert_eq!(cap_out, native_out, "capture changed the program's results");
     assert!(cap_err.contains("hrr-capture: recording pid"), "{cap_err}");
     // The events carry the codes the program saw.
-    let replay = env!("CARGO_BIN_EXE_hrr-replay");
-    let ev = Command::new(replay)
-        .arg("--events")
-        .arg(&archive)
-        .output()
-        .unwrap();
-    let events = String::from_utf8_lossy(&ev.stdout).into_owned();
+    let events = replay_stdout("--events", &archive);
     let code_of = |name: &str| -> i64 {
         let field = format!("{name}=");
         let start = native_out.find(&field).unwrap() + field.len();
@@ -178,14 +182,12 @@ fn a_hip_program_is_captured_against_the_real_runtime_and_replay_names_the_missi
     assert_eq!(layout[0].2[..8], 0x1000u64.to_le_bytes());
     assert_eq!(layout[1].2, vec![3]);
     assert_eq!(layout[2].2, 42u64.to_le_bytes());
-    let info = Command::new(replay)
-        .args(["--info", "--json"])
+    assert!(replay_stdout("--info", &archive).contains("runtime        hip"));
+    // Replay: the runtime loads, finds no device, exits 3 and says so.
+    let r = Command::new(env!("CARGO_BIN_EXE_hrr-replay"))
         .arg(&archive)
         .output()
         .unwrap();
-    assert!(String::from_utf8_lossy(&info.stdout).contains("\"vendor\": \"hip\""));
-    // Replay: the runtime loads, finds no device, exits 3 and says so.
-    let r = Command::new(replay).arg(&archive).output().unwrap();
     let text = format!(
         "{}{}",
         String::from_utf8_lossy(&r.stdout),
@@ -236,25 +238,14 @@ fn a_fatal_signal_flushes_buffered_events_and_a_program_handler_is_kept() {
             .output()
             .unwrap()
     };
-    let replay = env!("CARGO_BIN_EXE_hrr-replay");
     // Default SIGTERM: the process still dies of it, and the six calls are on disk.
     let archive = t.path().join("a");
     let o = run("default", &archive);
     assert_eq!(o.status.signal(), Some(libc::SIGTERM), "{o:?}");
-    let ev = Command::new(replay)
-        .arg("--events")
-        .arg(&archive)
-        .output()
-        .unwrap();
-    let events = String::from_utf8_lossy(&ev.stdout).into_owned();
+    let events = replay_stdout("--events", &archive);
     assert_eq!(events.matches("GetDeviceCount").count(), 5, "{events}");
     assert_eq!(events.matches("Malloc").count(), 1, "{events}");
-    let info = Command::new(replay)
-        .arg("--info")
-        .arg(&archive)
-        .output()
-        .unwrap();
-    let info = String::from_utf8_lossy(&info.stdout).into_owned();
+    let info = replay_stdout("--info", &archive);
     assert!(info.contains("incomplete"), "{info}");
     // The program's own handler runs, as it would without capture.
     let o = run("own", &t.path().join("b"));
