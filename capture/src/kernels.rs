@@ -365,58 +365,62 @@ pub unsafe extern "C" fn __cudaRegisterFatBinary(fat_cubin: *mut c_void) -> *mut
     handle
 }
 
-/// # Safety
-/// Called by nvcc-generated constructors.
-#[no_mangle]
-#[allow(clippy::too_many_arguments)]
-pub unsafe extern "C" fn __cudaRegisterFunction(
-    handle: *mut *mut c_void,
-    host_fun: *const c_char,
-    device_fun: *mut c_char,
-    device_name: *const c_char,
-    thread_limit: c_int,
-    tid: *mut c_void,
-    bid: *mut c_void,
-    bdim: *mut Dim3,
-    gdim: *mut Dim3,
-    wsize: *mut c_int,
-) {
-    let real = real!("__cudaRegisterFunction");
-    // SAFETY: the runtime's definition of this symbol, same C signature.
-    unsafe {
-        let f: unsafe extern "C" fn(
-            *mut *mut c_void,
-            *const c_char,
-            *mut c_char,
-            *const c_char,
-            c_int,
-            *mut c_void,
-            *mut c_void,
-            *mut Dim3,
-            *mut Dim3,
-            *mut c_int,
-        ) = std::mem::transmute(real);
-        f(
-            handle,
-            host_fun,
-            device_fun,
-            device_name,
-            thread_limit,
-            tid,
-            bid,
-            bdim,
-            gdim,
-            wsize,
-        );
-    }
-    register_function(
-        Vendor::Cuda,
-        handle,
-        host_fun.cast(),
-        device_name,
-        "__cudaRegisterFunction",
-    );
+/// A kernel-registration shim (`__cudaRegisterFunction`, `__hipRegisterFunction`): the
+/// compiler-generated constructors call it once per kernel with the fat binary's handle,
+/// the host stub and the device name. The two C signatures differ only in names and in
+/// the signedness of the thread limit, which the ABI passes alike.
+macro_rules! register_function_shim {
+    ($name:ident, $vendor:expr) => {
+        /// # Safety
+        /// Called by the compiler-generated constructors, in place of the runtime's.
+        #[no_mangle]
+        #[allow(clippy::too_many_arguments)]
+        pub unsafe extern "C" fn $name(
+            handle: *mut *mut c_void,
+            host_fun: *const c_void,
+            device_fun: *mut c_char,
+            device_name: *const c_char,
+            thread_limit: c_int,
+            tid: *mut c_void,
+            bid: *mut c_void,
+            bdim: *mut Dim3,
+            gdim: *mut Dim3,
+            wsize: *mut c_int,
+        ) {
+            let real = real!(@ident $name);
+            // SAFETY: the runtime's definition of this symbol, same C signature.
+            unsafe {
+                let f: unsafe extern "C" fn(
+                    *mut *mut c_void,
+                    *const c_void,
+                    *mut c_char,
+                    *const c_char,
+                    c_int,
+                    *mut c_void,
+                    *mut c_void,
+                    *mut Dim3,
+                    *mut Dim3,
+                    *mut c_int,
+                ) = std::mem::transmute(real);
+                f(
+                    handle,
+                    host_fun,
+                    device_fun,
+                    device_name,
+                    thread_limit,
+                    tid,
+                    bid,
+                    bdim,
+                    gdim,
+                    wsize,
+                );
+            }
+            register_function($vendor, handle, host_fun, device_name, stringify!($name));
+        }
+    };
 }
+
+register_function_shim!(__cudaRegisterFunction, Vendor::Cuda);
 
 /// # Safety
 /// Called by nvcc-generated constructors.
@@ -1236,58 +1240,7 @@ pub unsafe extern "C" fn __hipRegisterFatBinary(data: *const c_void) -> *mut *mu
     handle
 }
 
-/// # Safety
-/// Called by hipcc-generated constructors.
-#[no_mangle]
-#[allow(clippy::too_many_arguments)]
-pub unsafe extern "C" fn __hipRegisterFunction(
-    modules: *mut *mut c_void,
-    host_function: *const c_void,
-    device_function: *mut c_char,
-    device_name: *const c_char,
-    thread_limit: c_uint,
-    tid: *mut c_void,
-    bid: *mut c_void,
-    bdim: *mut Dim3,
-    gdim: *mut Dim3,
-    wsize: *mut c_int,
-) {
-    let real = real!("__hipRegisterFunction");
-    // SAFETY: the runtime's definition of this symbol, same C signature.
-    unsafe {
-        let f: unsafe extern "C" fn(
-            *mut *mut c_void,
-            *const c_void,
-            *mut c_char,
-            *const c_char,
-            c_uint,
-            *mut c_void,
-            *mut c_void,
-            *mut Dim3,
-            *mut Dim3,
-            *mut c_int,
-        ) = std::mem::transmute(real);
-        f(
-            modules,
-            host_function,
-            device_function,
-            device_name,
-            thread_limit,
-            tid,
-            bid,
-            bdim,
-            gdim,
-            wsize,
-        );
-    }
-    register_function(
-        Vendor::Hip,
-        modules,
-        host_function,
-        device_name,
-        "__hipRegisterFunction",
-    );
-}
+register_function_shim!(__hipRegisterFunction, Vendor::Hip);
 
 /// # Safety
 /// Called by hipcc-generated constructors.
