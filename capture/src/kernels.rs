@@ -422,54 +422,48 @@ macro_rules! register_function_shim {
 
 register_function_shim!(__cudaRegisterFunction, Vendor::Cuda);
 
-/// # Safety
-/// Called by nvcc-generated constructors.
-#[no_mangle]
-#[allow(clippy::too_many_arguments)]
-pub unsafe extern "C" fn __cudaRegisterVar(
-    handle: *mut *mut c_void,
-    host_var: *mut c_char,
-    device_address: *mut c_char,
-    device_name: *const c_char,
-    ext: c_int,
-    size: usize,
-    constant: c_int,
-    global: c_int,
-) {
-    let real = real!("__cudaRegisterVar");
-    // SAFETY: the runtime's definition of this symbol, same C signature.
-    unsafe {
-        let f: unsafe extern "C" fn(
-            *mut *mut c_void,
-            *mut c_char,
-            *mut c_char,
-            *const c_char,
-            c_int,
-            usize,
-            c_int,
-            c_int,
-        ) = std::mem::transmute(real);
-        f(
-            handle,
-            host_var,
-            device_address,
-            device_name,
-            ext,
-            size,
-            constant,
-            global,
-        );
-    }
-    register_var(
-        Vendor::Cuda,
-        handle,
-        host_var.cast(),
-        device_name,
-        size,
-        constant,
-        "__cudaRegisterVar",
-    );
+/// A variable-registration shim (`__cudaRegisterVar`, `__hipRegisterVar`): called once
+/// per `__device__`/`__constant__` variable with the fat binary's handle, the variable's
+/// host shadow (second argument) and its device name (fourth). The two C signatures have
+/// the same types in the same places; only the names of the middle two differ.
+macro_rules! register_var_shim {
+    ($name:ident, $vendor:expr) => {
+        /// # Safety
+        /// Called by the compiler-generated constructors, in place of the runtime's.
+        #[no_mangle]
+        #[allow(clippy::too_many_arguments)]
+        pub unsafe extern "C" fn $name(
+            handle: *mut *mut c_void,
+            host_var: *mut c_void,
+            // CUDA's deviceAddress, HIP's hostVar: passed through, never read.
+            passed_through: *mut c_char,
+            device_name: *const c_char,
+            ext: c_int,
+            size: usize,
+            constant: c_int,
+            global: c_int,
+        ) {
+            let real = real!(@ident $name);
+            // SAFETY: the runtime's definition of this symbol, same C signature.
+            unsafe {
+                let f: unsafe extern "C" fn(
+                    *mut *mut c_void,
+                    *mut c_void,
+                    *mut c_char,
+                    *const c_char,
+                    c_int,
+                    usize,
+                    c_int,
+                    c_int,
+                ) = std::mem::transmute(real);
+                f(handle, host_var, passed_through, device_name, ext, size, constant, global);
+            }
+            register_var($vendor, handle, host_var, device_name, size, constant, stringify!($name));
+        }
+    };
 }
+
+register_var_shim!(__cudaRegisterVar, Vendor::Cuda);
 
 /// # Safety
 /// Called by nvcc-generated code (CUDA 12.4+ launch stubs), once per stub.
@@ -1242,47 +1236,7 @@ pub unsafe extern "C" fn __hipRegisterFatBinary(data: *const c_void) -> *mut *mu
 
 register_function_shim!(__hipRegisterFunction, Vendor::Hip);
 
-/// # Safety
-/// Called by hipcc-generated constructors.
-#[no_mangle]
-#[allow(clippy::too_many_arguments)]
-pub unsafe extern "C" fn __hipRegisterVar(
-    modules: *mut *mut c_void,
-    var: *mut c_void,
-    host_var: *mut c_char,
-    device_var: *mut c_char,
-    ext: c_int,
-    size: usize,
-    constant: c_int,
-    global: c_int,
-) {
-    let real = real!("__hipRegisterVar");
-    // SAFETY: the runtime's definition of this symbol, same C signature.
-    unsafe {
-        let f: unsafe extern "C" fn(
-            *mut *mut c_void,
-            *mut c_void,
-            *mut c_char,
-            *mut c_char,
-            c_int,
-            usize,
-            c_int,
-            c_int,
-        ) = std::mem::transmute(real);
-        f(
-            modules, var, host_var, device_var, ext, size, constant, global,
-        );
-    }
-    register_var(
-        Vendor::Hip,
-        modules,
-        var,
-        device_var,
-        size,
-        constant,
-        "__hipRegisterVar",
-    );
-}
+register_var_shim!(__hipRegisterVar, Vendor::Hip);
 
 /// # Safety
 /// Called by hipcc-generated launch stubs in place of the runtime's hipLaunchKernel.
