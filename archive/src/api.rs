@@ -464,11 +464,16 @@ pub mod fid {
     pub const BLOCK: u16 = 7;
     pub const SHARED_MEM: u16 = 8;
     pub const STREAM: u16 = 9;
-    /// Repeated, one per kernel parameter: nested {ARG_OFFSET, ARG_SIZE, ARG_BYTES}.
+    /// Repeated, one per kernel parameter: nested {ARG_OFFSET, ARG_SIZE, ARG_BYTES,
+    /// ARG_POINTER_WORDS}.
     pub const ARG: u16 = 10;
     pub const ARG_OFFSET: u16 = 1;
     pub const ARG_SIZE: u16 = 2;
     pub const ARG_BYTES: u16 = 3;
+    /// Inside an ARG: the byte offsets (a u64 array) of the argument's 8-byte words that
+    /// pointed into a live allocation at capture; replay translates those words. Absent
+    /// when no word did.
+    pub const ARG_POINTER_WORDS: u16 = 4;
     pub const KERNEL: u16 = 11;
     pub const API_NAME: u16 = 12;
     pub const REASON: u16 = 13;
