@@ -346,7 +346,8 @@ pub fn build(req: &BuildRequest) -> Result<Built, HarnessError> {
     let mut unsupported_targets = Vec::new();
     if !gpu_cases.is_empty() {
         match toolchain::plan(req.family, &req.build_root.join("toolchain")) {
-            Err(hint) => {
+            Err(e) => {
+                let hint = e.to_string();
                 toolchain_desc = hint.clone();
                 for c in &gpu_cases {
                     cases.insert(
