@@ -11,8 +11,21 @@
 //!
 //! `none` stands for a vendor without that symbol. The kind says what a parameter means
 //! (see [`ParamKind`]); its argument names the parameter holding a length. Calls whose
-//! meaning no parameter kind captures (registration, launches) are declared in
-//! [`SEMANTIC_APIS`] and handled by hand in capture and replay, still under one id here.
+//! meaning no parameter kind captures (registration, launches) are handled by hand in
+//! capture and replay: their records are [`SEMANTIC_KINDS`] (one id each, here), and
+//! their exported symbols are [`HAND_WRITTEN`] rows naming the records they write and
+//! the capture module that owns them. The table and those rows are every symbol capture
+//! exports.
+
+pub mod fid;
+mod hand_written;
+pub mod memcpy3d;
+pub mod semantic;
+mod validate;
+
+pub use hand_written::{exported_symbols, HandWritten, HAND_WRITTEN};
+pub use semantic::{SemanticKind, SEMANTIC_KINDS};
+pub use validate::{validate_table, TableError};
 
 /// The runtime family an archive was captured from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -255,238 +268,6 @@ impl CopyDir {
     }
 }
 
-/// The layout of `cudaMemcpy3DParms` / `hipMemcpy3DParms` (identical on x86-64, 160 bytes):
-/// `{array srcArray; pos srcPos{x,y,z}; pitchedPtr srcPtr{ptr,pitch,xsize,ysize};
-/// array dstArray; pos dstPos; pitchedPtr dstPtr; extent{width,height,depth}; int kind}`.
-pub mod memcpy3d {
-    pub const SIZE: usize = 160;
-    pub const SRC_ARRAY: usize = 0;
-    pub const SRC_POS: usize = 8;
-    pub const SRC_PTR: usize = 32;
-    pub const DST_ARRAY: usize = 64;
-    pub const DST_POS: usize = 72;
-    pub const DST_PTR: usize = 96;
-    pub const EXTENT: usize = 128;
-    pub const KIND: usize = 152;
-
-    /// One side of a 3D copy: a pitched pointer and a position in it.
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-    pub struct Side {
-        pub ptr: u64,
-        pub pitch: u64,
-        pub xsize: u64,
-        pub ysize: u64,
-        pub x: u64,
-        pub y: u64,
-        pub z: u64,
-    }
-
-    impl Side {
-        /// Address of row `j` of slice `k` of the copied box.
-        pub fn row(&self, j: u64, k: u64) -> u64 {
-            self.ptr
-                .wrapping_add((self.z + k).wrapping_mul(self.pitch.wrapping_mul(self.ysize)))
-                .wrapping_add((self.y + j).wrapping_mul(self.pitch))
-                .wrapping_add(self.x)
-        }
-    }
-
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-    pub struct Parms {
-        pub src_array: u64,
-        pub dst_array: u64,
-        pub src: Side,
-        pub dst: Side,
-        /// Width in bytes (for linear memory), height, depth.
-        pub extent: [u64; 3],
-        pub kind: i32,
-    }
-
-    fn u64_at(b: &[u8], at: usize) -> u64 {
-        u64::from_le_bytes(b[at..at + 8].try_into().unwrap_or([0; 8]))
-    }
-
-    impl Parms {
-        pub fn decode(b: &[u8; SIZE]) -> Parms {
-            let side = |pos: usize, ptr: usize| Side {
-                ptr: u64_at(b, ptr),
-                pitch: u64_at(b, ptr + 8),
-                xsize: u64_at(b, ptr + 16),
-                ysize: u64_at(b, ptr + 24),
-                x: u64_at(b, pos),
-                y: u64_at(b, pos + 8),
-                z: u64_at(b, pos + 16),
-            };
-            Parms {
-                src_array: u64_at(b, SRC_ARRAY),
-                dst_array: u64_at(b, DST_ARRAY),
-                src: side(SRC_POS, SRC_PTR),
-                dst: side(DST_POS, DST_PTR),
-                extent: [
-                    u64_at(b, EXTENT),
-                    u64_at(b, EXTENT + 8),
-                    u64_at(b, EXTENT + 16),
-                ],
-                kind: i32::from_le_bytes(b[KIND..KIND + 4].try_into().unwrap_or([0; 4])),
-            }
-        }
-
-        pub fn encode(&self) -> [u8; SIZE] {
-            let mut b = [0u8; SIZE];
-            let mut put = |at: usize, v: u64| b[at..at + 8].copy_from_slice(&v.to_le_bytes());
-            put(SRC_ARRAY, self.src_array);
-            put(DST_ARRAY, self.dst_array);
-            for (pos, ptr, s) in [(SRC_POS, SRC_PTR, self.src), (DST_POS, DST_PTR, self.dst)] {
-                put(pos, s.x);
-                put(pos + 8, s.y);
-                put(pos + 16, s.z);
-                put(ptr, s.ptr);
-                put(ptr + 8, s.pitch);
-                put(ptr + 16, s.xsize);
-                put(ptr + 24, s.ysize);
-            }
-            put(EXTENT, self.extent[0]);
-            put(EXTENT + 8, self.extent[1]);
-            put(EXTENT + 16, self.extent[2]);
-            b[KIND..KIND + 4].copy_from_slice(&self.kind.to_le_bytes());
-            b
-        }
-
-        /// Bytes of the copied box (width x height x depth), None on overflow.
-        pub fn box_bytes(&self) -> Option<u64> {
-            self.extent[0]
-                .checked_mul(self.extent[1])?
-                .checked_mul(self.extent[2])
-        }
-    }
-}
-
-/// Ids of the hand-written (semantic) APIs: registration and launches.
-pub mod semantic {
-    pub const REGISTER_FAT_BINARY: u16 = 100;
-    pub const REGISTER_FUNCTION: u16 = 101;
-    pub const REGISTER_VAR: u16 = 102;
-    pub const UNREGISTER_FAT_BINARY: u16 = 103;
-    /// The device address of a `__device__`/`__constant__` variable at capture (recorded
-    /// before the first symbol copy that touches it), so replay can map it to the same
-    /// variable in its own module (`cuModuleGetGlobal` / `hipModuleGetGlobal`). The copy
-    /// itself is recorded as a plain Memcpy / MemcpyAsync to or from that address.
-    pub const SYMBOL_ADDRESS: u16 = 104;
-    /// `cuModuleLoadData[Ex]` / `hipModuleLoadData`: a code object loaded from memory.
-    pub const MODULE_LOAD: u16 = 105;
-    /// `cuModuleGetFunction` / `hipModuleGetFunction`.
-    pub const MODULE_GET_FUNCTION: u16 = 106;
-    /// `cudaLaunchKernel` / `hipLaunchKernel`: launch by host stub.
-    pub const LAUNCH_KERNEL: u16 = 110;
-    /// `__cudaLaunchKernel`: launch by `cudaKernel_t` (CUDA 12.4+ triple-chevron path).
-    pub const LAUNCH_KERNEL_BY_HANDLE: u16 = 111;
-    /// `cuLaunchKernel` / `hipModuleLaunchKernel` / `hipExtModuleLaunchKernel`: a function
-    /// from a module loaded by the program; recorded like every launch (name, code object,
-    /// grid, block, arguments).
-    pub const MODULE_LAUNCH_KERNEL: u16 = 112;
-    /// An API that no other process can reproduce (host callbacks, IPC handles).
-    pub const UNREPLAYABLE: u16 = 120;
-}
-
-/// Semantic APIs: (id, name, cuda symbol, hip symbol).
-pub const SEMANTIC_APIS: &[(u16, &str, Option<&str>, Option<&str>)] = &[
-    (
-        semantic::REGISTER_FAT_BINARY,
-        "RegisterFatBinary",
-        Some("__cudaRegisterFatBinary"),
-        Some("__hipRegisterFatBinary"),
-    ),
-    (
-        semantic::REGISTER_FUNCTION,
-        "RegisterFunction",
-        Some("__cudaRegisterFunction"),
-        Some("__hipRegisterFunction"),
-    ),
-    (
-        semantic::REGISTER_VAR,
-        "RegisterVar",
-        Some("__cudaRegisterVar"),
-        Some("__hipRegisterVar"),
-    ),
-    (
-        semantic::UNREGISTER_FAT_BINARY,
-        "UnregisterFatBinary",
-        Some("__cudaUnregisterFatBinary"),
-        Some("__hipUnregisterFatBinary"),
-    ),
-    (
-        semantic::SYMBOL_ADDRESS,
-        "SymbolAddress",
-        Some("cudaGetSymbolAddress"),
-        Some("hipGetSymbolAddress"),
-    ),
-    (
-        semantic::MODULE_LOAD,
-        "ModuleLoadData",
-        Some("cuModuleLoadData"),
-        Some("hipModuleLoadData"),
-    ),
-    (
-        semantic::MODULE_GET_FUNCTION,
-        "ModuleGetFunction",
-        Some("cuModuleGetFunction"),
-        Some("hipModuleGetFunction"),
-    ),
-    (
-        semantic::MODULE_LAUNCH_KERNEL,
-        "ModuleLaunchKernel",
-        Some("cuLaunchKernel"),
-        Some("hipModuleLaunchKernel"),
-    ),
-    (
-        semantic::LAUNCH_KERNEL,
-        "LaunchKernel",
-        Some("cudaLaunchKernel"),
-        Some("hipLaunchKernel"),
-    ),
-    (
-        semantic::LAUNCH_KERNEL_BY_HANDLE,
-        "LaunchKernelByHandle",
-        Some("__cudaLaunchKernel"),
-        None,
-    ),
-    (semantic::UNREPLAYABLE, "Unreplayable", None, None),
-];
-
-/// Field ids shared by the semantic APIs' payloads.
-pub mod fid {
-    pub const HANDLE: u16 = 1;
-    pub const CODE_OBJECT: u16 = 2;
-    pub const HOST_STUB: u16 = 3;
-    pub const NAME: u16 = 4;
-    pub const SIZE: u16 = 5;
-    pub const GRID: u16 = 6;
-    pub const BLOCK: u16 = 7;
-    pub const SHARED_MEM: u16 = 8;
-    pub const STREAM: u16 = 9;
-    /// Repeated, one per kernel parameter: nested {ARG_OFFSET, ARG_SIZE, ARG_BYTES,
-    /// ARG_POINTER_WORDS}.
-    pub const ARG: u16 = 10;
-    pub const ARG_OFFSET: u16 = 1;
-    pub const ARG_SIZE: u16 = 2;
-    pub const ARG_BYTES: u16 = 3;
-    /// Inside an ARG: the byte offsets (a u64 array) of the argument's 8-byte words that
-    /// pointed into a live allocation at capture; replay translates those words. Absent
-    /// when no word did.
-    pub const ARG_POINTER_WORDS: u16 = 4;
-    pub const KERNEL: u16 = 11;
-    pub const API_NAME: u16 = 12;
-    pub const REASON: u16 = 13;
-    pub const DEVICE_ADDRESS: u16 = 14;
-    /// Repeated on a launch, one per pinned host allocation a kernel argument points into:
-    /// nested {SNAPSHOT_START, SNAPSHOT_SIZE, SNAPSHOT_BYTES (a blob)}: the allocation's
-    /// content when the kernel was launched, which a kernel may read directly.
-    pub const PINNED_SNAPSHOT: u16 = 15;
-    pub const SNAPSHOT_START: u16 = 1;
-    pub const SNAPSHOT_SIZE: u16 = 2;
-    pub const SNAPSHOT_BYTES: u16 = 3;
-}
-
 macro_rules! define_descs {
     ($( ($id:literal, $name:ident, $cuda:ident, $hip:ident, $ret:ident; $( $p:ident : $t:ty => $k:ident $( ( $($ka:ident),+ ) )? ),* ) ),* $(,)?) => {
         /// Ids of the table's generic APIs, by name.
@@ -529,77 +310,11 @@ pub fn api_name(id: u16) -> String {
     if let Some(d) = desc(id) {
         return d.name.to_string();
     }
-    if let Some((_, n, _, _)) = SEMANTIC_APIS.iter().find(|(i, ..)| *i == id) {
-        return n.to_string();
+    if let Some(k) = SEMANTIC_KINDS.iter().find(|k| k.id == id) {
+        return k.name.to_string();
     }
     if id == crate::record::TRAILER_API_ID {
         return "Trailer".into();
     }
     format!("Api{id}")
-}
-
-/// Checks the table's internal consistency: unique ids and symbols, length references
-/// that name a parameter of the same row. Tests and both binaries call it.
-pub fn validate_table() -> Result<(), String> {
-    let mut ids = std::collections::HashSet::new();
-    let mut syms = std::collections::HashSet::new();
-    for d in API_TABLE {
-        if !ids.insert(d.id) {
-            return Err(format!("API id {} is used twice", d.id));
-        }
-        for s in [d.cuda, d.hip].into_iter().flatten() {
-            if !syms.insert(s) {
-                return Err(format!("symbol {s} is declared twice"));
-            }
-        }
-        for p in d.params {
-            let refs: Vec<&str> = match p.kind {
-                ParamKind::OutDevPtr(l)
-                | ParamKind::OutHostPtr(l)
-                | ParamKind::CopyDst(l)
-                | ParamKind::CopySrc(l)
-                | ParamKind::RegisterHostPtr(l) => vec![l],
-                ParamKind::OutPitchedDevPtr(a, b) => vec![a, b],
-                ParamKind::CopyDst2D(a, b, c) | ParamKind::CopySrc2D(a, b, c) => vec![a, b, c],
-                _ => vec![],
-            };
-            for l in refs {
-                if d.param_index(l).is_none() {
-                    return Err(format!(
-                        "{}: parameter {} names length {l}, which is not a parameter",
-                        d.name, p.name
-                    ));
-                }
-            }
-        }
-    }
-    for (id, _, c, h) in SEMANTIC_APIS {
-        if !ids.insert(*id) {
-            return Err(format!("API id {id} is used twice"));
-        }
-        for s in [c, h].into_iter().flatten() {
-            if !syms.insert(s) {
-                return Err(format!("symbol {s} is declared twice"));
-            }
-        }
-    }
-    Ok(())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_table_is_consistent() {
-        validate_table().unwrap();
-        assert_eq!(desc(id::Malloc).unwrap().cuda, Some("cudaMalloc"));
-        assert_eq!(desc(id::Malloc).unwrap().hip, Some("hipMalloc"));
-        assert_eq!(
-            desc(id::Malloc).unwrap().params[0].kind,
-            ParamKind::OutDevPtr("size")
-        );
-        assert_eq!(api_name(semantic::LAUNCH_KERNEL), "LaunchKernel");
-        assert_eq!(desc(id::StreamQuery).unwrap().ret, RetPolicy::Any);
-    }
 }

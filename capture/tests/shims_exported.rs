@@ -1,39 +1,18 @@
-//! Every API the table declares, and every hand-written shim, is exported by
-//! libhrr_capture.so under each vendor's symbol name: loading the built library and
-//! looking each name up proves a program's calls would reach capture.
+//! libhrr_capture.so exports exactly the symbols archive's API declares: each vendor
+//! symbol of each table row and each hand-written row (`hrr_archive::api::exported_symbols`),
+//! no more (an undeclared export would intercept a call no one records or replays) and no
+//! fewer (a declared symbol without a shim would let the program's call bypass capture).
+//! The built library's dynamic symbol table is read with `nm -D`.
 
-use std::ffi::CString;
+use std::collections::BTreeSet;
+use std::path::PathBuf;
+use std::process::Command;
 
-use hrr_archive::api::{API_TABLE, SEMANTIC_APIS};
+use hrr_archive::api::exported_symbols;
 
-/// Hand-written shims outside the table (registration and launches are in SEMANTIC_APIS).
-const HAND_WRITTEN: &[&str] = &[
-    "__cudaGetKernel",
-    "cudaLaunchKernelExC",
-    "cuModuleLoadDataEx",
-    "hipExtModuleLaunchKernel",
-    "cudaStreamAddCallback",
-    "cudaLaunchHostFunc",
-    "cudaIpcGetMemHandle",
-    "cudaIpcGetEventHandle",
-    "hipStreamAddCallback",
-    "hipLaunchHostFunc",
-    "hipIpcGetMemHandle",
-    "hipIpcGetEventHandle",
-    "cudaMemcpyToSymbol",
-    "cudaMemcpyFromSymbol",
-    "cudaMemcpyToSymbolAsync",
-    "cudaMemcpyFromSymbolAsync",
-    "hipMemcpyToSymbol",
-    "hipMemcpyFromSymbol",
-    "hipMemcpyToSymbolAsync",
-    "hipMemcpyFromSymbolAsync",
-];
-
-#[test]
-fn every_declared_api_has_an_exported_shim() {
-    // The cdylib sits in this test's deps directory (cargo test) or one above it (cargo
-    // build); build it when neither has it.
+/// The built cdylib: in this test's deps directory (cargo test) or one above it (cargo
+/// build); built through cargo when neither has it.
+fn capture_so() -> PathBuf {
     let exe = std::env::current_exe().unwrap();
     let deps = exe.parent().unwrap().to_path_buf();
     let candidates = [
@@ -42,46 +21,55 @@ fn every_declared_api_has_an_exported_shim() {
     ];
     if !candidates.iter().any(|c| c.is_file()) {
         let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-        let _ = std::process::Command::new(cargo)
+        let _ = Command::new(cargo)
             .args(["build", "-q", "-p", "hrr-capture"])
             .status();
     }
-    let so = candidates
+    candidates
         .iter()
         .find(|c| c.is_file())
         .cloned()
-        .expect("libhrr_capture.so was not built");
-    let path = CString::new(so.to_string_lossy().as_bytes()).unwrap();
-    // SAFETY: dlopen of our own library; with HRR_CAPTURE_OUTPUT unset its constructor
-    // only turns capture off.
-    let h = unsafe { libc::dlopen(path.as_ptr(), libc::RTLD_LAZY | libc::RTLD_LOCAL) };
-    assert!(!h.is_null(), "dlopen {}", so.display());
-    let mut names: Vec<&str> = Vec::new();
-    for d in API_TABLE {
-        names.extend(d.cuda);
-        names.extend(d.hip);
-    }
-    for (id, _, cuda, hip) in SEMANTIC_APIS {
-        // SymbolAddress and Unreplayable are records, not intercepted symbols.
-        if *id == hrr_archive::api::semantic::SYMBOL_ADDRESS {
-            continue;
-        }
-        names.extend(
-            cuda.iter().chain(hip.iter()).filter(|n| {
-                !n.starts_with("__cudaUnregister") && !n.starts_with("__hipUnregister")
-            }),
-        );
-    }
-    names.extend(HAND_WRITTEN);
-    assert!(names.len() > 90, "{} names", names.len());
-    let missing: Vec<&str> = names
-        .iter()
-        .copied()
-        .filter(|n| {
-            let c = CString::new(*n).unwrap();
-            // SAFETY: dlsym on a live handle with a NUL-terminated name.
-            unsafe { libc::dlsym(h, c.as_ptr()) }.is_null()
+        .expect("libhrr_capture.so was not built")
+}
+
+/// The functions a shared library defines in its dynamic symbol table.
+fn exported_functions(so: &std::path::Path) -> BTreeSet<String> {
+    let o = Command::new("nm")
+        .args(["-D", "--defined-only"])
+        .arg(so)
+        .output()
+        .expect("nm (binutils) is needed to read the library's dynamic symbols");
+    assert!(
+        o.status.success(),
+        "nm -D {}: {}",
+        so.display(),
+        String::from_utf8_lossy(&o.stderr)
+    );
+    String::from_utf8_lossy(&o.stdout)
+        .lines()
+        .filter_map(|l| {
+            // "ADDRESS TYPE NAME"; a versioned name carries "@VERSION".
+            let mut f = l.split_whitespace();
+            let (_addr, kind, name) = (f.next()?, f.next()?, f.next()?);
+            let name = name.split('@').next().unwrap_or(name);
+            matches!(kind, "T" | "W" | "i").then(|| name.to_string())
         })
-        .collect();
-    assert!(missing.is_empty(), "no shim exported for: {missing:?}");
+        .collect()
+}
+
+#[test]
+fn the_library_exports_exactly_the_declared_symbols() {
+    let declared: BTreeSet<String> = exported_symbols().map(str::to_string).collect();
+    let exported = exported_functions(&capture_so());
+    let undeclared: Vec<&String> = exported.difference(&declared).collect();
+    let missing: Vec<&String> = declared.difference(&exported).collect();
+    assert!(
+        missing.is_empty(),
+        "declared in hrr_archive::api but no shim exported: {missing:?}"
+    );
+    assert!(
+        undeclared.is_empty(),
+        "exported but declared in neither API_TABLE nor HAND_WRITTEN: {undeclared:?}"
+    );
+    assert!(declared.len() > 100, "{} symbols", declared.len());
 }

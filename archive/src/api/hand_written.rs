@@ -1,0 +1,85 @@
+//! The exported symbols capture implements by hand, one row each: vendor, the records
+//! a call writes, and the capture module that owns the shim.
+
+use super::{id, semantic as k, Vendor, API_TABLE};
+
+/// A symbol libhrr_capture.so exports with a hand-written shim (its meaning is not in its
+/// parameter types). Together with the table's rows ([`API_TABLE`]) these are every
+/// symbol the library exports, no more and no fewer (capture's export test checks the
+/// built library against both).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct HandWritten {
+    pub symbol: &'static str,
+    pub vendor: Vendor,
+    /// The records one call writes: semantic kinds, or (symbol copies) the address record
+    /// and the generic copy row. Empty: the call only teaches capture a handle.
+    pub records: &'static [u16],
+    /// The capture module that implements it (`capture/src/<owner>.rs`).
+    pub owner: &'static str,
+}
+
+/// One [`HandWritten`] per `(symbol, vendor, [records], owner module)`.
+macro_rules! hand_written {
+    ($( ($sym:ident, $vendor:ident, [$($rec:expr),*], $owner:ident) ),* $(,)?) => {
+        &[ $( HandWritten {
+            symbol: stringify!($sym),
+            vendor: Vendor::$vendor,
+            records: &[$($rec),*],
+            owner: stringify!($owner),
+        } ),* ]
+    };
+}
+
+/// Every hand-written exported symbol.
+pub const HAND_WRITTEN: &[HandWritten] = hand_written! {
+    // Code-object registration, called by compiler-generated constructors.
+    (__cudaRegisterFatBinary, Cuda, [k::REGISTER_FAT_BINARY], register),
+    (__hipRegisterFatBinary, Hip, [k::REGISTER_FAT_BINARY], register),
+    (__cudaRegisterFunction, Cuda, [k::REGISTER_FUNCTION], register),
+    (__hipRegisterFunction, Hip, [k::REGISTER_FUNCTION], register),
+    (__cudaRegisterVar, Cuda, [k::REGISTER_VAR], register),
+    (__hipRegisterVar, Hip, [k::REGISTER_VAR], register),
+    (__cudaGetKernel, Cuda, [], register),
+    // Launches of registered kernels.
+    (cudaLaunchKernel, Cuda, [k::LAUNCH_KERNEL], launch),
+    (cudaLaunchKernelExC, Cuda, [k::LAUNCH_KERNEL], launch),
+    (hipLaunchKernel, Hip, [k::LAUNCH_KERNEL], launch),
+    (__cudaLaunchKernel, Cuda, [k::LAUNCH_KERNEL_BY_HANDLE], launch),
+    // Modules loaded by the program, and launches of their functions.
+    (cuModuleLoadData, Cuda, [k::MODULE_LOAD], modules),
+    (cuModuleLoadDataEx, Cuda, [k::MODULE_LOAD], modules),
+    (hipModuleLoadData, Hip, [k::MODULE_LOAD], modules),
+    (cuModuleGetFunction, Cuda, [k::MODULE_GET_FUNCTION], modules),
+    (hipModuleGetFunction, Hip, [k::MODULE_GET_FUNCTION], modules),
+    (cuLaunchKernel, Cuda, [k::MODULE_LAUNCH_KERNEL], modules),
+    (hipModuleLaunchKernel, Hip, [k::MODULE_LAUNCH_KERNEL], modules),
+    (hipExtModuleLaunchKernel, Hip, [k::MODULE_LAUNCH_KERNEL], modules),
+    // Copies to and from __device__ / __constant__ variables: the variable's address
+    // once, then the copy as the generic row.
+    (cudaMemcpyToSymbol, Cuda, [k::SYMBOL_ADDRESS, id::Memcpy], symbols),
+    (cudaMemcpyFromSymbol, Cuda, [k::SYMBOL_ADDRESS, id::Memcpy], symbols),
+    (cudaMemcpyToSymbolAsync, Cuda, [k::SYMBOL_ADDRESS, id::MemcpyAsync], symbols),
+    (cudaMemcpyFromSymbolAsync, Cuda, [k::SYMBOL_ADDRESS, id::MemcpyAsync], symbols),
+    (hipMemcpyToSymbol, Hip, [k::SYMBOL_ADDRESS, id::Memcpy], symbols),
+    (hipMemcpyFromSymbol, Hip, [k::SYMBOL_ADDRESS, id::Memcpy], symbols),
+    (hipMemcpyToSymbolAsync, Hip, [k::SYMBOL_ADDRESS, id::MemcpyAsync], symbols),
+    (hipMemcpyFromSymbolAsync, Hip, [k::SYMBOL_ADDRESS, id::MemcpyAsync], symbols),
+    // Calls no other process can reproduce: passed through, recorded as unreplayable.
+    (cudaStreamAddCallback, Cuda, [k::UNREPLAYABLE], unreplayable),
+    (cudaLaunchHostFunc, Cuda, [k::UNREPLAYABLE], unreplayable),
+    (cudaIpcGetMemHandle, Cuda, [k::UNREPLAYABLE], unreplayable),
+    (cudaIpcGetEventHandle, Cuda, [k::UNREPLAYABLE], unreplayable),
+    (hipStreamAddCallback, Hip, [k::UNREPLAYABLE], unreplayable),
+    (hipLaunchHostFunc, Hip, [k::UNREPLAYABLE], unreplayable),
+    (hipIpcGetMemHandle, Hip, [k::UNREPLAYABLE], unreplayable),
+    (hipIpcGetEventHandle, Hip, [k::UNREPLAYABLE], unreplayable),
+};
+
+/// Every symbol libhrr_capture.so exports: each vendor symbol of each table row, then
+/// each hand-written one.
+pub fn exported_symbols() -> impl Iterator<Item = &'static str> {
+    API_TABLE
+        .iter()
+        .flat_map(|d| d.cuda.into_iter().chain(d.hip))
+        .chain(HAND_WRITTEN.iter().map(|h| h.symbol))
+}
