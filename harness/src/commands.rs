@@ -1,5 +1,6 @@
 //! The subcommands: each resolves its inputs (tree, matrix, family, GPUs), calls the
-//! module that does the work and turns the outcome into an exit code.
+//! module that does the work and turns the outcome into an exit code. The modules' typed
+//! errors get their context (the flag, the file) and their exit code here.
 
 use std::path::{Path, PathBuf};
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
@@ -8,15 +9,16 @@ use hrr_matrix::{resolve_family, shard, Disposition, Expectation, Family, Matrix
 use hrr_reports::{RunReport, Totals};
 
 use crate::builder::{self, BuildRequest, Built, CaseBuild};
-use crate::control::{self, ControlRun, ControlSpec};
-use crate::error::{exit, HarnessError};
+use crate::control::{self, CommitsError, ControlRun, ControlSpec};
+use crate::error::HarnessError;
+use crate::exit::Exit;
 use crate::gpu::{self, Detection};
 use crate::output::{self, Progress};
 use crate::repo::SourceTree;
 use crate::runner::{self, RunContext};
 use crate::{BuildOpts, ControlArgs, MatrixCmd, RunArgs, WorkflowsCmd};
 
-type Res = Result<u8, HarnessError>;
+type Res = Result<Exit, HarnessError>;
 
 fn family<'m>(m: &'m Matrix, name: &str) -> Result<&'m Family, HarnessError> {
     m.families.iter().find(|f| f.name == name).ok_or_else(|| {
@@ -53,7 +55,7 @@ pub fn matrix(matrix: Option<&Path>, cmd: &MatrixCmd) -> Res {
                     "{}",
                     serde_json::to_string_pretty(&resolved).unwrap_or_default()
                 );
-                return Ok(exit::OK);
+                return Ok(Exit::Ok);
             }
             println!(
                 "family {} ({}, targets {}, {} shard(s), runner [{}])",
@@ -95,7 +97,7 @@ pub fn matrix(matrix: Option<&Path>, cmd: &MatrixCmd) -> Res {
             }
         }
     }
-    Ok(exit::OK)
+    Ok(Exit::Ok)
 }
 
 /// The tree to build from and the cargo target directory for its tools.
@@ -154,7 +156,7 @@ fn pick_family<'m>(m: &'m Matrix, name: &str, d: &Detection) -> Result<&'m Famil
     if name != "auto" {
         return family(m, name);
     }
-    match gpu::auto_family(m, d).map_err(HarnessError::usage)? {
+    match gpu::auto_family(m, d).map_err(|e| HarnessError::usage(format!("--family auto: {e}")))? {
         Some(f) => {
             eprintln!(
                 "hrr-harness: --family auto: {} ({})",
@@ -263,9 +265,9 @@ pub fn build(matrix: Option<&Path>, opts: &BuildOpts) -> Res {
         println!("  {name:<24} {line}");
     }
     Ok(if failed > 0 {
-        exit::UNEXPECTED
+        Exit::Unexpected
     } else {
-        exit::OK
+        Exit::Ok
     })
 }
 
@@ -429,9 +431,9 @@ pub fn run(matrix: Option<&Path>, args: &RunArgs) -> Res {
         return Err(HarnessError::Interrupted);
     }
     Ok(if t.unexpected == 0 {
-        exit::OK
+        Exit::Ok
     } else {
-        exit::UNEXPECTED
+        Exit::Unexpected
     })
 }
 
@@ -460,9 +462,9 @@ pub fn merge(dirs: &[PathBuf], output: &Path) -> Res {
     print!("{md}");
     println!("merged {} report(s) into {}", files.len(), output.display());
     Ok(if merged.totals.unexpected == 0 {
-        exit::OK
+        Exit::Ok
     } else {
-        exit::UNEXPECTED
+        Exit::Unexpected
     })
 }
 
@@ -496,12 +498,12 @@ pub fn workflows(matrix: Option<&Path>, cmd: &WorkflowsCmd) -> Res {
             stale.join(", "),
             tree.matrix.display()
         );
-        return Ok(exit::UNEXPECTED);
+        return Ok(Exit::Unexpected);
     }
     if matches!(cmd, WorkflowsCmd::Check) {
         println!("workflows up to date with {}", tree.matrix.display());
     }
-    Ok(exit::OK)
+    Ok(Exit::Ok)
 }
 
 pub fn control(matrix: Option<&Path>, args: &ControlArgs) -> Res {
@@ -546,7 +548,14 @@ pub fn control(matrix: Option<&Path>, args: &ControlArgs) -> Res {
         specs.push(ControlSpec::from_matrix(c));
     }
     if let Some(range) = &commits {
-        specs.extend(control::controls_from_commits(&tree.root, range, &m)?);
+        specs.extend(
+            control::controls_from_commits(&tree.root, range, &m).map_err(|e| match e {
+                CommitsError::GitLog(_) => HarnessError::failed(e.to_string()),
+                CommitsError::NotARange(_)
+                | CommitsError::BadRange { .. }
+                | CommitsError::UnknownCases { .. } => HarnessError::usage(e.to_string()),
+            })?,
+        );
     }
     if specs.is_empty() && !args.pr {
         return Err(HarnessError::usage(
@@ -605,7 +614,7 @@ pub fn control(matrix: Option<&Path>, args: &ControlArgs) -> Res {
     output::append_step_summary(&md);
     let code = control::exit_code(&outcomes);
     if args.pr {
-        crate::publish::publish_from_env(&md, code);
+        crate::publish::publish_from_env(&md, code.code());
     }
     print!("{md}");
     println!("outcomes in {}", output.join("outcomes.json").display());

@@ -1,27 +1,21 @@
-//! The harness's errors and the exit codes they map to.
+//! The error every command can end with, and the exit code each kind maps to. Modules
+//! return their own typed errors; the command layer (`commands.rs`) adds the context (the
+//! flag, the file) and turns them into a `HarnessError`.
 
-use std::fmt;
+use crate::exit::Exit;
 
-/// Exit codes of `hrr-harness` (also in `--help` and DESIGN.md).
-pub mod exit {
-    /// Every case (or control) as expected.
-    pub const OK: u8 = 0;
-    /// `run`: a case did something the matrix does not expect.
-    pub const UNEXPECTED: u8 = 1;
-    /// Bad usage, a bad matrix, or a machine that does not match the family.
-    pub const USAGE: u8 = 2;
-    /// Interrupted (Ctrl-C / SIGTERM); partial results were written.
-    pub const INTERRUPTED: u8 = 130;
-}
-
-#[derive(Debug)]
+#[derive(Debug, thiserror::Error)]
 pub enum HarnessError {
     /// Bad flags or a machine that does not fit the request.
+    #[error("{0}")]
     Usage(String),
     /// The matrix file has problems (each with file, line, column).
+    #[error("{0}")]
     Matrix(hrr_matrix::load::MatrixErrors),
     /// A build or I/O step failed.
+    #[error("{0}")]
     Failed(String),
+    #[error("interrupted")]
     Interrupted,
 }
 
@@ -32,23 +26,11 @@ impl HarnessError {
     pub fn failed(s: impl Into<String>) -> Self {
         HarnessError::Failed(s.into())
     }
-    pub fn exit_code(&self) -> u8 {
+    pub fn exit(&self) -> Exit {
         match self {
-            HarnessError::Usage(_) | HarnessError::Matrix(_) => exit::USAGE,
-            HarnessError::Failed(_) => exit::UNEXPECTED,
-            HarnessError::Interrupted => exit::INTERRUPTED,
+            HarnessError::Usage(_) | HarnessError::Matrix(_) => Exit::Usage,
+            HarnessError::Failed(_) => Exit::Unexpected,
+            HarnessError::Interrupted => Exit::Interrupted,
         }
     }
 }
-
-impl fmt::Display for HarnessError {
-    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        match self {
-            HarnessError::Usage(s) | HarnessError::Failed(s) => f.write_str(s),
-            HarnessError::Matrix(e) => write!(f, "{e}"),
-            HarnessError::Interrupted => f.write_str("interrupted"),
-        }
-    }
-}
-
-impl std::error::Error for HarnessError {}

@@ -165,8 +165,20 @@ pub fn belongs(gpu: &Gpu, family: &Family) -> bool {
             .any(|t| t == &gpu.arch || t.trim_end_matches(['a', 'f']) == gpu.arch)
 }
 
-/// The family `--family auto` means: the one every GPU belongs to.
-pub fn auto_family<'m>(m: &'m Matrix, d: &Detection) -> Result<Option<&'m Family>, String> {
+/// Why `--family auto` found no single family.
+#[derive(Debug, thiserror::Error)]
+pub enum AutoFamilyError {
+    #[error("GPU {0} belongs to no family in the matrix (add its target to a family)")]
+    NoFamily(Gpu),
+    #[error("this machine's GPUs belong to several families ({}): choose one with --family", .0.join(", "))]
+    Several(Vec<String>),
+}
+
+/// The family `--family auto` means: the one every GPU belongs to (`None`: no GPU here).
+pub fn auto_family<'m>(
+    m: &'m Matrix,
+    d: &Detection,
+) -> Result<Option<&'m Family>, AutoFamilyError> {
     if d.gpus.is_empty() {
         return Ok(None);
     }
@@ -178,21 +190,13 @@ pub fn auto_family<'m>(m: &'m Matrix, d: &Detection) -> Result<Option<&'m Family
                     found.push(f)
                 }
             }
-            None => {
-                return Err(format!(
-                    "GPU {g} belongs to no family in the matrix (add its target to a family)"
-                ))
-            }
+            None => return Err(AutoFamilyError::NoFamily(g.clone())),
         }
     }
     match found.as_slice() {
         [one] => Ok(Some(*one)),
-        many => Err(format!(
-            "this machine's GPUs belong to several families ({}): choose one with --family",
-            many.iter()
-                .map(|f| f.name.as_str())
-                .collect::<Vec<_>>()
-                .join(", ")
+        many => Err(AutoFamilyError::Several(
+            many.iter().map(|f| f.name.clone()).collect(),
         )),
     }
 }
@@ -256,16 +260,18 @@ mod tests {
         };
         let e = auto_family(&m, &mixed).unwrap_err();
         assert!(
-            e.contains("several families") && e.contains("gfx90a") && e.contains("gfx110x"),
+            matches!(&e, AutoFamilyError::Several(f) if f == &["gfx90a", "gfx110x"]),
             "{e}"
         );
+        assert!(e.to_string().contains("choose one with --family"), "{e}");
         let unknown = Detection {
             gpus: vec![gpu(0, Vendor::Amd, "gfx950")],
             notes: vec![],
         };
-        assert!(auto_family(&m, &unknown)
-            .unwrap_err()
-            .contains("belongs to no family"));
+        assert!(matches!(
+            auto_family(&m, &unknown),
+            Err(AutoFamilyError::NoFamily(g)) if g.arch == "gfx950"
+        ));
         assert!(auto_family(&m, &Detection::default()).unwrap().is_none());
     }
 

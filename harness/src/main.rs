@@ -1,11 +1,13 @@
 //! `hrr-harness`: the command line. Each subcommand is a thin layer over a module:
 //! `matrix` (hrr-matrix), `build` (builder), `run` (runner + output), `report merge`
-//! (hrr-reports), `workflows` (hrr-workflows), `control` (control).
+//! (hrr-reports), `workflows` (hrr-workflows), `control` (control). Every command ends
+//! with an `exit::Exit`, listed in `--help` from the same enum.
 
 mod builder;
 mod commands;
 mod control;
 mod error;
+mod exit;
 mod gpu;
 mod output;
 mod process;
@@ -17,24 +19,27 @@ mod toolchain;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::LazyLock;
 
 use clap::{Args, Parser, Subcommand};
 
-use crate::error::exit;
+use crate::exit::Exit;
 
-const EXIT_CODES: &str = "Exit codes:
-  0    every case (or control) as the matrix expects
-  1    run: a case failed, crashed, timed out or passed unexpectedly; build: a case failed to compile
-  2    bad usage, an invalid matrix, or a machine whose GPUs do not match the family
-  130  interrupted (partial results are written)
-control (see `hrr-harness control --help`) has its own codes 3-6.";
+/// `--version`: the tool's version and the archive format it writes and reads.
+static VERSION: LazyLock<String> = LazyLock::new(|| {
+    format!(
+        "{} (archive format {})",
+        env!("CARGO_PKG_VERSION"),
+        hrr_archive::FORMAT_VERSION
+    )
+});
 
 #[derive(Parser)]
 #[command(
     name = "hrr-harness",
-    version = concat!(env!("CARGO_PKG_VERSION"), " (archive format ", "1", ")"),
+    version = VERSION.as_str(),
     about = "Build, run and report GPU record-and-replay cases per GPU family",
-    after_help = EXIT_CODES
+    after_help = exit::general_help()
 )]
 struct Cli {
     /// The matrix file (default: matrix/matrix.yaml in this directory or one above it).
@@ -51,7 +56,8 @@ enum Cmd {
     Matrix(MatrixCmd),
     /// Build capture, replay and the family's cases.
     Build(BuildArgs),
-    /// Build, then run the family's cases: native, captured, replayed, checked.
+    /// Build, then run the family's cases: captured, replayed, checked (a case is also run
+    /// natively when its captured run fails, to tell a broken program from capture).
     Run(RunArgs),
     /// Combine reports.
     #[command(subcommand)]
@@ -60,19 +66,9 @@ enum Cmd {
     #[command(subcommand)]
     Workflows(WorkflowsCmd),
     /// Negative controls: remove a fix, rebuild, and require its guard cases to fail.
-    #[command(after_help = CONTROL_EXIT_CODES)]
+    #[command(after_help = exit::control_help())]
     Control(ControlArgs),
 }
-
-const CONTROL_EXIT_CODES: &str = "Exit codes:
-  0    every control caught (each guard case failed without its fix)
-  2    bad usage or matrix (an unknown case in a Guarded-by trailer, an unknown control)
-  3    a control was missed: some guard case still passed without the fix
-  4    the baseline failed: a guard case fails on the unmodified tree
-  5    a control was unviable (the fix could not be removed, or the tree did not build) or errored
-  6    a guard case timed out without the fix
-  130  interrupted (worktrees removed, outcomes so far written)
-When several apply, the first in this order wins: 4, 3, 6, 5.";
 
 #[derive(Args)]
 pub struct ControlArgs {
@@ -97,7 +93,8 @@ pub struct ControlArgs {
     /// Where builds go (default: target/hrr-build).
     #[arg(long)]
     pub build_dir: Option<PathBuf>,
-    /// Prebuilt capture and replay for the baseline (controls always build their own).
+    /// Prebuilt capture and replay for the baseline (controls build their own, or take
+    /// them from --prebuilt).
     #[arg(long)]
     pub tools: Option<PathBuf>,
     /// A guard case's limit without the fix: this many times its baseline duration...
@@ -154,7 +151,8 @@ pub struct BuildArgs {
 pub struct RunArgs {
     #[command(flatten)]
     pub opts: BuildOpts,
-    /// Parallel cases, each pinned to its own GPU (default: one per GPU of the family).
+    /// Parallel workers; worker i runs its cases on GPU i modulo the family's GPUs here
+    /// (default: one worker per GPU of the family).
     #[arg(long)]
     pub jobs: Option<usize>,
     /// Run shard K of N (1-based): a deterministic share, the same on every runner.
@@ -198,12 +196,13 @@ fn main() -> ExitCode {
         Ok(c) => c,
         Err(e) => {
             let _ = e.print();
-            return ExitCode::from(match e.kind() {
+            return match e.kind() {
                 clap::error::ErrorKind::DisplayHelp | clap::error::ErrorKind::DisplayVersion => {
-                    exit::OK
+                    Exit::Ok
                 }
-                _ => exit::USAGE,
-            });
+                _ => Exit::Usage,
+            }
+            .into();
         }
     };
     process::install_interrupt_handler();
@@ -216,10 +215,10 @@ fn main() -> ExitCode {
         Cmd::Control(c) => commands::control(cli.matrix.as_deref(), c),
     };
     match result {
-        Ok(code) => ExitCode::from(code),
+        Ok(code) => code.into(),
         Err(e) => {
             eprintln!("hrr-harness: {e}");
-            ExitCode::from(e.exit_code())
+            e.exit().into()
         }
     }
 }

@@ -227,7 +227,6 @@ impl Toolchain {
     }
 }
 
-/// Uses threadIdx, as every case does: that needs the device libraries at link time.
 /// A newer clang for HIP than hipcc's (`HRR_HIP_CLANG`, else clang++-19/18/17 on PATH).
 pub fn other_hip_clang() -> Option<PathBuf> {
     if let Some(p) = std::env::var_os("HRR_HIP_CLANG").filter(|v| !v.is_empty()) {
@@ -259,13 +258,36 @@ fn clang_compiles(clang: &Path, target: &str, src: &Path, work: &Path) -> bool {
         .unwrap_or(false)
 }
 
+/// The AMD probe program. It uses threadIdx, as every case does: that needs the device
+/// libraries at link time.
 const AMD_PROBE: &str = "#include <hip/hip_runtime.h>\n__global__ void k(int* p) { p[threadIdx.x + blockIdx.x * blockDim.x] = 1; }\nint main() { hipLaunchKernelGGL(k, dim3(1), dim3(1), 0, 0, nullptr); return 0; }\n";
+
+/// Why no build plan could be made for a family.
+#[derive(Debug, thiserror::Error)]
+pub enum PlanError {
+    /// No compiler for the vendor here; the message says how to get one.
+    #[error("{}", install_hint(*.0))]
+    MissingCompiler(Vendor),
+    /// `nvcc --list-gpu-code` could not be run.
+    #[error("{}: {source}", .compiler.display())]
+    ListTargets {
+        compiler: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    /// The AMD probe cache directory could not be made.
+    #[error("{}: {source}", .dir.display())]
+    CacheDir {
+        dir: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+}
 
 /// Works out how each of `family`'s targets builds. `cache_dir` keeps AMD probe results
 /// per compiler version so a probe runs once per machine.
-pub fn plan(family: &Family, cache_dir: &Path) -> Result<Toolchain, String> {
-    let compiler =
-        find_compiler(family.vendor).ok_or_else(|| install_hint(family.vendor).to_string())?;
+pub fn plan(family: &Family, cache_dir: &Path) -> Result<Toolchain, PlanError> {
+    let compiler = find_compiler(family.vendor).ok_or(PlanError::MissingCompiler(family.vendor))?;
     let version = compiler_version(&compiler);
     let mut targets = BTreeMap::new();
     match family.vendor {
@@ -273,7 +295,10 @@ pub fn plan(family: &Family, cache_dir: &Path) -> Result<Toolchain, String> {
             let out = Command::new(&compiler)
                 .arg("--list-gpu-code")
                 .output()
-                .map_err(|e| format!("{}: {e}", compiler.display()))?;
+                .map_err(|source| PlanError::ListTargets {
+                    compiler: compiler.clone(),
+                    source,
+                })?;
             let known: Vec<String> = String::from_utf8_lossy(&out.stdout)
                 .split_whitespace()
                 .map(str::to_string)
@@ -291,8 +316,10 @@ pub fn plan(family: &Family, cache_dir: &Path) -> Result<Toolchain, String> {
             }
         }
         Vendor::Amd => {
-            std::fs::create_dir_all(cache_dir)
-                .map_err(|e| format!("{}: {e}", cache_dir.display()))?;
+            std::fs::create_dir_all(cache_dir).map_err(|source| PlanError::CacheDir {
+                dir: cache_dir.to_path_buf(),
+                source,
+            })?;
             let cache_file = cache_dir.join("amd-target-probes.json");
             let mut cache: BTreeMap<String, TargetSupport> = std::fs::read(&cache_file)
                 .ok()
