@@ -185,9 +185,9 @@ pub enum ReportCmd {
 
 #[derive(Subcommand)]
 pub enum WorkflowsCmd {
-    /// Write the workflow files under .github/workflows.
+    /// Write the workflow files under .github/workflows and .github/actionlint.yaml.
     Generate,
-    /// Fail if the committed workflow files differ from what the matrix generates.
+    /// Fail (exit 1) if the committed workflow files differ from what the matrix generates.
     Check,
 }
 

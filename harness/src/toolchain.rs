@@ -1,7 +1,8 @@
 //! The compilers that build cases, and which offload targets each can build here. Nothing
 //! is assumed from version numbers: NVIDIA targets come from `nvcc --list-gpu-code`, AMD
 //! targets from compiling a small probe kernel per target (cached per compiler), first
-//! fully, then with `-fgpu-rdc -nogpulib` (how HIP 5.2's clang 15 builds gfx11 code).
+//! fully, then with `-fgpu-rdc -nogpulib` (how HIP 5.2's clang 15 builds gfx11 code),
+//! then compile-only, then compile-only with a newer clang (`other_hip_clang`).
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
