@@ -439,3 +439,48 @@ fn an_interrupted_control_run_removes_its_worktrees() {
     no_worktrees_left(&root);
     assert!(out.join("outcomes.json").is_file());
 }
+
+#[test]
+fn build_only_tools_serve_as_prebuilt_tools() {
+    let (_t, root) = make_repo();
+    let tools = root.join("target/control-tools");
+    let run = |extra: &[&str], out: &str| {
+        let mut args = vec![
+            "control",
+            "--family",
+            "sm90",
+            "--control",
+            "add_patch",
+            "--output",
+            out,
+        ];
+        args.extend_from_slice(extra);
+        harness(&root, &args)
+    };
+    // --build-only: the tools of the tree without the fix, copied out; no case runs, so
+    // the control proves nothing yet (an error, exit 5).
+    let o = run(&["--build-only", tools.to_str().unwrap()], "bo");
+    assert_eq!(o.status.code(), Some(5), "{}", text(&o));
+    let oc = outcomes(&root.join("bo"));
+    assert_eq!(outcome_of(&oc, "add_patch"), "error");
+    assert!(oc["baseline"].as_array().unwrap().is_empty());
+    assert!(tools.join("add_patch/hrr-replay").is_file());
+    assert!(tools.join("add_patch/libhrr_capture.so").is_file());
+    // --prebuilt: the same control on those tools, without building them again.
+    let o = run(&["--prebuilt", tools.to_str().unwrap()], "pre");
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    assert_eq!(outcome_of(&outcomes(&root.join("pre")), "add_patch"), "caught");
+    // A prebuilt directory without this control's tools: an error, not a silent build.
+    let empty = root.join("target/no-tools");
+    std::fs::create_dir_all(&empty).unwrap();
+    let o = run(&["--prebuilt", empty.to_str().unwrap()], "none");
+    assert_eq!(o.status.code(), Some(5), "{}", text(&o));
+    let oc = outcomes(&root.join("none"));
+    assert_eq!(outcome_of(&oc, "add_patch"), "error");
+    assert!(
+        text(&o).contains("has no hrr-replay (make it with --build-only)"),
+        "{}",
+        text(&o)
+    );
+    no_worktrees_left(&root);
+}
