@@ -469,7 +469,10 @@ fn build_only_tools_serve_as_prebuilt_tools() {
     // --prebuilt: the same control on those tools, without building them again.
     let o = run(&["--prebuilt", tools.to_str().unwrap()], "pre");
     assert_eq!(o.status.code(), Some(0), "{}", text(&o));
-    assert_eq!(outcome_of(&outcomes(&root.join("pre")), "add_patch"), "caught");
+    assert_eq!(
+        outcome_of(&outcomes(&root.join("pre")), "add_patch"),
+        "caught"
+    );
     // A prebuilt directory without this control's tools: an error, not a silent build.
     let empty = root.join("target/no-tools");
     std::fs::create_dir_all(&empty).unwrap();
