@@ -20,7 +20,6 @@ pub mod payload;
 pub mod reader;
 pub mod record;
 pub mod repair;
-pub mod replay_result;
 pub mod writer;
 
 pub use error::{ArchiveError, Result};

@@ -9,8 +9,8 @@ use std::sync::{mpsc, Mutex};
 use std::time::Instant;
 
 use hrr_archive::edit::{edit_expected_output, EditedOutput};
-use hrr_archive::replay_result::ReplayResult;
 use hrr_archive::{Archive, Limits};
+use hrr_contract::{FailureKind, ReplayExit, ReplayResult, Verdict};
 use hrr_matrix::{CaseKind, Check, Disposition, Expectation, Family, ResolvedCase};
 use hrr_reports::status::needs_rerun;
 use hrr_reports::{classify, AttemptResult, CaseResult, CheckResult, Expected, RawOutcome, Status};
@@ -172,7 +172,7 @@ impl Attempt<'_> {
         });
         match parsed {
             Some(rs) if rs.len() == archives.len() => {
-                if let Some(r) = rs.iter().find(|r| r.exit_code == 3) {
+                if let Some(r) = rs.iter().find(|r| r.exit_code == ReplayExit::NoGpu) {
                     return Err((
                         RawOutcome::Crash,
                         format!("{step}: GPU or runtime unavailable: {}", r.reason),
@@ -180,10 +180,10 @@ impl Attempt<'_> {
                 }
                 Ok(rs
                     .into_iter()
-                    .map(|r| (i32::from(r.exit_code), r))
+                    .map(|r| (i32::from(r.exit_code.code()), r))
                     .collect())
             }
-            _ if code == 3 => Err((
+            _ if ReplayExit::from_code(code) == Some(ReplayExit::NoGpu) => Err((
                 RawOutcome::Crash,
                 format!("{step}: GPU or runtime unavailable (exit 3, no JSON result)"),
             )),
@@ -286,7 +286,7 @@ impl Attempt<'_> {
         for check in &case.checks {
             match check {
                 Check::Roundtrip => {
-                    let ok = code == 0 && r.verdict == "PASS";
+                    let ok = code == 0 && r.verdict == Verdict::Pass;
                     let detail = if ok {
                         summary.clone()
                     } else {
@@ -309,13 +309,13 @@ impl Attempt<'_> {
                     let refused: Vec<&str> = r
                         .failures
                         .iter()
-                        .filter(|f| f.kind == "unreplayable")
+                        .filter(|f| f.kind == FailureKind::Unreplayable)
                         .map(|f| f.api.as_str())
                         .collect();
                     let others: Vec<&str> = r
                         .failures
                         .iter()
-                        .filter(|f| f.kind != "unreplayable")
+                        .filter(|f| f.kind != FailureKind::Unreplayable)
                         .map(|f| f.message.as_str())
                         .collect();
                     // Names in the matrix leave out the vendor prefix: `StreamAddCallback`
@@ -411,7 +411,7 @@ impl Attempt<'_> {
 /// sequence id and offset, and nothing else.
 fn blob_edit_verdict(e: &EditedOutput, code: i32, r: &ReplayResult) -> (bool, String) {
     let hit = r.failures.iter().find(|f| {
-        f.kind == "d2h_mismatch"
+        f.kind == FailureKind::D2hMismatch
             && f.pid == e.pid
             && f.seq == e.seq
             && f.first_differing_offset == Some(e.offset)

@@ -3,8 +3,26 @@
 use std::collections::HashMap;
 use std::os::raw::{c_int, c_void};
 
-use hrr_archive::api::{FfiArg, Vendor};
+use hrr_archive::api::{ApiDesc, FfiArg, Vendor};
 use libloading::Library;
+
+/// Why the runtime could not be loaded or a call could not be made through it.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum RuntimeError {
+    #[error("no {vendor} runtime could be loaded ({tried})")]
+    NotLoadable { vendor: &'static str, tried: String },
+    #[error("{library} does not export {symbol}")]
+    MissingSymbol { library: String, symbol: String },
+    #[error("no API table row {0}")]
+    NoRow(u16),
+    #[error("{api} has no {vendor} symbol")]
+    NoVendorSymbol {
+        api: &'static str,
+        vendor: &'static str,
+    },
+    #[error("{count} arguments for {api}")]
+    Arity { count: usize, api: String },
+}
 
 pub struct Runtime {
     pub vendor: Vendor,
@@ -37,7 +55,7 @@ fn candidates(v: Vendor) -> Vec<String> {
 
 impl Runtime {
     /// Loads the runtime (and, for CUDA, the driver). The error names what was tried.
-    pub fn load(v: Vendor) -> Result<Runtime, String> {
+    pub fn load(v: Vendor) -> Result<Runtime, RuntimeError> {
         let mut tried = Vec::new();
         for name in candidates(v) {
             // SAFETY: loading a vendor runtime library runs its initialisers, as any
@@ -60,11 +78,10 @@ impl Runtime {
                 Err(e) => tried.push(format!("{name}: {e}")),
             }
         }
-        Err(format!(
-            "no {} runtime could be loaded ({})",
-            v.as_str(),
-            tried.join("; ")
-        ))
+        Err(RuntimeError::NotLoadable {
+            vendor: v.as_str(),
+            tried: tried.join("; "),
+        })
     }
 
     /// The address of `name` in the runtime (or the CUDA driver), or None.
@@ -89,13 +106,15 @@ impl Runtime {
         Some(p)
     }
 
-    pub fn require(&self, name: &str) -> Result<*mut c_void, String> {
-        self.sym(name)
-            .ok_or_else(|| format!("{} does not export {name}", self.library_name))
+    pub fn require(&self, name: &str) -> Result<*mut c_void, RuntimeError> {
+        self.sym(name).ok_or_else(|| RuntimeError::MissingSymbol {
+            library: self.library_name.clone(),
+            symbol: name.to_string(),
+        })
     }
 
     /// `int f(int*)` style calls (device count, versions).
-    pub fn call_int_out(&self, name: &str) -> Result<(c_int, c_int), String> {
+    pub fn call_int_out(&self, name: &str) -> Result<(c_int, c_int), RuntimeError> {
         let p = self.require(name)?;
         let mut v: c_int = 0;
         // SAFETY: every name passed here has the C signature int(int*).
@@ -106,7 +125,7 @@ impl Runtime {
     }
 
     /// `int f(void)` calls (synchronize the device).
-    pub fn call_void(&self, name: &str) -> Result<c_int, String> {
+    pub fn call_void(&self, name: &str) -> Result<c_int, RuntimeError> {
         let p = self.require(name)?;
         // SAFETY: every name passed here has the C signature int(void).
         let f: unsafe extern "C" fn() -> c_int = unsafe { std::mem::transmute(p) };
@@ -115,7 +134,7 @@ impl Runtime {
     }
 
     /// `int f(void*)` style calls (free, synchronize a stream).
-    pub fn call_ptr(&self, name: &str, a: u64) -> Result<c_int, String> {
+    pub fn call_ptr(&self, name: &str, a: u64) -> Result<c_int, RuntimeError> {
         let p = self.require(name)?;
         // SAFETY: every name passed here has the C signature int(void*).
         let f: unsafe extern "C" fn(*mut c_void) -> c_int = unsafe { std::mem::transmute(p) };
@@ -130,16 +149,25 @@ impl Runtime {
     /// # Safety
     /// Each argument must be valid for its parameter's meaning in the row (live buffers,
     /// handles of this replay), as for `call_row`.
-    pub unsafe fn call_table(&self, id: u16, args: &[u64]) -> Result<c_int, String> {
-        let desc = hrr_archive::api::desc(id).ok_or_else(|| format!("no API table row {id}"))?;
-        let name = desc
-            .symbol(self.vendor)
-            .ok_or_else(|| format!("{} has no {} symbol", desc.name, self.vendor.as_str()))?;
+    pub unsafe fn call_table(&self, id: u16, args: &[u64]) -> Result<c_int, RuntimeError> {
+        let desc = hrr_archive::api::desc(id).ok_or(RuntimeError::NoRow(id))?;
+        let name = self.symbol_of(desc)?;
         let f = self.require(name)?;
         // SAFETY: `f` is the runtime's definition of the row's symbol; the caller
         // vouches for the arguments.
-        unsafe { call_row(id, f, args) }
-            .ok_or_else(|| format!("{} arguments for {name}", args.len()))
+        unsafe { call_row(id, f, args) }.ok_or_else(|| RuntimeError::Arity {
+            count: args.len(),
+            api: name.to_string(),
+        })
+    }
+
+    /// This vendor's name for a table row.
+    pub fn symbol_of(&self, desc: &ApiDesc) -> Result<&'static str, RuntimeError> {
+        desc.symbol(self.vendor)
+            .ok_or(RuntimeError::NoVendorSymbol {
+                api: desc.name,
+                vendor: self.vendor.as_str(),
+            })
     }
 }
 

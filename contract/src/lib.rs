@@ -1,0 +1,23 @@
+//! hrr-contract: the machine-readable contract between `hrr-replay` and `hrr-harness`,
+//! as nextest-metadata is for nextest.
+//!
+//! `hrr-replay --json` writes a [`ReplayResult`] (one, or an array with several
+//! archives); `hrr-replay --serve` answers each request with a [`ServeAnswer`]; the
+//! process exits with a [`ReplayExit`]. The harness reads all three with these same
+//! types and never parses replay's text. Verdicts, failure kinds, vendors and exit codes
+//! are enums here; their JSON spellings are those replay wrote before the enums existed
+//! ("PASS", "d2h_mismatch", "cuda", 0..3), so older results still read.
+//!
+//! Every result carries a [`SchemaVersion`]. A reader accepts its own major version and
+//! older ones (a result without the field is version 1.0, the shape before it existed)
+//! and refuses a newer major version with an error that names both; a newer minor
+//! version only adds, so it reads (an unknown failure kind reads as
+//! [`FailureKind::Other`]).
+
+mod exit;
+mod result;
+mod schema;
+
+pub use exit::{ReplayExit, ServeAnswer, ServeReply, UnknownExitCode};
+pub use result::{Counts, Failure, FailureKind, ReplayResult, Vendor, Verdict};
+pub use schema::{SchemaError, SchemaVersion};

@@ -1,0 +1,375 @@
+//! What `hrr-replay --json` writes for one archive: the verdict, the counts and every
+//! failure, with the enums its string fields stand for.
+
+use std::fmt;
+
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+use crate::exit::ReplayExit;
+use crate::schema::SchemaVersion;
+
+/// The whole result of one replay.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ReplayResult {
+    /// First, so a reader meets it (and refuses a newer major version) before any field
+    /// whose shape may have changed.
+    #[serde(default)]
+    pub schema_version: SchemaVersion,
+    pub archive: String,
+    /// The runtime the archive was captured on; None (written "") when it names none.
+    #[serde(with = "vendor_or_empty")]
+    pub vendor: Option<Vendor>,
+    /// The runtime library replay loaded ("" when none was).
+    pub runtime_library: String,
+    pub verdict: Verdict,
+    pub reason: String,
+    pub counts: Counts,
+    pub failures: Vec<Failure>,
+    /// The exit code `hrr-replay` gives this archive on its own; with several archives
+    /// the process exits with the worst ([`ReplayExit::worst`]).
+    #[serde(default)]
+    pub exit_code: ReplayExit,
+}
+
+impl ReplayResult {
+    /// A failed result for `archive` that has found nothing yet: the replay fills in
+    /// counts and failures, and sets the verdict and exit code last.
+    pub fn failed(archive: String, exit_code: ReplayExit, reason: String) -> ReplayResult {
+        ReplayResult {
+            schema_version: SchemaVersion::CURRENT,
+            archive,
+            vendor: None,
+            runtime_library: String::new(),
+            verdict: Verdict::Fail,
+            reason,
+            counts: Counts::default(),
+            failures: Vec::new(),
+            exit_code,
+        }
+    }
+}
+
+/// Replay's verdict on one archive.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum Verdict {
+    /// Every event replayed as captured and at least one D2H check passed.
+    #[serde(rename = "PASS")]
+    Pass,
+    /// A check or event failed, nothing was verified, or the replay could not run.
+    #[serde(rename = "FAIL")]
+    Fail,
+}
+
+impl Verdict {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Verdict::Pass => "PASS",
+            Verdict::Fail => "FAIL",
+        }
+    }
+}
+
+impl fmt::Display for Verdict {
+    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A GPU runtime an archive was captured on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Vendor {
+    Cuda,
+    Hip,
+}
+
+impl Vendor {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Vendor::Cuda => "cuda",
+            Vendor::Hip => "hip",
+        }
+    }
+    pub fn parse(s: &str) -> Option<Vendor> {
+        match s {
+            "cuda" => Some(Vendor::Cuda),
+            "hip" => Some(Vendor::Hip),
+            _ => None,
+        }
+    }
+}
+
+impl fmt::Display for Vendor {
+    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// `Option<Vendor>` as the string replay always wrote: "cuda", "hip", or "" for none.
+mod vendor_or_empty {
+    use super::*;
+
+    pub fn serialize<S: Serializer>(v: &Option<Vendor>, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(v.map_or("", Vendor::as_str))
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Vendor>, D::Error> {
+        let s = String::deserialize(d)?;
+        if s.is_empty() {
+            return Ok(None);
+        }
+        Vendor::parse(&s).map(Some).ok_or_else(|| {
+            serde::de::Error::custom(format!("unknown vendor {s:?} (expected cuda, hip or \"\")"))
+        })
+    }
+}
+
+/// What kind of failure a [`Failure`] is; the harness's checks decide by this, never by
+/// a message's text.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum FailureKind {
+    /// A device-to-host result differs from the captured bytes ("d2h_mismatch").
+    D2hMismatch,
+    /// A call returned a code other than capture's ("return_code").
+    ReturnCode,
+    /// A call capture recorded as unreplayable was refused ("unreplayable").
+    Unreplayable,
+    /// The event could not be replayed at all ("error").
+    Error,
+    /// A kind from a newer minor schema version, kept as written.
+    Other(String),
+}
+
+impl FailureKind {
+    pub fn as_str(&self) -> &str {
+        match self {
+            FailureKind::D2hMismatch => "d2h_mismatch",
+            FailureKind::ReturnCode => "return_code",
+            FailureKind::Unreplayable => "unreplayable",
+            FailureKind::Error => "error",
+            FailureKind::Other(s) => s,
+        }
+    }
+    pub fn parse(s: &str) -> FailureKind {
+        match s {
+            "d2h_mismatch" => FailureKind::D2hMismatch,
+            "return_code" => FailureKind::ReturnCode,
+            "unreplayable" => FailureKind::Unreplayable,
+            "error" => FailureKind::Error,
+            other => FailureKind::Other(other.to_string()),
+        }
+    }
+}
+
+impl fmt::Display for FailureKind {
+    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl Serialize for FailureKind {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
+}
+
+impl<'de> Deserialize<'de> for FailureKind {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        String::deserialize(d).map(|s| FailureKind::parse(&s))
+    }
+}
+
+/// One failed check or event, with everything a person needs to find it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Failure {
+    pub pid: u32,
+    pub seq: u64,
+    pub api: String,
+    pub kind: FailureKind,
+    pub message: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bytes: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub differing_bytes: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub first_differing_offset: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub expected_hex: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub found_hex: Option<String>,
+}
+
+/// What a replay did, summed over an archive's processes.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Counts {
+    pub events_total: u64,
+    pub events_replayed: u64,
+    pub kernels_launched: u64,
+    pub d2h_pass: u64,
+    pub d2h_fail: u64,
+    pub d2h_skipped: u64,
+    pub failed_as_captured: u64,
+    pub untranslated_pointers: u64,
+    pub unreplayable_refused: u64,
+}
+
+impl Counts {
+    /// Adds another process's counts to these.
+    pub fn add(&mut self, c: &Counts) {
+        self.events_total += c.events_total;
+        self.events_replayed += c.events_replayed;
+        self.kernels_launched += c.kernels_launched;
+        self.d2h_pass += c.d2h_pass;
+        self.d2h_fail += c.d2h_fail;
+        self.d2h_skipped += c.d2h_skipped;
+        self.failed_as_captured += c.failed_as_captured;
+        self.untranslated_pointers += c.untranslated_pointers;
+        self.unreplayable_refused += c.unreplayable_refused;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn sample() -> ReplayResult {
+        let mut r = ReplayResult::failed("/a".into(), ReplayExit::Fail, "1 failure(s)".into());
+        r.vendor = Some(Vendor::Hip);
+        r.runtime_library = "libamdhip64.so.6".into();
+        r.counts.d2h_fail = 1;
+        r.failures.push(Failure {
+            pid: 7,
+            seq: 12,
+            api: "hipMemcpy".into(),
+            kind: FailureKind::D2hMismatch,
+            message: "D2H check failed".into(),
+            bytes: Some(256),
+            differing_bytes: Some(1),
+            first_differing_offset: Some(100),
+            expected_hex: Some("00".into()),
+            found_hex: Some("01".into()),
+        });
+        r
+    }
+
+    #[test]
+    fn round_trips_with_the_wire_spellings() {
+        let r = sample();
+        let v = serde_json::to_value(&r).unwrap();
+        assert_eq!(v["schema_version"], json!("1.0"));
+        assert_eq!(v["vendor"], json!("hip"));
+        assert_eq!(v["verdict"], json!("FAIL"));
+        assert_eq!(v["exit_code"], json!(1));
+        assert_eq!(v["failures"][0]["kind"], json!("d2h_mismatch"));
+        assert!(v["failures"][0].get("bytes").is_some());
+        let back: ReplayResult = serde_json::from_value(v).unwrap();
+        assert_eq!(back, r);
+        // Absent optional fields stay absent.
+        let mut bare = sample();
+        bare.failures[0].bytes = None;
+        let v = serde_json::to_value(&bare).unwrap();
+        assert!(v["failures"][0].get("bytes").is_none());
+    }
+
+    #[test]
+    fn every_kind_and_verdict_keeps_its_string() {
+        for (k, s) in [
+            (FailureKind::D2hMismatch, "d2h_mismatch"),
+            (FailureKind::ReturnCode, "return_code"),
+            (FailureKind::Unreplayable, "unreplayable"),
+            (FailureKind::Error, "error"),
+        ] {
+            assert_eq!(serde_json::to_value(&k).unwrap(), json!(s));
+            assert_eq!(serde_json::from_value::<FailureKind>(json!(s)).unwrap(), k);
+        }
+        assert_eq!(serde_json::to_value(Verdict::Pass).unwrap(), json!("PASS"));
+        assert_eq!(
+            serde_json::from_value::<Verdict>(json!("FAIL")).unwrap(),
+            Verdict::Fail
+        );
+        assert!(serde_json::from_value::<Verdict>(json!("MAYBE")).is_err());
+    }
+
+    /// A result written before the schema version existed (exact shape of the old
+    /// writer), with no vendor and a kind this reader does not know.
+    #[test]
+    fn reads_legacy_results_and_unknown_kinds() {
+        let legacy = json!({
+            "archive": "/x", "vendor": "", "runtime_library": "",
+            "verdict": "FAIL", "reason": "the archive names no runtime vendor",
+            "counts": {
+                "events_total": 0, "events_replayed": 0, "kernels_launched": 0,
+                "d2h_pass": 0, "d2h_fail": 0, "d2h_skipped": 0, "failed_as_captured": 0,
+                "untranslated_pointers": 0, "unreplayable_refused": 0
+            },
+            "failures": [{"pid": 1, "seq": 2, "api": "cudaFoo", "kind": "graph_mismatch",
+                          "message": "m"}],
+            "exit_code": 2
+        });
+        let r: ReplayResult = serde_json::from_value(legacy).unwrap();
+        assert_eq!(r.schema_version, SchemaVersion::LEGACY);
+        assert_eq!(r.vendor, None);
+        assert_eq!(r.exit_code, ReplayExit::Invalid);
+        assert_eq!(
+            r.failures[0].kind,
+            FailureKind::Other("graph_mismatch".into())
+        );
+        // An unknown kind is written back as it was read.
+        let v = serde_json::to_value(&r).unwrap();
+        assert_eq!(v["failures"][0]["kind"], json!("graph_mismatch"));
+        assert_eq!(v["vendor"], json!(""));
+        // Before `exit_code` existed it read as 0.
+        let mut old = serde_json::to_value(&r).unwrap();
+        old.as_object_mut().unwrap().remove("exit_code");
+        let r: ReplayResult = serde_json::from_value(old).unwrap();
+        assert_eq!(r.exit_code, ReplayExit::Pass);
+    }
+
+    #[test]
+    fn refuses_a_newer_major_version_and_unknown_vendors() {
+        let mut v = serde_json::to_value(sample()).unwrap();
+        v["schema_version"] = json!("2.0");
+        let e = serde_json::from_value::<ReplayResult>(v.clone()).unwrap_err();
+        assert!(e.to_string().contains("schema version 2.0 is newer"), "{e}");
+        // Refused even when the rest no longer has version 1's shape.
+        v.as_object_mut().unwrap().remove("counts");
+        let e = serde_json::from_value::<ReplayResult>(v).unwrap_err();
+        assert!(e.to_string().contains("newer"), "{e}");
+        let mut v = serde_json::to_value(sample()).unwrap();
+        v["schema_version"] = json!("1.9");
+        assert!(serde_json::from_value::<ReplayResult>(v).is_ok());
+        let mut v = serde_json::to_value(sample()).unwrap();
+        v["vendor"] = json!("opencl");
+        let e = serde_json::from_value::<ReplayResult>(v).unwrap_err();
+        assert!(e.to_string().contains("unknown vendor \"opencl\""), "{e}");
+    }
+
+    #[test]
+    fn counts_add_field_by_field() {
+        let mut a = Counts {
+            events_total: 1,
+            d2h_pass: 2,
+            ..Counts::default()
+        };
+        let b = Counts {
+            events_total: 10,
+            events_replayed: 3,
+            kernels_launched: 4,
+            d2h_pass: 5,
+            d2h_fail: 6,
+            d2h_skipped: 7,
+            failed_as_captured: 8,
+            untranslated_pointers: 9,
+            unreplayable_refused: 11,
+        };
+        a.add(&b);
+        assert_eq!(
+            a,
+            Counts {
+                events_total: 11,
+                d2h_pass: 7,
+                ..b
+            }
+        );
+    }
+}

@@ -1,0 +1,111 @@
+//! Copies' host side: an H2D source and a D2H result's expected bytes loaded from their
+//! blobs into the staging buffers, the copy's stream awaited where a buffer is read or
+//! reused next, and the D2H result compared with the captured bytes.
+
+use hrr_archive::api::{ApiDesc, ParamKind, BLOB_FIELD};
+use hrr_archive::payload::Payload;
+use hrr_archive::Event;
+
+use super::compare::{compare, mismatch_failure};
+use super::{Ctx, EvResult, EventError};
+use crate::staging::Role;
+
+impl Ctx<'_> {
+    /// Loads an H2D copy's source blob (payload field `BLOB_FIELD | id`) into the source
+    /// buffer and returns its address; `len`, where the copy's geometry fixes it, must
+    /// be the blob's.
+    pub(super) fn stage_source(
+        &mut self,
+        p: &Payload,
+        id: u16,
+        what: &'static str,
+        len: Option<u64>,
+    ) -> Result<u64, EventError> {
+        let r = p.blob(BLOB_FIELD | id, what)?;
+        if let Some(n) = len.filter(|&n| n != r.len) {
+            return Err(EventError::Inconsistent(format!(
+                "{what}: the blob holds {} bytes, the copy is {n}",
+                r.len
+            )));
+        }
+        let n = self.host_len(r.len, what)?;
+        if let Some(buf) = self.staging.reuse_expected_as_source(&r.hash, n) {
+            return Ok(buf.as_ptr() as u64);
+        }
+        let buf = self.staging.get(Role::Source, n);
+        self.proc_.load_blob_into(&r, buf)?;
+        Ok(buf.as_ptr() as u64)
+    }
+
+    /// Loads a D2H copy's expected blob and returns where its `n`-byte result is to land,
+    /// with the (result, expected) lengths the check compares.
+    pub(super) fn stage_result(
+        &mut self,
+        p: &Payload,
+        id: u16,
+        what: &'static str,
+        n: u64,
+    ) -> Result<(u64, (usize, usize)), EventError> {
+        let r = p.blob(BLOB_FIELD | id, what)?;
+        let expected_len = self.host_len(r.len, what)?;
+        let result_len = self.host_len(n, "the copy's result")?;
+        let buf = self.staging.get(Role::Expected, expected_len);
+        self.proc_.load_blob_into(&r, buf)?;
+        self.staging.set_expected_content(r.hash, expected_len);
+        let dst = self.staging.get(Role::Result, result_len).as_ptr() as u64;
+        self.staging.poison_result(result_len, expected_len);
+        Ok((dst, (result_len, expected_len)))
+    }
+
+    /// Waits for the copy's stream where its host buffer is read or reused next, and
+    /// checks a D2H result, `d2h` = (result length, expected length), against the
+    /// captured bytes.
+    pub(super) fn finish_copies(
+        &mut self,
+        ev: &Event,
+        desc: &ApiDesc,
+        ret: i32,
+        args: &[u64],
+        source_in_flight: bool,
+        d2h: Option<(usize, usize)>,
+    ) -> EvResult {
+        let stream = desc
+            .params
+            .iter()
+            .position(|p| p.kind == ParamKind::Stream)
+            .map(|si| args[si]);
+        // An asynchronous copy still reads a page-locked source after the call returns:
+        // it must finish before the next event refills the buffer.
+        if let Some(s) = stream.filter(|_| {
+            ret == 0 && source_in_flight && self.staging.needs_stream_sync(Role::Source)
+        }) {
+            self.stream_sync(s, "source")?;
+        }
+        if let Some((result_len, expected_len)) = d2h {
+            if ret == 0 {
+                if let Some(s) = stream {
+                    self.stream_sync(s, "result")?;
+                }
+                let (found, expected) = self.staging.result_and_expected(result_len, expected_len);
+                match compare(expected, found) {
+                    None => self.counts.d2h_pass += 1,
+                    Some(m) => {
+                        self.counts.d2h_fail += 1;
+                        let api = self.api_label(ev.header.api_id);
+                        let f = mismatch_failure(
+                            self.proc_.entry.pid,
+                            ev.header.seq,
+                            api,
+                            expected_len,
+                            m,
+                        );
+                        self.failures.push(f);
+                    }
+                }
+            } else {
+                self.counts.d2h_skipped += 1;
+            }
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,339 @@
+//! Kernels and device variables: code objects loaded as modules on first use, kernel
+//! launches (arguments laid out, pointers inside them translated, pinned snapshots
+//! restored) and `__device__` variables' addresses mapped to the replay module's.
+
+use std::os::raw::{c_char, c_int, c_uint, c_void};
+
+use hrr_archive::api::{fid, Vendor};
+use hrr_archive::payload::Payload;
+use hrr_archive::Event;
+
+use super::{Ctx, EvResult, EventError};
+use crate::translate::Translated;
+
+/// Where each argument starts in one block: every argument at a 16-byte boundary
+/// (parameters are read at their natural alignment), and the block's length.
+fn arg_layout(lens: &[usize]) -> (Vec<usize>, usize) {
+    let mut offsets = Vec::with_capacity(lens.len());
+    let mut total = 0usize;
+    for &n in lens {
+        offsets.push(total);
+        total += n.div_ceil(16) * 16;
+    }
+    (offsets, total)
+}
+
+/// Translates the device pointers inside one argument's bytes in place. `words` is the
+/// argument's pointer-word list: the byte offsets (u64, little-endian) of the 8-byte
+/// words that held device pointers at capture; a word past the argument's end is left alone.
+fn translate_pointer_words(
+    slot: &mut [u8],
+    words: &[u8],
+    mut translate: impl FnMut(u64) -> u64,
+) -> Result<(), EventError> {
+    if !words.len().is_multiple_of(8) {
+        return Err(EventError::Inconsistent(format!(
+            "payload: pointer-word list of {} bytes is not whole words",
+            words.len()
+        )));
+    }
+    for w in words.chunks_exact(8) {
+        let w = u64::from_le_bytes(w.try_into().unwrap_or([0; 8])) as usize;
+        if w.checked_add(8).is_some_and(|end| end <= slot.len()) {
+            let v = u64::from_le_bytes(slot[w..w + 8].try_into().unwrap_or([0; 8]));
+            let t = translate(v);
+            slot[w..w + 8].copy_from_slice(&t.to_le_bytes());
+        }
+    }
+    Ok(())
+}
+
+/// Where a pinned snapshot of `len` bytes captured at some address is restored: both
+/// its ends must map into one replay allocation, `len` bytes apart, and the snapshot
+/// must hold `len` bytes.
+fn snapshot_target(first: Translated, last: Translated, len: u64, data_len: usize) -> Option<u64> {
+    match (first, last) {
+        (Translated::Mapped(a), Translated::Mapped(b))
+            if b == a + len.max(1) - 1 && data_len as u64 == len =>
+        {
+            Some(a)
+        }
+        _ => None,
+    }
+}
+
+impl Ctx<'_> {
+    /// The replay module of a captured code object, loaded on first use.
+    fn module(&mut self, code_object: &str) -> Result<u64, EventError> {
+        if let Some(m) = self.modules.get(code_object) {
+            return Ok(*m);
+        }
+        let image = self.proc_.load_code_object(code_object)?;
+        let load = match self.rt.vendor {
+            Vendor::Cuda => "cuModuleLoadData",
+            Vendor::Hip => "hipModuleLoadData",
+        };
+        let f = self.rt.require(load)?;
+        let mut m: *mut c_void = std::ptr::null_mut();
+        // SAFETY: cuModuleLoadData / hipModuleLoadData(module*, const void* image);
+        // the image is copied by the driver before the call returns.
+        let r = unsafe {
+            let f: unsafe extern "C" fn(*mut *mut c_void, *const c_void) -> c_int =
+                std::mem::transmute(f);
+            f(&mut m, image.as_ptr().cast())
+        };
+        if r != 0 {
+            return Err(EventError::Call {
+                call: format!("{load} of code object {code_object}"),
+                code: r,
+            });
+        }
+        self.modules.insert(code_object.to_string(), m as u64);
+        Ok(m as u64)
+    }
+
+    /// A `__device__`/`__constant__` variable's captured address, mapped to the same
+    /// variable in the replay module (`cuModuleGetGlobal` / `hipModuleGetGlobal`).
+    pub(super) fn replay_symbol_address(&mut self, ev: &Event) -> EvResult {
+        let p = Payload::parse(&ev.payload)?;
+        let name = p.str(fid::NAME, "variable name")?.to_string();
+        let co = p.str(fid::CODE_OBJECT, "code object")?.to_string();
+        let captured = p.devptr(fid::DEVICE_ADDRESS, "device address")?;
+        let size = p.u64(fid::SIZE, "size")?;
+        let module = self.module(&co)?;
+        let get = match self.rt.vendor {
+            Vendor::Cuda => "cuModuleGetGlobal_v2",
+            Vendor::Hip => "hipModuleGetGlobal",
+        };
+        let g = self.rt.require(get)?;
+        let cname = std::ffi::CString::new(name.as_str())
+            .map_err(|_| EventError::Inconsistent(format!("variable name {name:?} holds a NUL")))?;
+        let mut dptr: u64 = 0;
+        let mut bytes: usize = 0;
+        // SAFETY: cuModuleGetGlobal_v2 / hipModuleGetGlobal(devptr*, size_t*, module, const char*).
+        let r = unsafe {
+            let g: unsafe extern "C" fn(*mut u64, *mut usize, *mut c_void, *const c_char) -> c_int =
+                std::mem::transmute(g);
+            g(
+                &mut dptr,
+                &mut bytes,
+                module as usize as *mut c_void,
+                cname.as_ptr(),
+            )
+        };
+        if r != 0 {
+            return Err(EventError::Call {
+                call: format!("{get}({name})"),
+                code: r,
+            });
+        }
+        if bytes as u64 != size {
+            return Err(EventError::Inconsistent(format!(
+                "variable {name}: {bytes} bytes in the replay module, {size} at capture"
+            )));
+        }
+        self.addrs.insert(captured, size, dptr);
+        Ok(())
+    }
+
+    fn function(&mut self, code_object: &str, name: &str) -> Result<u64, EventError> {
+        if let Some(f) = self.functions.get(code_object).and_then(|m| m.get(name)) {
+            return Ok(*f);
+        }
+        let module = self.module(code_object)?;
+        let get = match self.rt.vendor {
+            Vendor::Cuda => "cuModuleGetFunction",
+            Vendor::Hip => "hipModuleGetFunction",
+        };
+        let g = self.rt.require(get)?;
+        let cname = std::ffi::CString::new(name)
+            .map_err(|_| EventError::Inconsistent(format!("kernel name {name:?} holds a NUL")))?;
+        let mut func: *mut c_void = std::ptr::null_mut();
+        // SAFETY: cuModuleGetFunction / hipModuleGetFunction(function*, module, const char*).
+        let r = unsafe {
+            let g: unsafe extern "C" fn(*mut *mut c_void, *mut c_void, *const c_char) -> c_int =
+                std::mem::transmute(g);
+            g(&mut func, module as usize as *mut c_void, cname.as_ptr())
+        };
+        if r != 0 {
+            return Err(EventError::Call {
+                call: format!("{get}({name})"),
+                code: r,
+            });
+        }
+        self.functions
+            .entry(code_object.to_string())
+            .or_default()
+            .insert(name.to_string(), func as u64);
+        Ok(func as u64)
+    }
+
+    /// Restores the pinned host memory a kernel reads directly, as it was at capture.
+    fn restore_pinned_snapshots(&mut self, p: &Payload) -> EvResult {
+        for snap in p.all(fid::PINNED_SNAPSHOT) {
+            let snap = snap.as_nested()?;
+            let start = snap.u64(fid::SNAPSHOT_START, "snapshot start")?;
+            let len = snap.u64(fid::SNAPSHOT_SIZE, "snapshot size")?;
+            let r = snap.blob(fid::SNAPSHOT_BYTES, "snapshot bytes")?;
+            let data = self.proc_.load_blob(&r)?;
+            let first = self.addrs.translate(start);
+            let last = self.addrs.translate(start + len.max(1) - 1);
+            let Some(a) = snapshot_target(first, last, len, data.len()) else {
+                return Err(EventError::Inconsistent(format!(
+                    "pinned snapshot of {len} bytes at {start:#x} maps to no replay pinned allocation of that size"
+                )));
+            };
+            // SAFETY: [a, a+len) lies inside one replay pinned host allocation (both
+            // ends map into the same range), which replay allocated and owns.
+            unsafe {
+                std::ptr::copy_nonoverlapping(data.as_ptr(), a as usize as *mut u8, len as usize)
+            };
+        }
+        Ok(())
+    }
+
+    pub(super) fn replay_launch(&mut self, ev: &Event) -> EvResult {
+        let p = Payload::parse(&ev.payload)?;
+        let name = p.str(fid::NAME, "kernel name")?;
+        let co = p.str(fid::CODE_OBJECT, "code object")?;
+        let grid: [u64; 3] = p.u64_array_of(fid::GRID, "grid")?;
+        let block: [u64; 3] = p.u64_array_of(fid::BLOCK, "block")?;
+        let shmem = p.u64(fid::SHARED_MEM, "shared memory")?;
+        let stream = self.handle(p.handle(fid::STREAM, "stream")?)?;
+        self.restore_pinned_snapshots(&p)?;
+        // Every argument's bytes in one 16-byte-aligned block, pointer words translated
+        // in place.
+        let args: Vec<Payload> = p
+            .all(fid::ARG)
+            .map(|a| a.as_nested())
+            .collect::<Result<_, _>>()?;
+        let values: Vec<&[u8]> = args
+            .iter()
+            .map(|a| a.bytes(fid::ARG_BYTES, "argument bytes"))
+            .collect::<Result<_, _>>()?;
+        let (offsets, total) = arg_layout(&values.iter().map(|v| v.len()).collect::<Vec<_>>());
+        // Over-allocated by 16 so the first slot can start at a 16-byte boundary.
+        let mut arg_block = vec![0u8; total + 16];
+        let pad = arg_block.as_ptr().align_offset(16).min(16);
+        for ((arg, value), &at) in args.iter().zip(&values).zip(&offsets) {
+            let slot = &mut arg_block[pad + at..pad + at + value.len()];
+            slot.copy_from_slice(value);
+            if let Some(words) = arg.get(fid::ARG_POINTER_WORDS) {
+                translate_pointer_words(slot, words.value, |v| self.translate(v))?;
+            }
+        }
+        let func = self.function(co, name)?;
+        let mut params: Vec<*mut c_void> = offsets
+            .iter()
+            .map(|&at| arg_block[pad + at..].as_mut_ptr().cast())
+            .collect();
+        let launch = match self.rt.vendor {
+            Vendor::Cuda => "cuLaunchKernel",
+            Vendor::Hip => "hipModuleLaunchKernel",
+        };
+        let f = self.rt.require(launch)?;
+        // SAFETY: cuLaunchKernel / hipModuleLaunchKernel(f, gx, gy, gz, bx, by, bz, shmem,
+        // stream, void** params, void** extra); params point at live argument buffers.
+        let r = unsafe {
+            type Launch = unsafe extern "C" fn(
+                *mut c_void,
+                c_uint,
+                c_uint,
+                c_uint,
+                c_uint,
+                c_uint,
+                c_uint,
+                c_uint,
+                *mut c_void,
+                *mut *mut c_void,
+                *mut *mut c_void,
+            ) -> c_int;
+            let f: Launch = std::mem::transmute(f);
+            f(
+                func as usize as *mut c_void,
+                grid[0] as c_uint,
+                grid[1] as c_uint,
+                grid[2] as c_uint,
+                block[0] as c_uint,
+                block[1] as c_uint,
+                block[2] as c_uint,
+                shmem as c_uint,
+                stream as usize as *mut c_void,
+                params.as_mut_ptr(),
+                std::ptr::null_mut(),
+            )
+        };
+        // The runtime's and the driver's error numbers differ; compare success/failure.
+        match (ev.header.ret == 0, r == 0) {
+            (true, true) => {
+                self.counts.kernels_launched += 1;
+                Ok(())
+            }
+            (false, false) => {
+                self.counts.failed_as_captured += 1;
+                Ok(())
+            }
+            _ => Err(EventError::LaunchReturnCode {
+                call: launch,
+                kernel: name.to_string(),
+                got: r,
+                want: ev.header.ret,
+            }),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn arguments_start_at_16_byte_boundaries() {
+        assert_eq!(
+            arg_layout(&[4, 8, 17, 0, 16]),
+            (vec![0, 16, 32, 64, 64], 80)
+        );
+        assert_eq!(arg_layout(&[]), (vec![], 0));
+    }
+
+    /// A by-value struct of 16 bytes holding a device pointer at offset 8: the pointer is
+    /// translated, the other word kept (the control `struct_arg_pointers` guards this).
+    #[test]
+    fn pointer_words_inside_a_struct_argument_are_translated() {
+        let mut slot = [0u8; 16];
+        slot[..8].copy_from_slice(&42u64.to_le_bytes());
+        slot[8..].copy_from_slice(&0x7000_0000u64.to_le_bytes());
+        let words = 8u64.to_le_bytes();
+        translate_pointer_words(&mut slot, &words, |v| v + 0x100).unwrap();
+        assert_eq!(u64::from_le_bytes(slot[..8].try_into().unwrap()), 42);
+        assert_eq!(
+            u64::from_le_bytes(slot[8..].try_into().unwrap()),
+            0x7000_0100
+        );
+        // A plain pointer argument is one word at offset 0.
+        let mut ptr = 0x10u64.to_le_bytes();
+        translate_pointer_words(&mut ptr, &0u64.to_le_bytes(), |v| v * 2).unwrap();
+        assert_eq!(u64::from_le_bytes(ptr), 0x20);
+    }
+
+    #[test]
+    fn pointer_words_outside_the_argument_or_torn_are_refused_or_skipped() {
+        let mut slot = [1u8; 12];
+        // Offset 8 + 8 runs past 12 bytes: left alone.
+        translate_pointer_words(&mut slot, &8u64.to_le_bytes(), |_| 0).unwrap();
+        assert_eq!(slot, [1u8; 12]);
+        let e = translate_pointer_words(&mut slot, &[0u8; 5], |_| 0).unwrap_err();
+        assert!(e.to_string().contains("not whole words"), "{e}");
+    }
+
+    #[test]
+    fn snapshots_land_only_in_one_allocation_of_their_size() {
+        use Translated::*;
+        assert_eq!(snapshot_target(Mapped(100), Mapped(109), 10, 10), Some(100));
+        // Ends in different allocations, a short snapshot, or an unmapped end: refused.
+        assert_eq!(snapshot_target(Mapped(100), Mapped(500), 10, 10), None);
+        assert_eq!(snapshot_target(Mapped(100), Mapped(109), 10, 9), None);
+        assert_eq!(snapshot_target(Unmapped, Mapped(109), 10, 10), None);
+        assert_eq!(snapshot_target(Mapped(100), Mapped(100), 0, 0), Some(100));
+    }
+}

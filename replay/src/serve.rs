@@ -1,0 +1,88 @@
+//! `hrr-replay --serve VENDOR`: one process, one runtime and context, replaying every
+//! request read from stdin and answering each with one `hrr_contract::ServeAnswer` line.
+
+use std::io::{BufRead, Write};
+use std::path::PathBuf;
+
+use hrr_archive::api::Vendor;
+use hrr_contract::{ReplayExit, ServeAnswer, ServeReply};
+
+use crate::session::{replay_all, ReplayRequest, Runtimes};
+
+/// A `--serve` request: a replay job and the file its summary and warnings go to.
+#[derive(serde::Deserialize)]
+struct ServeRequest {
+    #[serde(flatten)]
+    replay: ReplayRequest,
+    #[serde(default)]
+    log: Option<PathBuf>,
+}
+
+fn answer(out: &mut impl Write, a: &ServeAnswer) -> std::io::Result<()> {
+    let line = serde_json::to_string(a).map_err(std::io::Error::other)?;
+    writeln!(out, "{line}")?;
+    out.flush()
+}
+
+/// Serves requests until end of input, or until the device is no longer usable after
+/// one (answered first). The exit code: `Invalid` for an unknown vendor, the runtime's
+/// start-up failure, `Fail` after an unusable device or a closed output, else `Pass`.
+pub fn serve(vendor: &str) -> ReplayExit {
+    let Some(v) = Vendor::parse(vendor) else {
+        eprintln!("hrr-replay: --serve {vendor:?}: expected cuda or hip");
+        return ReplayExit::Invalid;
+    };
+    let mut runtimes = Runtimes::default();
+    if let Err(why) = runtimes.get(v) {
+        eprintln!("hrr-replay: --serve: {why}");
+        return ReplayExit::NoGpu;
+    }
+    let sync = match v {
+        Vendor::Cuda => "cudaDeviceSynchronize",
+        Vendor::Hip => "hipDeviceSynchronize",
+    };
+    let mut stdout = std::io::stdout().lock();
+    for line in std::io::stdin().lock().lines() {
+        let Ok(line) = line else { break };
+        if line.trim().is_empty() {
+            continue;
+        }
+        let req: ServeRequest = match serde_json::from_str(&line) {
+            Ok(r) => r,
+            Err(e) => {
+                let error = format!("bad request: {e}");
+                let _ = answer(&mut stdout, &ServeAnswer::Refused { error });
+                continue;
+            }
+        };
+        let mut log: Box<dyn Write> = match &req.log {
+            Some(path) => match std::fs::File::create(path) {
+                Ok(f) => Box::new(std::io::BufWriter::new(f)),
+                Err(e) => {
+                    let error = format!("cannot create {}: {e}", path.display());
+                    let _ = answer(&mut stdout, &ServeAnswer::Refused { error });
+                    continue;
+                }
+            },
+            None => Box::new(std::io::stderr()),
+        };
+        let exit_code = {
+            let mut err = Vec::new();
+            let code = replay_all(&req.replay, &mut runtimes, &mut log, &mut err);
+            let _ = log.write_all(&err);
+            let _ = log.flush();
+            code
+        };
+        // A replay can leave the context unusable (an illegal address is sticky): the
+        // next archive would then fail for a reason of this one's.
+        let healthy = match runtimes.get(v) {
+            Ok(rt) => rt.call_void(sync) == Ok(0),
+            Err(_) => false,
+        };
+        let reply = ServeAnswer::Replied(ServeReply { exit_code, healthy });
+        if answer(&mut stdout, &reply).is_err() || !healthy {
+            return ReplayExit::Fail;
+        }
+    }
+    ReplayExit::Pass
+}

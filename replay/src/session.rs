@@ -1,0 +1,307 @@
+//! Replaying archives in this process: the vendor runtimes, each started once and
+//! reused by every archive after it; one `ReplayResult` per archive; the summary text and
+//! the JSON result written where the request says; the worst exit code.
+
+use std::io::Write;
+use std::path::PathBuf;
+
+use hrr_archive::api::Vendor;
+use hrr_archive::{Archive, Limits};
+use hrr_contract::{ReplayExit, ReplayResult, Verdict};
+
+use crate::engine;
+use crate::runtime::{Runtime, RuntimeError};
+
+/// One replay job: archives replayed in order in this process, and where the result goes.
+#[derive(Clone, Debug, serde::Deserialize)]
+pub struct ReplayRequest {
+    pub archives: Vec<PathBuf>,
+    /// A file, "-" for stdout, or none.
+    #[serde(default)]
+    pub json: Option<String>,
+    #[serde(default)]
+    pub continue_on_error: bool,
+    #[serde(default)]
+    pub limits: Limits,
+}
+
+/// Why a runtime could not start (replay exits `ReplayExit::NoGpu`).
+#[derive(Clone, Debug, thiserror::Error)]
+pub enum StartError {
+    #[error(transparent)]
+    Runtime(#[from] RuntimeError),
+    #[error("no {vendor} device: {call} returned {code} with {count} devices")]
+    NoDevice {
+        vendor: &'static str,
+        call: &'static str,
+        code: i32,
+        count: i32,
+    },
+    #[error("{call}(NULL) to initialise the runtime returned {code}")]
+    Init { call: &'static str, code: i32 },
+}
+
+/// The runtimes loaded so far, one per vendor, each initialised once (a second archive
+/// of the same vendor reuses the context the first created).
+#[derive(Default)]
+pub struct Runtimes {
+    loaded: Vec<(Vendor, Result<Runtime, StartError>)>,
+}
+
+impl Runtimes {
+    pub fn get(&mut self, vendor: Vendor) -> Result<&Runtime, StartError> {
+        let i = match self.loaded.iter().position(|(v, _)| *v == vendor) {
+            Some(i) => i,
+            None => {
+                self.loaded.push((vendor, start_runtime(vendor)));
+                self.loaded.len() - 1
+            }
+        };
+        self.loaded[i].1.as_ref().map_err(|e| e.clone())
+    }
+}
+
+/// Loads the vendor's runtime, checks it sees a device and creates the context.
+fn start_runtime(vendor: Vendor) -> Result<Runtime, StartError> {
+    let rt = Runtime::load(vendor)?;
+    let count_fn = match vendor {
+        Vendor::Cuda => "cudaGetDeviceCount",
+        Vendor::Hip => "hipGetDeviceCount",
+    };
+    match rt.call_int_out(count_fn)? {
+        (0, n) if n > 0 => {}
+        (code, count) => {
+            return Err(StartError::NoDevice {
+                vendor: vendor.as_str(),
+                call: count_fn,
+                code,
+                count,
+            })
+        }
+    }
+    // Initialise the runtime's context so driver-level module loads have one.
+    let free = match vendor {
+        Vendor::Cuda => "cudaFree",
+        Vendor::Hip => "hipFree",
+    };
+    match rt.call_ptr(free, 0) {
+        Ok(0) | Err(_) => Ok(rt),
+        Ok(code) => Err(StartError::Init { call: free, code }),
+    }
+}
+
+/// Replays every archive of `req`, in order; writes each summary to `out`, problems to
+/// `err`, the JSON result(s) where `req.json` says, and returns the worst exit code.
+pub fn replay_all(
+    req: &ReplayRequest,
+    runtimes: &mut Runtimes,
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+) -> ReplayExit {
+    let mut results = Vec::with_capacity(req.archives.len());
+    for path in &req.archives {
+        let result = match Archive::open(path, req.limits) {
+            Ok(archive) => replay(req, &archive, runtimes, err),
+            Err(e) => {
+                let _ = writeln!(err, "hrr-replay: {e}");
+                ReplayResult::failed(
+                    path.display().to_string(),
+                    ReplayExit::Invalid,
+                    e.to_string(),
+                )
+            }
+        };
+        let _ = print_summary(out, &result);
+        results.push(result);
+    }
+    let json = if results.len() == 1 {
+        serde_json::to_vec_pretty(&results[0])
+    } else {
+        serde_json::to_vec_pretty(&results)
+    }
+    .unwrap_or_default();
+    match req.json.as_deref() {
+        Some("-") => {
+            let _ = writeln!(out, "{}", String::from_utf8_lossy(&json));
+        }
+        Some(file) => {
+            if let Err(e) = std::fs::write(file, json) {
+                let _ = writeln!(err, "hrr-replay: cannot write {file}: {e}");
+            }
+        }
+        None => {}
+    }
+    let _ = out.flush();
+    ReplayExit::worst(results.iter().map(|r| r.exit_code))
+}
+
+/// The wire vendor of the archive's runtime.
+fn wire_vendor(v: Vendor) -> hrr_contract::Vendor {
+    match v {
+        Vendor::Cuda => hrr_contract::Vendor::Cuda,
+        Vendor::Hip => hrr_contract::Vendor::Hip,
+    }
+}
+
+/// The verdict on an archive from what its processes' replays found.
+fn verdict(result: &mut ReplayResult) -> ReplayExit {
+    let c = &result.counts;
+    if !result.failures.is_empty() {
+        result.reason = format!("{} failure(s)", result.failures.len());
+        ReplayExit::Fail
+    } else if c.d2h_pass == 0 {
+        result.reason = "no device-to-host check passed: nothing was verified".into();
+        ReplayExit::Fail
+    } else {
+        result.verdict = Verdict::Pass;
+        result.reason = format!("{} D2H checks passed", c.d2h_pass);
+        ReplayExit::Pass
+    }
+}
+
+fn replay(
+    req: &ReplayRequest,
+    archive: &Archive,
+    runtimes: &mut Runtimes,
+    err: &mut dyn Write,
+) -> ReplayResult {
+    let vendor = archive
+        .processes
+        .iter()
+        .map(|p| p.manifest.runtime.vendor.as_str())
+        .find(|v| !v.is_empty())
+        .and_then(Vendor::parse);
+    let mut result = ReplayResult::failed(
+        archive.root.display().to_string(),
+        ReplayExit::Fail,
+        String::new(),
+    );
+    let Some(vendor) = vendor else {
+        result.reason = "the archive names no runtime vendor (no runtime call was recorded)".into();
+        result.exit_code = ReplayExit::Invalid;
+        return result;
+    };
+    result.vendor = Some(wire_vendor(vendor));
+    for p in &archive.processes {
+        if !p.is_complete() {
+            let _ = writeln!(
+                err,
+                "hrr-replay: warning: pid {} is {} (replaying its whole records)",
+                p.entry.pid,
+                p.status.label()
+            );
+        }
+    }
+    let rt = match runtimes.get(vendor) {
+        Ok(r) => r,
+        Err(e) => {
+            result.reason = e.to_string();
+            result.exit_code = ReplayExit::NoGpu;
+            return result;
+        }
+    };
+    result.runtime_library = rt.library_name.clone();
+    let opts = engine::Options {
+        continue_on_error: req.continue_on_error,
+    };
+    for p in &archive.processes {
+        let (c, f) = engine::replay_process(rt, p, &opts);
+        result.counts.add(&c);
+        result.failures.extend(f);
+    }
+    result.exit_code = verdict(&mut result);
+    result
+}
+
+/// The human-readable summary of one result.
+fn print_summary(out: &mut dyn Write, r: &ReplayResult) -> std::io::Result<()> {
+    let c = &r.counts;
+    writeln!(out, "archive          : {}", r.archive)?;
+    writeln!(
+        out,
+        "runtime          : {} ({})",
+        r.vendor.map_or("", |v| v.as_str()),
+        if r.runtime_library.is_empty() {
+            "not loaded"
+        } else {
+            &r.runtime_library
+        }
+    )?;
+    writeln!(
+        out,
+        "events replayed  : {} of {}",
+        c.events_replayed, c.events_total
+    )?;
+    writeln!(out, "kernels launched : {}", c.kernels_launched)?;
+    writeln!(
+        out,
+        "D2H checks       : {} pass, {} fail, {} skipped",
+        c.d2h_pass, c.d2h_fail, c.d2h_skipped
+    )?;
+    writeln!(out, "failed as at capture : {}", c.failed_as_captured)?;
+    writeln!(out, "untranslated pointers: {}", c.untranslated_pointers)?;
+    writeln!(out, "unreplayable refused : {}", c.unreplayable_refused)?;
+    for f in &r.failures {
+        writeln!(
+            out,
+            "FAILED seq {} {} [{}]: {}",
+            f.seq, f.api, f.kind, f.message
+        )?;
+    }
+    writeln!(out, "{}: {}", r.verdict, r.reason)?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use hrr_contract::{Failure, FailureKind};
+
+    fn result() -> ReplayResult {
+        ReplayResult::failed("/a".into(), ReplayExit::Fail, String::new())
+    }
+
+    #[test]
+    fn the_verdict_needs_a_passed_check_and_no_failure() {
+        let mut r = result();
+        assert_eq!(verdict(&mut r), ReplayExit::Fail);
+        assert_eq!(r.verdict, Verdict::Fail);
+        assert!(r.reason.contains("nothing was verified"), "{}", r.reason);
+        r.counts.d2h_pass = 3;
+        assert_eq!(verdict(&mut r), ReplayExit::Pass);
+        assert_eq!(
+            (r.verdict, r.reason.as_str()),
+            (Verdict::Pass, "3 D2H checks passed")
+        );
+        let mut r = result();
+        r.counts.d2h_pass = 3;
+        r.failures.push(Failure {
+            pid: 1,
+            seq: 2,
+            api: "cudaMemcpy".into(),
+            kind: FailureKind::ReturnCode,
+            message: "returned 1, capture returned 0".into(),
+            bytes: None,
+            differing_bytes: None,
+            first_differing_offset: None,
+            expected_hex: None,
+            found_hex: None,
+        });
+        assert_eq!(verdict(&mut r), ReplayExit::Fail);
+        assert_eq!(
+            (r.verdict, r.reason.as_str()),
+            (Verdict::Fail, "1 failure(s)")
+        );
+    }
+
+    #[test]
+    fn the_summary_names_kind_verdict_and_an_unloaded_runtime() {
+        let mut r = result();
+        r.reason = "why".into();
+        let mut out = Vec::new();
+        print_summary(&mut out, &r).unwrap();
+        let text = String::from_utf8(out).unwrap();
+        assert!(text.contains("runtime          :  (not loaded)"), "{text}");
+        assert!(text.ends_with("FAIL: why\n"), "{text}");
+    }
+}
