@@ -386,8 +386,12 @@ impl ProcessWriter {
         let result = written.and_then(|_| {
             if interval_due && self.settings.fsync {
                 self.sync_blobs();
-                nix::unistd::fdatasync(self.raw_fd.load(Ordering::SeqCst))
-                    .map_err(std::io::Error::from)
+                // SAFETY: fdatasync(2) on this writer's own events.bin descriptor, which lives
+                // as long as `self.file`; a closed descriptor just fails with EBADF.
+                match unsafe { libc::fdatasync(self.raw_fd.load(Ordering::SeqCst)) } {
+                    0 => Ok(()),
+                    _ => Err(std::io::Error::last_os_error()),
+                }
             } else {
                 Ok(())
             }

@@ -2,8 +2,12 @@
 //! run when the token may create one, otherwise one pull-request comment, found again by
 //! a marker and edited in place on later runs (never one comment per push). The token
 //! comes from `GITHUB_TOKEN` and is never printed; the API base from `GITHUB_API_URL`.
+//! Every request goes through octocrab's typed API (checks, issue comments).
 
-use serde_json::{json, Value};
+use octocrab::models::CommentId;
+use octocrab::params::checks::{CheckRunConclusion, CheckRunOutput, CheckRunStatus};
+use octocrab::Octocrab;
+use serde_json::Value;
 
 /// Finds our comment among a pull request's comments.
 pub const MARKER: &str = "<!-- hrr-harness negative controls -->";
@@ -27,13 +31,51 @@ pub enum Published {
     CommentUpdated(u64),
 }
 
-fn client(t: &Target, token: &str) -> Result<octocrab::Octocrab, String> {
-    octocrab::Octocrab::builder()
-        .base_uri(t.api_url.as_str())
-        .map_err(|e| format!("GITHUB_API_URL {}: {e}", t.api_url))?
-        .personal_token(token.to_string())
-        .build()
-        .map_err(|e| format!("GitHub client: {e}"))
+/// Why publishing failed, by the request that failed.
+#[derive(Debug, thiserror::Error)]
+pub enum PublishError {
+    #[error("GITHUB_API_URL {url}: {}", answer(source))]
+    ApiUrl {
+        url: String,
+        source: octocrab::Error,
+    },
+    #[error("GitHub client: {}", answer(.0))]
+    Client(#[source] octocrab::Error),
+    #[error("creating the check run: {}", answer(.0))]
+    CheckRun(#[source] octocrab::Error),
+    #[error("listing pull-request comments: {}", answer(.0))]
+    ListComments(#[source] octocrab::Error),
+    #[error("updating comment {id}: {}", answer(source))]
+    UpdateComment { id: u64, source: octocrab::Error },
+    #[error("creating the comment: {}", answer(.0))]
+    CreateComment(#[source] octocrab::Error),
+}
+
+/// Why the pull request to publish on could not be found in GitHub Actions' environment.
+#[derive(Debug, thiserror::Error)]
+pub enum TargetError {
+    #[error("GITHUB_REPOSITORY is not set")]
+    NoRepository,
+    #[error("GITHUB_REPOSITORY `{0}` is not OWNER/NAME")]
+    BadRepository(String),
+    #[error("GITHUB_EVENT_PATH is not set")]
+    NoEventPath,
+    #[error("cannot read the event file {0}")]
+    EventFile(String),
+    #[error("{0} is not a pull_request event")]
+    NotPullRequest(String),
+    #[error("no head SHA in the event")]
+    NoHeadSha,
+}
+
+/// GitHub's own answer (status and message) when there is one, else the client's error.
+fn answer(e: &octocrab::Error) -> String {
+    match e {
+        octocrab::Error::GitHub { source, .. } => {
+            format!("GitHub answered {}: {}", source.status_code, source.message)
+        }
+        other => other.to_string(),
+    }
 }
 
 fn status_of(e: &octocrab::Error) -> Option<u16> {
@@ -43,98 +85,113 @@ fn status_of(e: &octocrab::Error) -> Option<u16> {
     }
 }
 
+fn client(t: &Target, token: &str) -> Result<Octocrab, PublishError> {
+    Octocrab::builder()
+        .base_uri(t.api_url.as_str())
+        .map_err(|source| PublishError::ApiUrl {
+            url: t.api_url.clone(),
+            source,
+        })?
+        .personal_token(token.to_string())
+        .build()
+        .map_err(PublishError::Client)
+}
+
 /// Publishes `markdown`; `exit_code` 0 makes the check run succeed.
 pub async fn publish(
     t: &Target,
     token: &str,
     markdown: &str,
     exit_code: u8,
-) -> Result<Published, String> {
+) -> Result<Published, PublishError> {
     let gh = client(t, token)?;
-    let body = json!({
-        "name": CHECK_NAME,
-        "head_sha": t.head_sha,
-        "status": "completed",
-        "conclusion": if exit_code == 0 { "success" } else { "failure" },
-        "output": {
-            "title": if exit_code == 0 { "every control caught" } else { "controls not all caught" },
-            "summary": markdown,
-        }
-    });
-    let route = format!("/repos/{}/{}/check-runs", t.owner, t.repo);
-    match gh.post::<_, Value>(route, Some(&body)).await {
-        Ok(v) => return Ok(Published::CheckRun(v["id"].as_u64().unwrap_or(0))),
-        Err(e) if matches!(status_of(&e), Some(403) | Some(404)) => {
-            // Fork pull requests and tokens without checks:write: fall back to a comment.
-        }
-        Err(e) => return Err(format!("creating the check run: {}", describe(&e))),
+    let caught = exit_code == 0;
+    let created = gh
+        .checks(&t.owner, &t.repo)
+        .create_check_run(CHECK_NAME, &t.head_sha)
+        .status(CheckRunStatus::Completed)
+        .conclusion(if caught {
+            CheckRunConclusion::Success
+        } else {
+            CheckRunConclusion::Failure
+        })
+        .output(CheckRunOutput {
+            title: if caught {
+                "every control caught"
+            } else {
+                "controls not all caught"
+            }
+            .into(),
+            summary: markdown.into(),
+            text: None,
+            annotations: vec![],
+            images: vec![],
+        })
+        .send()
+        .await;
+    match created {
+        Ok(run) => return Ok(Published::CheckRun(run.id.into_inner())),
+        // Fork pull requests and tokens without checks:write: fall back to a comment.
+        Err(e) if matches!(status_of(&e), Some(403) | Some(404)) => {}
+        Err(e) => return Err(PublishError::CheckRun(e)),
     }
     let text = format!("{MARKER}\n{markdown}");
-    let mut page = 1u32;
-    loop {
-        let route = format!(
-            "/repos/{}/{}/issues/{}/comments?per_page=100&page={page}",
-            t.owner, t.repo, t.pr
-        );
-        let comments: Vec<Value> = gh
-            .get(route, None::<&()>)
+    let issues = gh.issues(&t.owner, &t.repo);
+    let mut page = Some(
+        issues
+            .list_comments(t.pr)
+            .per_page(100)
+            .send()
             .await
-            .map_err(|e| format!("listing pull-request comments: {}", describe(&e)))?;
-        if let Some(c) = comments
+            .map_err(PublishError::ListComments)?,
+    );
+    while let Some(p) = page {
+        let ours = p
+            .items
             .iter()
-            .find(|c| c["body"].as_str().is_some_and(|b| b.starts_with(MARKER)))
-        {
-            let id = c["id"].as_u64().unwrap_or(0);
-            let route = format!("/repos/{}/{}/issues/comments/{id}", t.owner, t.repo);
-            gh.patch::<Value, _, _>(route, Some(&json!({ "body": text })))
-                .await
-                .map_err(|e| format!("updating comment {id}: {}", describe(&e)))?;
-            return Ok(Published::CommentUpdated(id));
+            .find(|c| c.body.as_deref().is_some_and(|b| b.starts_with(MARKER)));
+        if let Some(c) = ours {
+            let id: CommentId = c.id;
+            issues.update_comment(id, &text).await.map_err(|source| {
+                PublishError::UpdateComment {
+                    id: id.into_inner(),
+                    source,
+                }
+            })?;
+            return Ok(Published::CommentUpdated(id.into_inner()));
         }
-        if comments.len() < 100 {
-            break;
-        }
-        page += 1;
+        page = gh
+            .get_page(&p.next)
+            .await
+            .map_err(PublishError::ListComments)?;
     }
-    let route = format!("/repos/{}/{}/issues/{}/comments", t.owner, t.repo, t.pr);
-    let v: Value = gh
-        .post(route, Some(&json!({ "body": text })))
+    let c = issues
+        .create_comment(t.pr, &text)
         .await
-        .map_err(|e| format!("creating the comment: {}", describe(&e)))?;
-    Ok(Published::CommentCreated(v["id"].as_u64().unwrap_or(0)))
-}
-
-fn describe(e: &octocrab::Error) -> String {
-    match e {
-        octocrab::Error::GitHub { source, .. } => {
-            format!("GitHub answered {}: {}", source.status_code, source.message)
-        }
-        other => other.to_string(),
-    }
+        .map_err(PublishError::CreateComment)?;
+    Ok(Published::CommentCreated(c.id.into_inner()))
 }
 
 /// The target from GitHub Actions' environment: GITHUB_REPOSITORY, the event file's pull
 /// request number and head SHA, GITHUB_API_URL.
-pub fn target_from_env() -> Result<Target, String> {
-    let repo = std::env::var("GITHUB_REPOSITORY")
-        .map_err(|_| "GITHUB_REPOSITORY is not set".to_string())?;
+pub fn target_from_env() -> Result<Target, TargetError> {
+    let repo = std::env::var("GITHUB_REPOSITORY").map_err(|_| TargetError::NoRepository)?;
     let (owner, name) = repo
         .split_once('/')
-        .ok_or_else(|| format!("GITHUB_REPOSITORY `{repo}` is not OWNER/NAME"))?;
-    let event_path = std::env::var("GITHUB_EVENT_PATH")
-        .map_err(|_| "GITHUB_EVENT_PATH is not set".to_string())?;
+        .ok_or_else(|| TargetError::BadRepository(repo.clone()))?;
+    let event_path = std::env::var("GITHUB_EVENT_PATH").map_err(|_| TargetError::NoEventPath)?;
     let event: Value = std::fs::read(&event_path)
         .ok()
         .and_then(|d| serde_json::from_slice(&d).ok())
-        .ok_or_else(|| format!("cannot read the event file {event_path}"))?;
+        .ok_or_else(|| TargetError::EventFile(event_path.clone()))?;
     let pr = event["pull_request"]["number"]
         .as_u64()
-        .ok_or_else(|| format!("{event_path} is not a pull_request event"))?;
+        .ok_or_else(|| TargetError::NotPullRequest(event_path.clone()))?;
     let head_sha = event["pull_request"]["head"]["sha"]
         .as_str()
         .map(str::to_string)
         .or_else(|| std::env::var("GITHUB_SHA").ok())
-        .ok_or("no head SHA in the event")?;
+        .ok_or(TargetError::NoHeadSha)?;
     Ok(Target {
         api_url: std::env::var("GITHUB_API_URL")
             .unwrap_or_else(|_| "https://api.github.com".into()),
@@ -181,7 +238,8 @@ pub fn publish_from_env(markdown: &str, exit_code: u8) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use wiremock::matchers::{body_string_contains, header, method, path};
+    use serde_json::json;
+    use wiremock::matchers::{body_string_contains, header, method, path, query_param};
     use wiremock::{Mock, MockServer, ResponseTemplate};
 
     fn target(server: &MockServer) -> Target {
@@ -194,6 +252,77 @@ mod tests {
         }
     }
 
+    /// A check run as GitHub returns it (the fields octocrab's model requires).
+    fn check_run(server: &MockServer, id: u64) -> Value {
+        let url = format!("{}/repos/amd/hrr/check-runs/{id}", server.uri());
+        json!({
+            "id": id,
+            "node_id": "CR_1",
+            "head_sha": "0123abcd",
+            "url": url,
+            "html_url": "https://github.com/amd/hrr/runs/7",
+            "details_url": null,
+            "status": "completed",
+            "conclusion": "failure",
+            "started_at": "2026-12-01T05:00:00Z",
+            "completed_at": "2026-12-01T05:00:00Z",
+            "name": CHECK_NAME,
+            "output": {
+                "title": "controls not all caught",
+                "summary": "| control | ... |",
+                "text": null,
+                "annotations_count": 0,
+                "annotations_url": format!("{url}/annotations")
+            },
+            "pull_requests": []
+        })
+    }
+
+    /// An issue comment as GitHub returns it.
+    fn comment(server: &MockServer, id: u64, body: &str) -> Value {
+        let api = server.uri();
+        let user = format!("{api}/users/hrr-bot");
+        json!({
+            "id": id,
+            "node_id": format!("IC_{id}"),
+            "url": format!("{api}/repos/amd/hrr/issues/comments/{id}"),
+            "html_url": format!("https://github.com/amd/hrr/pull/42#issuecomment-{id}"),
+            "issue_url": format!("{api}/repos/amd/hrr/issues/42"),
+            "body": body,
+            "user": {
+                "login": "hrr-bot", "id": 5, "node_id": "U_5",
+                "avatar_url": "https://avatars.githubusercontent.com/u/5",
+                "gravatar_id": "",
+                "url": user,
+                "html_url": "https://github.com/hrr-bot",
+                "followers_url": format!("{user}/followers"),
+                "following_url": format!("{user}/following"),
+                "gists_url": format!("{user}/gists"),
+                "starred_url": format!("{user}/starred"),
+                "subscriptions_url": format!("{user}/subscriptions"),
+                "organizations_url": format!("{user}/orgs"),
+                "repos_url": format!("{user}/repos"),
+                "events_url": format!("{user}/events"),
+                "received_events_url": format!("{user}/received_events"),
+                "type": "Bot",
+                "site_admin": false
+            },
+            "created_at": "2026-12-01T05:00:00Z",
+            "updated_at": "2026-12-01T05:00:00Z"
+        })
+    }
+
+    async fn checks_forbidden(server: &MockServer) {
+        Mock::given(method("POST"))
+            .and(path("/repos/amd/hrr/check-runs"))
+            .respond_with(
+                ResponseTemplate::new(403)
+                    .set_body_json(json!({"message": "Resource not accessible by integration"})),
+            )
+            .mount(server)
+            .await;
+    }
+
     #[tokio::test]
     async fn a_check_run_is_created_when_the_token_allows_it() {
         let server = MockServer::start().await;
@@ -201,8 +330,10 @@ mod tests {
             .and(path("/repos/amd/hrr/check-runs"))
             .and(header("authorization", "Bearer secret-token"))
             .and(body_string_contains("\"conclusion\":\"failure\""))
+            .and(body_string_contains("\"status\":\"completed\""))
             .and(body_string_contains("\"head_sha\":\"0123abcd\""))
-            .respond_with(ResponseTemplate::new(201).set_body_json(json!({"id": 7})))
+            .and(body_string_contains("\"summary\":\"| control | ... |\""))
+            .respond_with(ResponseTemplate::new(201).set_body_json(check_run(&server, 7)))
             .expect(1)
             .mount(&server)
             .await;
@@ -215,19 +346,13 @@ mod tests {
     #[tokio::test]
     async fn without_checks_permission_one_comment_is_created_then_updated() {
         let server = MockServer::start().await;
-        Mock::given(method("POST"))
-            .and(path("/repos/amd/hrr/check-runs"))
-            .respond_with(
-                ResponseTemplate::new(403)
-                    .set_body_json(json!({"message": "Resource not accessible by integration"})),
-            )
-            .mount(&server)
-            .await;
+        checks_forbidden(&server).await;
         // First run: no comment of ours yet.
         let list = Mock::given(method("GET"))
             .and(path("/repos/amd/hrr/issues/42/comments"))
+            .and(query_param("per_page", "100"))
             .respond_with(
-                ResponseTemplate::new(200).set_body_json(json!([{"id": 1, "body": "LGTM"}])),
+                ResponseTemplate::new(200).set_body_json(json!([comment(&server, 1, "LGTM")])),
             )
             .expect(1)
             .mount_as_scoped(&server)
@@ -235,7 +360,12 @@ mod tests {
         let create = Mock::given(method("POST"))
             .and(path("/repos/amd/hrr/issues/42/comments"))
             .and(body_string_contains(MARKER))
-            .respond_with(ResponseTemplate::new(201).set_body_json(json!({"id": 99})))
+            .and(body_string_contains("first run"))
+            .respond_with(ResponseTemplate::new(201).set_body_json(comment(
+                &server,
+                99,
+                &format!("{MARKER}\nfirst run"),
+            )))
             .expect(1)
             .mount_as_scoped(&server)
             .await;
@@ -245,19 +375,24 @@ mod tests {
         assert_eq!(p, Published::CommentCreated(99));
         drop(list);
         drop(create);
-        // Second run: the comment is found by its marker and edited in place.
+        // Second run: the comment is found by its marker and edited in place (octocrab
+        // sends the edit as POST, which GitHub accepts for this PATCH endpoint).
         Mock::given(method("GET"))
             .and(path("/repos/amd/hrr/issues/42/comments"))
             .respond_with(ResponseTemplate::new(200).set_body_json(json!([
-                {"id": 1, "body": "LGTM"},
-                {"id": 99, "body": format!("{MARKER}\nfirst run")}
+                comment(&server, 1, "LGTM"),
+                comment(&server, 99, &format!("{MARKER}\nfirst run"))
             ])))
             .mount(&server)
             .await;
-        Mock::given(method("PATCH"))
+        Mock::given(method("POST"))
             .and(path("/repos/amd/hrr/issues/comments/99"))
             .and(body_string_contains("second run"))
-            .respond_with(ResponseTemplate::new(200).set_body_json(json!({"id": 99})))
+            .respond_with(ResponseTemplate::new(200).set_body_json(comment(
+                &server,
+                99,
+                &format!("{MARKER}\nsecond run"),
+            )))
             .expect(1)
             .mount(&server)
             .await;
@@ -271,5 +406,73 @@ mod tests {
             .await
             .unwrap();
         assert_eq!(p, Published::CommentUpdated(99));
+    }
+
+    #[tokio::test]
+    async fn the_comment_is_found_on_a_later_page() {
+        let server = MockServer::start().await;
+        checks_forbidden(&server).await;
+        let next = format!(
+            "<{}/repos/amd/hrr/issues/42/comments?per_page=100&page=2>; rel=\"next\"",
+            server.uri()
+        );
+        Mock::given(method("GET"))
+            .and(path("/repos/amd/hrr/issues/42/comments"))
+            .and(query_param("page", "2"))
+            .respond_with(ResponseTemplate::new(200).set_body_json(json!([comment(
+                &server,
+                150,
+                &format!("{MARKER}\nolder run")
+            )])))
+            .with_priority(1)
+            .expect(1)
+            .mount(&server)
+            .await;
+        Mock::given(method("GET"))
+            .and(path("/repos/amd/hrr/issues/42/comments"))
+            .respond_with(
+                ResponseTemplate::new(200)
+                    .insert_header("link", next.as_str())
+                    .set_body_json(json!([comment(&server, 1, "LGTM")])),
+            )
+            .expect(1)
+            .mount(&server)
+            .await;
+        Mock::given(method("POST"))
+            .and(path("/repos/amd/hrr/issues/comments/150"))
+            .respond_with(ResponseTemplate::new(200).set_body_json(comment(
+                &server,
+                150,
+                &format!("{MARKER}\nnew run"),
+            )))
+            .expect(1)
+            .mount(&server)
+            .await;
+        let p = publish(&target(&server), "t", "new run", 0).await.unwrap();
+        assert_eq!(p, Published::CommentUpdated(150));
+    }
+
+    #[tokio::test]
+    async fn other_check_run_failures_are_errors_without_a_comment() {
+        let server = MockServer::start().await;
+        Mock::given(method("POST"))
+            .and(path("/repos/amd/hrr/check-runs"))
+            .respond_with(
+                ResponseTemplate::new(422).set_body_json(json!({"message": "Invalid head_sha"})),
+            )
+            .expect(1)
+            .mount(&server)
+            .await;
+        Mock::given(method("GET"))
+            .respond_with(ResponseTemplate::new(500))
+            .expect(0)
+            .mount(&server)
+            .await;
+        let e = publish(&target(&server), "t", "md", 0).await.unwrap_err();
+        assert!(matches!(e, PublishError::CheckRun(_)), "{e:?}");
+        assert_eq!(
+            e.to_string(),
+            "creating the check run: GitHub answered 422 Unprocessable Entity: Invalid head_sha"
+        );
     }
 }

@@ -1,37 +1,33 @@
-//! JUnit XML as GitHub's and Jenkins' reporters read it (valid against junit-10.xsd):
-//! one `<testsuite name="hrr-FAMILY[-shard-K-of-N]">` per family and shard, classname the
-//! family, one `<testcase>` per case. Failures carry the failing check in `message` and
-//! the replay summary in `system-out`; skips carry their reason; a flake passes with a
-//! `<flakyFailure>` per failed attempt, as nextest writes it.
+//! JUnit XML as GitHub's and Jenkins' reporters read it (valid against junit-10.xsd),
+//! written by quick-junit, the writer nextest uses. One `<testsuite
+//! name="hrr-FAMILY[-shard-K-of-N]">` per family and shard, classname the family, one
+//! `<testcase>` per case. How a status maps (Surefire's rerun model, as nextest writes it):
+//!
+//! | status | element | attempts after the first |
+//! | --- | --- | --- |
+//! | pass | none | none |
+//! | flake | none (it passed once) | each failed attempt as `<flakyFailure>` (`<flakyError>` if it crashed) |
+//! | fail, timeout, unexpected-pass | `<failure type="check\|timeout\|unexpected-pass">` | `<rerunFailure>` (`<rerunError>` if it crashed) |
+//! | crash | `<error type="crash">` | `<rerunFailure>` (`<rerunError>` if it crashed) |
+//! | skip, expected-fail | `<skipped type="skip\|expected-failure">` | none |
+//!
+//! A failure carries the failing check in `message` and every attempt's checks as its
+//! text; the replay summaries go to `system-out` (a rerun also carries its own).
 
 use std::collections::BTreeMap;
 use std::fmt::Write;
+use std::time::Duration;
 
-use crate::result::{CaseResult, RunReport};
+use quick_junit::{
+    NonSuccessKind, Property, Report, TestCase, TestCaseStatus, TestRerun, TestSuite, XmlString,
+};
+
+use crate::result::{AttemptResult, CaseResult, RunReport};
 use crate::status::{RawOutcome, Status};
 
-/// Escapes text for an attribute or element, dropping characters XML 1.0 forbids.
-pub fn escape(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&apos;"),
-            '\t' | '\n' | '\r' => out.push(c),
-            c if (c as u32) < 0x20 || c == '\u{fffe}' || c == '\u{ffff}' => {
-                let _ = write!(out, "\\x{:02x}", c as u32);
-            }
-            c => out.push(c),
-        }
-    }
-    out
-}
-
-fn secs(d: f64) -> String {
-    format!("{:.3}", d.max(0.0))
+/// A duration in seconds as JUnit's `time` (negative or not finite: zero).
+fn secs(d: f64) -> Duration {
+    Duration::try_from_secs_f64(d.max(0.0)).unwrap_or_default()
 }
 
 /// Everything a person needs next to a failure: each attempt's checks and output.
@@ -77,74 +73,113 @@ fn outputs(c: &CaseResult) -> String {
     s
 }
 
-fn testcase(out: &mut String, c: &CaseResult) {
-    let _ = write!(
-        out,
-        "    <testcase name=\"{}\" classname=\"{}\" time=\"{}\"",
-        escape(&c.case),
-        escape(&c.family),
-        secs(c.duration_s)
-    );
-    let body_open = |out: &mut String| out.push_str(">\n");
-    let msg = escape(&c.message);
-    match c.status {
-        Status::Pass => {
-            body_open(out);
-        }
-        Status::Fail | Status::Timeout | Status::UnexpectedPass => {
-            body_open(out);
-            let ty = match c.status {
-                Status::Timeout => "timeout",
-                Status::UnexpectedPass => "unexpected-pass",
-                _ => "check",
-            };
-            let _ = writeln!(
-                out,
-                "      <failure type=\"{ty}\" message=\"{msg}\">{}</failure>",
-                escape(&details(c))
-            );
-        }
-        Status::Crash => {
-            body_open(out);
-            let _ = writeln!(
-                out,
-                "      <error type=\"crash\" message=\"{msg}\">{}</error>",
-                escape(&details(c))
-            );
-        }
-        Status::Skip => {
-            body_open(out);
-            let _ = writeln!(out, "      <skipped type=\"skip\" message=\"{msg}\"/>");
-        }
-        Status::ExpectedFail => {
-            body_open(out);
-            let _ = writeln!(
-                out,
-                "      <skipped type=\"expected-failure\" message=\"{msg}\"/>"
-            );
-        }
-        Status::Flake => {
-            body_open(out);
-            for a in c.attempts.iter().filter(|a| a.outcome != RawOutcome::Pass) {
-                let ty = match a.outcome {
-                    RawOutcome::Timeout => "timeout",
-                    RawOutcome::Crash => "crash",
-                    _ => "check",
-                };
-                let _ = writeln!(
-                    out,
-                    "      <flakyFailure type=\"{ty}\" message=\"{}\"><system-out>{}</system-out></flakyFailure>",
-                    escape(&a.message),
-                    escape(&a.output)
-                );
-            }
-        }
+/// The element kind and `type` of one attempt that did not do what the matrix expects. A
+/// passing attempt is one only for a case expected to fail.
+fn attempt_kind(o: RawOutcome) -> (NonSuccessKind, &'static str) {
+    match o {
+        RawOutcome::Crash => (NonSuccessKind::Error, "crash"),
+        RawOutcome::Timeout => (NonSuccessKind::Failure, "timeout"),
+        RawOutcome::Fail => (NonSuccessKind::Failure, "check"),
+        RawOutcome::Pass => (NonSuccessKind::Failure, "unexpected-pass"),
     }
+}
+
+/// One attempt as a `<flakyFailure>`/`<rerunFailure>` (or their `Error` twins); which of
+/// the two is decided by the case's status.
+fn rerun(a: &AttemptResult) -> TestRerun {
+    let (kind, ty) = attempt_kind(a.outcome);
+    let mut r = TestRerun::new(kind);
+    r.set_type(ty).set_message(a.message.as_str());
+    if !a.output.is_empty() {
+        r.set_system_out(a.output.as_str());
+    }
+    r
+}
+
+/// The status element of a case: what the table in the module comment says.
+fn case_status(c: &CaseResult) -> TestCaseStatus {
+    let non_success = |kind: NonSuccessKind, ty: &str| {
+        let mut s = TestCaseStatus::non_success(kind);
+        s.set_type(ty)
+            .set_message(c.message.as_str())
+            .set_description(details(c))
+            .add_reruns(c.attempts.iter().skip(1).map(rerun));
+        s
+    };
+    let skipped = |ty: &str| {
+        let mut s = TestCaseStatus::skipped();
+        s.set_type(ty).set_message(c.message.as_str());
+        s
+    };
+    match c.status {
+        Status::Pass => TestCaseStatus::success(),
+        Status::Flake => {
+            let mut s = TestCaseStatus::success();
+            s.add_reruns(
+                c.attempts
+                    .iter()
+                    .filter(|a| a.outcome != RawOutcome::Pass)
+                    .map(rerun),
+            );
+            s
+        }
+        Status::Fail => non_success(NonSuccessKind::Failure, "check"),
+        Status::Timeout => non_success(NonSuccessKind::Failure, "timeout"),
+        Status::UnexpectedPass => non_success(NonSuccessKind::Failure, "unexpected-pass"),
+        Status::Crash => non_success(NonSuccessKind::Error, "crash"),
+        Status::Skip => skipped("skip"),
+        Status::ExpectedFail => skipped("expected-failure"),
+    }
+}
+
+fn testcase(c: &CaseResult) -> TestCase {
+    let mut t = TestCase::new(c.case.as_str(), case_status(c));
+    t.set_classname(c.family.as_str())
+        .set_time(secs(c.duration_s));
     let so = outputs(c);
     if !so.is_empty() && c.status != Status::Flake {
-        let _ = writeln!(out, "      <system-out>{}</system-out>", escape(&so));
+        t.set_system_out(so);
     }
-    out.push_str("    </testcase>\n");
+    t
+}
+
+fn suite(name: &str, cases: &[&CaseResult], report: &RunReport) -> TestSuite {
+    let mut s = TestSuite::new(name);
+    s.set_time(secs(cases.iter().map(|c| c.duration_s).sum()));
+    if let Some(t) = i64::try_from(report.started_unix)
+        .ok()
+        .and_then(|t| chrono::DateTime::from_timestamp(t, 0))
+    {
+        s.set_timestamp(t);
+    }
+    s.extra
+        .insert(XmlString::new("hostname"), XmlString::new(&report.hostname));
+    let mut props = vec![
+        ("family", cases[0].family.as_str()),
+        ("shard", cases[0].shard.as_str()),
+        ("tool_version", report.tool_version.as_str()),
+        ("source_revision", report.source_revision.as_str()),
+    ];
+    props.extend(report.gpus.iter().map(|g| ("gpu", g.as_str())));
+    s.add_properties(props.into_iter().map(|(k, v)| Property::new(k, v)));
+    s.add_test_cases(cases.iter().map(|c| testcase(c)));
+    s
+}
+
+/// junit-10.xsd declares no `skipped` on `<testsuites>` (each `<testsuite>` carries its
+/// own), and quick-junit writes one there: it is dropped from the root element only.
+fn drop_root_skipped(mut xml: String) -> String {
+    let Some(start) = xml.find("<testsuites ") else {
+        return xml;
+    };
+    let end = xml[start..].find('>').map_or(xml.len(), |e| start + e);
+    if let Some(at) = xml[start..end].find(" skipped=\"").map(|i| start + i) {
+        let value = at + " skipped=\"".len();
+        if let Some(close) = xml[value..end].find('"') {
+            xml.replace_range(at..value + close + 1, "");
+        }
+    }
+    xml
 }
 
 /// One JUnit document for any number of reports: a testsuite per (family, shard).
@@ -160,102 +195,115 @@ pub fn render(reports: &[&RunReport]) -> String {
                 .push(c);
         }
     }
-    let count =
-        |cs: &[&CaseResult], f: &dyn Fn(Status) -> bool| cs.iter().filter(|c| f(c.status)).count();
-    let all: Vec<&CaseResult> = suites
-        .values()
-        .flat_map(|(c, _)| c.iter().copied())
-        .collect();
-    let total_time: f64 = all.iter().map(|c| c.duration_s).sum();
-    let is_failure =
-        |s: Status| matches!(s, Status::Fail | Status::Timeout | Status::UnexpectedPass);
-    let is_error = |s: Status| s == Status::Crash;
-    let is_skip = |s: Status| matches!(s, Status::Skip | Status::ExpectedFail);
-    let mut out = String::from("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
-    let _ = writeln!(
-        out,
-        "<testsuites name=\"hrr-harness\" tests=\"{}\" failures=\"{}\" errors=\"{}\" time=\"{}\">",
-        all.len(),
-        count(&all, &is_failure),
-        count(&all, &is_error),
-        secs(total_time)
+    let mut doc = Report::new("hrr-harness");
+    doc.set_time(secs(
+        suites
+            .values()
+            .flat_map(|(cs, _)| cs.iter())
+            .map(|c| c.duration_s)
+            .sum(),
+    ));
+    doc.add_test_suites(
+        suites
+            .iter()
+            .map(|(name, (cases, report))| suite(name, cases, report)),
     );
-    for (name, (cases, report)) in &suites {
-        let time: f64 = cases.iter().map(|c| c.duration_s).sum();
-        let _ = writeln!(
-            out,
-            "  <testsuite name=\"{}\" tests=\"{}\" failures=\"{}\" errors=\"{}\" skipped=\"{}\" time=\"{}\" timestamp=\"{}\" hostname=\"{}\">",
-            escape(name),
-            cases.len(),
-            count(cases, &is_failure),
-            count(cases, &is_error),
-            count(cases, &is_skip),
-            secs(time),
-            iso8601(report.started_unix),
-            escape(&report.hostname)
-        );
-        out.push_str("    <properties>\n");
-        let mut props = vec![
-            ("family", cases[0].family.clone()),
-            ("shard", cases[0].shard.clone()),
-            ("tool_version", report.tool_version.clone()),
-            ("source_revision", report.source_revision.clone()),
-        ];
-        for g in &report.gpus {
-            props.push(("gpu", g.clone()));
-        }
-        for (k, v) in props {
-            let _ = writeln!(
-                out,
-                "      <property name=\"{k}\" value=\"{}\"/>",
-                escape(&v)
-            );
-        }
-        out.push_str("    </properties>\n");
-        for c in cases {
-            testcase(&mut out, c);
-        }
-        out.push_str("  </testsuite>\n");
-    }
-    out.push_str("</testsuites>\n");
-    out
-}
-
-/// `YYYY-MM-DDTHH:MM:SS` (UTC) from Unix seconds, without a date crate.
-pub fn iso8601(unix: u64) -> String {
-    let days = unix / 86_400;
-    let rem = unix % 86_400;
-    // Civil-from-days (Howard Hinnant's algorithm).
-    let z = days as i64 + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let y = yoe + era * 400;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = if m <= 2 { y + 1 } else { y };
-    format!(
-        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}",
-        rem / 3600,
-        rem % 3600 / 60,
-        rem % 60
-    )
+    let xml = doc
+        .to_string()
+        .expect("quick-junit serializes into memory, which cannot fail");
+    drop_root_skipped(xml)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::result::CheckResult;
+
+    fn attempt(outcome: RawOutcome, message: &str) -> AttemptResult {
+        AttemptResult {
+            outcome,
+            duration_s: 1.0,
+            message: message.into(),
+            checks: vec![CheckResult {
+                name: "d2h".into(),
+                passed: outcome == RawOutcome::Pass,
+                detail: "seq 3".into(),
+            }],
+            output: format!("output of {message}"),
+        }
+    }
+
+    fn case(status: Status, attempts: Vec<AttemptResult>) -> CaseResult {
+        CaseResult {
+            family: "sm90".into(),
+            shard: "1/1".into(),
+            case: "c".into(),
+            status,
+            duration_s: 2.0,
+            message: "why".into(),
+            attempts,
+            artifacts: None,
+        }
+    }
 
     #[test]
-    fn escaping_and_dates() {
-        assert_eq!(
-            escape("a<b & \"c\"\u{1}"),
-            "a&lt;b &amp; &quot;c&quot;\\x01"
+    fn a_case_failing_both_attempts_carries_its_rerun() {
+        let c = case(
+            Status::Crash,
+            vec![
+                attempt(RawOutcome::Crash, "first"),
+                attempt(RawOutcome::Fail, "second"),
+            ],
         );
-        assert_eq!(iso8601(0), "1970-01-01T00:00:00");
-        assert_eq!(iso8601(1_796_000_000), "2026-11-30T00:53:20");
-        assert_eq!(iso8601(951_782_400), "2000-02-29T00:00:00");
+        let TestCaseStatus::NonSuccess {
+            kind, ty, reruns, ..
+        } = case_status(&c)
+        else {
+            panic!("a crash is not a success")
+        };
+        assert_eq!(kind, NonSuccessKind::Error);
+        assert_eq!(ty.as_deref(), Some("crash"));
+        assert_eq!(reruns.kind, quick_junit::FlakyOrRerun::Rerun);
+        assert_eq!(reruns.runs.len(), 1);
+        assert_eq!(reruns.runs[0].kind, NonSuccessKind::Failure);
+        assert_eq!(reruns.runs[0].message.as_deref(), Some("second"));
+        assert_eq!(
+            reruns.runs[0].system_out.as_deref(),
+            Some("output of second")
+        );
+    }
+
+    #[test]
+    fn a_flake_passes_with_its_failed_attempts() {
+        let c = case(
+            Status::Flake,
+            vec![
+                attempt(RawOutcome::Timeout, "first"),
+                attempt(RawOutcome::Pass, "second"),
+            ],
+        );
+        let TestCaseStatus::Success { flaky_runs } = case_status(&c) else {
+            panic!("a flake is reported as passed")
+        };
+        assert_eq!(flaky_runs.len(), 1);
+        assert_eq!(flaky_runs[0].ty.as_deref(), Some("timeout"));
+        assert_eq!(flaky_runs[0].message.as_deref(), Some("first"));
+    }
+
+    #[test]
+    fn only_the_roots_skipped_count_is_dropped() {
+        let xml = "<?xml?>\n<testsuites name=\"n\" tests=\"2\" skipped=\"1\" failures=\"0\">\n<testsuite name=\"s\" tests=\"2\" skipped=\"1\">".to_string();
+        assert_eq!(
+            drop_root_skipped(xml),
+            "<?xml?>\n<testsuites name=\"n\" tests=\"2\" failures=\"0\">\n<testsuite name=\"s\" tests=\"2\" skipped=\"1\">"
+        );
+    }
+
+    #[test]
+    fn durations_never_panic() {
+        assert_eq!(secs(-1.0), Duration::ZERO);
+        assert_eq!(secs(f64::NAN), Duration::ZERO);
+        assert_eq!(secs(f64::INFINITY), Duration::ZERO);
+        assert_eq!(secs(1.5), Duration::from_millis(1500));
     }
 }

@@ -86,6 +86,22 @@ fn validate(xml: &str) {
     );
 }
 
+/// The start tag `<element ...>` at the first `<element` in `xml` (empty if none).
+fn start_tag<'a>(xml: &'a str, element: &str) -> &'a str {
+    let Some(at) = xml.find(&format!("<{element} ")) else {
+        return "";
+    };
+    let end = xml[at..].find('>').map_or(xml.len(), |e| at + e);
+    &xml[at..end]
+}
+
+/// An attribute's (escaped) value in a start tag.
+fn attr<'a>(tag: &'a str, name: &str) -> Option<&'a str> {
+    let key = format!(" {name}=\"");
+    let at = tag.find(&key)? + key.len();
+    Some(&tag[at..at + tag[at..].find('"')?])
+}
+
 #[test]
 fn every_status_renders_valid_junit_in_the_right_element() {
     let cases: Vec<CaseResult> = Status::ALL
@@ -96,26 +112,48 @@ fn every_status_renders_valid_junit_in_the_right_element() {
     let r = report("sm90", "1/1", cases);
     let xml = hrr_reports::junit::render(&[&r]);
     validate(&xml);
-    assert!(
-        xml.contains(
-            "<testsuite name=\"hrr-sm90\" tests=\"8\" failures=\"3\" errors=\"1\" skipped=\"2\""
-        ),
-        "{xml}"
-    );
+    let suite = start_tag(&xml, "testsuite");
+    for (k, v) in [
+        ("name", "hrr-sm90"),
+        ("tests", "8"),
+        ("failures", "3"),
+        ("errors", "1"),
+        ("skipped", "2"),
+    ] {
+        assert_eq!(attr(suite, k), Some(v), "{suite}");
+    }
     let section = |name: &str| {
         let start = xml.find(&format!("name=\"{name}\"")).unwrap();
         let end = xml[start..].find("</testcase>").unwrap();
         xml[start..start + end].to_string()
     };
-    assert!(section("case_1_fail").contains(
-        "<failure type=\"check\" message=\"fail: reason with &lt;xml&gt; &amp; unicode ✓\""
-    ));
-    assert!(section("case_1_fail").contains("<system-out>"));
-    assert!(section("case_2_crash").contains("<error type=\"crash\""));
-    assert!(section("case_3_timeout").contains("<failure type=\"timeout\""));
-    assert!(section("case_4_skip").contains("<skipped type=\"skip\""));
-    assert!(section("case_5_expected-fail").contains("<skipped type=\"expected-failure\""));
-    assert!(section("case_6_unexpected-pass").contains("<failure type=\"unexpected-pass\""));
+    let fail = section("case_1_fail");
+    let failure = start_tag(&fail, "failure");
+    assert_eq!(attr(failure, "type"), Some("check"), "{fail}");
+    assert_eq!(
+        attr(failure, "message"),
+        Some("fail: reason with &lt;xml&gt; &amp; unicode ✓"),
+        "{fail}"
+    );
+    assert!(fail.contains("<system-out>"));
+    let kind = |case: &str, element: &str| {
+        let s = section(case);
+        attr(start_tag(&s, element), "type").map(str::to_string)
+    };
+    assert_eq!(kind("case_2_crash", "error").as_deref(), Some("crash"));
+    assert_eq!(
+        kind("case_3_timeout", "failure").as_deref(),
+        Some("timeout")
+    );
+    assert_eq!(kind("case_4_skip", "skipped").as_deref(), Some("skip"));
+    assert_eq!(
+        kind("case_5_expected-fail", "skipped").as_deref(),
+        Some("expected-failure")
+    );
+    assert_eq!(
+        kind("case_6_unexpected-pass", "failure").as_deref(),
+        Some("unexpected-pass")
+    );
     let flake = section("case_7_flake");
     assert!(
         flake.contains("<flakyFailure") && !flake.contains("<failure"),
@@ -193,4 +231,52 @@ fn summaries_stay_under_githubs_limit() {
     let json = serde_json::to_string(&r).unwrap();
     let back: RunReport = serde_json::from_str(&json).unwrap();
     assert_eq!(back, r);
+}
+
+#[test]
+fn a_case_failing_both_attempts_carries_a_rerun_failure() {
+    let mut fail = case("sm90", "1/1", "twice", Status::Fail);
+    let mut rerun = fail.attempts[0].clone();
+    rerun.message = "rerun: seq 12 differs again".into();
+    rerun.output = "replay summary of the second attempt".into();
+    fail.attempts.push(rerun);
+    let mut crash = case("sm90", "1/1", "crashed_twice", Status::Crash);
+    crash.attempts.push(crash.attempts[0].clone());
+    let r = report("sm90", "1/1", vec![fail, crash]);
+    let xml = hrr_reports::junit::render(&[&r]);
+    validate(&xml);
+    let section = |name: &str| {
+        let start = xml.find(&format!("name=\"{name}\"")).unwrap();
+        let end = xml[start..].find("</testcase>").unwrap();
+        xml[start..start + end].to_string()
+    };
+    let twice = section("twice");
+    let failure = start_tag(&twice, "failure");
+    assert_eq!(attr(failure, "type"), Some("check"), "{twice}");
+    let rerun = start_tag(&twice, "rerunFailure");
+    assert_eq!(attr(rerun, "type"), Some("check"), "{twice}");
+    assert_eq!(
+        attr(rerun, "message"),
+        Some("rerun: seq 12 differs again"),
+        "{twice}"
+    );
+    assert!(
+        twice.contains("replay summary of the second attempt"),
+        "{twice}"
+    );
+    assert_eq!(twice.matches("<rerunFailure").count(), 1, "{twice}");
+    assert!(!twice.contains("<flakyFailure"), "{twice}");
+    let crashed = section("crashed_twice");
+    assert_eq!(
+        attr(start_tag(&crashed, "rerunError"), "type"),
+        Some("crash"),
+        "{crashed}"
+    );
+    // A case run once carries no rerun element.
+    let once = hrr_reports::junit::render(&[&report(
+        "sm90",
+        "1/1",
+        vec![case("sm90", "1/1", "once", Status::Fail)],
+    )]);
+    assert!(!once.contains("<rerun"), "{once}");
 }
