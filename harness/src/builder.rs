@@ -172,24 +172,34 @@ pub fn build_tools(req: &BuildRequest, dir: &Path) -> Result<(PathBuf, PathBuf),
     Ok((capture, replay))
 }
 
-/// Hash of everything that decides a case binary.
-fn input_hash(tc: &Toolchain, commands: &str, case_dir: &Path, common: &Path) -> String {
+/// Hash of everything that decides a case binary: the compiler's version, the command
+/// lines, and every file under the case's directory and `cases/common`, subdirectories
+/// included. Files are visited in sorted order and named by their path relative to their
+/// root, each followed by its length and bytes, so the hash is deterministic and a change
+/// in any file (or a file added, removed or renamed) changes it.
+fn input_hash(compiler_version: &str, commands: &str, case_dir: &Path, common: &Path) -> String {
     let mut buf = Vec::new();
-    buf.extend_from_slice(tc.version.as_bytes());
+    buf.extend_from_slice(compiler_version.as_bytes());
+    buf.push(0);
     buf.extend_from_slice(commands.as_bytes());
-    for dir in [case_dir, common] {
-        let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
-            .map(|rd| {
-                rd.flatten()
-                    .map(|e| e.path())
-                    .filter(|p| p.is_file())
-                    .collect()
-            })
-            .unwrap_or_default();
-        files.sort();
+    buf.push(0);
+    for (label, dir) in [("case", case_dir), ("common", common)] {
+        let files = walkdir::WalkDir::new(dir)
+            .follow_links(true)
+            .sort_by_file_name()
+            .into_iter()
+            .filter_map(Result::ok)
+            .filter(|e| e.file_type().is_file());
         for f in files {
-            buf.extend_from_slice(f.to_string_lossy().as_bytes());
-            buf.extend_from_slice(&std::fs::read(&f).unwrap_or_default());
+            let rel = f.path().strip_prefix(dir).unwrap_or(f.path());
+            // An unreadable file hashes as empty; its compile fails and says why.
+            let data = std::fs::read(f.path()).unwrap_or_default();
+            buf.extend_from_slice(label.as_bytes());
+            buf.push(b'/');
+            buf.extend_from_slice(rel.to_string_lossy().as_bytes());
+            buf.push(0);
+            buf.extend_from_slice(&(data.len() as u64).to_le_bytes());
+            buf.extend_from_slice(&data);
         }
     }
     ContentHash::of(&buf).to_hex()
@@ -259,7 +269,7 @@ fn build_case(
     };
     let stamp = out_dir.join(".inputs");
     let hash = input_hash(
-        tc,
+        &tc.version,
         &steps
             .iter()
             .map(|(c, _)| format!("{c:?}"))
@@ -460,4 +470,68 @@ pub fn build(req: &BuildRequest) -> Result<Built, HarnessError> {
         let _ = std::fs::write(dir.join("build.json"), j);
     }
     Ok(built)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn write(path: &Path, data: &str) {
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, data).unwrap();
+    }
+
+    /// A case directory and cases/common, each with a source in a subdirectory.
+    fn tree(root: &Path) -> (PathBuf, PathBuf) {
+        let case = root.join("cases/saxpy");
+        let common = root.join("cases/common");
+        write(&case.join("main.cpp"), "#include \"kernels/saxpy.h\"\n");
+        write(&case.join("kernels/saxpy.h"), "__global__ void saxpy();\n");
+        write(&common.join("hrr_gpu.h"), "#pragma once\n");
+        write(&common.join("detail/check.h"), "#define CHECK(x) x\n");
+        (case, common)
+    }
+
+    #[test]
+    fn a_file_in_a_subdirectory_changes_the_hash() {
+        let t = tempfile::tempdir().unwrap();
+        let (case, common) = tree(t.path());
+        let hash = || input_hash("nvcc 13.0", "nvcc main.cpp", &case, &common);
+        let before = hash();
+        assert_eq!(before, hash(), "the same inputs hash the same");
+        write(
+            &case.join("kernels/saxpy.h"),
+            "__global__ void saxpy(int);\n",
+        );
+        let after_case = hash();
+        assert_ne!(before, after_case, "an edit in cases/saxpy/kernels/");
+        write(&common.join("detail/check.h"), "#define CHECK(x) (x)\n");
+        let after_common = hash();
+        assert_ne!(after_case, after_common, "an edit in cases/common/detail/");
+        write(&case.join("kernels/new.h"), "");
+        assert_ne!(after_common, hash(), "a new (even empty) file");
+    }
+
+    #[test]
+    fn the_hash_names_files_relative_to_their_root() {
+        let a = tempfile::tempdir().unwrap();
+        let b = tempfile::tempdir().unwrap();
+        let (case_a, common_a) = tree(a.path());
+        let (case_b, common_b) = tree(b.path());
+        assert_eq!(
+            input_hash("v", "cmd", &case_a, &common_a),
+            input_hash("v", "cmd", &case_b, &common_b)
+        );
+        assert_ne!(
+            input_hash("v", "cmd", &case_a, &common_a),
+            input_hash("v2", "cmd", &case_a, &common_a),
+            "the compiler version is an input"
+        );
+        // Moving a file to another directory is a change, though no byte changed.
+        std::fs::rename(case_b.join("kernels/saxpy.h"), case_b.join("saxpy.h")).unwrap();
+        assert_ne!(
+            input_hash("v", "cmd", &case_a, &common_a),
+            input_hash("v", "cmd", &case_b, &common_b)
+        );
+    }
 }

@@ -41,17 +41,14 @@ fn build(family: &str, build_dir: &Path, tools: &Path) -> (i32, String) {
     )
 }
 
+/// Every file under `dir` (not the directories).
 fn walk(dir: &Path) -> Vec<std::path::PathBuf> {
-    let mut out = Vec::new();
-    for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
-        let p = e.path();
-        if p.is_dir() {
-            out.extend(walk(&p));
-        } else {
-            out.push(p);
-        }
-    }
-    out
+    walkdir::WalkDir::new(dir)
+        .into_iter()
+        .filter_map(Result::ok)
+        .filter(|e| !e.file_type().is_dir())
+        .map(walkdir::DirEntry::into_path)
+        .collect()
 }
 
 fn has(tool: &str, var: &str) -> bool {
