@@ -487,3 +487,32 @@ fn build_only_tools_serve_as_prebuilt_tools() {
     );
     no_worktrees_left(&root);
 }
+
+#[test]
+fn a_pull_request_without_trailers_controls_nothing_and_passes() {
+    let (_t, root) = make_repo();
+    // The pull request: one commit without a trailer on top of the base branch.
+    sh(
+        &root,
+        "git update-ref refs/remotes/origin/main HEAD && git commit -q --allow-empty -m 'docs only'",
+    );
+    let out = root.join("target/pr");
+    let o = Command::new(HARNESS)
+        .args(["control", "--family", "sm90", "--pr", "--output"])
+        .arg(&out)
+        .current_dir(&root)
+        .env("GITHUB_BASE_REF", "main")
+        .env_remove("GITHUB_TOKEN")
+        .env_remove("GITHUB_STEP_SUMMARY")
+        .env("NVCC", "/nonexistent/nvcc")
+        .output()
+        .unwrap();
+    let s = text(&o);
+    assert_eq!(o.status.code(), Some(0), "{s}");
+    assert!(s.contains("nothing to control"), "{s}");
+    assert!(s.contains("GITHUB_TOKEN is not set"), "{s}");
+    let md = std::fs::read_to_string(out.join("summary.md")).unwrap();
+    assert!(md.contains("**PASS**: 0 caught"), "{md}");
+    assert!(out.join("junit.xml").is_file());
+    no_worktrees_left(&root);
+}

@@ -103,6 +103,9 @@ pub fn control(matrix: Option<&Path>, args: &ControlArgs) -> Res {
         build_only: args.build_only.clone().map(|p| absolute(&p)),
     };
     let outcomes = if specs.is_empty() {
+        // `run` makes the output directory; here nothing runs, but the reports are written.
+        std::fs::create_dir_all(&output)
+            .map_err(|e| HarnessError::usage(format!("--output {}: {e}", output.display())))?;
         println!("no commit in the pull request declares a Guarded-by trailer: nothing to control");
         control::Outcomes {
             family: f.name.clone(),
@@ -116,11 +119,12 @@ pub fn control(matrix: Option<&Path>, args: &ControlArgs) -> Res {
     };
     let md = control::markdown(&outcomes);
     let write = |name: &str, data: &str| {
-        hrr_reports::result::write_atomic(&output.join(name), data.as_bytes())
+        let path = output.join(name);
+        hrr_reports::result::write_atomic(&path, data.as_bytes())
+            .map_err(|e| HarnessError::failed(format!("writing {}: {e}", path.display())))
     };
-    write("summary.md", &md).map_err(|e| HarnessError::failed(e.to_string()))?;
-    write("junit.xml", &control::junit(&outcomes))
-        .map_err(|e| HarnessError::failed(e.to_string()))?;
+    write("summary.md", &md)?;
+    write("junit.xml", &control::junit(&outcomes))?;
     output::append_step_summary(&md);
     let code = control::exit_code(&outcomes);
     if args.pr {
