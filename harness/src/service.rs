@@ -19,24 +19,46 @@ use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::mpsc;
 use std::time::Instant;
 
+use hrr_contract::{ServeAnswer, ServeReply};
 use nix::sys::signal::{killpg, Signal};
 use nix::unistd::Pid;
 
-/// What the service answered for one request.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Reply {
-    /// The exit code `hrr-replay ARCHIVES...` would have given.
-    pub exit_code: i32,
-    /// False: the device is unusable after this request; the service has ended.
-    pub healthy: bool,
-}
-
-#[derive(Debug)]
+/// Why a request got no reply. Each names the end of the service's log where it helps.
+#[derive(Debug, thiserror::Error)]
 pub enum ServiceError {
     /// No answer before the deadline: the service was killed.
+    #[error("no answer before the deadline")]
     Timeout,
-    /// The service ended, could not be started, or answered nonsense (the reason).
-    Failed(String),
+    #[error("cannot send the request: {source}; {log}")]
+    Send { source: std::io::Error, log: String },
+    #[error("unreadable answer {line:?}: {source}")]
+    Unreadable {
+        line: String,
+        source: serde_json::Error,
+    },
+    /// The service could not replay the request (unreadable, or its log not created).
+    #[error("the service refused: {0}")]
+    Refused(String),
+    #[error("the replay service ended ({status}); {log}")]
+    Ended { status: String, log: String },
+}
+
+/// Why a service could not be started (the worker's cases then replay in their own
+/// processes).
+#[derive(Debug, thiserror::Error)]
+pub enum StartError {
+    #[error("cannot create {}: {source}", path.display())]
+    Log {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("cannot start {} --serve: {source}", program.display())]
+    Spawn {
+        program: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("no stdout pipe")]
+    NoStdout,
 }
 
 pub struct ReplayService {
@@ -53,9 +75,11 @@ impl ReplayService {
         vendor: &str,
         envs: &[(String, String)],
         log: PathBuf,
-    ) -> Result<ReplayService, String> {
-        let err = std::fs::File::create(&log)
-            .map_err(|e| format!("cannot create {}: {e}", log.display()))?;
+    ) -> Result<ReplayService, StartError> {
+        let err = std::fs::File::create(&log).map_err(|source| StartError::Log {
+            path: log.clone(),
+            source,
+        })?;
         let mut child = Command::new(replay)
             .args(["--serve", vendor])
             .envs(envs.iter().map(|(k, v)| (k, v)))
@@ -64,8 +88,11 @@ impl ReplayService {
             .stderr(err)
             .process_group(0)
             .spawn()
-            .map_err(|e| format!("cannot start {} --serve: {e}", replay.display()))?;
-        let stdout = child.stdout.take().ok_or("no stdout pipe")?;
+            .map_err(|source| StartError::Spawn {
+                program: replay.to_path_buf(),
+                source,
+            })?;
+        let stdout = child.stdout.take().ok_or(StartError::NoStdout)?;
         let (tx, replies) = mpsc::channel();
         std::thread::spawn(move || {
             for line in BufReader::new(stdout).lines() {
@@ -89,49 +116,37 @@ impl ReplayService {
         &mut self,
         request: &serde_json::Value,
         deadline: Instant,
-    ) -> Result<Reply, ServiceError> {
-        let sent = self
-            .stdin
-            .as_mut()
-            .ok_or_else(|| "the service's input is closed".to_string())
-            .and_then(|s| {
-                writeln!(s, "{request}")
-                    .and_then(|_| s.flush())
-                    .map_err(|e| e.to_string())
+    ) -> Result<ServeReply, ServiceError> {
+        let sent = match self.stdin.as_mut() {
+            Some(s) => writeln!(s, "{request}").and_then(|_| s.flush()),
+            None => Err(std::io::Error::new(
+                std::io::ErrorKind::BrokenPipe,
+                "the service's input is closed",
+            )),
+        };
+        if let Err(source) = sent {
+            return Err(ServiceError::Send {
+                source,
+                log: self.log_tail(),
             });
-        if let Err(e) = sent {
-            return Err(ServiceError::Failed(format!(
-                "cannot send the request: {e}; {}",
-                self.log_tail()
-            )));
         }
         let wait = deadline.saturating_duration_since(Instant::now());
         match self.replies.recv_timeout(wait) {
-            Ok(line) => {
-                let v: serde_json::Value = serde_json::from_str(&line).map_err(|e| {
-                    ServiceError::Failed(format!("unreadable answer {line:?}: {e}"))
-                })?;
-                if let Some(e) = v.get("error").and_then(|e| e.as_str()) {
-                    return Err(ServiceError::Failed(format!("the service refused: {e}")));
-                }
-                match (v["exit_code"].as_i64(), v["healthy"].as_bool()) {
-                    (Some(c), Some(h)) => Ok(Reply {
-                        exit_code: c as i32,
-                        healthy: h,
-                    }),
-                    _ => Err(ServiceError::Failed(format!("unreadable answer {line:?}"))),
-                }
-            }
+            Ok(line) => match serde_json::from_str::<ServeAnswer>(&line) {
+                Ok(ServeAnswer::Replied(reply)) => Ok(reply),
+                Ok(ServeAnswer::Refused { error }) => Err(ServiceError::Refused(error)),
+                Err(source) => Err(ServiceError::Unreadable { line, source }),
+            },
             Err(mpsc::RecvTimeoutError::Timeout) => {
                 self.kill();
                 Err(ServiceError::Timeout)
             }
             Err(mpsc::RecvTimeoutError::Disconnected) => {
                 let status = self.child.wait().map(|s| s.to_string()).unwrap_or_default();
-                Err(ServiceError::Failed(format!(
-                    "the replay service ended ({status}); {}",
-                    self.log_tail()
-                )))
+                Err(ServiceError::Ended {
+                    status,
+                    log: self.log_tail(),
+                })
             }
         }
     }
@@ -177,9 +192,9 @@ impl Drop for ReplayService {
 /// where none may run (no GPU, an exclusive-mode GPU).
 pub struct ServiceSlot {
     service: Option<ReplayService>,
-    start: Option<Box<dyn Fn() -> Result<ReplayService, String> + Send>>,
+    start: Option<Box<dyn Fn() -> Result<ReplayService, StartError> + Send>>,
     /// Why the last start failed (the cases then replay in their own processes).
-    pub start_error: Option<String>,
+    pub start_error: Option<StartError>,
 }
 
 impl ServiceSlot {
@@ -192,7 +207,7 @@ impl ServiceSlot {
         }
     }
 
-    pub fn new(start: impl Fn() -> Result<ReplayService, String> + Send + 'static) -> Self {
+    pub fn new(start: impl Fn() -> Result<ReplayService, StartError> + Send + 'static) -> Self {
         let mut slot = ServiceSlot {
             service: None,
             start: Some(Box::new(start)),
@@ -227,6 +242,7 @@ impl ServiceSlot {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use hrr_contract::ReplayExit;
     use std::time::Duration;
 
     /// A stand-in for `hrr-replay --serve`: answers by the request's first archive name.
@@ -242,6 +258,8 @@ while read -r line; do
     *hang*) sleep 30 ;;
     *die*) echo "replay crashed" >&2; exit 139 ;;
     *broken*) echo '{"exit_code": 1, "healthy": false}'; exit 1 ;;
+    *refuse*) echo '{"error": "bad request: x"}' ;;
+    *garbage*) echo '{"exit_code": 9}' ;;
     *) echo '{"exit_code": 0, "healthy": true}' ;;
   esac
 done
@@ -268,12 +286,24 @@ done
         let mut s = start("a");
         assert_eq!(
             s.request(&req("ok"), soon()).unwrap(),
-            Reply {
-                exit_code: 0,
+            ServeReply {
+                exit_code: ReplayExit::Pass,
                 healthy: true
             }
         );
-        assert_eq!(s.request(&req("ok-again"), soon()).unwrap().exit_code, 0);
+        assert_eq!(
+            s.request(&req("ok-again"), soon()).unwrap().exit_code,
+            ReplayExit::Pass
+        );
+        // A refusal is told apart from an unreadable answer; the service goes on.
+        match s.request(&req("refuse"), soon()).unwrap_err() {
+            ServiceError::Refused(m) => assert_eq!(m, "bad request: x"),
+            e => panic!("{e:?}"),
+        }
+        assert!(matches!(
+            s.request(&req("garbage"), soon()).unwrap_err(),
+            ServiceError::Unreadable { .. }
+        ));
         let r = s.request(&req("broken"), soon()).unwrap();
         assert!(!r.healthy);
         // A service that hangs is killed at the deadline, its process group with it.
@@ -287,8 +317,18 @@ done
         // A service that dies is reported with the end of its log.
         let mut s = start("c");
         match s.request(&req("die"), soon()).unwrap_err() {
-            ServiceError::Failed(m) => assert!(m.contains("replay crashed"), "{m}"),
+            e @ ServiceError::Ended { .. } => {
+                assert!(e.to_string().contains("replay crashed"), "{e}")
+            }
             e => panic!("{e:?}"),
+        }
+        // A service that cannot start says why.
+        let missing = t.path().join("no-such-replay");
+        match ReplayService::start(&missing, "cuda", &[], t.path().join("d.log")) {
+            Err(e @ StartError::Spawn { .. }) => {
+                assert!(e.to_string().contains("--serve"), "{e}")
+            }
+            other => panic!("{:?}", other.err()),
         }
     }
 

@@ -1,0 +1,426 @@
+//! One attempt of one case, step by step: for a GPU case the program under capture
+//! (and natively only when the captured run did not exit as the case expects), the
+//! blob-edit copy, replay, then the case's checks; for a host case its command. An
+//! attempt that ends early says why with a `StepError`.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Instant;
+
+use hrr_archive::edit::{edit_expected_output, EditedOutput};
+use hrr_archive::{Archive, ArchiveError, Limits};
+use hrr_matrix::{CaseKind, Check, ResolvedCase};
+use hrr_reports::{AttemptResult, CheckResult, RawOutcome};
+
+use super::error::{EditCopyError, StepError};
+use super::{checks, RunContext, BLOB_EDIT_OFFSET};
+use crate::builder::CaseBuild;
+use crate::gpu::Gpu;
+use crate::process::{self, Exit};
+use crate::service::ServiceSlot;
+
+pub(super) struct Attempt<'a> {
+    pub(super) ctx: &'a RunContext<'a>,
+    rc: &'a ResolvedCase,
+    gpu: Option<&'a Gpu>,
+    /// The worker's replay service, where it has one.
+    pub(super) service: &'a mut ServiceSlot,
+    pub(super) dir: PathBuf,
+    pub(super) deadline: Instant,
+    checks: Vec<CheckResult>,
+    pub(super) output: String,
+}
+
+/// Why a step's process did not finish normally; None when it exited with a code.
+fn abnormal(step: &'static str, e: Exit) -> Option<StepError> {
+    match e {
+        Exit::Code(_) => None,
+        Exit::Signal(_) => Some(StepError::Signalled {
+            step,
+            exit: e.describe(),
+        }),
+        Exit::Timeout => Some(StepError::TimedOut { step }),
+        Exit::Interrupted => Some(StepError::Interrupted { step }),
+    }
+}
+
+/// Why the attempt ends after a captured run that did not exit as the case expects,
+/// from how the captured run ended (`under_capture`: its outcome and description) and
+/// from the native run. `log_tail` gives the end of a step's log on one line.
+fn diagnose(
+    under_capture: (RawOutcome, String),
+    native: Result<Exit, StepError>,
+    expected: i32,
+    log_tail: impl Fn(&str) -> String,
+) -> StepError {
+    let (outcome, under_capture) = under_capture;
+    match native {
+        Ok(e) if e == Exit::Code(expected) => StepError::CaptureChanged {
+            outcome,
+            under_capture,
+            natively: e.describe(),
+            log: log_tail("capture"),
+        },
+        Ok(e) => StepError::FailsNatively {
+            native: e.describe(),
+            expected,
+            log: log_tail("native"),
+        },
+        Err(e) => StepError::NativeRun {
+            native: Box::new(e),
+            under_capture,
+        },
+    }
+}
+
+/// The attempt's outcome and message from its checks: the first failing check, or
+/// which passed.
+fn conclude(checks: &[CheckResult]) -> (RawOutcome, String) {
+    match checks.iter().find(|c| !c.passed) {
+        Some(f) => (RawOutcome::Fail, format!("{}: {}", f.name, f.detail)),
+        None => (
+            RawOutcome::Pass,
+            format!(
+                "{} check(s) passed: {}",
+                checks.len(),
+                checks
+                    .iter()
+                    .map(|c| c.name.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        ),
+    }
+}
+
+impl Attempt<'_> {
+    pub(super) fn command(&self, program: &Path) -> Command {
+        let mut c = Command::new(program);
+        c.envs(&self.ctx.family.env);
+        if let Some(g) = self.gpu {
+            c.env(
+                self.ctx.family.vendor.visible_devices_var(),
+                g.index.to_string(),
+            );
+        }
+        c
+    }
+
+    /// The case's program: `command`, plus HRR_MODULE_FILE when the case has a module.
+    fn program(&self, binary: &Path) -> Command {
+        let mut c = self.command(binary);
+        if let Some(CaseBuild::Built {
+            module: Some(m), ..
+        }) = self.ctx.built.cases.get(&self.rc.case.name)
+        {
+            c.env("HRR_MODULE_FILE", m);
+        }
+        c
+    }
+
+    /// Runs one step's process, its output in `STEP.log`.
+    pub(super) fn run(&self, step: &'static str, cmd: Command) -> Result<Exit, StepError> {
+        let log = self.dir.join(format!("{step}.log"));
+        let f = process::run_logged(cmd, &log, self.deadline)
+            .map_err(|source| StepError::CannotStart { step, source })?;
+        match abnormal(step, f.exit) {
+            Some(e) => Err(e),
+            None => Ok(f.exit),
+        }
+    }
+
+    /// The end of `STEP.log`, on one line.
+    fn log_tail(&self, step: &str, max: usize) -> String {
+        process::tail(&self.dir.join(format!("{step}.log")), max).replace('\n', " | ")
+    }
+
+    /// Step 1, the program under capture; returns the archive. Cases check their own
+    /// results, so a captured run that exits as the case expects ran correctly; only
+    /// when it does not is the program run natively, to tell a broken program from a
+    /// capture that changed its behaviour (one process fewer per case: each pays the GPU
+    /// runtime's start-up).
+    fn capture(&mut self, binary: &Path) -> Result<PathBuf, StepError> {
+        let archive = self.dir.join("archive");
+        let expected = self.rc.case.exit_code;
+        let mut cap = self.program(binary);
+        // The archive is the case's scratch output, thrown away when it passes: it needs
+        // no durability against a machine crash, so its writes are not fsync'd.
+        cap.current_dir(&self.dir)
+            .env("HRR_CAPTURE_OUTPUT", &archive)
+            .env("HRR_CAPTURE_FSYNC", "off")
+            .env("LD_PRELOAD", &self.ctx.built.capture);
+        let under_capture = match self.run("capture", cap) {
+            Ok(e) if e == Exit::Code(expected) => None,
+            Err(e @ StepError::TimedOut { .. }) => return Err(e),
+            Ok(e) => Some((RawOutcome::Fail, e.describe())),
+            Err(e) => Some((e.outcome(), e.to_string())),
+        };
+        if let Some(under_capture) = under_capture {
+            let mut native = self.program(binary);
+            native.current_dir(&self.dir);
+            let native = self.run("native", native);
+            return Err(diagnose(under_capture, native, expected, |step| {
+                self.log_tail(step, 300)
+            }));
+        }
+        if !archive.join("manifest.json").is_file() {
+            return Err(StepError::NoArchive {
+                log: self.log_tail("capture", 400),
+            });
+        }
+        Ok(archive)
+    }
+
+    /// The GPU case's steps; Err ends the attempt early.
+    fn gpu_steps(&mut self, binary: &Path) -> Result<(), StepError> {
+        let rc = self.rc;
+        let archive = self.capture(binary)?;
+        // 2. The blob-edit check's copy: one expected output changed by one byte.
+        let edited = rc
+            .case
+            .checks
+            .contains(&Check::BlobEdit)
+            .then(|| self.edited_copy(&archive));
+        // 3. Replay: the archive, and the edited copy in the same process.
+        let edited_dir = self.dir.join("archive-edited");
+        let mut to_replay = vec![archive.as_path()];
+        if let Some(Ok(_)) = &edited {
+            to_replay.push(&edited_dir);
+        }
+        let mut results = self.replay("replay", &to_replay)?.into_iter();
+        let r = results.next().ok_or(StepError::EmptyResult)?;
+        let edited_replay = results.next();
+        // 4. The case's checks, from the typed results.
+        for check in &rc.case.checks {
+            let result = match check {
+                Check::Roundtrip => checks::roundtrip(&r),
+                Check::FailedCall => checks::failed_call(&r),
+                Check::Refused(apis) => checks::refused(&r, apis),
+                Check::Processes(n) => {
+                    let found =
+                        Archive::open(&archive, Limits::default()).map(|a| a.processes.len());
+                    checks::processes(found, *n)
+                }
+                Check::BlobEdit => checks::blob_edit(edited.as_ref(), edited_replay.as_ref()),
+                Check::ExitZero => continue,
+            };
+            self.checks.push(result);
+        }
+        Ok(())
+    }
+
+    /// Copies the archive (hard links: capture never rewrites a file in place, and the
+    /// edit replaces the files it changes) and changes one byte of one expected output:
+    /// byte `BLOB_EDIT_OFFSET`, or byte 0 of an output too short for it.
+    fn edited_copy(&self, archive: &Path) -> Result<EditedOutput, EditCopyError> {
+        let edited = self.dir.join("archive-edited");
+        link_tree(archive, &edited)?;
+        let limits = Limits::default();
+        match edit_expected_output(&edited, None, BLOB_EDIT_OFFSET, limits) {
+            Ok(e) => Ok(e),
+            // The output is shorter than the offset (an archive without an output to
+            // edit is refused again, for the same reason).
+            Err(ArchiveError::Invalid { .. }) => edit_expected_output(&edited, None, 0, limits),
+            Err(e) => Err(e),
+        }
+        .map_err(EditCopyError::from)
+    }
+
+    fn host_steps(&mut self) -> Result<(), StepError> {
+        let case = &self.rc.case;
+        let mut cmd = self.command(Path::new(&case.command[0]));
+        cmd.args(&case.command[1..])
+            .current_dir(self.ctx.built.source.join("cases").join(&case.dir))
+            .env("HRR_REPLAY", &self.ctx.built.replay)
+            .env("HRR_CAPTURE", &self.ctx.built.capture)
+            .env("HRR_BUILD_DIR", &self.ctx.built.dir)
+            .env("HRR_CASE_OUTPUT", &self.dir);
+        let exit = self.run("command", cmd)?;
+        self.output
+            .push_str(&process::tail(&self.dir.join("command.log"), 4000));
+        self.checks.push(CheckResult {
+            name: "exit-zero".into(),
+            passed: exit == Exit::Code(0),
+            detail: format!("`{}`: {}", case.command.join(" "), exit.describe()),
+        });
+        Ok(())
+    }
+}
+
+/// Mirrors a directory tree with hard links (a copy where linking fails, e.g. across
+/// file systems).
+fn link_tree(from: &Path, to: &Path) -> std::io::Result<()> {
+    std::fs::create_dir_all(to)?;
+    for e in std::fs::read_dir(from)? {
+        let e = e?;
+        let t = e.file_type()?;
+        let dest = to.join(e.file_name());
+        if t.is_dir() {
+            link_tree(&e.path(), &dest)?;
+        } else if t.is_file() && std::fs::hard_link(e.path(), &dest).is_err() {
+            std::fs::copy(e.path(), dest)?;
+        }
+    }
+    Ok(())
+}
+
+/// Runs one attempt of `rc` in `dir` (emptied first).
+pub(super) fn attempt(
+    ctx: &RunContext,
+    rc: &ResolvedCase,
+    gpu: Option<&Gpu>,
+    service: &mut ServiceSlot,
+    dir: PathBuf,
+    binary: Option<&Path>,
+) -> AttemptResult {
+    let start = Instant::now();
+    let _ = std::fs::remove_dir_all(&dir);
+    if let Err(e) = std::fs::create_dir_all(&dir) {
+        return AttemptResult {
+            outcome: RawOutcome::Crash,
+            duration_s: 0.0,
+            message: format!("cannot create {}: {e}", dir.display()),
+            checks: vec![],
+            output: String::new(),
+        };
+    }
+    let mut a = Attempt {
+        ctx,
+        rc,
+        gpu,
+        service,
+        dir,
+        deadline: start + rc.timeout,
+        checks: Vec::new(),
+        output: String::new(),
+    };
+    let early = match (rc.case.kind, binary) {
+        (CaseKind::Host, _) => a.host_steps(),
+        (CaseKind::Gpu, Some(b)) => a.gpu_steps(b),
+        (CaseKind::Gpu, None) => Err(StepError::NoBinary),
+    };
+    let (outcome, message) = match early {
+        Err(e) => (e.outcome(), e.to_string()),
+        Ok(()) => conclude(&a.checks),
+    };
+    AttemptResult {
+        outcome,
+        duration_s: start.elapsed().as_secs_f64(),
+        message,
+        checks: a.checks,
+        output: a.output,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tail(step: &str) -> String {
+        format!("end of {step}.log")
+    }
+
+    #[test]
+    fn a_program_that_passes_natively_blames_capture() {
+        let e = diagnose(
+            (RawOutcome::Fail, "exit 1".into()),
+            Ok(Exit::Code(0)),
+            0,
+            tail,
+        );
+        assert_eq!(e.outcome(), RawOutcome::Fail);
+        assert_eq!(
+            e.to_string(),
+            "capture changed the program's behaviour: exit 1 under capture, exit 0 natively; see capture.log: end of capture.log"
+        );
+        // A crash under capture stays a crash.
+        let e = diagnose(
+            (
+                RawOutcome::Crash,
+                "capture: killed by signal 11 (SIGSEGV)".into(),
+            ),
+            Ok(Exit::Code(0)),
+            0,
+            tail,
+        );
+        assert_eq!(e.outcome(), RawOutcome::Crash);
+    }
+
+    #[test]
+    fn a_program_that_fails_natively_too_is_broken() {
+        let e = diagnose(
+            (RawOutcome::Fail, "exit 1".into()),
+            Ok(Exit::Code(1)),
+            0,
+            tail,
+        );
+        assert_eq!(e.outcome(), RawOutcome::Fail);
+        assert_eq!(
+            e.to_string(),
+            "the program fails without capture too: native run exit 1 (the case expects exit 0); see native.log: end of native.log"
+        );
+        let e = diagnose(
+            (RawOutcome::Fail, "exit 1".into()),
+            Err(StepError::Interrupted { step: "native" }),
+            0,
+            tail,
+        );
+        assert_eq!(e.outcome(), RawOutcome::Crash);
+        assert_eq!(
+            e.to_string(),
+            "native run: native: interrupted (and under capture: exit 1)"
+        );
+    }
+
+    #[test]
+    fn abnormal_exits_become_step_errors() {
+        assert!(abnormal("capture", Exit::Code(3)).is_none());
+        let e = abnormal("capture", Exit::Timeout).unwrap();
+        assert_eq!(
+            (e.outcome(), e.to_string()),
+            (RawOutcome::Timeout, "capture: timed out".to_string())
+        );
+        let e = abnormal("replay", Exit::Signal(9)).unwrap();
+        assert_eq!(e.outcome(), RawOutcome::Crash);
+        assert!(
+            e.to_string().starts_with("replay: killed by signal 9"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn the_first_failing_check_decides() {
+        let c = |name: &str, passed| CheckResult {
+            name: name.into(),
+            passed,
+            detail: format!("{name} detail"),
+        };
+        assert_eq!(
+            conclude(&[c("roundtrip", true), c("blob-edit", true)]),
+            (
+                RawOutcome::Pass,
+                "2 check(s) passed: roundtrip, blob-edit".into()
+            )
+        );
+        assert_eq!(
+            conclude(&[c("roundtrip", true), c("refused", false), c("x", false)]),
+            (RawOutcome::Fail, "refused: refused detail".into())
+        );
+    }
+
+    #[test]
+    fn link_tree_mirrors_nested_directories() {
+        let t = tempfile::tempdir().unwrap();
+        let from = t.path().join("a");
+        std::fs::create_dir_all(from.join("pid-1/blobs/ab")).unwrap();
+        std::fs::write(from.join("manifest.json"), "{}").unwrap();
+        std::fs::write(from.join("pid-1/blobs/ab/x.blob"), "b").unwrap();
+        let to = t.path().join("b");
+        link_tree(&from, &to).unwrap();
+        assert_eq!(
+            std::fs::read(to.join("pid-1/blobs/ab/x.blob")).unwrap(),
+            b"b"
+        );
+        assert_eq!(std::fs::read(to.join("manifest.json")).unwrap(), b"{}");
+    }
+}

@@ -1,0 +1,152 @@
+//! The replay step: a case's archives replayed in one `hrr-replay` (the worker's
+//! `--serve` process where it has one, else a process of its own), and its `--json`
+//! results read back with the contract's types.
+
+use std::path::Path;
+
+use hrr_contract::{ReplayExit, ReplayResult};
+
+use super::attempt::Attempt;
+use super::error::StepError;
+use crate::process::{self, Exit};
+use crate::service::ServiceError;
+
+/// Why replay's JSON output holds no results for the archives given.
+#[derive(Debug, thiserror::Error)]
+pub enum ResultsError {
+    #[error("cannot read it: {0}")]
+    Missing(#[from] std::io::Error),
+    #[error("{0}")]
+    Unreadable(#[from] serde_json::Error),
+    #[error("{found} result(s) for {expected} archive(s)")]
+    Count { found: usize, expected: usize },
+}
+
+/// The results of `count` archives in replay's `--json` output: one object for one
+/// archive, an array for several.
+pub fn read_results(data: &[u8], count: usize) -> Result<Vec<ReplayResult>, ResultsError> {
+    let results = if count == 1 {
+        vec![serde_json::from_slice::<ReplayResult>(data)?]
+    } else {
+        serde_json::from_slice::<Vec<ReplayResult>>(data)?
+    };
+    if results.len() != count {
+        return Err(ResultsError::Count {
+            found: results.len(),
+            expected: count,
+        });
+    }
+    Ok(results)
+}
+
+impl Attempt<'_> {
+    /// Replays `archives` in one `hrr-replay` process (the runtime starts once) and returns
+    /// each archive's result, in order.
+    pub(super) fn replay(
+        &mut self,
+        step: &'static str,
+        archives: &[&Path],
+    ) -> Result<Vec<ReplayResult>, StepError> {
+        let json = self.dir.join(format!("{step}.json"));
+        let log = self.dir.join(format!("{step}.log"));
+        let code = if let Some(service) = self.service.get() {
+            let request = serde_json::json!({
+                "archives": archives,
+                "json": json,
+                "log": log,
+                "continue_on_error": true,
+            });
+            match service.request(&request, self.deadline) {
+                Ok(reply) => {
+                    if !reply.healthy {
+                        self.service.discard();
+                    }
+                    i32::from(reply.exit_code.code())
+                }
+                Err(ServiceError::Timeout) => {
+                    self.service.discard();
+                    return Err(StepError::ReplayTimedOut { step });
+                }
+                Err(source) => {
+                    self.service.discard();
+                    return Err(StepError::Service { step, source });
+                }
+            }
+        } else {
+            let mut cmd = self.command(&self.ctx.built.replay);
+            cmd.args(archives)
+                .arg("--continue-on-error")
+                .arg("--json")
+                .arg(&json);
+            match self.run(step, cmd)? {
+                Exit::Code(c) => c,
+                _ => -1,
+            }
+        };
+        let names: Vec<String> = archives.iter().map(|a| a.display().to_string()).collect();
+        self.output
+            .push_str(&format!("$ hrr-replay {} (exit {code})\n", names.join(" ")));
+        self.output.push_str(&process::tail(&log, 4000));
+        let parsed = std::fs::read(&json)
+            .map_err(ResultsError::from)
+            .and_then(|d| read_results(&d, archives.len()));
+        match parsed {
+            Ok(rs) => match rs.iter().find(|r| r.exit_code == ReplayExit::NoGpu) {
+                Some(r) => Err(StepError::NoGpu {
+                    step,
+                    reason: r.reason.clone(),
+                }),
+                None => Ok(rs),
+            },
+            Err(_) if ReplayExit::from_code(code) == Some(ReplayExit::NoGpu) => {
+                Err(StepError::NoGpuNoResult { step })
+            }
+            Err(e) => Err(StepError::NoResult {
+                step,
+                code,
+                count: archives.len(),
+                json,
+                // A missing file says enough; an unreadable one says why (a newer
+                // schema's major version, say).
+                why: (!matches!(e, ResultsError::Missing(_))).then(|| e.to_string()),
+            }),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn one(exit: ReplayExit) -> ReplayResult {
+        ReplayResult::failed("/a".into(), exit, String::new())
+    }
+
+    #[test]
+    fn one_archive_is_an_object_several_an_array() {
+        let r = one(ReplayExit::Fail);
+        let data = serde_json::to_vec(&r).unwrap();
+        assert_eq!(read_results(&data, 1).unwrap(), vec![r.clone()]);
+        let two = serde_json::to_vec(&vec![r.clone(), one(ReplayExit::Pass)]).unwrap();
+        assert_eq!(read_results(&two, 2).unwrap().len(), 2);
+        assert!(matches!(
+            read_results(&two, 3),
+            Err(ResultsError::Count {
+                found: 2,
+                expected: 3
+            })
+        ));
+        assert!(matches!(
+            read_results(&data, 2),
+            Err(ResultsError::Unreadable(_))
+        ));
+    }
+
+    #[test]
+    fn a_newer_schema_is_refused_with_its_reason() {
+        let mut v = serde_json::to_value(one(ReplayExit::Pass)).unwrap();
+        v["schema_version"] = serde_json::json!("9.0");
+        let e = read_results(v.to_string().as_bytes(), 1).unwrap_err();
+        assert!(e.to_string().contains("schema version 9.0 is newer"), "{e}");
+    }
+}
