@@ -25,12 +25,14 @@ use clap::{Args, Parser, Subcommand};
 
 use crate::exit::Exit;
 
-/// `--version`: the tool's version and the archive format it writes and reads.
+/// `--version`: the tool's version, the archive format its capture writes and its replay
+/// reads, and the replay result schema it reads (`hrr_contract`).
 static VERSION: LazyLock<String> = LazyLock::new(|| {
     format!(
-        "{} (archive format {})",
+        "{} (archive format {}, replay result schema {})",
         env!("CARGO_PKG_VERSION"),
-        hrr_archive::FORMAT_VERSION
+        hrr_archive::FORMAT_VERSION,
+        hrr_contract::SchemaVersion::CURRENT
     )
 });
 

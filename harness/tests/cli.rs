@@ -1,5 +1,5 @@
-//! The command line's own promises: `--version` names the archive format the code
-//! writes, `--help` lists the exit codes, and bad usage exits 2.
+//! The command line's own promises: `--version` names the archive format and the replay
+//! result schema from their constants, `--help` lists the exit codes, bad usage exits 2.
 
 use std::process::{Command, Output};
 
@@ -14,15 +14,16 @@ fn stdout(o: &Output) -> String {
 }
 
 #[test]
-fn version_names_the_tool_and_the_archive_format_it_writes() {
+fn version_names_the_archive_format_and_result_schema_from_their_constants() {
     let o = harness(&["--version"]);
     assert_eq!(o.status.code(), Some(0));
     assert_eq!(
         stdout(&o).trim(),
         format!(
-            "hrr-harness {} (archive format {})",
+            "hrr-harness {} (archive format {}, replay result schema {})",
             env!("CARGO_PKG_VERSION"),
-            hrr_archive::FORMAT_VERSION
+            hrr_archive::FORMAT_VERSION,
+            hrr_contract::SchemaVersion::CURRENT
         )
     );
 }
