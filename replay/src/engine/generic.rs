@@ -6,17 +6,16 @@
 //!    parameters; limits and inconsistent records are refused here;
 //! 2. encode (`Ctx::encode`): each plan turned into the argument word the typed call
 //!    takes (translation, staging, slots);
-//! 3. after the call (`Ctx::record_outputs`, `Ctx::finish_copies`): what the call
-//!    created is recorded (addresses, handles, live resources) and a D2H result is
-//!    compared with the captured bytes (in `copies`).
+//! 3. after the call: what it created is recorded (`outputs`: addresses, handles, live
+//!    resources) and a D2H result compared with the captured bytes (`copies`).
 
 use std::collections::HashMap;
 
-use hrr_archive::api::{self, memcpy3d, ApiDesc, CopyDir, ParamKind, COPY_DIR_FIELD};
+use hrr_archive::api::{memcpy3d, ApiDesc, CopyDir, ParamKind, COPY_DIR_FIELD};
 use hrr_archive::payload::Payload;
 use hrr_archive::Event;
 
-use super::{Ctx, EvResult, EventError, Resource};
+use super::{Ctx, EvResult, EventError};
 use crate::runtime::{call_row, RuntimeError};
 
 /// What replay passes for one parameter: its kind's policy applied to the captured value.
@@ -229,10 +228,10 @@ fn packed_side(ptr: u64, extent: [u64; 3]) -> memcpy3d::Side {
 
 /// What the encoded arguments point at, kept alive until the call's results are read.
 #[derive(Default)]
-struct CallBuffers {
+pub(super) struct CallBuffers {
     /// Out parameters' slots, and which parameter each belongs to.
-    slots: Vec<Box<[u64; 2048]>>,
-    slot_of: HashMap<usize, usize>,
+    pub(super) slots: Vec<Box<[u64; 2048]>>,
+    pub(super) slot_of: HashMap<usize, usize>,
     /// Encoded 3D copy parameters.
     keep: Vec<Vec<u8>>,
     /// A D2H copy's (result length, expected length), both in the staging buffers.
@@ -240,7 +239,7 @@ struct CallBuffers {
     /// The copy reads a page-locked source after an asynchronous call returns.
     source_in_flight: bool,
     /// The stand-in buffer being registered.
-    registering: Option<u64>,
+    pub(super) registering: Option<u64>,
 }
 
 impl Ctx<'_> {
@@ -337,112 +336,12 @@ impl Ctx<'_> {
             }
         })
     }
-
-    /// Records what the call created or released: captured addresses mapped to replay
-    /// allocations, captured handles to replay handles, and the resources replay owns.
-    fn record_outputs(
-        &mut self,
-        desc: &ApiDesc,
-        p: &Payload,
-        ret: i32,
-        args: &[u64],
-        bufs: &CallBuffers,
-    ) -> EvResult {
-        let slots = &bufs.slots;
-        let mut slot = slots.iter();
-        let captured_out = |id: u16| {
-            p.get(id)
-                .filter(|f| !f.is_null())
-                .and_then(|f| f.as_u64().ok())
-        };
-        for (i, param) in desc.params.iter().enumerate() {
-            let id = ApiDesc::field_id(i);
-            match param.kind {
-                ParamKind::OutPitchedDevPtr(pitch, height) => {
-                    let replay = slot.next().map(|s| s[0]).unwrap_or(0);
-                    let pj = desc.param_index(pitch).unwrap_or(0);
-                    let replay_pitch = bufs.slot_of.get(&pj).map(|&k| slots[k][0]).unwrap_or(0);
-                    let captured_pitch = p.u64(ApiDesc::field_id(pj), "pitch").unwrap_or(0);
-                    if let Some(captured) = captured_out(id) {
-                        if ret == 0 && replay_pitch != captured_pitch {
-                            return Err(EventError::Inconsistent(format!(
-                                "pitch {replay_pitch} at replay, {captured_pitch} at capture: kernels given the captured pitch would address the wrong rows"
-                            )));
-                        }
-                        let h = desc.param_index(height).map(|j| args[j]).unwrap_or(0);
-                        self.addrs
-                            .insert(captured, captured_pitch.saturating_mul(h), replay);
-                        if ret == 0 {
-                            self.live.insert(replay, Resource::DeviceMemory);
-                        }
-                    }
-                }
-                ParamKind::OutSize | ParamKind::OutValue | ParamKind::OutStruct => {
-                    slot.next();
-                }
-                ParamKind::RegisterHostPtr(len) if ret == 0 => {
-                    if let (Some(captured), Some(buf)) =
-                        (p.get(id).and_then(|f| f.as_u64().ok()), bufs.registering)
-                    {
-                        let size = desc.param_index(len).map(|j| args[j]).unwrap_or(0);
-                        self.addrs.insert(captured, size, buf);
-                    }
-                }
-                ParamKind::OutDevPtr(len) | ParamKind::OutHostPtr(len) => {
-                    let replay = slot.next().map(|s| s[0]).unwrap_or(0);
-                    if let Some(captured) = captured_out(id) {
-                        let size = desc.param_index(len).map(|j| args[j]).unwrap_or(0);
-                        self.addrs.insert(captured, size, replay);
-                    }
-                    if ret == 0 && replay != 0 {
-                        let kind = if matches!(param.kind, ParamKind::OutDevPtr(_)) {
-                            Resource::DeviceMemory
-                        } else {
-                            Resource::PinnedHostMemory
-                        };
-                        self.live.insert(replay, kind);
-                    }
-                }
-                ParamKind::OutStream | ParamKind::OutEvent => {
-                    let replay = slot.next().map(|s| s[0]).unwrap_or(0);
-                    if let Some(captured) = captured_out(id) {
-                        self.handles.insert(captured, replay);
-                    }
-                    if ret == 0 && replay != 0 {
-                        let kind = if param.kind == ParamKind::OutStream {
-                            Resource::Stream
-                        } else {
-                            Resource::Event
-                        };
-                        self.live.insert(replay, kind);
-                    }
-                }
-                ParamKind::FreeDevPtr | ParamKind::FreeHostPtr if ret == 0 => {
-                    if let Some(captured) = p.get(id).and_then(|f| f.as_u64().ok()) {
-                        self.addrs.remove(captured);
-                    }
-                    // An unregistered stand-in buffer is ours to free.
-                    self.registered.remove(&args[i]);
-                    self.live.remove(&args[i]);
-                }
-                ParamKind::Stream | ParamKind::Event
-                    if ret == 0
-                        && (desc.id == api::id::StreamDestroy
-                            || desc.id == api::id::EventDestroy) =>
-                {
-                    self.live.remove(&args[i]);
-                }
-                _ => {}
-            }
-        }
-        Ok(())
-    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use hrr_archive::api::id;
+    use hrr_archive::api::{self, id};
     use hrr_archive::payload::{FieldType, PayloadWriter};
 
     fn desc(id: u16) -> &'static ApiDesc {

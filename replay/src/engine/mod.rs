@@ -3,16 +3,17 @@
 //!
 //! This module owns the per-process state (`Ctx`), the dispatch of an event to its
 //! handler, and what a replay releases at its end. Generic table rows are replayed in
-//! `generic` (decode -> policy -> encode per parameter kind), copies' host side in
-//! `copies`, kernels, modules and
-//! device variables in `kernels`, the D2H comparison in `compare`; an event that fails
-//! becomes a `Failure` whose kind its `EventError` variant gives.
+//! `generic` (decode -> policy -> encode per parameter kind) and `outputs` (what a call
+//! created); copies' host side and the D2H check in `copies` and `compare`; kernels,
+//! modules and device variables in `kernels`. An event that fails becomes a `Failure`
+//! whose kind its `EventError` variant gives.
 
 mod compare;
 mod copies;
 mod error;
 mod generic;
 mod kernels;
+mod outputs;
 
 use std::collections::HashMap;
 use std::os::raw::c_int;

@@ -1,0 +1,111 @@
+//! After a generic call: what it created or released, recorded per out-parameter kind:
+//! captured addresses mapped to replay allocations, captured handles to replay handles,
+//! and the resources replay owns until the program releases them.
+
+use hrr_archive::api::{self, ApiDesc, ParamKind};
+use hrr_archive::payload::Payload;
+
+use super::generic::CallBuffers;
+use super::{Ctx, EvResult, EventError, Resource};
+
+impl Ctx<'_> {
+    /// Records what the call created or released: captured addresses mapped to replay
+    /// allocations, captured handles to replay handles, and the resources replay owns.
+    pub(super) fn record_outputs(
+        &mut self,
+        desc: &ApiDesc,
+        p: &Payload,
+        ret: i32,
+        args: &[u64],
+        bufs: &CallBuffers,
+    ) -> EvResult {
+        let slots = &bufs.slots;
+        let mut slot = slots.iter();
+        let captured_out = |id: u16| {
+            p.get(id)
+                .filter(|f| !f.is_null())
+                .and_then(|f| f.as_u64().ok())
+        };
+        for (i, param) in desc.params.iter().enumerate() {
+            let id = ApiDesc::field_id(i);
+            match param.kind {
+                ParamKind::OutPitchedDevPtr(pitch, height) => {
+                    let replay = slot.next().map(|s| s[0]).unwrap_or(0);
+                    let pj = desc.param_index(pitch).unwrap_or(0);
+                    let replay_pitch = bufs.slot_of.get(&pj).map(|&k| slots[k][0]).unwrap_or(0);
+                    let captured_pitch = p.u64(ApiDesc::field_id(pj), "pitch").unwrap_or(0);
+                    if let Some(captured) = captured_out(id) {
+                        if ret == 0 && replay_pitch != captured_pitch {
+                            return Err(EventError::Inconsistent(format!(
+                                "pitch {replay_pitch} at replay, {captured_pitch} at capture: kernels given the captured pitch would address the wrong rows"
+                            )));
+                        }
+                        let h = desc.param_index(height).map(|j| args[j]).unwrap_or(0);
+                        self.addrs
+                            .insert(captured, captured_pitch.saturating_mul(h), replay);
+                        if ret == 0 {
+                            self.live.insert(replay, Resource::DeviceMemory);
+                        }
+                    }
+                }
+                ParamKind::OutSize | ParamKind::OutValue | ParamKind::OutStruct => {
+                    slot.next();
+                }
+                ParamKind::RegisterHostPtr(len) if ret == 0 => {
+                    if let (Some(captured), Some(buf)) =
+                        (p.get(id).and_then(|f| f.as_u64().ok()), bufs.registering)
+                    {
+                        let size = desc.param_index(len).map(|j| args[j]).unwrap_or(0);
+                        self.addrs.insert(captured, size, buf);
+                    }
+                }
+                ParamKind::OutDevPtr(len) | ParamKind::OutHostPtr(len) => {
+                    let replay = slot.next().map(|s| s[0]).unwrap_or(0);
+                    if let Some(captured) = captured_out(id) {
+                        let size = desc.param_index(len).map(|j| args[j]).unwrap_or(0);
+                        self.addrs.insert(captured, size, replay);
+                    }
+                    if ret == 0 && replay != 0 {
+                        let kind = if matches!(param.kind, ParamKind::OutDevPtr(_)) {
+                            Resource::DeviceMemory
+                        } else {
+                            Resource::PinnedHostMemory
+                        };
+                        self.live.insert(replay, kind);
+                    }
+                }
+                ParamKind::OutStream | ParamKind::OutEvent => {
+                    let replay = slot.next().map(|s| s[0]).unwrap_or(0);
+                    if let Some(captured) = captured_out(id) {
+                        self.handles.insert(captured, replay);
+                    }
+                    if ret == 0 && replay != 0 {
+                        let kind = if param.kind == ParamKind::OutStream {
+                            Resource::Stream
+                        } else {
+                            Resource::Event
+                        };
+                        self.live.insert(replay, kind);
+                    }
+                }
+                ParamKind::FreeDevPtr | ParamKind::FreeHostPtr if ret == 0 => {
+                    if let Some(captured) = p.get(id).and_then(|f| f.as_u64().ok()) {
+                        self.addrs.remove(captured);
+                    }
+                    // An unregistered stand-in buffer is ours to free.
+                    self.registered.remove(&args[i]);
+                    self.live.remove(&args[i]);
+                }
+                ParamKind::Stream | ParamKind::Event
+                    if ret == 0
+                        && (desc.id == api::id::StreamDestroy
+                            || desc.id == api::id::EventDestroy) =>
+                {
+                    self.live.remove(&args[i]);
+                }
+                _ => {}
+            }
+        }
+        Ok(())
+    }
+}
