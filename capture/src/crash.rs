@@ -12,10 +12,15 @@
 //!
 //! The harness stops a case at its timeout with SIGTERM, then SIGKILL: the first is
 //! caught here, the second cannot be.
+//!
+//! This module knows nothing of capture's state: `state` hands [`install`] the function
+//! that flushes, which the handler calls (it must be async-signal-safe).
 
 use std::os::raw::c_int;
+use std::sync::OnceLock;
 
-use crate::state;
+/// The flush the handler runs, given by the first [`install`].
+static FLUSH: OnceLock<fn()> = OnceLock::new();
 
 /// Signals whose default action ends the process, for a crash or a request to stop.
 const FATAL: [c_int; 9] = [
@@ -30,9 +35,11 @@ const FATAL: [c_int; 9] = [
     libc::SIGQUIT,
 ];
 
-/// Installs the handler for every fatal signal still at its default disposition.
+/// Installs the handler for every fatal signal still at its default disposition; the
+/// handler calls `flush` (only try-locks and write(2): it runs in a signal handler).
 /// Returns the signals it took.
-pub fn install() -> Vec<c_int> {
+pub fn install(flush: fn()) -> Vec<c_int> {
+    let _ = FLUSH.set(flush);
     let mut taken = Vec::new();
     for sig in FATAL {
         // SAFETY: all-zero is a valid sigaction (a plain C struct).
@@ -60,8 +67,9 @@ pub fn install() -> Vec<c_int> {
 }
 
 extern "C" fn on_fatal_signal(sig: c_int) {
-    if let Some(cap) = state::current() {
-        cap.writer().emergency_flush();
+    // An atomic load: safe in a signal handler.
+    if let Some(flush) = FLUSH.get() {
+        flush();
     }
     // SAFETY: raise(3) is async-signal-safe. SA_RESETHAND restored the default action,
     // and the signal is blocked until this handler returns: it is then delivered with

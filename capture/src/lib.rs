@@ -1,45 +1,50 @@
 //! libhrr_capture.so: loaded with LD_PRELOAD into an unmodified CUDA or HIP program, it
 //! interposes the runtime's exported functions and records each call into an archive.
 //!
-//! Module map: `state` (the process-wide capture: env, writer, fork, exit notice),
-//! `crash` (buffered events flushed on a fatal signal),
-//! `real` (finding the real function behind each shim), `alloc` (live device and pinned
-//! host allocations), `generic` (recording a table row by its parameter kinds), `shims`
-//! (the extern "C" functions generated from the API table), `kernels` (registration
-//! and launches, hand-written because their meaning is not in their parameter types).
+//! Modules, lowest first (each uses only modules above it in this list; the
+//! `module_graph` test keeps it so):
+//! - `real`: calling the real function behind a shim (`real!`, `Real<F>`, the one
+//!   result when it is missing);
+//! - `ffi`: C types and reads of the program's memory;
+//! - `crash`: fatal signals flush what is buffered (handed the flush by `state`);
+//! - `config`: the environment's settings;
+//! - `alloc`: live device and pinned host allocations;
+//! - `registry`: code objects, kernels and variables registration taught capture;
+//! - `state`: the process's capture (writer, allocations, registry), the shim guard,
+//!   fork, panic containment, the exit notice;
+//! - `regions`, `params`: host regions of copies, and the pure decode and policy per
+//!   parameter kind;
+//! - `runtime_info`: runtime and device metadata for the manifest;
+//! - `generic`: recording a table row; `shims`: the extern "C" functions generated from
+//!   the API table;
+//! - `pinned`: pinned-memory snapshots of a launch; `launch`: launches and the launch
+//!   record; `register`: code-object registration; `modules`: the module API;
+//!   `symbols`: copies to and from device variables; `unreplayable`: calls recorded as
+//!   unreplayable.
+//!
+//! Every exported symbol is declared once, in `hrr_archive::api` (the table's rows and
+//! `HAND_WRITTEN`); `tests/shims_exported.rs` checks the built library against it.
 //!
 //! Invariants: the program always gets the real function's return value; a Rust panic
 //! never crosses a shim (it turns capture off and marks the archive incomplete); a shim
 //! reached from inside capture (our own calls into the runtime) goes straight through.
 
-/// The real function behind a shim, found once with dlsym(RTLD_NEXT) and cached.
-macro_rules! real {
-    ($name:literal) => {{
-        static R: RealFn = $crate::real::RealFn::new(
-            match ::std::ffi::CStr::from_bytes_with_nul(concat!($name, "\0").as_bytes()) {
-                Ok(c) => c,
-                Err(_) => panic!("bad name"),
-            },
-        );
-        R.get()
-    }};
-    (@ident $name:ident) => {{
-        static R: RealFn = $crate::real::RealFn::new(
-            match ::std::ffi::CStr::from_bytes_with_nul(concat!(stringify!($name), "\0").as_bytes())
-            {
-                Ok(c) => c,
-                Err(_) => panic!("bad name"),
-            },
-        );
-        R.get()
-    }};
-}
+#[macro_use]
+pub mod real;
 
 pub mod alloc;
+pub mod config;
 pub mod crash;
+pub mod ffi;
 pub mod generic;
-pub mod kernels;
-pub mod real;
+pub mod launch;
+pub mod modules;
+pub mod params;
+pub mod pinned;
+pub mod regions;
+pub mod register;
+pub mod registry;
+pub mod runtime_info;
 pub mod shims;
 pub mod state;
 pub mod symbols;

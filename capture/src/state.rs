@@ -1,29 +1,32 @@
-//! The process-wide capture: configuration from the environment, the archive writer
-//! (created on the first runtime call, so processes that never touch the GPU leave
-//! nothing behind), fork handlers, panic containment and the exit notice.
+//! The process-wide capture: it owns the process's capture state (the archive writer,
+//! the allocation table, the kernel registry), created on the first runtime call so
+//! processes that never touch the GPU leave nothing behind; the re-entrancy guard,
+//! fork handlers, the crash flush it hands to `crash`, panic containment and the exit
+//! notice.
 //!
-//! Lock order, outermost first: kernels registry → allocation table → the writer's
+//! Lock order, outermost first: kernel registry → allocation table → the writer's
 //! file → buf → blobs → meta. No code holds a capture lock while calling the writer;
 //! `fork_prepare` takes them all in this order.
 
 use std::cell::Cell;
-use std::ffi::OsString;
-use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU64, Ordering};
-use std::time::Duration;
 
 use hrr_archive::api::Vendor;
-use hrr_archive::blob::Compression;
-use hrr_archive::diskspace::ReservePolicy;
-use hrr_archive::{CaptureSettings, ProcessWriter};
+use hrr_archive::payload::PayloadWriter;
+use hrr_archive::record::RECORD_FLAG_INCOMPLETE;
+use hrr_archive::writer::current_tid;
+use hrr_archive::ProcessWriter;
 use parking_lot::Mutex;
 
 use crate::alloc::AllocTable;
+use crate::config::{self, Config};
+use crate::registry::KernelRegistry;
 
 /// Everything a shim needs once capture is on.
 pub struct Capture {
     pub writer: AtomicPtr<ProcessWriter>,
     pub allocs: AllocTable,
+    pub kernels: KernelRegistry,
 }
 
 impl Capture {
@@ -32,13 +35,35 @@ impl Capture {
         // released (writers live until the process ends), so it is valid for 'static.
         unsafe { &*self.writer.load(Ordering::Acquire) }
     }
+
+    /// Appends a hand-written record; `incomplete` says what it lacks (the record is then
+    /// flagged and the manifest names the reason against `api`).
+    pub fn record(
+        &self,
+        id: u16,
+        ret: i32,
+        payload: &PayloadWriter,
+        incomplete: Option<&str>,
+        api: &str,
+    ) {
+        let flags = if incomplete.is_some() {
+            RECORD_FLAG_INCOMPLETE
+        } else {
+            0
+        };
+        let w = self.writer();
+        if let Some(seq) = w.append(id, flags, current_tid(), ret, payload.as_bytes()) {
+            if let Some(why) = incomplete {
+                w.note_capture_failure(seq, api, why);
+            }
+        }
+    }
 }
 
 static STATE: AtomicPtr<Capture> = AtomicPtr::new(std::ptr::null_mut());
 static DISABLED: AtomicBool = AtomicBool::new(false);
 static INIT_LOCK: Mutex<()> = Mutex::new(());
 static CALLS_SEEN: AtomicU64 = AtomicU64::new(0);
-static VENDOR: AtomicU64 = AtomicU64::new(0);
 
 thread_local! {
     static IN_SHIM: Cell<bool> = const { Cell::new(false) };
@@ -48,69 +73,6 @@ fn note(msg: &str) {
     eprintln!("hrr-capture: {msg}");
 }
 
-/// Reads the capture configuration. `Ok(None)`: capture is off.
-pub fn config_from_env() -> Result<Option<(PathBuf, CaptureSettings)>, String> {
-    config_from(|k| std::env::var_os(k))
-}
-
-pub fn config_from(
-    get: impl Fn(&str) -> Option<OsString>,
-) -> Result<Option<(PathBuf, CaptureSettings)>, String> {
-    let Some(out) = get("HRR_CAPTURE_OUTPUT") else {
-        return Ok(None);
-    };
-    if out.to_string_lossy().trim().is_empty() {
-        return Ok(None);
-    }
-    let mut s = CaptureSettings::default();
-    let text = |k: &str| {
-        get(k)
-            .map(|v| v.to_string_lossy().trim().to_string())
-            .filter(|v| !v.is_empty())
-    };
-    if let Some(c) = text("HRR_CAPTURE_COMPRESS") {
-        s.compression = match c.as_str() {
-            "none" | "off" | "0" => Compression::None,
-            "zstd" => Compression::Zstd { level: 3 },
-            other => match other.strip_prefix("zstd:").map(|l| l.parse::<i32>()) {
-                Some(Ok(level)) if (1..=22).contains(&level) => Compression::Zstd { level },
-                _ => {
-                    return Err(format!(
-                        "HRR_CAPTURE_COMPRESS={other:?} is not one of none, zstd, zstd:LEVEL (1-22)"
-                    ))
-                }
-            },
-        };
-    }
-    if let Some(ms) = text("HRR_CAPTURE_FLUSH_MS") {
-        match ms.parse::<u64>() {
-            Ok(v) if v > 0 => s.flush_interval = Duration::from_millis(v),
-            _ => {
-                return Err(format!(
-                    "HRR_CAPTURE_FLUSH_MS={ms:?} is not a positive number of milliseconds"
-                ))
-            }
-        }
-    }
-    if let Some(f) = text("HRR_CAPTURE_FSYNC") {
-        (s.fsync, s.fsync_blobs) = match f.as_str() {
-            "1" | "on" | "true" | "yes" | "events" => (true, false),
-            "all" => (true, true),
-            "0" | "off" | "false" | "no" => (false, false),
-            other => {
-                return Err(format!(
-                    "HRR_CAPTURE_FSYNC={other:?} is not on (events), all (events and blobs) or off"
-                ))
-            }
-        };
-    }
-    if let Some(r) = text("HRR_CAPTURE_DISK_RESERVE") {
-        s.reserve =
-            ReservePolicy::parse(&r).map_err(|e| format!("HRR_CAPTURE_DISK_RESERVE: {e}"))?;
-    }
-    Ok(Some((PathBuf::from(out), s)))
-}
-
 fn secure_execution() -> bool {
     // SAFETY: getauxval has no preconditions.
     unsafe { libc::getauxval(libc::AT_SECURE) != 0 }
@@ -118,9 +80,7 @@ fn secure_execution() -> bool {
 
 /// Runs at library load: reports a secure-execution refusal and registers the exit notice.
 extern "C" fn on_load() {
-    let wants = std::env::var_os("HRR_CAPTURE_OUTPUT")
-        .is_some_and(|v| !v.to_string_lossy().trim().is_empty());
-    if !wants {
+    if !config::wanted(std::env::var_os("HRR_CAPTURE_OUTPUT")) {
         DISABLED.store(true, Ordering::SeqCst);
         return;
     }
@@ -180,7 +140,7 @@ fn init(vendor: Vendor) -> Option<&'static Capture> {
     if DISABLED.load(Ordering::SeqCst) {
         return None;
     }
-    let (root, settings) = match config_from_env() {
+    let Config { output, settings } = match config::from_env() {
         Ok(Some(c)) => c,
         Ok(None) => {
             DISABLED.store(true, Ordering::SeqCst);
@@ -194,7 +154,7 @@ fn init(vendor: Vendor) -> Option<&'static Capture> {
     };
     // SAFETY: getppid has no preconditions.
     let ppid = unsafe { libc::getppid() } as u32;
-    let writer = match ProcessWriter::create(&root, settings, ppid) {
+    let writer = match ProcessWriter::create(&output, settings, ppid) {
         Ok(w) => w,
         Err(e) => {
             DISABLED.store(true, Ordering::SeqCst);
@@ -204,7 +164,6 @@ fn init(vendor: Vendor) -> Option<&'static Capture> {
     };
     writer.start_flusher();
     writer.update_runtime(|r| r.vendor = vendor.as_str().into());
-    VENDOR.store(vendor as u64 + 1, Ordering::Relaxed);
     note(&format!(
         "recording pid {} into {}",
         writer.pid(),
@@ -213,9 +172,10 @@ fn init(vendor: Vendor) -> Option<&'static Capture> {
     let cap = Box::new(Capture {
         writer: AtomicPtr::new(std::sync::Arc::into_raw(writer) as *mut ProcessWriter),
         allocs: AllocTable::default(),
+        kernels: KernelRegistry::default(),
     });
     STATE.store(Box::into_raw(cap), Ordering::Release);
-    crate::crash::install();
+    crate::crash::install(flush_buffered);
     // SAFETY: registering plain extern "C" fns; they follow the documented lock order.
     unsafe {
         libc::pthread_atfork(Some(fork_prepare), Some(fork_parent), Some(fork_child));
@@ -223,9 +183,17 @@ fn init(vendor: Vendor) -> Option<&'static Capture> {
     current()
 }
 
+/// What a fatal signal runs before the process dies: buffered events reach the disk
+/// (`emergency_flush` only try-locks and calls write(2)).
+fn flush_buffered() {
+    if let Some(c) = current() {
+        c.writer().emergency_flush();
+    }
+}
+
 extern "C" fn fork_prepare() {
     if let Some(c) = current() {
-        crate::kernels::fork_prepare();
+        c.kernels.fork_prepare();
         c.allocs.fork_prepare();
         c.writer().fork_prepare();
     }
@@ -237,7 +205,7 @@ extern "C" fn fork_parent() {
         unsafe {
             c.writer().fork_parent();
             c.allocs.fork_release();
-            crate::kernels::fork_release();
+            c.kernels.fork_release();
         }
     }
 }
@@ -249,7 +217,7 @@ extern "C" fn fork_child() {
         // fork_prepare in the parent's copy of this thread.
         unsafe {
             c.allocs.fork_release();
-            crate::kernels::fork_release();
+            c.kernels.fork_release();
         }
         match c.writer().fork_child() {
             Ok(w) => {
@@ -381,84 +349,4 @@ fn executable_has_gpu_code() -> bool {
     [&b".nv_fatbin"[..], b"__hip_fatbin", b".hip_fatbin"]
         .iter()
         .any(|needle| bytes.windows(needle.len()).any(|w| w == *needle))
-}
-
-pub fn vendor() -> Option<Vendor> {
-    match VENDOR.load(Ordering::Relaxed) {
-        1 => Some(Vendor::Cuda),
-        2 => Some(Vendor::Hip),
-        _ => None,
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use std::collections::HashMap;
-
-    fn cfg(pairs: &[(&str, &str)]) -> Result<Option<(PathBuf, CaptureSettings)>, String> {
-        let m: HashMap<String, OsString> = pairs
-            .iter()
-            .map(|(k, v)| (k.to_string(), OsString::from(v)))
-            .collect();
-        config_from(|k| m.get(k).cloned())
-    }
-
-    #[test]
-    fn empty_or_blank_output_means_off() {
-        assert!(cfg(&[]).unwrap().is_none());
-        assert!(cfg(&[("HRR_CAPTURE_OUTPUT", "")]).unwrap().is_none());
-        assert!(cfg(&[("HRR_CAPTURE_OUTPUT", "  ")]).unwrap().is_none());
-        assert!(cfg(&[("HRR_CAPTURE_OUTPUT", "/tmp/x")]).unwrap().is_some());
-    }
-
-    #[test]
-    fn bad_settings_are_named() {
-        let e = cfg(&[
-            ("HRR_CAPTURE_OUTPUT", "/tmp/x"),
-            ("HRR_CAPTURE_COMPRESS", "lz5"),
-        ])
-        .unwrap_err();
-        assert!(
-            e.contains("HRR_CAPTURE_COMPRESS") && e.contains("lz5"),
-            "{e}"
-        );
-        let e = cfg(&[
-            ("HRR_CAPTURE_OUTPUT", "/tmp/x"),
-            ("HRR_CAPTURE_FLUSH_MS", "0"),
-        ])
-        .unwrap_err();
-        assert!(e.contains("HRR_CAPTURE_FLUSH_MS"), "{e}");
-        let e = cfg(&[
-            ("HRR_CAPTURE_OUTPUT", "/tmp/x"),
-            ("HRR_CAPTURE_DISK_RESERVE", "much"),
-        ])
-        .unwrap_err();
-        assert!(e.contains("HRR_CAPTURE_DISK_RESERVE"), "{e}");
-        let (_, s) = cfg(&[
-            ("HRR_CAPTURE_OUTPUT", "/tmp/x"),
-            ("HRR_CAPTURE_COMPRESS", "zstd:5"),
-        ])
-        .unwrap()
-        .unwrap();
-        assert_eq!(s.compression, Compression::Zstd { level: 5 });
-    }
-
-    #[test]
-    fn fsync_levels() {
-        let level = |v: &str| {
-            cfg(&[("HRR_CAPTURE_OUTPUT", "/tmp/x"), ("HRR_CAPTURE_FSYNC", v)])
-                .map(|c| c.map(|(_, s)| (s.fsync, s.fsync_blobs)))
-        };
-        let (_, default) = cfg(&[("HRR_CAPTURE_OUTPUT", "/tmp/x")]).unwrap().unwrap();
-        assert_eq!((default.fsync, default.fsync_blobs), (true, false));
-        assert_eq!(level("on"), Ok(Some((true, false))));
-        assert_eq!(level("all"), Ok(Some((true, true))));
-        assert_eq!(level("off"), Ok(Some((false, false))));
-        let e = level("sometimes").unwrap_err();
-        assert!(
-            e.contains("HRR_CAPTURE_FSYNC") && e.contains("sometimes"),
-            "{e}"
-        );
-    }
 }

@@ -12,29 +12,23 @@ use hrr_archive::payload::PayloadWriter;
 
 use crate::alloc::Space;
 use crate::generic::capture_row;
-use crate::kernels::{first_symbol_use, record, var_info};
-use crate::real::RealFn;
+use crate::real::NO_REAL_FUNCTION;
 use crate::state::{self, guarded};
 
-static CUDA_GET_SYMBOL_ADDRESS: RealFn = RealFn::new(c"cudaGetSymbolAddress");
-static HIP_GET_SYMBOL_ADDRESS: RealFn = RealFn::new(c"hipGetSymbolAddress");
+/// C type of `cudaGetSymbolAddress` / `hipGetSymbolAddress(void** devPtr, const void*
+/// symbol)`.
+type GetSymbolAddressFn = unsafe extern "C" fn(*mut *mut c_void, *const c_void) -> c_int;
 
 /// The device address of a variable, from the real runtime (nothing recorded).
 fn symbol_address(vendor: Vendor, symbol: *const c_void) -> Option<u64> {
-    let f = match vendor {
-        Vendor::Cuda => CUDA_GET_SYMBOL_ADDRESS.get(),
-        Vendor::Hip => HIP_GET_SYMBOL_ADDRESS.get(),
+    let real = match vendor {
+        Vendor::Cuda => real!(cudaGetSymbolAddress: GetSymbolAddressFn),
+        Vendor::Hip => real!(hipGetSymbolAddress: GetSymbolAddressFn),
     };
-    if f.is_null() {
-        return None;
-    }
+    let f = real.get()?;
     let mut dptr: *mut c_void = std::ptr::null_mut();
-    // SAFETY: cudaGetSymbolAddress / hipGetSymbolAddress(void** devPtr, const void* symbol).
-    let r = unsafe {
-        let f: unsafe extern "C" fn(*mut *mut c_void, *const c_void) -> c_int =
-            std::mem::transmute(f);
-        f(&mut dptr, symbol)
-    };
+    // SAFETY: a valid out pointer, and the symbol the program passed to its copy.
+    let r = unsafe { f(&mut dptr, symbol) };
     (r == 0 && !dptr.is_null()).then_some(dptr as u64)
 }
 
@@ -43,18 +37,18 @@ fn symbol_address(vendor: Vendor, symbol: *const c_void) -> Option<u64> {
 fn resolve(vendor: Vendor, symbol: *const c_void, api: &'static str) -> Option<u64> {
     let cap = state::current()?;
     let dptr = symbol_address(vendor, symbol)?;
-    let (name, co, size) = var_info(symbol as u64)?;
-    if first_symbol_use(symbol as u64) {
-        cap.allocs.insert(dptr, size, Space::Device);
+    let var = cap.kernels.var_info(symbol as u64)?;
+    if cap.kernels.first_symbol_use(symbol as u64) {
+        cap.allocs.insert(dptr, var.size, Space::Device);
         let _g = state::enter(vendor);
         guarded(api, || {
             let mut p = PayloadWriter::new();
             p.u64(fid::HOST_STUB, symbol as u64)
-                .str(fid::NAME, &name)
-                .str(fid::CODE_OBJECT, &co.to_hex())
+                .str(fid::NAME, &var.name)
+                .str(fid::CODE_OBJECT, &var.code_object.to_hex())
                 .devptr(fid::DEVICE_ADDRESS, dptr)
-                .u64(fid::SIZE, size);
-            record(vendor, semantic::SYMBOL_ADDRESS, 0, &p, None, api);
+                .u64(fid::SIZE, var.size);
+            cap.record(semantic::SYMBOL_ADDRESS, 0, &p, None, api);
         });
     }
     Some(dptr)
@@ -124,13 +118,9 @@ macro_rules! symbol_shims {
             offset: usize,
             kind: c_int,
         ) -> c_int {
-            let real = real!(@ident $to);
-            if real.is_null() {
-                return 999;
-            }
-            // SAFETY: the runtime's function of this name and C signature.
-            let f: unsafe extern "C" fn(*const c_void, *const c_void, usize, usize, c_int) -> c_int =
-                unsafe { std::mem::transmute(real) };
+            let Some(f) = real!($to: unsafe extern "C" fn(*const c_void, *const c_void, usize, usize, c_int) -> c_int).for_shim() else {
+                return NO_REAL_FUNCTION;
+            };
             // SAFETY: the program's own arguments, passed on unchanged.
             let call = || unsafe { f(symbol, src, count, offset, kind) };
             let how = SymbolCopy { host: src as u64, count, offset, kind, to_symbol: true, stream: None };
@@ -147,13 +137,9 @@ macro_rules! symbol_shims {
             offset: usize,
             kind: c_int,
         ) -> c_int {
-            let real = real!(@ident $from);
-            if real.is_null() {
-                return 999;
-            }
-            // SAFETY: the runtime's function of this name and C signature.
-            let f: unsafe extern "C" fn(*mut c_void, *const c_void, usize, usize, c_int) -> c_int =
-                unsafe { std::mem::transmute(real) };
+            let Some(f) = real!($from: unsafe extern "C" fn(*mut c_void, *const c_void, usize, usize, c_int) -> c_int).for_shim() else {
+                return NO_REAL_FUNCTION;
+            };
             // SAFETY: the program's own arguments, passed on unchanged.
             let call = || unsafe { f(dst, symbol, count, offset, kind) };
             let how = SymbolCopy { host: dst as u64, count, offset, kind, to_symbol: false, stream: None };
@@ -171,13 +157,9 @@ macro_rules! symbol_shims {
             kind: c_int,
             stream: *mut c_void,
         ) -> c_int {
-            let real = real!(@ident $to_async);
-            if real.is_null() {
-                return 999;
-            }
-            // SAFETY: the runtime's function of this name and C signature.
-            let f: unsafe extern "C" fn(*const c_void, *const c_void, usize, usize, c_int, *mut c_void) -> c_int =
-                unsafe { std::mem::transmute(real) };
+            let Some(f) = real!($to_async: unsafe extern "C" fn(*const c_void, *const c_void, usize, usize, c_int, *mut c_void) -> c_int).for_shim() else {
+                return NO_REAL_FUNCTION;
+            };
             // SAFETY: the program's own arguments, passed on unchanged.
             let call = || unsafe { f(symbol, src, count, offset, kind, stream) };
             let how = SymbolCopy { host: src as u64, count, offset, kind, to_symbol: true, stream: Some(stream as u64) };
@@ -195,13 +177,9 @@ macro_rules! symbol_shims {
             kind: c_int,
             stream: *mut c_void,
         ) -> c_int {
-            let real = real!(@ident $from_async);
-            if real.is_null() {
-                return 999;
-            }
-            // SAFETY: the runtime's function of this name and C signature.
-            let f: unsafe extern "C" fn(*mut c_void, *const c_void, usize, usize, c_int, *mut c_void) -> c_int =
-                unsafe { std::mem::transmute(real) };
+            let Some(f) = real!($from_async: unsafe extern "C" fn(*mut c_void, *const c_void, usize, usize, c_int, *mut c_void) -> c_int).for_shim() else {
+                return NO_REAL_FUNCTION;
+            };
             // SAFETY: the program's own arguments, passed on unchanged.
             let call = || unsafe { f(dst, symbol, count, offset, kind, stream) };
             let how = SymbolCopy { host: dst as u64, count, offset, kind, to_symbol: false, stream: Some(stream as u64) };

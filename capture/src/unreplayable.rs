@@ -5,14 +5,14 @@
 //! by name.
 
 use std::collections::HashSet;
-use std::os::raw::{c_int, c_void};
+use std::os::raw::c_int;
 
 use hrr_archive::api::{fid, semantic, Vendor};
 use hrr_archive::payload::PayloadWriter;
 use hrr_archive::writer::current_tid;
 use parking_lot::Mutex;
 
-use crate::real::RealFn;
+use crate::real::NO_REAL_FUNCTION;
 use crate::state::{self, guarded};
 
 const HOST_CODE: &str =
@@ -49,19 +49,15 @@ macro_rules! unreplayable_shim {
         /// Called by the program with the runtime function's own arguments.
         #[no_mangle]
         pub unsafe extern "C" fn $name($($arg: usize),+) -> c_int {
-            let real = real!(@ident $name);
-            if real.is_null() {
-                // The runtime does not export it (an older HIP): the program could not have
-                // linked against it either, so this is never reached in practice.
-                return 1;
-            }
-            // SAFETY: the runtime's function takes these register arguments and returns an
-            // error code; they are forwarded unchanged.
-            let ret = unsafe {
-                let f: unsafe extern "C" fn($(unreplayable_shim!(@usize $arg)),+) -> c_int =
-                    std::mem::transmute::<*mut c_void, _>(real);
-                f($($arg),+)
+            // The runtime's function takes these register arguments and returns an error
+            // code. Missing (an older HIP), the program could not have linked against it
+            // either, so that is never reached in practice.
+            let real = real!($name: unsafe extern "C" fn($(unreplayable_shim!(@usize $arg)),+) -> c_int);
+            let Some(f) = real.for_shim() else {
+                return NO_REAL_FUNCTION;
             };
+            // SAFETY: the program's own arguments, forwarded unchanged.
+            let ret = unsafe { f($($arg),+) };
             record($vendor, stringify!($name), $reason, ret, &[$($arg),+]);
             ret
         }

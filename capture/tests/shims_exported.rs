@@ -5,32 +5,12 @@
 //! The built library's dynamic symbol table is read with `nm -D`.
 
 use std::collections::BTreeSet;
-use std::path::PathBuf;
 use std::process::Command;
 
 use hrr_archive::api::exported_symbols;
 
-/// The built cdylib: in this test's deps directory (cargo test) or one above it (cargo
-/// build); built through cargo when neither has it.
-fn capture_so() -> PathBuf {
-    let exe = std::env::current_exe().unwrap();
-    let deps = exe.parent().unwrap().to_path_buf();
-    let candidates = [
-        deps.join("libhrr_capture.so"),
-        deps.parent().unwrap().join("libhrr_capture.so"),
-    ];
-    if !candidates.iter().any(|c| c.is_file()) {
-        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-        let _ = Command::new(cargo)
-            .args(["build", "-q", "-p", "hrr-capture"])
-            .status();
-    }
-    candidates
-        .iter()
-        .find(|c| c.is_file())
-        .cloned()
-        .expect("libhrr_capture.so was not built")
-}
+mod common;
+use common::capture_so;
 
 /// The functions a shared library defines in its dynamic symbol table.
 fn exported_functions(so: &std::path::Path) -> BTreeSet<String> {
@@ -72,4 +52,21 @@ fn the_library_exports_exactly_the_declared_symbols() {
         "exported but declared in neither API_TABLE nor HAND_WRITTEN: {undeclared:?}"
     );
     assert!(declared.len() > 100, "{} symbols", declared.len());
+}
+
+#[test]
+fn each_hand_written_symbol_lives_in_the_module_its_row_names() {
+    let src = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    for h in hrr_archive::api::HAND_WRITTEN {
+        let file = src.join(format!("{}.rs", h.owner));
+        let text = std::fs::read_to_string(&file)
+            .unwrap_or_else(|e| panic!("{}: owner {}: {e}", h.symbol, file.display()));
+        let named = text.match_indices(h.symbol).any(|(i, _)| {
+            let before = text[..i].chars().next_back();
+            let after = text[i + h.symbol.len()..].chars().next();
+            let ident = |c: Option<char>| c.is_some_and(|c| c.is_ascii_alphanumeric() || c == '_');
+            !ident(before) && !ident(after)
+        });
+        assert!(named, "{} is not defined in {}", h.symbol, file.display());
+    }
 }

@@ -1,0 +1,196 @@
+//! Capture's configuration, read from the environment once, when the first runtime call
+//! starts capture: where the archive goes and how it is written.
+
+use std::ffi::OsString;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use hrr_archive::blob::Compression;
+use hrr_archive::diskspace::ReservePolicy;
+use hrr_archive::CaptureSettings;
+
+/// Where capture writes and how.
+#[derive(Debug)]
+pub struct Config {
+    /// HRR_CAPTURE_OUTPUT: the archive root.
+    pub output: PathBuf,
+    pub settings: CaptureSettings,
+}
+
+/// A setting capture cannot use; capture is then off for the process.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ConfigError {
+    Compress(String),
+    FlushMs(String),
+    Fsync(String),
+    /// The value's own problem, as the archive's parser names it.
+    DiskReserve(String),
+}
+
+impl std::fmt::Display for ConfigError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ConfigError::Compress(v) => write!(
+                f,
+                "HRR_CAPTURE_COMPRESS={v:?} is not one of none, zstd, zstd:LEVEL (1-22)"
+            ),
+            ConfigError::FlushMs(v) => write!(
+                f,
+                "HRR_CAPTURE_FLUSH_MS={v:?} is not a positive number of milliseconds"
+            ),
+            ConfigError::Fsync(v) => write!(
+                f,
+                "HRR_CAPTURE_FSYNC={v:?} is not on (events), all (events and blobs) or off"
+            ),
+            ConfigError::DiskReserve(why) => write!(f, "HRR_CAPTURE_DISK_RESERVE: {why}"),
+        }
+    }
+}
+
+impl std::error::Error for ConfigError {}
+
+/// Whether HRR_CAPTURE_OUTPUT asks for capture at all (set and not blank).
+pub fn wanted(output: Option<OsString>) -> bool {
+    output.is_some_and(|v| !v.to_string_lossy().trim().is_empty())
+}
+
+/// Reads the configuration from the process environment. `Ok(None)`: capture is off.
+pub fn from_env() -> Result<Option<Config>, ConfigError> {
+    from(|k| std::env::var_os(k))
+}
+
+/// Reads the configuration from `get` (the environment, or a test's map).
+pub fn from(get: impl Fn(&str) -> Option<OsString>) -> Result<Option<Config>, ConfigError> {
+    let out = get("HRR_CAPTURE_OUTPUT");
+    if !wanted(out.clone()) {
+        return Ok(None);
+    }
+    let output = PathBuf::from(out.unwrap_or_default());
+    let text = |k: &str| {
+        get(k)
+            .map(|v| v.to_string_lossy().trim().to_string())
+            .filter(|v| !v.is_empty())
+    };
+    let mut s = CaptureSettings::default();
+    if let Some(c) = text("HRR_CAPTURE_COMPRESS") {
+        s.compression = compression(&c)?;
+    }
+    if let Some(ms) = text("HRR_CAPTURE_FLUSH_MS") {
+        match ms.parse::<u64>() {
+            Ok(v) if v > 0 => s.flush_interval = Duration::from_millis(v),
+            _ => return Err(ConfigError::FlushMs(ms)),
+        }
+    }
+    if let Some(f) = text("HRR_CAPTURE_FSYNC") {
+        (s.fsync, s.fsync_blobs) = fsync(&f)?;
+    }
+    if let Some(r) = text("HRR_CAPTURE_DISK_RESERVE") {
+        s.reserve =
+            ReservePolicy::parse(&r).map_err(|e| ConfigError::DiskReserve(e.to_string()))?;
+    }
+    Ok(Some(Config {
+        output,
+        settings: s,
+    }))
+}
+
+fn compression(c: &str) -> Result<Compression, ConfigError> {
+    Ok(match c {
+        "none" | "off" | "0" => Compression::None,
+        "zstd" => Compression::Zstd { level: 3 },
+        other => match other.strip_prefix("zstd:").map(|l| l.parse::<i32>()) {
+            Some(Ok(level)) if (1..=22).contains(&level) => Compression::Zstd { level },
+            _ => return Err(ConfigError::Compress(other.to_string())),
+        },
+    })
+}
+
+/// (fsync events and manifests, fsync blobs too).
+fn fsync(f: &str) -> Result<(bool, bool), ConfigError> {
+    Ok(match f {
+        "1" | "on" | "true" | "yes" | "events" => (true, false),
+        "all" => (true, true),
+        "0" | "off" | "false" | "no" => (false, false),
+        other => return Err(ConfigError::Fsync(other.to_string())),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashMap;
+
+    fn cfg(pairs: &[(&str, &str)]) -> Result<Option<Config>, ConfigError> {
+        let m: HashMap<String, OsString> = pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), OsString::from(v)))
+            .collect();
+        from(|k| m.get(k).cloned())
+    }
+
+    fn settings(pairs: &[(&str, &str)]) -> CaptureSettings {
+        let mut all = vec![("HRR_CAPTURE_OUTPUT", "/tmp/x")];
+        all.extend_from_slice(pairs);
+        cfg(&all).unwrap().unwrap().settings
+    }
+
+    #[test]
+    fn empty_or_blank_output_means_off() {
+        assert!(cfg(&[]).unwrap().is_none());
+        assert!(cfg(&[("HRR_CAPTURE_OUTPUT", "")]).unwrap().is_none());
+        assert!(cfg(&[("HRR_CAPTURE_OUTPUT", "  ")]).unwrap().is_none());
+        let c = cfg(&[("HRR_CAPTURE_OUTPUT", "/tmp/x")]).unwrap().unwrap();
+        assert_eq!(c.output, PathBuf::from("/tmp/x"));
+        assert!(!wanted(Some(" ".into())) && wanted(Some("a".into())));
+    }
+
+    #[test]
+    fn bad_settings_are_named() {
+        let with = |k: &str, v: &str| {
+            cfg(&[("HRR_CAPTURE_OUTPUT", "/tmp/x"), (k, v)])
+                .unwrap_err()
+                .to_string()
+        };
+        let e = with("HRR_CAPTURE_COMPRESS", "lz5");
+        assert!(
+            e.contains("HRR_CAPTURE_COMPRESS") && e.contains("lz5"),
+            "{e}"
+        );
+        assert_eq!(
+            with("HRR_CAPTURE_COMPRESS", "zstd:23"),
+            ConfigError::Compress("zstd:23".into()).to_string()
+        );
+        let e = with("HRR_CAPTURE_FLUSH_MS", "0");
+        assert!(e.contains("HRR_CAPTURE_FLUSH_MS"), "{e}");
+        let e = with("HRR_CAPTURE_DISK_RESERVE", "much");
+        assert!(e.starts_with("HRR_CAPTURE_DISK_RESERVE: "), "{e}");
+        assert_eq!(
+            settings(&[("HRR_CAPTURE_COMPRESS", "zstd:5")]).compression,
+            Compression::Zstd { level: 5 }
+        );
+        assert_eq!(
+            settings(&[("HRR_CAPTURE_FLUSH_MS", "250")]).flush_interval,
+            Duration::from_millis(250)
+        );
+    }
+
+    #[test]
+    fn fsync_levels() {
+        let level = |v: &str| {
+            let s = settings(&[("HRR_CAPTURE_FSYNC", v)]);
+            (s.fsync, s.fsync_blobs)
+        };
+        let default = settings(&[]);
+        assert_eq!((default.fsync, default.fsync_blobs), (true, false));
+        assert_eq!(level("on"), (true, false));
+        assert_eq!(level("all"), (true, true));
+        assert_eq!(level("off"), (false, false));
+        let e = cfg(&[
+            ("HRR_CAPTURE_OUTPUT", "/tmp/x"),
+            ("HRR_CAPTURE_FSYNC", "sometimes"),
+        ])
+        .unwrap_err();
+        assert_eq!(e, ConfigError::Fsync("sometimes".into()));
+        assert!(e.to_string().contains("HRR_CAPTURE_FSYNC"));
+    }
+}

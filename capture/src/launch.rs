@@ -1,0 +1,516 @@
+//! Kernel launches: the launch shims (`cudaLaunchKernel`, `__cudaLaunchKernel`,
+//! `cudaLaunchKernelExC`, `hipLaunchKernel`) and the launch record every launch path
+//! shares, module launches included.
+//!
+//! A launch record is self-contained: the kernel's mangled name, the hash of the code
+//! object that holds it, grid, block, shared memory, stream, and per parameter its
+//! offset, size, bytes and the offsets of words that point into live allocations. What
+//! a launch needs about its kernel is resolved once per kernel per thread
+//! ([`KernelInfo`]): a launch then takes no global lock and copies no parameter list.
+
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::os::raw::{c_int, c_uint, c_void};
+use std::sync::Arc;
+
+use hrr_archive::api::{fid, semantic, Vendor};
+use hrr_archive::payload::PayloadWriter;
+
+use crate::alloc::Space;
+use crate::ffi::{bytes_at, Dim3};
+use crate::pinned::snapshot_pinned;
+use crate::real::NO_REAL_FUNCTION;
+use crate::registry::{KernelRegistry, Layout};
+use crate::state::{self, guarded, Capture};
+
+/// What a launch record needs about its kernel besides the arguments.
+#[derive(Clone)]
+pub struct KernelInfo {
+    kernel: u64,
+    stub: u64,
+    /// Parameter layout; None when unavailable.
+    params: Option<Arc<[(u64, u64)]>>,
+    /// The record's fixed fields (name, code object), encoded once; None when the stub
+    /// was never registered.
+    prefix: Option<Arc<PayloadWriter>>,
+}
+
+impl KernelInfo {
+    pub fn new(reg: &KernelRegistry, kernel: u64, stub: u64, params: Option<Layout>) -> Self {
+        KernelInfo {
+            kernel,
+            stub,
+            params: params.map(Arc::from),
+            prefix: reg.launch_prefix(stub),
+        }
+    }
+}
+
+/// What a launch path resolves from its first argument (a kernel handle or host stub).
+pub struct Resolved {
+    pub kernel: u64,
+    pub stub: u64,
+    pub layout: Option<Layout>,
+}
+
+type LaunchCache = (u64, HashMap<(u16, u64), KernelInfo>);
+
+thread_local! {
+    /// (registry generation, (launch API id, first launch argument) -> kernel info).
+    static LAUNCH_CACHE: RefCell<LaunchCache> = RefCell::new((0, HashMap::new()));
+    /// The payload buffer of this thread's launch records, kept between launches.
+    static LAUNCH_PAYLOAD: RefCell<PayloadWriter> = RefCell::new(PayloadWriter::with_capacity(512));
+}
+
+/// The kernel info for launch API `id` called with `first`, from this thread's cache or
+/// resolved by `resolve`. Only complete infos are cached: a stub registered later is then
+/// still found.
+fn kernel_info_cached(
+    reg: &KernelRegistry,
+    id: u16,
+    first: u64,
+    resolve: impl FnOnce(&KernelRegistry, u64) -> Resolved,
+) -> KernelInfo {
+    let generation = reg.generation();
+    let hit = LAUNCH_CACHE
+        .try_with(|c| {
+            let mut c = c.borrow_mut();
+            if c.0 != generation {
+                *c = (generation, HashMap::new());
+            }
+            c.1.get(&(id, first)).cloned()
+        })
+        .ok()
+        .flatten();
+    if let Some(info) = hit {
+        return info;
+    }
+    let r = resolve(reg, first);
+    let info = KernelInfo::new(reg, r.kernel, r.stub, r.layout);
+    if info.params.is_some() && info.prefix.is_some() {
+        let _ = LAUNCH_CACHE.try_with(|c| {
+            let mut c = c.borrow_mut();
+            if c.0 == generation {
+                c.1.insert((id, first), info.clone());
+            }
+        });
+    }
+    info
+}
+
+/// C type of `cuFuncGetParamInfo` / `cuKernelGetParamInfo` (CUDA 12.4+):
+/// `CUresult (CUfunction|CUkernel, size_t index, size_t* offset, size_t* size)`.
+type ParamInfoFn = unsafe extern "C" fn(*mut c_void, usize, *mut usize, *mut usize) -> c_int;
+
+/// Which kind of CUDA handle a layout is asked for.
+#[derive(Clone, Copy)]
+pub enum CudaHandle {
+    /// A `CUfunction` (a module function, or the function behind a host stub).
+    Function,
+    /// A `cudaKernel_t` / `CUkernel`.
+    Kernel,
+}
+
+/// The parameter layout of a CUDA kernel from the driver (cached per handle).
+pub fn cuda_param_layout(reg: &KernelRegistry, handle: u64, of: CudaHandle) -> Option<Layout> {
+    if let Some(v) = reg.cached_layout(handle) {
+        return Some(v);
+    }
+    let real = match of {
+        CudaHandle::Kernel => real!(driver cuKernelGetParamInfo: ParamInfoFn),
+        CudaHandle::Function => real!(driver cuFuncGetParamInfo: ParamInfoFn),
+    };
+    let f = real.get()?;
+    let mut out = Vec::new();
+    for i in 0..4096usize {
+        let (mut off, mut size) = (0usize, 0usize);
+        // SAFETY: valid out pointers; the handle came from the runtime.
+        if unsafe { f(handle as usize as *mut c_void, i, &mut off, &mut size) } != 0 {
+            break;
+        }
+        out.push((off as u64, size as u64));
+    }
+    reg.cache_layout(handle, out.clone());
+    Some(out)
+}
+
+/// CUDA, launch by host stub: the driver function behind the stub, for its layout.
+fn resolve_cuda_stub(reg: &KernelRegistry, stub: u64) -> Resolved {
+    let get =
+        real!(cudaGetFuncBySymbol: unsafe extern "C" fn(*mut *mut c_void, *const c_void) -> c_int);
+    let mut function: *mut c_void = std::ptr::null_mut();
+    let found = get.get().is_some_and(|g| {
+        // SAFETY: cudaError_t cudaGetFuncBySymbol(cudaFunction_t*, const void* stub).
+        unsafe { g(&mut function, stub as usize as *const c_void) == 0 }
+    });
+    let (kernel, layout) = if found {
+        let f = function as u64;
+        (f, cuda_param_layout(reg, f, CudaHandle::Function))
+    } else {
+        (0, None)
+    };
+    Resolved {
+        kernel,
+        stub,
+        layout,
+    }
+}
+
+/// CUDA, launch by `cudaKernel_t` (the stub it came from was noted by `__cudaGetKernel`).
+fn resolve_cuda_kernel(reg: &KernelRegistry, kernel: u64) -> Resolved {
+    Resolved {
+        kernel,
+        stub: reg.stub_of_kernel(kernel),
+        layout: cuda_param_layout(reg, kernel, CudaHandle::Kernel),
+    }
+}
+
+/// HIP, launch by host stub: the layout comes from the code object's metadata note.
+fn resolve_hip_stub(reg: &KernelRegistry, stub: u64) -> Resolved {
+    Resolved {
+        kernel: 0,
+        stub,
+        layout: reg.hip_layout(stub),
+    }
+}
+
+/// Grid, block, shared memory and stream of one launch.
+#[derive(Clone, Copy)]
+pub struct LaunchShape {
+    pub grid: Dim3,
+    pub block: Dim3,
+    pub shmem: usize,
+    pub stream: u64,
+}
+
+/// The offsets of an argument's words that point into live allocations, kept on the
+/// stack for the common few.
+struct PointerWords {
+    inline: [u64; 16],
+    found: usize,
+    spilled: Vec<u64>,
+}
+
+impl PointerWords {
+    fn new() -> Self {
+        PointerWords {
+            inline: [0; 16],
+            found: 0,
+            spilled: Vec::new(),
+        }
+    }
+
+    fn push(&mut self, at: u64) {
+        if self.found < self.inline.len() {
+            self.inline[self.found] = at;
+        } else {
+            if self.spilled.is_empty() {
+                self.spilled.extend_from_slice(&self.inline);
+            }
+            self.spilled.push(at);
+        }
+        self.found += 1;
+    }
+
+    fn as_slice(&self) -> &[u64] {
+        if self.found > self.inline.len() {
+            &self.spilled
+        } else {
+            &self.inline[..self.found]
+        }
+    }
+}
+
+/// Scans an argument's 8-byte words (also inside by-value structs): the offsets of those
+/// that point into an allocation `lookup` knows, and each pinned host allocation pointed
+/// into, once, in `pinned`.
+fn scan_pointer_words(
+    bytes: &[u8],
+    lookup: impl Fn(u64) -> Option<(u64, u64, Space)>,
+    pinned: &mut Vec<(u64, u64)>,
+) -> PointerWords {
+    let mut words = PointerWords::new();
+    for (w, word) in bytes.chunks_exact(8).enumerate() {
+        let v = u64::from_le_bytes(word.try_into().unwrap_or([0; 8]));
+        if let Some((start, len, space)) = lookup(v) {
+            words.push((w * 8) as u64);
+            if space == Space::PinnedHost && !pinned.iter().any(|(s, _)| *s == start) {
+                pinned.push((start, len));
+            }
+        }
+    }
+    words
+}
+
+/// Builds and records a launch event.
+///
+/// # Safety
+/// `args` must be the launch's argument pointers, one per parameter of `info`'s layout,
+/// each pointing at that parameter's value (the launch ABI), as the runtime just read them.
+pub unsafe fn record_launch(
+    cap: &Capture,
+    id: u16,
+    api: &str,
+    info: &KernelInfo,
+    shape: LaunchShape,
+    args: *mut *mut c_void,
+    ret: c_int,
+) {
+    // This thread's payload buffer from its last launch, reused: no allocation per launch.
+    let mut p = LAUNCH_PAYLOAD
+        .try_with(|b| std::mem::take(&mut *b.borrow_mut()))
+        .unwrap_or_default();
+    p.clear();
+    p.handle(fid::KERNEL, info.kernel)
+        .u64(fid::HOST_STUB, info.stub);
+    let mut incomplete: Option<String> = None;
+    match &info.prefix {
+        Some(pre) => {
+            p.extend_encoded(pre);
+        }
+        None => incomplete = Some(format!("kernel stub {:#x} was never registered", info.stub)),
+    }
+    p.u64_array(fid::GRID, &shape.grid.to_u64s());
+    p.u64_array(fid::BLOCK, &shape.block.to_u64s());
+    p.u64(fid::SHARED_MEM, shape.shmem as u64)
+        .handle(fid::STREAM, shape.stream);
+    match info.params.as_deref() {
+        Some(list) if !args.is_null() || list.is_empty() => {
+            // Pinned host allocations the arguments point into: snapshotted below.
+            let mut pinned: Vec<(u64, u64)> = Vec::new();
+            for (i, (off, size)) in list.iter().enumerate() {
+                // SAFETY: the caller's contract: args[i] points at parameter i's value of
+                // `size` bytes.
+                let bytes = unsafe { bytes_at(*args.add(i) as *const u8, *size as usize) };
+                p.nested_with(fid::ARG, |a| {
+                    a.u64(fid::ARG_OFFSET, *off).u64(fid::ARG_SIZE, *size);
+                    a.bytes(fid::ARG_BYTES, bytes, false);
+                    let words = scan_pointer_words(bytes, |v| cap.allocs.lookup(v), &mut pinned);
+                    if !words.as_slice().is_empty() {
+                        a.u64_array(fid::ARG_POINTER_WORDS, words.as_slice());
+                    }
+                });
+            }
+            if let Err(why) = snapshot_pinned(cap, &mut p, &pinned) {
+                incomplete = Some(why.to_string());
+            }
+        }
+        _ => {
+            incomplete = Some("kernel parameter layout unavailable: arguments not recorded".into())
+        }
+    }
+    cap.record(id, ret, &p, incomplete.as_deref(), api);
+    let _ = LAUNCH_PAYLOAD.try_with(|b| *b.borrow_mut() = p);
+}
+
+/// C type shared by `__cudaLaunchKernel`, `cudaLaunchKernel` and `hipLaunchKernel` (the
+/// first parameter is a kernel handle or a host stub).
+type LaunchFn =
+    unsafe extern "C" fn(*const c_void, Dim3, Dim3, *mut *mut c_void, usize, *mut c_void) -> c_int;
+
+/// The path every [`LaunchFn`] shim shares: call the real function exactly once (inside
+/// the shim guard, so the runtime's own calls go straight through), then record the
+/// launch, its kernel resolved from `first` by `resolve`.
+///
+/// # Safety
+/// The arguments are the program's own, for the runtime's `f`.
+#[allow(clippy::too_many_arguments)]
+unsafe fn launch(
+    f: LaunchFn,
+    vendor: Vendor,
+    id: u16,
+    api: &str,
+    first: *const c_void,
+    grid: Dim3,
+    block: Dim3,
+    args: *mut *mut c_void,
+    shmem: usize,
+    stream: *mut c_void,
+    resolve: fn(&KernelRegistry, u64) -> Resolved,
+) -> c_int {
+    let Some((cap, _g)) = state::enter(vendor) else {
+        // SAFETY: the program's own arguments.
+        return unsafe { f(first, grid, block, args, shmem, stream) };
+    };
+    // SAFETY: the program's own arguments.
+    let ret = unsafe { f(first, grid, block, args, shmem, stream) };
+    guarded(api, || {
+        let info = kernel_info_cached(&cap.kernels, id, first as u64, resolve);
+        let shape = LaunchShape {
+            grid,
+            block,
+            shmem,
+            stream: stream as u64,
+        };
+        // SAFETY: the program's argument pointers, which the runtime has just read.
+        unsafe { record_launch(cap, id, api, &info, shape, args, ret) };
+    });
+    ret
+}
+
+/// A [`LaunchFn`] shim: `$resolve` finds the kernel behind the first argument.
+macro_rules! launch_shim {
+    ($name:ident, $vendor:expr, $id:expr, $resolve:path) => {
+        /// # Safety
+        /// Called by compiler-generated launch stubs or the program, in place of the
+        /// runtime's function of this name.
+        #[no_mangle]
+        pub unsafe extern "C" fn $name(
+            first: *const c_void,
+            grid: Dim3,
+            block: Dim3,
+            args: *mut *mut c_void,
+            shmem: usize,
+            stream: *mut c_void,
+        ) -> c_int {
+            let Some(f) = real!($name: LaunchFn).for_shim() else {
+                return NO_REAL_FUNCTION;
+            };
+            // SAFETY: the program's own arguments, for the runtime's function.
+            unsafe {
+                launch(
+                    f,
+                    $vendor,
+                    $id,
+                    stringify!($name),
+                    first,
+                    grid,
+                    block,
+                    args,
+                    shmem,
+                    stream,
+                    $resolve,
+                )
+            }
+        }
+    };
+}
+
+// nvcc's launch stubs (CUDA 12.4+) launch by kernel handle; older ones and programs by stub.
+launch_shim!(
+    __cudaLaunchKernel,
+    Vendor::Cuda,
+    semantic::LAUNCH_KERNEL_BY_HANDLE,
+    resolve_cuda_kernel
+);
+launch_shim!(
+    cudaLaunchKernel,
+    Vendor::Cuda,
+    semantic::LAUNCH_KERNEL,
+    resolve_cuda_stub
+);
+launch_shim!(
+    hipLaunchKernel,
+    Vendor::Hip,
+    semantic::LAUNCH_KERNEL,
+    resolve_hip_stub
+);
+
+/// The head of CUDA's `cudaLaunchConfig_t` (CUDA 11.8+).
+#[repr(C)]
+pub struct LaunchConfig {
+    grid: Dim3,
+    block: Dim3,
+    shmem: usize,
+    stream: *mut c_void,
+    attrs: *mut c_void,
+    num_attrs: c_uint,
+}
+
+/// # Safety
+/// Called by the program (and by `cudaLaunchKernelEx`, the header template) in place of the
+/// runtime's function.
+#[no_mangle]
+pub unsafe extern "C" fn cudaLaunchKernelExC(
+    config: *const LaunchConfig,
+    func: *const c_void,
+    args: *mut *mut c_void,
+) -> c_int {
+    // cudaError_t cudaLaunchKernelExC(const cudaLaunchConfig_t*, const void*, void**).
+    let real = real!(cudaLaunchKernelExC: unsafe extern "C" fn(*const LaunchConfig, *const c_void, *mut *mut c_void) -> c_int);
+    let Some(f) = real.for_shim() else {
+        return NO_REAL_FUNCTION;
+    };
+    let Some((cap, _g)) = state::enter(Vendor::Cuda) else {
+        // SAFETY: the program's own arguments.
+        return unsafe { f(config, func, args) };
+    };
+    // SAFETY: the program's own arguments.
+    let ret = unsafe { f(config, func, args) };
+    if config.is_null() {
+        return ret;
+    }
+    // SAFETY: the runtime has just read the same configuration.
+    let cfg = unsafe { &*config };
+    guarded("cudaLaunchKernelExC", || {
+        let info = kernel_info_cached(
+            &cap.kernels,
+            semantic::LAUNCH_KERNEL,
+            func as u64,
+            resolve_cuda_stub,
+        );
+        let shape = LaunchShape {
+            grid: cfg.grid,
+            block: cfg.block,
+            shmem: cfg.shmem,
+            stream: cfg.stream as u64,
+        };
+        // SAFETY: the program's argument pointers, which the runtime has just read.
+        unsafe {
+            record_launch(
+                cap,
+                semantic::LAUNCH_KERNEL,
+                "cudaLaunchKernelExC",
+                &info,
+                shape,
+                args,
+                ret,
+            )
+        };
+        if cfg.num_attrs > 0 {
+            cap.writer().note_unreplayable(
+                "cudaLaunchKernelExC attributes",
+                "launch attributes (clusters, priorities, programmatic serialization) are not recorded: the kernel is replayed with a plain launch",
+            );
+        }
+    });
+    ret
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn words(vals: &[u64]) -> Vec<u8> {
+        vals.iter().flat_map(|v| v.to_le_bytes()).collect()
+    }
+
+    #[test]
+    fn pointer_words_are_found_inside_arguments_and_pinned_ranges_once() {
+        // A by-value struct {dev ptr, int pair, pinned ptr, pinned ptr + 8} and a tail.
+        let lookup = |v: u64| match v {
+            0x1000..0x1100 => Some((0x1000, 0x100, Space::Device)),
+            0x9000..0x9010 => Some((0x9000, 0x10, Space::PinnedHost)),
+            _ => None,
+        };
+        let mut pinned = Vec::new();
+        let mut bytes = words(&[0x1010, 7, 0x9000, 0x9008]);
+        bytes.extend_from_slice(&[1, 2, 3]);
+        let w = scan_pointer_words(&bytes, lookup, &mut pinned);
+        assert_eq!(w.as_slice(), &[0, 16, 24]);
+        assert_eq!(pinned, vec![(0x9000, 0x10)]);
+    }
+
+    #[test]
+    fn more_pointer_words_than_the_stack_holds_spill_in_order() {
+        let lookup = |v: u64| (v >= 0x1000).then_some((0x1000, 1 << 20, Space::Device));
+        let vals: Vec<u64> = (0..20).map(|i| 0x1000 + i).collect();
+        let mut pinned = Vec::new();
+        let w = scan_pointer_words(&words(&vals), lookup, &mut pinned);
+        let expect: Vec<u64> = (0..20).map(|i| i * 8).collect();
+        assert_eq!(w.as_slice(), &expect[..]);
+        assert!(pinned.is_empty());
+        let none = scan_pointer_words(&words(&[1, 2]), lookup, &mut pinned);
+        assert!(none.as_slice().is_empty());
+    }
+}

@@ -1,0 +1,405 @@
+//! Modules the program loads itself (the CUDA driver API, hipModule*): the load, the
+//! function lookup and the launch shims. CUDA and HIP share each body; a vendor differs
+//! only in where a kernel's parameter layout comes from (the driver, or the code
+//! object's metadata note).
+
+use std::ffi::c_char;
+use std::os::raw::{c_int, c_uint, c_void};
+
+use hrr_archive::api::{fid, semantic, Vendor};
+use hrr_archive::codeobject;
+use hrr_archive::payload::PayloadWriter;
+
+use crate::ffi::{bytes_at, c_string, read_at, Dim3};
+use crate::launch::{cuda_param_layout, record_launch, CudaHandle, KernelInfo, LaunchShape};
+use crate::real::NO_REAL_FUNCTION;
+use crate::state::{self, guarded};
+
+/// Largest PTX text accepted from a module load.
+const MAX_PTX_BYTES: usize = 256 << 20;
+
+/// The bytes of an image passed to a module-load call.
+///
+/// # Safety
+/// `image` is what the program passed to the load call, which the driver reads in full.
+unsafe fn module_image<'a>(image: *const c_void) -> Option<&'a [u8]> {
+    if image.is_null() {
+        return None;
+    }
+    let data = image as *const u8;
+    let peek = |off: u64, len: u64| {
+        // SAFETY: header fields of an image the driver reads in full.
+        Some(unsafe { bytes_at(data.add(off as usize), len as usize) }.to_vec())
+    };
+    let size = match codeobject::module_image_size(peek) {
+        Some(n) => n as usize,
+        None => {
+            // PTX text: NUL-terminated, as the driver reads it.
+            // SAFETY: the driver reads the same NUL-terminated string.
+            let n = unsafe { libc::strnlen(image as *const c_char, MAX_PTX_BYTES) };
+            if n == MAX_PTX_BYTES {
+                return None;
+            }
+            n + 1
+        }
+    };
+    // SAFETY: the image's own header (or its NUL) says it spans `size` bytes.
+    Some(unsafe { bytes_at(data, size) })
+}
+
+/// The handle a successful call stored through `out` (0 when it failed).
+///
+/// # Safety
+/// A non-null `out` must be the out pointer the program passed to the call.
+unsafe fn stored_handle(ret: c_int, out: *mut *mut c_void) -> u64 {
+    if ret == 0 && !out.is_null() {
+        // SAFETY: on success the call stored the handle there.
+        unsafe { read_at::<u64>(out as u64) }
+    } else {
+        0
+    }
+}
+
+fn record_module_load(
+    vendor: Vendor,
+    module_out: *mut *mut c_void,
+    image: *const c_void,
+    ret: c_int,
+    api: &str,
+) {
+    let Some((cap, _g)) = state::enter(vendor) else {
+        return;
+    };
+    guarded(api, || {
+        let mut p = PayloadWriter::new();
+        // SAFETY: the program's out pointer for the module.
+        let module = unsafe { stored_handle(ret, module_out) };
+        p.handle(fid::HANDLE, module);
+        // SAFETY: the program's image, which the driver has just read.
+        let incomplete = match unsafe { module_image(image) } {
+            Some(bytes) => match cap.writer().put_code_object(bytes) {
+                Ok(h) => {
+                    p.str(fid::CODE_OBJECT, &h.to_hex())
+                        .u64(fid::SIZE, bytes.len() as u64);
+                    cap.kernels.add_module(module, h);
+                    if vendor == Vendor::Hip {
+                        cap.kernels.add_hip_layouts(h, bytes);
+                    }
+                    None
+                }
+                Err(_) => Some("code object not stored (capture stopped)"),
+            },
+            None => Some(
+                "unrecognised module image (not a fat binary, bundle, ELF or PTX text): not stored",
+            ),
+        };
+        cap.record(semantic::MODULE_LOAD, ret, &p, incomplete, api);
+    });
+}
+
+fn record_get_function(
+    vendor: Vendor,
+    func_out: *mut *mut c_void,
+    module: *mut c_void,
+    name: *const c_char,
+    ret: c_int,
+    api: &str,
+) {
+    let Some((cap, _g)) = state::enter(vendor) else {
+        return;
+    };
+    guarded(api, || {
+        // SAFETY: the name the program passed, which the call has just read.
+        let name = unsafe { c_string(name) };
+        // SAFETY: the program's out pointer for the function.
+        let func = unsafe { stored_handle(ret, func_out) };
+        let mut p = PayloadWriter::new();
+        p.handle(fid::HANDLE, func)
+            .handle(fid::KERNEL, module as u64)
+            .str(fid::NAME, &name);
+        // A module function launches like a registered stub: same name lookup.
+        let co = cap.kernels.bind_module_function(module as u64, func, name);
+        if let Some(h) = co {
+            p.str(fid::CODE_OBJECT, &h.to_hex());
+        }
+        let incomplete = co
+            .is_none()
+            .then_some("the function's module was loaded before capture saw it");
+        cap.record(semantic::MODULE_GET_FUNCTION, ret, &p, incomplete, api);
+    });
+}
+
+/// Records a module launch; `params`/`extra` as the driver takes them.
+fn record_module_launch(
+    vendor: Vendor,
+    api: &str,
+    f: u64,
+    shape: LaunchShape,
+    params: *mut *mut c_void,
+    extra: *mut *mut c_void,
+    ret: c_int,
+) {
+    let Some((cap, _g)) = state::enter(vendor) else {
+        return;
+    };
+    guarded(api, || {
+        let layout = if params.is_null() && !extra.is_null() {
+            None // arguments packed in `extra`: not recorded, the launch is marked incomplete
+        } else {
+            match vendor {
+                Vendor::Cuda => cuda_param_layout(&cap.kernels, f, CudaHandle::Function),
+                Vendor::Hip => cap.kernels.hip_layout(f),
+            }
+        };
+        let info = KernelInfo::new(&cap.kernels, f, f, layout);
+        // SAFETY: `params` are the program's argument pointers (the driver's `params`),
+        // which the driver has just read; with `extra` instead, no layout is used.
+        unsafe {
+            record_launch(
+                cap,
+                semantic::MODULE_LAUNCH_KERNEL,
+                api,
+                &info,
+                shape,
+                params,
+                ret,
+            )
+        };
+    });
+}
+
+/// C type of `cuModuleLoadData` / `hipModuleLoadData`: `(module*, const void* image)`.
+type ModuleLoadFn = unsafe extern "C" fn(*mut *mut c_void, *const c_void) -> c_int;
+/// C type of `cuModuleGetFunction` / `hipModuleGetFunction`: `(function*, module, name)`.
+type GetFunctionFn = unsafe extern "C" fn(*mut *mut c_void, *mut c_void, *const c_char) -> c_int;
+/// C type of `cuLaunchKernel` / `hipModuleLaunchKernel`: `(function, grid xyz, block xyz,
+/// unsigned shmem, stream, void** params, void** extra)`.
+type ModuleLaunchFn = unsafe extern "C" fn(
+    *mut c_void,
+    c_uint,
+    c_uint,
+    c_uint,
+    c_uint,
+    c_uint,
+    c_uint,
+    c_uint,
+    *mut c_void,
+    *mut *mut c_void,
+    *mut *mut c_void,
+) -> c_int;
+
+/// The module shims of one vendor: load, get function, launch.
+macro_rules! module_shims {
+    ($vendor:expr, $load:ident, $get_function:ident, $launch:ident) => {
+        /// # Safety
+        /// Called by the program in place of the driver's or runtime's function.
+        #[no_mangle]
+        pub unsafe extern "C" fn $load(module: *mut *mut c_void, image: *const c_void) -> c_int {
+            let Some(f) = real!($load: ModuleLoadFn).for_shim() else {
+                return NO_REAL_FUNCTION;
+            };
+            // SAFETY: the program's own arguments.
+            let ret = unsafe { f(module, image) };
+            record_module_load($vendor, module, image, ret, stringify!($load));
+            ret
+        }
+
+        /// # Safety
+        /// Called by the program in place of the driver's or runtime's function.
+        #[no_mangle]
+        pub unsafe extern "C" fn $get_function(
+            func: *mut *mut c_void,
+            module: *mut c_void,
+            name: *const c_char,
+        ) -> c_int {
+            let Some(f) = real!($get_function: GetFunctionFn).for_shim() else {
+                return NO_REAL_FUNCTION;
+            };
+            // SAFETY: the program's own arguments.
+            let ret = unsafe { f(func, module, name) };
+            record_get_function($vendor, func, module, name, ret, stringify!($get_function));
+            ret
+        }
+
+        /// # Safety
+        /// Called by the program in place of the driver's or runtime's function.
+        #[no_mangle]
+        #[allow(clippy::too_many_arguments)]
+        pub unsafe extern "C" fn $launch(
+            f: *mut c_void,
+            gx: c_uint,
+            gy: c_uint,
+            gz: c_uint,
+            bx: c_uint,
+            by: c_uint,
+            bz: c_uint,
+            shmem: c_uint,
+            stream: *mut c_void,
+            params: *mut *mut c_void,
+            extra: *mut *mut c_void,
+        ) -> c_int {
+            let Some(real) = real!($launch: ModuleLaunchFn).for_shim() else {
+                return NO_REAL_FUNCTION;
+            };
+            // SAFETY: the program's own arguments.
+            let ret = unsafe { real(f, gx, gy, gz, bx, by, bz, shmem, stream, params, extra) };
+            let shape = LaunchShape {
+                grid: Dim3 { x: gx, y: gy, z: gz },
+                block: Dim3 { x: bx, y: by, z: bz },
+                shmem: shmem as usize,
+                stream: stream as u64,
+            };
+            record_module_launch($vendor, stringify!($launch), f as u64, shape, params, extra, ret);
+            ret
+        }
+    };
+}
+
+module_shims!(
+    Vendor::Cuda,
+    cuModuleLoadData,
+    cuModuleGetFunction,
+    cuLaunchKernel
+);
+module_shims!(
+    Vendor::Hip,
+    hipModuleLoadData,
+    hipModuleGetFunction,
+    hipModuleLaunchKernel
+);
+
+/// # Safety
+/// Called by the program in place of the driver's function.
+#[no_mangle]
+pub unsafe extern "C" fn cuModuleLoadDataEx(
+    module: *mut *mut c_void,
+    image: *const c_void,
+    n: c_uint,
+    options: *mut c_void,
+    values: *mut *mut c_void,
+) -> c_int {
+    // CUresult cuModuleLoadDataEx(CUmodule*, const void*, unsigned, CUjit_option*, void**).
+    let real = real!(cuModuleLoadDataEx: unsafe extern "C" fn(*mut *mut c_void, *const c_void, c_uint, *mut c_void, *mut *mut c_void) -> c_int);
+    let Some(f) = real.for_shim() else {
+        return NO_REAL_FUNCTION;
+    };
+    // SAFETY: the program's own arguments.
+    let ret = unsafe { f(module, image, n, options, values) };
+    record_module_load(Vendor::Cuda, module, image, ret, "cuModuleLoadDataEx");
+    ret
+}
+
+/// hipExtModuleLaunchKernel's global work size (in work items) as the grid (in blocks)
+/// hipModuleLaunchKernel takes: global / local, rounded up.
+fn grid_of_global_size(global: [u32; 3], local: [u32; 3]) -> Dim3 {
+    let div = |g: u32, l: u32| if l == 0 { 0 } else { g.div_ceil(l) };
+    Dim3 {
+        x: div(global[0], local[0]),
+        y: div(global[1], local[1]),
+        z: div(global[2], local[2]),
+    }
+}
+
+/// # Safety
+/// Called by the program in place of the runtime's function. Global work sizes are in
+/// work items; the grid recorded is global / local, as hipModuleLaunchKernel takes it.
+#[no_mangle]
+#[allow(clippy::too_many_arguments)]
+pub unsafe extern "C" fn hipExtModuleLaunchKernel(
+    f: *mut c_void,
+    gx: u32,
+    gy: u32,
+    gz: u32,
+    lx: u32,
+    ly: u32,
+    lz: u32,
+    shmem: usize,
+    stream: *mut c_void,
+    params: *mut *mut c_void,
+    extra: *mut *mut c_void,
+    start: *mut c_void,
+    stop: *mut c_void,
+    flags: u32,
+) -> c_int {
+    // hipError_t hipExtModuleLaunchKernel(hipFunction_t, 6 x uint32_t, size_t, hipStream_t,
+    // void**, void**, hipEvent_t, hipEvent_t, uint32_t).
+    type ExtLaunchFn = unsafe extern "C" fn(
+        *mut c_void,
+        u32,
+        u32,
+        u32,
+        u32,
+        u32,
+        u32,
+        usize,
+        *mut c_void,
+        *mut *mut c_void,
+        *mut *mut c_void,
+        *mut c_void,
+        *mut c_void,
+        u32,
+    ) -> c_int;
+    let Some(real) = real!(hipExtModuleLaunchKernel: ExtLaunchFn).for_shim() else {
+        return NO_REAL_FUNCTION;
+    };
+    // SAFETY: the program's own arguments.
+    let ret = unsafe {
+        real(
+            f, gx, gy, gz, lx, ly, lz, shmem, stream, params, extra, start, stop, flags,
+        )
+    };
+    let shape = LaunchShape {
+        grid: grid_of_global_size([gx, gy, gz], [lx, ly, lz]),
+        block: Dim3 {
+            x: lx,
+            y: ly,
+            z: lz,
+        },
+        shmem,
+        stream: stream as u64,
+    };
+    record_module_launch(
+        Vendor::Hip,
+        "hipExtModuleLaunchKernel",
+        f as u64,
+        shape,
+        params,
+        extra,
+        ret,
+    );
+    ret
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_global_work_size_becomes_blocks_rounded_up() {
+        assert_eq!(
+            grid_of_global_size([1000, 64, 1], [256, 64, 1]),
+            Dim3 { x: 4, y: 1, z: 1 }
+        );
+        assert_eq!(
+            grid_of_global_size([8, 8, 8], [0, 8, 8]),
+            Dim3 { x: 0, y: 1, z: 1 }
+        );
+    }
+
+    #[test]
+    fn a_ptx_image_spans_its_text_and_nul() {
+        let ptx = c".version 8.0\n.target sm_90\n";
+        // SAFETY: a NUL-terminated string standing for the program's image.
+        let bytes = unsafe { module_image(ptx.as_ptr().cast()) }.unwrap();
+        assert_eq!(bytes, ptx.to_bytes_with_nul());
+        // SAFETY: null is refused before any read.
+        assert!(unsafe { module_image(std::ptr::null()) }.is_none());
+        // SAFETY: a null out pointer or a failed call is never read.
+        unsafe {
+            assert_eq!(stored_handle(0, std::ptr::null_mut()), 0);
+            let mut h = 0x55usize as *mut c_void;
+            assert_eq!(stored_handle(1, &mut h), 0);
+            assert_eq!(stored_handle(0, &mut h), 0x55);
+        }
+    }
+}

@@ -1,0 +1,454 @@
+//! What one parameter of a generic table row contributes to its record, decided without
+//! touching memory. [`decode`] turns a row's raw argument into a typed [`Param`] (its
+//! length references resolved); [`plan`] decides, from the call's result and the copy's
+//! direction, what the record gets ([`Plan`]); `generic` then reads what the plan names
+//! and encodes it. Both are pure: the tests below state capture's policy per kind.
+
+use std::os::raw::c_int;
+
+use hrr_archive::api::{memcpy3d, ApiDesc, CopyDir, ParamKind};
+use hrr_archive::payload::FieldType;
+
+use crate::alloc::Space;
+use crate::regions::HostRegion;
+
+/// One argument of a call, by what it means.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Param {
+    /// An integer passed through (flags, sizes, a copy kind).
+    Value(u64),
+    DevPtr(u64),
+    /// Memory being freed or unregistered.
+    Freed(u64),
+    /// A stream or event.
+    Handle(u64),
+    /// `T**` out: a new allocation of `len` bytes in `space`.
+    OutAlloc {
+        at: u64,
+        len: u64,
+        space: Space,
+    },
+    /// `stream*` / `event*` out.
+    OutHandle {
+        at: u64,
+    },
+    /// A 4-byte int or float out.
+    OutU32 {
+        at: u64,
+    },
+    /// A `size_t` out.
+    OutSize {
+        at: u64,
+    },
+    /// `T**` out of a pitched allocation whose pitch the call writes at `pitch_at`.
+    OutPitched {
+        at: u64,
+        pitch_at: u64,
+        height: u64,
+    },
+    /// A struct the call fills; not recorded.
+    OutStruct,
+    /// Host memory being page-locked.
+    Pinned {
+        ptr: u64,
+        len: u64,
+    },
+    /// A copy's source; its host bytes, for an H2D copy.
+    CopySrc {
+        region: HostRegion,
+    },
+    /// A copy's destination; its host bytes, for a D2H copy.
+    CopyDst {
+        region: HostRegion,
+    },
+    /// A pointer to a 3D copy's parameters.
+    Parms3D {
+        at: u64,
+    },
+}
+
+/// Parameter `i` of a call of `desc` with raw `args`.
+pub fn decode(desc: &ApiDesc, i: usize, args: &[u64]) -> Param {
+    let a = args[i];
+    let arg = |name: &str| desc.param_index(name).map(|j| args[j]).unwrap_or(0);
+    let rows = |pitch, width, height| HostRegion::Rows {
+        ptr: a,
+        pitch: arg(pitch),
+        width: arg(width),
+        height: arg(height),
+    };
+    match desc.params[i].kind {
+        ParamKind::Value | ParamKind::CopyKind => Param::Value(a),
+        ParamKind::DevPtr => Param::DevPtr(a),
+        ParamKind::FreeDevPtr | ParamKind::FreeHostPtr => Param::Freed(a),
+        ParamKind::Stream | ParamKind::Event => Param::Handle(a),
+        ParamKind::OutDevPtr(len) => Param::OutAlloc {
+            at: a,
+            len: arg(len),
+            space: Space::Device,
+        },
+        ParamKind::OutHostPtr(len) => Param::OutAlloc {
+            at: a,
+            len: arg(len),
+            space: Space::PinnedHost,
+        },
+        ParamKind::OutStream | ParamKind::OutEvent => Param::OutHandle { at: a },
+        ParamKind::OutValue => Param::OutU32 { at: a },
+        ParamKind::OutStruct => Param::OutStruct,
+        ParamKind::OutSize => Param::OutSize { at: a },
+        ParamKind::OutPitchedDevPtr(pitch, height) => Param::OutPitched {
+            at: a,
+            pitch_at: arg(pitch),
+            height: arg(height),
+        },
+        ParamKind::RegisterHostPtr(len) => Param::Pinned {
+            ptr: a,
+            len: arg(len),
+        },
+        ParamKind::CopySrc(len) => Param::CopySrc {
+            region: HostRegion::Linear {
+                ptr: a,
+                len: arg(len),
+            },
+        },
+        ParamKind::CopySrc2D(pitch, width, height) => Param::CopySrc {
+            region: rows(pitch, width, height),
+        },
+        ParamKind::CopyDst(len) => Param::CopyDst {
+            region: HostRegion::Linear {
+                ptr: a,
+                len: arg(len),
+            },
+        },
+        ParamKind::CopyDst2D(pitch, width, height) => Param::CopyDst {
+            region: rows(pitch, width, height),
+        },
+        ParamKind::Copy3DParms => Param::Parms3D { at: a },
+    }
+}
+
+/// What the record gets for one parameter, and what memory must be read for it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Plan {
+    /// No field (an out value the call did not write, a struct not replayed).
+    Skip,
+    U64(u64),
+    DevPtr(u64),
+    Handle(u64),
+    /// A typed null: the out parameter received nothing.
+    Null(FieldType),
+    /// The pointer; its allocation leaves the table.
+    Forget(u64),
+    /// The pointer; `len` bytes there enter the table as pinned host memory.
+    Pin {
+        ptr: u64,
+        len: u64,
+    },
+    /// The new allocation's address read at `at`; it enters the table.
+    NewAlloc {
+        at: u64,
+        len: u64,
+        space: Space,
+    },
+    /// The new pitched allocation read at `at`, its pitch at `pitch_at`: it enters the
+    /// table as pitch x height bytes.
+    NewPitchedAlloc {
+        at: u64,
+        pitch_at: u64,
+        height: u64,
+    },
+    /// A handle read at `at`.
+    ReadHandle {
+        at: u64,
+    },
+    /// A 4-byte value read at `at`.
+    ReadU32 {
+        at: u64,
+    },
+    /// An 8-byte value read at `at`.
+    ReadU64 {
+        at: u64,
+    },
+    /// The pointer, and the source bytes stored before the call (if it was H2D).
+    Source {
+        ptr: u64,
+    },
+    /// The pointer, and when `expected` is set the bytes the completed copy wrote there,
+    /// read once its stream was waited for.
+    Destination {
+        ptr: u64,
+        expected: Option<HostRegion>,
+    },
+    /// The 3D parameters read at `at` (with the source box stored before the call), and
+    /// when `expect_output` the destination box the completed copy wrote.
+    Parms3D {
+        at: u64,
+        expect_output: bool,
+    },
+}
+
+/// Capture's policy for one parameter: what a call with result `ret` and copy direction
+/// `dir` records of it. An out parameter is read only when the call succeeded and the
+/// program passed somewhere to write; a copy's expected output only when a D2H copy
+/// succeeded; an allocation enters or leaves the table only on success.
+pub fn plan(param: Param, ret: c_int, dir: Option<CopyDir>) -> Plan {
+    let ok = ret == 0;
+    let d2h_done = ok && dir == Some(CopyDir::DeviceToHost);
+    match param {
+        Param::Value(v) => Plan::U64(v),
+        Param::DevPtr(p) => Plan::DevPtr(p),
+        Param::Freed(p) if ok => Plan::Forget(p),
+        Param::Freed(p) => Plan::DevPtr(p),
+        Param::Handle(h) => Plan::Handle(h),
+        Param::OutAlloc { at, len, space } if ok && at != 0 => Plan::NewAlloc { at, len, space },
+        Param::OutAlloc { .. } => Plan::Null(FieldType::DevPtr),
+        Param::OutHandle { at } if ok && at != 0 => Plan::ReadHandle { at },
+        Param::OutHandle { .. } => Plan::Null(FieldType::Handle),
+        Param::OutU32 { at } if ok && at != 0 => Plan::ReadU32 { at },
+        Param::OutSize { at } if ok && at != 0 => Plan::ReadU64 { at },
+        Param::OutU32 { .. } | Param::OutSize { .. } | Param::OutStruct => Plan::Skip,
+        Param::OutPitched {
+            at,
+            pitch_at,
+            height,
+        } if ok && at != 0 && pitch_at != 0 => Plan::NewPitchedAlloc {
+            at,
+            pitch_at,
+            height,
+        },
+        Param::OutPitched { .. } => Plan::Null(FieldType::DevPtr),
+        Param::Pinned { ptr, len } if ok => Plan::Pin { ptr, len },
+        Param::Pinned { ptr, .. } => Plan::DevPtr(ptr),
+        Param::CopySrc { region } => Plan::Source { ptr: region.ptr() },
+        Param::CopyDst { region } => Plan::Destination {
+            ptr: region.ptr(),
+            expected: d2h_done.then_some(region),
+        },
+        Param::Parms3D { at: 0 } => Plan::Null(FieldType::Bytes),
+        Param::Parms3D { at } => Plan::Parms3D {
+            at,
+            expect_output: d2h_done,
+        },
+    }
+}
+
+/// The host bytes an H2D copy reads for this parameter (taken before the call), given
+/// the 3D parameters when the row has them.
+pub fn source(param: Param, parms: Option<&memcpy3d::Parms>) -> Option<HostRegion> {
+    match param {
+        Param::CopySrc { region } => Some(region),
+        Param::Parms3D { .. } => parms.map(|p| HostRegion::Box {
+            side: p.src,
+            extent: p.extent,
+        }),
+        _ => None,
+    }
+}
+
+/// The destination box a D2H 3D copy writes.
+pub fn destination_box(parms: &memcpy3d::Parms) -> HostRegion {
+    HostRegion::Box {
+        side: parms.dst,
+        extent: parms.extent,
+    }
+}
+
+/// A copy's direction from its kind, or for "default" from where its pointers live
+/// (`is_device`); the 3D parameters carry their own kind and pointers.
+pub fn copy_dir(
+    desc: &ApiDesc,
+    args: &[u64],
+    parms: Option<&memcpy3d::Parms>,
+    is_device: impl Fn(u64) -> bool,
+) -> Option<CopyDir> {
+    if let Some(p) = parms {
+        return CopyDir::resolve(p.kind as i64, is_device(p.dst.ptr), is_device(p.src.ptr));
+    }
+    let find = |f: fn(&ParamKind) -> bool| desc.params.iter().position(|p| f(&p.kind));
+    let dst = find(|k| matches!(k, ParamKind::CopyDst(_) | ParamKind::CopyDst2D(..)))?;
+    let src = find(|k| matches!(k, ParamKind::CopySrc(_) | ParamKind::CopySrc2D(..)))?;
+    let kind = find(|k| *k == ParamKind::CopyKind)?;
+    CopyDir::resolve(
+        args[kind] as i64,
+        is_device(args[dst]),
+        is_device(args[src]),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use hrr_archive::api::{desc, id};
+
+    const H2D: Option<CopyDir> = Some(CopyDir::HostToDevice);
+    const D2H: Option<CopyDir> = Some(CopyDir::DeviceToHost);
+
+    fn params_of(row: u16, args: &[u64]) -> Vec<Param> {
+        let d = desc(row).unwrap();
+        (0..d.params.len()).map(|i| decode(d, i, args)).collect()
+    }
+
+    #[test]
+    fn an_allocation_is_read_and_entered_only_when_the_call_succeeded() {
+        // cudaMalloc(&p, 4096): the out pointer at 0x7000.
+        let p = params_of(id::Malloc, &[0x7000, 4096]);
+        let new = Param::OutAlloc {
+            at: 0x7000,
+            len: 4096,
+            space: Space::Device,
+        };
+        assert_eq!(p, [new, Param::Value(4096)]);
+        assert_eq!(
+            plan(new, 0, None),
+            Plan::NewAlloc {
+                at: 0x7000,
+                len: 4096,
+                space: Space::Device
+            }
+        );
+        assert_eq!(plan(new, 2, None), Plan::Null(FieldType::DevPtr));
+        let no_out = Param::OutAlloc {
+            at: 0,
+            len: 1,
+            space: Space::PinnedHost,
+        };
+        assert_eq!(plan(no_out, 0, None), Plan::Null(FieldType::DevPtr));
+        assert_eq!(
+            params_of(id::HostAlloc, &[0x7000, 64, 0])[0],
+            Param::OutAlloc {
+                at: 0x7000,
+                len: 64,
+                space: Space::PinnedHost
+            }
+        );
+    }
+
+    #[test]
+    fn frees_and_registrations_change_the_table_only_on_success() {
+        assert_eq!(params_of(id::Free, &[0x1000]), [Param::Freed(0x1000)]);
+        assert_eq!(plan(Param::Freed(0x1000), 0, None), Plan::Forget(0x1000));
+        assert_eq!(plan(Param::Freed(0x1000), 1, None), Plan::DevPtr(0x1000));
+        let reg = params_of(id::HostRegister, &[0x5000, 256, 0])[0];
+        assert_eq!(
+            plan(reg, 0, None),
+            Plan::Pin {
+                ptr: 0x5000,
+                len: 256
+            }
+        );
+        assert_eq!(plan(reg, 3, None), Plan::DevPtr(0x5000));
+    }
+
+    #[test]
+    fn out_values_handles_and_pitches() {
+        assert_eq!(
+            plan(Param::OutHandle { at: 8 }, 0, None),
+            Plan::ReadHandle { at: 8 }
+        );
+        assert_eq!(
+            plan(Param::OutHandle { at: 8 }, 1, None),
+            Plan::Null(FieldType::Handle)
+        );
+        assert_eq!(
+            plan(Param::OutU32 { at: 8 }, 0, None),
+            Plan::ReadU32 { at: 8 }
+        );
+        assert_eq!(plan(Param::OutU32 { at: 0 }, 0, None), Plan::Skip);
+        assert_eq!(plan(Param::OutSize { at: 8 }, 1, None), Plan::Skip);
+        assert_eq!(plan(Param::OutStruct, 0, None), Plan::Skip);
+        // cudaMallocPitch(&p, &pitch, width, height).
+        let p = params_of(id::MallocPitch, &[0x10, 0x18, 100, 7]);
+        let out = Param::OutPitched {
+            at: 0x10,
+            pitch_at: 0x18,
+            height: 7,
+        };
+        assert_eq!(p[0], out);
+        assert_eq!(p[1], Param::OutSize { at: 0x18 });
+        assert!(matches!(plan(out, 0, None), Plan::NewPitchedAlloc { .. }));
+        let no_pitch = Param::OutPitched {
+            at: 0x10,
+            pitch_at: 0,
+            height: 7,
+        };
+        assert_eq!(plan(no_pitch, 0, None), Plan::Null(FieldType::DevPtr));
+    }
+
+    #[test]
+    fn a_copy_reads_its_source_before_and_its_destination_after_a_d2h_success() {
+        // cudaMemcpy2D(dst, dpitch, src, spitch, width, height, kind).
+        let p = params_of(id::Memcpy2D, &[0xd000, 64, 0x5000, 32, 16, 4, 2]);
+        let dst = HostRegion::Rows {
+            ptr: 0xd000,
+            pitch: 64,
+            width: 16,
+            height: 4,
+        };
+        assert_eq!(p[0], Param::CopyDst { region: dst });
+        assert_eq!(source(p[2], None).map(|r| r.ptr()), Some(0x5000));
+        assert_eq!(source(p[0], None), None);
+        assert_eq!(
+            plan(p[0], 0, D2H),
+            Plan::Destination {
+                ptr: 0xd000,
+                expected: Some(dst)
+            }
+        );
+        for (ret, dir) in [(1, D2H), (0, H2D), (0, None)] {
+            assert_eq!(
+                plan(p[0], ret, dir),
+                Plan::Destination {
+                    ptr: 0xd000,
+                    expected: None
+                }
+            );
+        }
+        assert_eq!(plan(p[2], 0, H2D), Plan::Source { ptr: 0x5000 });
+        assert_eq!(plan(p[6], 0, D2H), Plan::U64(2));
+    }
+
+    #[test]
+    fn a_3d_copy_is_planned_from_its_struct() {
+        assert_eq!(
+            plan(Param::Parms3D { at: 0 }, 0, D2H),
+            Plan::Null(FieldType::Bytes)
+        );
+        assert_eq!(
+            plan(Param::Parms3D { at: 0x40 }, 0, D2H),
+            Plan::Parms3D {
+                at: 0x40,
+                expect_output: true
+            }
+        );
+        let mut parms = memcpy3d::Parms::default();
+        parms.src.ptr = 0x100;
+        parms.dst.ptr = 0x200;
+        parms.extent = [4, 2, 1];
+        parms.kind = 4;
+        let src = source(Param::Parms3D { at: 0x40 }, Some(&parms)).unwrap();
+        assert_eq!((src.ptr(), destination_box(&parms).ptr()), (0x100, 0x200));
+        let d = desc(id::Memcpy3D).unwrap();
+        // "default": the direction follows where the pointers live.
+        let dir = copy_dir(d, &[0x40], Some(&parms), |a| a == 0x100);
+        assert_eq!(dir, Some(CopyDir::DeviceToHost));
+    }
+
+    #[test]
+    fn the_direction_comes_from_the_kind_or_the_table() {
+        let d = desc(id::Memcpy).unwrap();
+        let dev = |a: u64| a >= 0x1000;
+        assert_eq!(
+            copy_dir(d, &[0x10, 0x2000, 8, 1], None, dev),
+            Some(CopyDir::HostToDevice)
+        );
+        assert_eq!(
+            copy_dir(d, &[0x10, 0x2000, 8, 4], None, dev),
+            Some(CopyDir::DeviceToHost)
+        );
+        assert_eq!(copy_dir(d, &[0x10, 0x2000, 8, 9], None, dev), None);
+        assert_eq!(
+            copy_dir(desc(id::Malloc).unwrap(), &[0, 0], None, dev),
+            None
+        );
+    }
+}

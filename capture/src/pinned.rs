@@ -1,0 +1,110 @@
+//! Pinned host memory a kernel reads directly: a launch record carries the content of
+//! each pinned host allocation its arguments point into, as it is when the kernel is
+//! launched (no copy call carries those bytes, HRR seed 001). Replay writes them back
+//! before the launch.
+
+use std::sync::LazyLock;
+
+use hrr_archive::api::fid;
+use hrr_archive::payload::PayloadWriter;
+use hrr_archive::ArchiveError;
+
+use crate::ffi::host_bytes;
+use crate::state::Capture;
+
+/// Most bytes snapshotted for one launch unless HRR_CAPTURE_PINNED_SNAPSHOT_MAX says.
+const DEFAULT_CAP: u64 = 1 << 30;
+
+/// Why a launch's pinned memory was not recorded (the launch is then incomplete).
+#[derive(Debug)]
+pub enum SnapshotError {
+    /// Over the cap: recorded incomplete, loudly, never truncated.
+    OverCap { total: u64, cap: u64 },
+    /// The archive refused the blob (capture stopped, disk full).
+    Store(ArchiveError),
+}
+
+impl std::fmt::Display for SnapshotError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            SnapshotError::OverCap { total, cap } => write!(
+                f,
+                "pinned host memory read by the kernel ({total} bytes) exceeds the snapshot cap ({cap} bytes, HRR_CAPTURE_PINNED_SNAPSHOT_MAX)"
+            ),
+            SnapshotError::Store(e) => write!(f, "pinned snapshot not recorded: {e}"),
+        }
+    }
+}
+
+impl std::error::Error for SnapshotError {}
+
+/// The cap from the variable's value (None: unset); a bad value is named on stderr and
+/// the default used.
+fn cap_from(value: Option<&str>) -> u64 {
+    match value {
+        Some(v) if !v.trim().is_empty() => match hrr_archive::diskspace::parse_size(v) {
+            Ok(n) => n,
+            Err(e) => {
+                eprintln!("hrr-capture: HRR_CAPTURE_PINNED_SNAPSHOT_MAX={v:?}: {e}; using 1G");
+                DEFAULT_CAP
+            }
+        },
+        _ => DEFAULT_CAP,
+    }
+}
+
+/// Most bytes of pinned host memory snapshotted for one launch.
+fn pinned_snapshot_cap() -> u64 {
+    static CAP: LazyLock<u64> = LazyLock::new(|| {
+        cap_from(
+            std::env::var("HRR_CAPTURE_PINNED_SNAPSHOT_MAX")
+                .ok()
+                .as_deref(),
+        )
+    });
+    *CAP
+}
+
+/// Appends one PINNED_SNAPSHOT field per (start, len) allocation to the launch record.
+pub fn snapshot_pinned(
+    cap: &Capture,
+    p: &mut PayloadWriter,
+    pinned: &[(u64, u64)],
+) -> Result<(), SnapshotError> {
+    let total: u64 = pinned.iter().map(|(_, n)| n).sum();
+    if total > pinned_snapshot_cap() {
+        return Err(SnapshotError::OverCap {
+            total,
+            cap: pinned_snapshot_cap(),
+        });
+    }
+    for &(start, len) in pinned {
+        // SAFETY: a live pinned host allocation of `len` bytes from the allocation table.
+        let bytes = unsafe { host_bytes(start, len) };
+        let r = cap.writer().put_blob(bytes).map_err(SnapshotError::Store)?;
+        let mut s = PayloadWriter::new();
+        s.u64(fid::SNAPSHOT_START, start)
+            .u64(fid::SNAPSHOT_SIZE, len)
+            .blob(fid::SNAPSHOT_BYTES, r);
+        p.nested(fid::PINNED_SNAPSHOT, &s);
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_cap_defaults_to_a_gibibyte_and_takes_sizes() {
+        assert_eq!(cap_from(None), 1 << 30);
+        assert_eq!(cap_from(Some("  ")), 1 << 30);
+        assert_eq!(cap_from(Some("64M")), 64 << 20);
+        assert_eq!(cap_from(Some("lots")), 1 << 30);
+        let e = SnapshotError::OverCap { total: 10, cap: 4 };
+        assert_eq!(
+            e.to_string(),
+            "pinned host memory read by the kernel (10 bytes) exceeds the snapshot cap (4 bytes, HRR_CAPTURE_PINNED_SNAPSHOT_MAX)"
+        );
+    }
+}

@@ -1,0 +1,227 @@
+//! A C program makes one call of each kind capture records, against a stand-in CUDA
+//! runtime and driver (tests/stand_in/runtime.c: host memory for device memory, launches
+//! that do nothing), under libhrr_capture.so. The archive must hold what capture's
+//! contract says: each call's record with the runtime's return code, copies' bytes,
+//! launches' names, layouts, pointer words and pinned snapshots, registrations, module
+//! loads, symbol addresses, unreplayable calls, and the runtime metadata; and the program
+//! sees the runtime's results (999 where the runtime lacks a function).
+//!
+//! Needs cc (and nm for the export test); both come with the toolchain's linker.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use hrr_archive::api::{fid, id, semantic, BLOB_FIELD};
+use hrr_archive::payload::Payload;
+use hrr_archive::{Archive, Limits, ProcessArchive};
+
+mod common;
+use common::capture_so;
+
+/// A scratch directory, removed when dropped.
+struct TempDir(PathBuf);
+
+impl TempDir {
+    fn new() -> TempDir {
+        let d = std::env::temp_dir().join(format!("hrr-capture-stand-in-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&d);
+        std::fs::create_dir_all(&d).unwrap();
+        TempDir(d)
+    }
+    fn path(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+fn cc(args: &[&str]) {
+    let o = Command::new("cc").args(args).output().expect("cc");
+    assert!(
+        o.status.success(),
+        "cc {args:?}: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+}
+
+/// Builds the stand-in runtime and the program into `dir`; the program's path.
+fn build(dir: &Path) -> PathBuf {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/stand_in");
+    let lib = dir.join("libcuda.so.1");
+    let exe = dir.join("program");
+    let (lib_s, exe_s) = (lib.to_string_lossy(), exe.to_string_lossy());
+    let rpath = format!("-Wl,-rpath,{}", dir.display());
+    let libdir = format!("-L{}", dir.display());
+    let runtime_c = src.join("runtime.c");
+    let program_c = src.join("program.c");
+    cc(&[
+        "-O1",
+        "-shared",
+        "-fPIC",
+        "-Wl,-soname,libcuda.so.1",
+        "-o",
+        &lib_s,
+        &runtime_c.to_string_lossy(),
+    ]);
+    cc(&[
+        "-O1",
+        "-o",
+        &exe_s,
+        &program_c.to_string_lossy(),
+        &libdir,
+        "-l:libcuda.so.1",
+        &rpath,
+        "-ldl",
+    ]);
+    exe
+}
+
+/// The program's own report: name -> return code it saw.
+fn results(stdout: &str) -> std::collections::BTreeMap<String, i64> {
+    stdout
+        .lines()
+        .filter_map(|l| {
+            let (k, v) = l.split_once('=')?;
+            Some((k.to_string(), v.trim().parse().ok()?))
+        })
+        .collect()
+}
+
+fn payload(p: &ProcessArchive, i: usize) -> Payload<'_> {
+    Payload::parse(&p.events[i].payload).unwrap()
+}
+
+#[test]
+fn each_kind_of_call_is_recorded_as_capture_promises() {
+    let dir = TempDir::new();
+    let exe = build(dir.path());
+    let out = dir.path().join("archive");
+    let run = Command::new(&exe)
+        .env("HRR_CAPTURE_OUTPUT", &out)
+        .env("LD_PRELOAD", capture_so())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    assert!(run.status.success(), "{stderr}");
+    let seen = results(&String::from_utf8_lossy(&run.stdout));
+    // Every call returned the runtime's code; the one the runtime lacks, the documented one.
+    assert!(seen.len() > 20, "{seen:?}");
+    for (call, ret) in &seen {
+        let want = if call == "ipc" { 999 } else { 0 };
+        assert_eq!(*ret, want, "{call}");
+    }
+    assert!(
+        stderr.contains("cudaIpcGetMemHandle has no real definition"),
+        "{stderr}"
+    );
+
+    let a = Archive::open(&out, Limits::default()).unwrap();
+    assert!(a.is_complete());
+    let p = &a.processes[0];
+    let ids: Vec<u16> = p.events.iter().map(|e| e.header.api_id).collect();
+    let k = semantic::LAUNCH_KERNEL;
+    assert_eq!(
+        ids,
+        [
+            id::GetDeviceCount,
+            semantic::REGISTER_FAT_BINARY,
+            semantic::REGISTER_FUNCTION,
+            semantic::REGISTER_VAR,
+            id::Malloc,
+            id::HostAlloc,
+            id::Memcpy,
+            id::Memset,
+            id::StreamCreate,
+            id::MemcpyAsync,
+            id::MallocPitch,
+            id::Memcpy2D,
+            semantic::SYMBOL_ADDRESS,
+            id::Memcpy,
+            id::Memcpy,
+            semantic::LAUNCH_KERNEL_BY_HANDLE,
+            k,
+            k,
+            semantic::MODULE_LOAD,
+            semantic::MODULE_GET_FUNCTION,
+            semantic::MODULE_LAUNCH_KERNEL,
+            id::EventCreate,
+            id::EventCreate,
+            id::EventRecord,
+            id::EventElapsedTime,
+            semantic::UNREPLAYABLE,
+            id::FreeHost,
+            id::Free,
+            id::StreamDestroy,
+        ]
+    );
+    assert!(p
+        .events
+        .iter()
+        .all(|e| e.header.ret == 0 && e.header.flags == 0));
+
+    // The H2D source and the D2H expected bytes: the same 64 bytes, i * 3.
+    let bytes: Vec<u8> = (0..64).map(|i| (i * 3) as u8).collect();
+    let h2d = payload(p, 6).blob(BLOB_FIELD | 2, "source").unwrap();
+    let d2h = payload(p, 9).blob(BLOB_FIELD | 1, "expected").unwrap();
+    assert_eq!(p.load_blob(&h2d).unwrap(), bytes);
+    assert_eq!(p.load_blob(&d2h).unwrap(), bytes);
+    // The 2D source: 3 rows of 10 bytes from rows 16 apart, packed.
+    let rows = payload(p, 11).blob(BLOB_FIELD | 3, "rows").unwrap();
+    let packed: Vec<u8> = (0..3).flat_map(|r| r * 16..r * 16 + 10).collect();
+    assert_eq!(p.load_blob(&rows).unwrap(), packed);
+
+    // The variable's address, once, then its copies as plain copies.
+    let sym = payload(p, 12);
+    assert_eq!(sym.str(fid::NAME, "name").unwrap(), "table");
+    assert_eq!(sym.u64(fid::SIZE, "size").unwrap(), 16);
+
+    // Launches: name and code object from registration, two 8-byte arguments, the first
+    // a device pointer (word 0 translated at replay), the second a pinned host pointer
+    // whose 32 bytes are snapshotted.
+    for i in [15, 16, 17, 20] {
+        let l = payload(p, i);
+        let name = if i == 20 { "module_kernel" } else { "kernel" };
+        assert_eq!(l.str(fid::NAME, "name").unwrap(), name, "event {i}");
+        let args: Vec<Payload> = l.all(fid::ARG).map(|a| a.as_nested().unwrap()).collect();
+        assert_eq!(args.len(), 2);
+        for a in &args {
+            assert_eq!(a.u64(fid::ARG_SIZE, "size").unwrap(), 8);
+            assert_eq!(
+                a.u64_array(fid::ARG_POINTER_WORDS, "words").unwrap(),
+                [0],
+                "event {i}"
+            );
+        }
+        let snap = l.get(fid::PINNED_SNAPSHOT).unwrap().as_nested().unwrap();
+        let snap = snap.blob(fid::SNAPSHOT_BYTES, "snapshot").unwrap();
+        assert_eq!(p.load_blob(&snap).unwrap(), vec![0x5a; 32]);
+    }
+    assert_eq!(
+        payload(p, 16).u64_array(fid::GRID, "grid").unwrap(),
+        [2, 1, 1]
+    );
+    assert_eq!(payload(p, 16).u64(fid::SHARED_MEM, "shmem").unwrap(), 16);
+
+    // The module: the PTX text and its NUL.
+    let m = payload(p, 18);
+    assert_eq!(m.u64(fid::SIZE, "size").unwrap(), 55);
+    let unrep = payload(p, 25);
+    assert_eq!(
+        unrep.str(fid::API_NAME, "api").unwrap(),
+        "cudaStreamAddCallback"
+    );
+
+    let r = &p.manifest.runtime;
+    assert_eq!(
+        (r.vendor.as_str(), r.runtime_version.as_str()),
+        ("cuda", "12040")
+    );
+    assert_eq!(r.devices[0].name, "Stand-in GPU");
+    assert_eq!(r.devices[0].arch, "sm_90");
+    assert_eq!(p.manifest.unreplayable_apis.len(), 1);
+    assert!(p.manifest.capture_failures.is_empty());
+}
