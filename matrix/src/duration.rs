@@ -10,30 +10,53 @@ use serde::{Deserialize, Serialize, Serializer};
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub struct TextDuration(pub Duration);
 
+/// Why a text is not a duration; each names the text as written.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum DurationError {
+    #[error("`{0}` is not a duration: expected a number and a unit (ms, s, m, h), e.g. 90s")]
+    NotADuration(String),
+    #[error("`{0}`: number too large")]
+    TooLarge(String),
+    #[error("`{text}` has no unit: write {n}s, {n}m or {n}ms")]
+    NoUnit { text: String, n: u64 },
+    #[error("`{text}`: unknown unit `{unit}` (use ms, s, m or h)")]
+    UnknownUnit { text: String, unit: String },
+    #[error("`{0}`: a duration must be more than zero")]
+    Zero(String),
+}
+
 /// Parses `<digits><unit>` with unit ms, s, m or h. Zero is refused: a zero timeout would
 /// kill every case at once.
-pub fn parse(text: &str) -> Result<Duration, String> {
+pub fn parse(text: &str) -> Result<Duration, DurationError> {
     let t = text.trim();
     let split = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
     let (num, unit) = t.split_at(split);
     if num.is_empty() {
-        return Err(format!(
-            "`{text}` is not a duration: expected a number and a unit (ms, s, m, h), e.g. 90s"
-        ));
+        return Err(DurationError::NotADuration(text.into()));
     }
     let n: u64 = num
         .parse()
-        .map_err(|_| format!("`{text}`: number too large"))?;
+        .map_err(|_| DurationError::TooLarge(text.into()))?;
     let d = match unit {
         "ms" => Duration::from_millis(n),
         "s" => Duration::from_secs(n),
         "m" => Duration::from_secs(n.saturating_mul(60)),
         "h" => Duration::from_secs(n.saturating_mul(3600)),
-        "" => return Err(format!("`{text}` has no unit: write {n}s, {n}m or {n}ms")),
-        u => return Err(format!("`{text}`: unknown unit `{u}` (use ms, s, m or h)")),
+        "" => {
+            return Err(DurationError::NoUnit {
+                text: text.into(),
+                n,
+            })
+        }
+        u => {
+            return Err(DurationError::UnknownUnit {
+                text: text.into(),
+                unit: u.into(),
+            })
+        }
     };
     if d.is_zero() {
-        return Err(format!("`{text}`: a duration must be more than zero"));
+        return Err(DurationError::Zero(text.into()));
     }
     Ok(d)
 }
@@ -41,11 +64,11 @@ pub fn parse(text: &str) -> Result<Duration, String> {
 /// Formats a duration the way `parse` reads it back.
 pub fn format(d: Duration) -> String {
     let ms = d.as_millis();
-    if ms % 3_600_000 == 0 {
+    if ms.is_multiple_of(3_600_000) {
         format!("{}h", ms / 3_600_000)
-    } else if ms % 60_000 == 0 {
+    } else if ms.is_multiple_of(60_000) {
         format!("{}m", ms / 60_000)
-    } else if ms % 1000 == 0 {
+    } else if ms.is_multiple_of(1000) {
         format!("{}s", ms / 1000)
     } else {
         format!("{ms}ms")
@@ -101,12 +124,36 @@ mod tests {
 
     #[test]
     fn bad_durations_say_why() {
-        assert!(parse("90").unwrap_err().contains("no unit"));
-        assert!(parse("5 days").unwrap_err().contains("unknown unit"));
-        assert!(parse("0s").unwrap_err().contains("more than zero"));
-        assert!(parse("s").unwrap_err().contains("not a duration"));
-        assert!(parse("99999999999999999999999s")
-            .unwrap_err()
+        let e = |t: &str| parse(t).unwrap_err();
+        assert_eq!(
+            e("90"),
+            DurationError::NoUnit {
+                text: "90".into(),
+                n: 90
+            }
+        );
+        assert_eq!(
+            e("90").to_string(),
+            "`90` has no unit: write 90s, 90m or 90ms"
+        );
+        assert_eq!(
+            e("5 days"),
+            DurationError::UnknownUnit {
+                text: "5 days".into(),
+                unit: " days".into()
+            }
+        );
+        assert!(e("5 days").to_string().contains("unknown unit"));
+        assert_eq!(e("0s"), DurationError::Zero("0s".into()));
+        assert!(e("0s").to_string().contains("more than zero"));
+        assert_eq!(e("s"), DurationError::NotADuration("s".into()));
+        assert!(e("s").to_string().contains("not a duration"));
+        assert!(matches!(
+            e("99999999999999999999999s"),
+            DurationError::TooLarge(_)
+        ));
+        assert!(e("99999999999999999999999s")
+            .to_string()
             .contains("too large"));
     }
 }
