@@ -18,6 +18,7 @@ int cudaMemcpy2D(void*, size_t, const void*, size_t, size_t, size_t, int);
 int cudaMemset(void*, int, size_t);
 int cudaStreamCreate(void**);
 int cudaStreamDestroy(void*);
+int cudaStreamSynchronize(void*);
 int cudaEventCreate(void**);
 int cudaEventRecord(void*, void*);
 int cudaEventElapsedTime(float*, void*, void*);
@@ -65,7 +66,10 @@ int main(void) {
     printf("memset=%d\n", cudaMemset(d + 64, 7, 16));
     void* s = 0;
     printf("stream=%d\n", cudaStreamCreate(&s));
+    memset(back, 0, sizeof back);
     printf("d2h_async=%d\n", cudaMemcpyAsync(back, d, 64, D2H, s));
+    printf("sync=%d\n", cudaStreamSynchronize(s));
+    printf("d2h_async_bytes=%d\n", memcmp(back, host, 64));
     unsigned char* pitched = 0;
     size_t pitch = 0;
     printf("pitch=%d\n", cudaMallocPitch((void**)&pitched, &pitch, 10, 3));

@@ -37,9 +37,14 @@ int cudaMallocPitch(void** p, size_t* pitch, size_t width, size_t height) {
     return 0;
 }
 int cudaMemcpy(void* dst, const void* src, size_t n, int kind) { (void)kind; memmove(dst, src, n); return 0; }
+// An asynchronous copy happens when its stream is waited for, as on a GPU it may: whoever
+// reads the destination before that sees the old bytes.
+static struct { void* dst; const void* src; size_t n; } pending;
 int cudaMemcpyAsync(void* dst, const void* src, size_t n, int kind, void* s) {
     (void)kind; (void)s;
-    memmove(dst, src, n);
+    pending.dst = dst;
+    pending.src = src;
+    pending.n = n;
     return 0;
 }
 int cudaMemcpy2D(void* dst, size_t dpitch, const void* src, size_t spitch, size_t w, size_t h, int kind) {
@@ -51,7 +56,12 @@ int cudaMemset(void* p, int v, size_t n) { memset(p, v, n); return 0; }
 
 // ---- streams and events ----
 int cudaStreamCreate(void** s) { *s = (void*)0x51; return 0; }
-int cudaStreamSynchronize(void* s) { (void)s; return 0; }
+int cudaStreamSynchronize(void* s) {
+    (void)s;
+    if (pending.n) memmove(pending.dst, pending.src, pending.n);
+    pending.n = 0;
+    return 0;
+}
 int cudaStreamDestroy(void* s) { (void)s; return 0; }
 int cudaEventCreate(void** e) { *e = (void*)0xe1; return 0; }
 int cudaEventRecord(void* e, void* s) { (void)e; (void)s; return 0; }
