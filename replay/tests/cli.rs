@@ -114,12 +114,19 @@ fn invalid_archives_and_limits_exit_2_naming_the_file() {
 
 #[test]
 fn version_names_tool_format_and_revision() {
-    let (code, out, _) = run(replay().arg("--version"));
-    assert_eq!(code, 0);
-    assert!(
-        out.contains("archive format version 2") && out.contains("source revision"),
-        "{out}"
-    );
+    for flag in ["--version", "-V"] {
+        let (code, out, err) = run(replay().arg(flag));
+        assert_eq!(code, 0, "{flag}: {err}");
+        assert!(
+            out.starts_with(&format!("hrr-replay {}\n", hrr_archive::TOOL_VERSION))
+                && out.contains(&format!(
+                    "archive format version {}\n",
+                    hrr_archive::FORMAT_VERSION
+                ))
+                && out.contains("source revision"),
+            "{flag}: {out}"
+        );
+    }
 }
 
 #[test]
@@ -182,6 +189,14 @@ fn several_archives_give_one_result_each_in_order_and_the_worst_exit_code() {
         .expect("an array of results for several archives");
     assert_eq!(results.len(), 2, "{v}");
     assert_eq!(results[0]["archive"], a.path().display().to_string());
+    // The harness reads them back with the contract's types, in the current schema.
+    let typed: Vec<hrr_contract::ReplayResult> = serde_json::from_value(v.clone()).unwrap();
+    assert!(typed
+        .iter()
+        .all(|r| r.schema_version == hrr_contract::SchemaVersion::CURRENT));
+    assert_eq!(results[0]["schema_version"], "1.0", "{v}");
+    assert_eq!(typed[1].exit_code, hrr_contract::ReplayExit::Invalid);
+    assert_eq!(typed[1].verdict, hrr_contract::Verdict::Fail);
     assert_eq!(results[1]["exit_code"], 2, "{v}");
     assert!(
         results[1]["reason"]
