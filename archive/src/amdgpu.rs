@@ -6,6 +6,62 @@
 
 use crate::codeobject;
 
+/// Why a code object's kernel metadata could not be read (the input is untrusted: each
+/// variant names what was wrong with it).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum MetadataError {
+    #[error("not a 64-bit little-endian ELF file")]
+    NotElf64,
+    #[error("ELF machine {0:#x} is not AMDGPU (0xe0)")]
+    NotAmdgpu(u64),
+    #[error("truncated ELF header")]
+    TruncatedHeader,
+    #[error("ELF section header size {0} is too small")]
+    SectionHeaderSize(usize),
+    /// An offset or size whose sum does not fit in the address space.
+    #[error("ELF offsets overflow")]
+    Overflow,
+    /// "section header" or "note section".
+    #[error("{0} outside the file")]
+    OutsideFile(&'static str),
+    /// "note name" or "note descriptor".
+    #[error("{0} outside its section")]
+    OutsideSection(&'static str),
+    #[error("no NT_AMDGPU_METADATA note (code object v2 or not a kernel object)")]
+    NoNote,
+    #[error("metadata truncated: {wanted} bytes wanted at offset {at}")]
+    Truncated { wanted: usize, at: usize },
+    #[error("metadata array of {0} elements exceeds the note")]
+    ArrayTooLong(usize),
+    #[error("metadata map of {0} entries exceeds the note")]
+    MapTooLong(usize),
+    #[error("metadata nested too deeply")]
+    TooDeep,
+    #[error("metadata uses the reserved MessagePack byte 0xc1")]
+    ReservedByte,
+    #[error("metadata has no amdhsa.kernels list")]
+    NoKernelList,
+    #[error("a kernel without .name")]
+    KernelWithoutName,
+    /// `field` is ".offset" or ".size".
+    #[error("{kernel}: an argument without {field}")]
+    ArgWithout { kernel: String, field: &'static str },
+    #[error("{kernel}: argument at {offset}+{size} is outside the kernarg segment")]
+    ArgOutside {
+        kernel: String,
+        offset: u64,
+        size: u64,
+    },
+    #[error("the bundle holds no AMDGPU code object")]
+    NoAmdgpuInBundle,
+    /// The last AMDGPU entry of an offload bundle that failed, by its target.
+    #[error("{target}: {source}")]
+    InBundle {
+        target: String,
+        source: Box<MetadataError>,
+    },
+}
+
 /// One kernel argument as the metadata declares it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct KernelArg {
@@ -92,39 +148,42 @@ struct Reader<'a> {
 const MAX_DEPTH: u32 = 32;
 
 impl<'a> Reader<'a> {
-    fn take(&mut self, n: usize) -> Result<&'a [u8], String> {
+    fn take(&mut self, n: usize) -> Result<&'a [u8], MetadataError> {
         let end = self
             .at
             .checked_add(n)
             .filter(|&e| e <= self.b.len())
-            .ok_or_else(|| format!("metadata truncated: {n} bytes wanted at offset {}", self.at))?;
+            .ok_or(MetadataError::Truncated {
+                wanted: n,
+                at: self.at,
+            })?;
         let s = &self.b[self.at..end];
         self.at = end;
         Ok(s)
     }
-    fn uint(&mut self, n: usize) -> Result<u64, String> {
+    fn uint(&mut self, n: usize) -> Result<u64, MetadataError> {
         Ok(self
             .take(n)?
             .iter()
             .fold(0u64, |acc, &x| (acc << 8) | x as u64))
     }
-    fn str(&mut self, n: usize) -> Result<Value, String> {
+    fn str(&mut self, n: usize) -> Result<Value, MetadataError> {
         let s = self.take(n)?;
         Ok(Value::Str(String::from_utf8_lossy(s).into_owned()))
     }
-    fn array(&mut self, n: usize, depth: u32) -> Result<Value, String> {
+    fn array(&mut self, n: usize, depth: u32) -> Result<Value, MetadataError> {
         // Each element takes at least one byte: a count beyond what is left is a lie.
         if n > self.b.len() - self.at {
-            return Err(format!("metadata array of {n} elements exceeds the note"));
+            return Err(MetadataError::ArrayTooLong(n));
         }
         (0..n)
             .map(|_| self.value(depth + 1))
             .collect::<Result<_, _>>()
             .map(Value::Array)
     }
-    fn map(&mut self, n: usize, depth: u32) -> Result<Value, String> {
+    fn map(&mut self, n: usize, depth: u32) -> Result<Value, MetadataError> {
         if n.saturating_mul(2) > self.b.len() - self.at {
-            return Err(format!("metadata map of {n} entries exceeds the note"));
+            return Err(MetadataError::MapTooLong(n));
         }
         let mut kv = Vec::with_capacity(n);
         for _ in 0..n {
@@ -134,9 +193,9 @@ impl<'a> Reader<'a> {
         }
         Ok(Value::Map(kv))
     }
-    fn value(&mut self, depth: u32) -> Result<Value, String> {
+    fn value(&mut self, depth: u32) -> Result<Value, MetadataError> {
         if depth > MAX_DEPTH {
-            return Err("metadata nested too deeply".into());
+            return Err(MetadataError::TooDeep);
         }
         let t = self.take(1)?[0];
         Ok(match t {
@@ -182,7 +241,7 @@ impl<'a> Reader<'a> {
                 return self.map(n, depth);
             }
             0xe0..=0xff => Value::Int((t as i8) as i128),
-            0xc1 => return Err("metadata uses the reserved MessagePack byte 0xc1".into()),
+            0xc1 => return Err(MetadataError::ReservedByte),
         })
     }
 }
@@ -196,35 +255,34 @@ const NT_AMDGPU_METADATA: u64 = 32;
 const EM_AMDGPU: u64 = 0xe0;
 
 /// The metadata note's MessagePack bytes of an ELF64 AMDGPU code object.
-fn metadata_note(elf: &[u8]) -> Result<&[u8], String> {
+fn metadata_note(elf: &[u8]) -> Result<&[u8], MetadataError> {
     if elf.get(..4) != Some(b"\x7fELF") || elf.get(4) != Some(&2) || elf.get(5) != Some(&1) {
-        return Err("not a 64-bit little-endian ELF file".into());
+        return Err(MetadataError::NotElf64);
     }
     if le(elf, 18, 2) != Some(EM_AMDGPU) {
-        return Err(format!(
-            "ELF machine {:#x} is not AMDGPU (0xe0)",
-            le(elf, 18, 2).unwrap_or(0)
-        ));
+        return Err(MetadataError::NotAmdgpu(le(elf, 18, 2).unwrap_or(0)));
     }
-    let shoff = le(elf, 0x28, 8).ok_or("truncated ELF header")? as usize;
-    let shentsize = le(elf, 0x3a, 2).ok_or("truncated ELF header")? as usize;
-    let shnum = le(elf, 0x3c, 2).ok_or("truncated ELF header")? as usize;
+    let shoff = le(elf, 0x28, 8).ok_or(MetadataError::TruncatedHeader)? as usize;
+    let shentsize = le(elf, 0x3a, 2).ok_or(MetadataError::TruncatedHeader)? as usize;
+    let shnum = le(elf, 0x3c, 2).ok_or(MetadataError::TruncatedHeader)? as usize;
     if shentsize < 64 {
-        return Err(format!("ELF section header size {shentsize} is too small"));
+        return Err(MetadataError::SectionHeaderSize(shentsize));
     }
     for i in 0..shnum {
         let sh = shoff
-            .checked_add(i.checked_mul(shentsize).ok_or("overflow")?)
-            .ok_or("overflow")?;
-        let ty = le(elf, sh + 4, 4).ok_or("section header outside the file")?;
+            .checked_add(i.checked_mul(shentsize).ok_or(MetadataError::Overflow)?)
+            .ok_or(MetadataError::Overflow)?;
+        let ty = le(elf, sh + 4, 4).ok_or(MetadataError::OutsideFile("section header"))?;
         if ty != 7 {
             continue; // SHT_NOTE only
         }
-        let off = le(elf, sh + 0x18, 8).ok_or("section header outside the file")? as usize;
-        let size = le(elf, sh + 0x20, 8).ok_or("section header outside the file")? as usize;
+        let off =
+            le(elf, sh + 0x18, 8).ok_or(MetadataError::OutsideFile("section header"))? as usize;
+        let size =
+            le(elf, sh + 0x20, 8).ok_or(MetadataError::OutsideFile("section header"))? as usize;
         let notes = elf
-            .get(off..off.checked_add(size).ok_or("overflow")?)
-            .ok_or("note section outside the file")?;
+            .get(off..off.checked_add(size).ok_or(MetadataError::Overflow)?)
+            .ok_or(MetadataError::OutsideFile("note section"))?;
         let mut at = 0usize;
         while at + 12 <= notes.len() {
             let namesz = le(notes, at, 4).unwrap_or(0) as usize;
@@ -234,36 +292,36 @@ fn metadata_note(elf: &[u8]) -> Result<&[u8], String> {
             let desc_at = name_at + namesz.div_ceil(4) * 4;
             let next = desc_at
                 .checked_add(descsz.div_ceil(4) * 4)
-                .ok_or("overflow")?;
+                .ok_or(MetadataError::Overflow)?;
             let name = notes
                 .get(name_at..name_at + namesz)
-                .ok_or("note name outside its section")?;
+                .ok_or(MetadataError::OutsideSection("note name"))?;
             if ty == NT_AMDGPU_METADATA && name.starts_with(b"AMDGPU") {
                 return notes
                     .get(desc_at..desc_at + descsz)
-                    .ok_or_else(|| "note descriptor outside its section".into());
+                    .ok_or(MetadataError::OutsideSection("note descriptor"));
             }
             at = next;
         }
     }
-    Err("no NT_AMDGPU_METADATA note (code object v2 or not a kernel object)".into())
+    Err(MetadataError::NoNote)
 }
 
 /// Every kernel of an AMDGPU code object (ELF), with its argument layout.
-pub fn kernels(elf: &[u8]) -> Result<Vec<KernelMeta>, String> {
+pub fn kernels(elf: &[u8]) -> Result<Vec<KernelMeta>, MetadataError> {
     let note = metadata_note(elf)?;
     let mut r = Reader { b: note, at: 0 };
     let root = r.value(0)?;
     let list = match root.get("amdhsa.kernels") {
         Some(Value::Array(v)) => v,
-        _ => return Err("metadata has no amdhsa.kernels list".into()),
+        _ => return Err(MetadataError::NoKernelList),
     };
     let mut out = Vec::new();
     for k in list {
         let name = k
             .get(".name")
             .and_then(Value::as_str)
-            .ok_or("a kernel without .name")?
+            .ok_or(MetadataError::KernelWithoutName)?
             .to_string();
         let symbol = k
             .get(".symbol")
@@ -277,21 +335,27 @@ pub fn kernels(elf: &[u8]) -> Result<Vec<KernelMeta>, String> {
         let mut args = Vec::new();
         if let Some(Value::Array(a)) = k.get(".args") {
             for arg in a {
-                let offset = arg
-                    .get(".offset")
-                    .and_then(Value::as_u64)
-                    .ok_or_else(|| format!("{name}: an argument without .offset"))?;
-                let size = arg
-                    .get(".size")
-                    .and_then(Value::as_u64)
-                    .ok_or_else(|| format!("{name}: an argument without .size"))?;
+                let offset = arg.get(".offset").and_then(Value::as_u64).ok_or_else(|| {
+                    MetadataError::ArgWithout {
+                        kernel: name.clone(),
+                        field: ".offset",
+                    }
+                })?;
+                let size = arg.get(".size").and_then(Value::as_u64).ok_or_else(|| {
+                    MetadataError::ArgWithout {
+                        kernel: name.clone(),
+                        field: ".size",
+                    }
+                })?;
                 if offset
                     .checked_add(size)
                     .is_none_or(|e| e > kernarg_segment_size.max(1 << 20))
                 {
-                    return Err(format!(
-                        "{name}: argument at {offset}+{size} is outside the kernarg segment"
-                    ));
+                    return Err(MetadataError::ArgOutside {
+                        kernel: name,
+                        offset,
+                        size,
+                    });
                 }
                 args.push(KernelArg {
                     offset,
@@ -320,16 +384,21 @@ pub fn kernels(elf: &[u8]) -> Result<Vec<KernelMeta>, String> {
 
 /// Kernels of a registered HIP code object: an offload bundle (the first AMDGPU entry;
 /// argument layouts are the same for every target) or a bare ELF.
-pub fn kernels_of_code_object(bytes: &[u8]) -> Result<Vec<KernelMeta>, String> {
+pub fn kernels_of_code_object(bytes: &[u8]) -> Result<Vec<KernelMeta>, MetadataError> {
     if let Some(entries) = codeobject::bundle_entries(bytes) {
-        let mut last_err = "the bundle holds no AMDGPU code object".to_string();
+        let mut last_err = MetadataError::NoAmdgpuInBundle;
         for (target, elf) in entries {
             if !target.contains("amdgcn") {
                 continue;
             }
             match kernels(elf) {
                 Ok(k) => return Ok(k),
-                Err(e) => last_err = format!("{target}: {e}"),
+                Err(e) => {
+                    last_err = MetadataError::InBundle {
+                        target: target.to_string(),
+                        source: Box::new(e),
+                    }
+                }
             }
         }
         return Err(last_err);
@@ -374,5 +443,30 @@ mod tests {
         ] {
             assert!(Reader { b: bad, at: 0 }.value(0).is_err(), "{bad:?}");
         }
+    }
+
+    #[test]
+    fn errors_say_what_was_wrong() {
+        assert_eq!(
+            Reader { b: &[0xc1], at: 0 }.value(0),
+            Err(MetadataError::ReservedByte)
+        );
+        assert_eq!(
+            Reader {
+                b: &[0xd9, 0x10, b'a'],
+                at: 0
+            }
+            .value(0),
+            Err(MetadataError::Truncated { wanted: 16, at: 2 })
+        );
+        assert_eq!(kernels(b"\x7fELF"), Err(MetadataError::NotElf64));
+        let e = MetadataError::InBundle {
+            target: "hipv4-amdgcn-amd-amdhsa--gfx90a".into(),
+            source: Box::new(MetadataError::NoNote),
+        };
+        assert_eq!(
+            e.to_string(),
+            "hipv4-amdgcn-amd-amdhsa--gfx90a: no NT_AMDGPU_METADATA note (code object v2 or not a kernel object)"
+        );
     }
 }
