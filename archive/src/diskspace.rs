@@ -19,6 +19,16 @@ pub enum ReservePolicy {
     Bytes(u64),
 }
 
+/// Why a size (`HRR_CAPTURE_DISK_RESERVE`, `HRR_CAPTURE_PINNED_SNAPSHOT_MAX`) was refused;
+/// each names the text as written.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum SizeError {
+    #[error("{0:?} is not a size (expected bytes, or a number with K, M or G)")]
+    NotASize(String),
+    #[error("{0:?} is too large")]
+    TooLarge(String),
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Space {
     pub total: u64,
@@ -46,8 +56,9 @@ impl ReservePolicy {
         }
     }
 
-    /// Parses `HRR_CAPTURE_DISK_RESERVE`-style values: bytes, or with a K/M/G suffix, or `N%`.
-    pub fn parse(s: &str) -> std::result::Result<ReservePolicy, String> {
+    /// Parses `HRR_CAPTURE_DISK_RESERVE`-style values: empty or `default`, bytes, or a
+    /// number with a K/M/G suffix.
+    pub fn parse(s: &str) -> std::result::Result<ReservePolicy, SizeError> {
         let t = s.trim();
         if t.is_empty() || t == "default" {
             return Ok(ReservePolicy::Default);
@@ -57,7 +68,7 @@ impl ReservePolicy {
 }
 
 /// Parses "123", "64K", "16M", "4G" (powers of 1024).
-pub fn parse_size(t: &str) -> std::result::Result<u64, String> {
+pub fn parse_size(t: &str) -> std::result::Result<u64, SizeError> {
     let (num, mult) = match t.as_bytes().last() {
         Some(b'K' | b'k') => (&t[..t.len() - 1], 1u64 << 10),
         Some(b'M' | b'm') => (&t[..t.len() - 1], 1 << 20),
@@ -67,9 +78,9 @@ pub fn parse_size(t: &str) -> std::result::Result<u64, String> {
     let n: u64 = num
         .trim()
         .parse()
-        .map_err(|_| format!("{t:?} is not a size (expected bytes, or a number with K, M or G)"))?;
+        .map_err(|_| SizeError::NotASize(t.into()))?;
     n.checked_mul(mult)
-        .ok_or_else(|| format!("{t:?} is too large"))
+        .ok_or_else(|| SizeError::TooLarge(t.into()))
 }
 
 /// Checks that writing `needed` more bytes under `path` leaves the reserve intact.
@@ -112,7 +123,12 @@ mod tests {
             ReservePolicy::Bytes(1000)
         );
         let err = ReservePolicy::parse("lots").unwrap_err();
-        assert!(err.contains("\"lots\""), "{err}");
+        assert_eq!(err, SizeError::NotASize("lots".into()));
+        assert!(err.to_string().contains("\"lots\""), "{err}");
+        assert_eq!(
+            parse_size("20000000000G"),
+            Err(SizeError::TooLarge("20000000000G".into()))
+        );
     }
 
     #[test]
