@@ -17,6 +17,7 @@ use std::path::{Path, PathBuf};
 
 use crate::hash::ContentHash;
 use crate::limits::Limits;
+use crate::safefs;
 use crate::{ArchiveError, Result};
 
 pub const BLOB_MAGIC: &[u8; 4] = b"HRRB";
@@ -81,7 +82,7 @@ pub fn header(len: u64, compression: Compression) -> [u8; BLOB_HEADER_LEN] {
 }
 
 /// Writes `bytes` to `dest` atomically: a temporary file in the same directory, fsync'd,
-/// then renamed. `dest`'s parent must exist.
+/// then renamed, never through a symbolic link (`safefs`). `dest`'s parent must exist.
 pub fn write_atomic(dest: &Path, bytes: &[u8], fsync: bool) -> Result<()> {
     write_atomic_parts(dest, &[bytes], fsync)
 }
@@ -89,43 +90,20 @@ pub fn write_atomic(dest: &Path, bytes: &[u8], fsync: bool) -> Result<()> {
 /// `write_atomic` for content in several pieces (a header and the caller's buffer), so a
 /// large uncompressed blob is never copied.
 pub fn write_atomic_parts(dest: &Path, parts: &[&[u8]], fsync: bool) -> Result<()> {
-    let dir = dest.parent().unwrap_or(Path::new("."));
-    let tmp = dir.join(format!(
-        ".tmp-{}-{}-{}",
-        std::process::id(),
-        thread_token(),
-        dest.file_name().and_then(|n| n.to_str()).unwrap_or("file")
-    ));
-    let result = (|| {
-        let f = fs::OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(true)
-            .open(&tmp)
-            .map_err(|e| ArchiveError::io(&tmp, "create", e))?;
+    safefs::write_atomic_with(dest, fsync, |f, tmp| {
         let total: usize = parts.iter().map(|p| p.len()).sum();
         let mapped = total >= PARALLEL_IO_BYTES
-            && write_mapped_parallel(&f, parts).map_err(|e| ArchiveError::io(&tmp, "write", e))?;
+            && write_mapped_parallel(f, parts).map_err(|e| ArchiveError::io(tmp, "write", e))?;
         if !mapped {
             let mut at = 0u64;
             for bytes in parts {
-                write_all_at_parallel(&f, bytes, at)
-                    .map_err(|e| ArchiveError::io(&tmp, "write", e))?;
+                write_all_at_parallel(f, bytes, at)
+                    .map_err(|e| ArchiveError::io(tmp, "write", e))?;
                 at += bytes.len() as u64;
             }
         }
-        if fsync {
-            f.sync_all()
-                .map_err(|e| ArchiveError::io(&tmp, "fsync", e))?;
-        }
-        drop(f);
-        fs::rename(&tmp, dest).map_err(|e| ArchiveError::io(dest, "rename into place", e))
-    })();
-    if result.is_err() {
-        let _ = fs::remove_file(&tmp);
-    }
-    result
+        Ok(())
+    })
 }
 
 /// Buffers at least this large are written and read by several threads at once: one
@@ -256,24 +234,17 @@ pub fn read_exact_at_parallel(f: &fs::File, buf: &mut [u8], offset: u64) -> std:
     })
 }
 
-fn thread_token() -> u64 {
-    // SAFETY: gettid has no preconditions and cannot fail.
-    unsafe { libc::syscall(libc::SYS_gettid) as u64 }
-}
-
-/// Opens a file inside the archive, refusing symlinks and anything not a regular file,
-/// and checks its size against `max_file_bytes` before reading it.
+/// Opens a file inside the archive, refusing symlinks and anything not a regular file
+/// (without blocking on a FIFO), and checks its size against `max_file_bytes` before
+/// reading it.
 pub fn read_regular_file(path: &Path, limits: &Limits) -> Result<Vec<u8>> {
-    let meta = fs::symlink_metadata(path).map_err(|e| ArchiveError::io(path, "stat", e))?;
-    if meta.file_type().is_symlink() {
-        return Err(ArchiveError::unsafe_path(path, "is a symbolic link"));
-    }
-    if !meta.is_file() {
-        return Err(ArchiveError::unsafe_path(path, "is not a regular file"));
-    }
-    Limits::check(path, "max_file_bytes", meta.len(), limits.max_file_bytes)?;
-    let bytes = fs::read(path).map_err(|e| ArchiveError::io(path, "read", e))?;
-    // The file may have grown between stat and read.
+    use std::io::Read;
+    let (f, len) = open_stored(path, limits)?;
+    let mut bytes = Vec::with_capacity(len as usize);
+    // One byte past the limit tells a file that grew after fstat from one that did not.
+    f.take(limits.max_file_bytes.saturating_add(1))
+        .read_to_end(&mut bytes)
+        .map_err(|e| ArchiveError::io(path, "read", e))?;
     Limits::check(
         path,
         "max_file_bytes",
@@ -302,6 +273,7 @@ pub fn decode(
         &stored[..BLOB_HEADER_LEN],
         stored[BLOB_HEADER_LEN..].to_vec(),
         expected,
+        None,
         limits,
     )
 }
@@ -309,26 +281,9 @@ pub fn decode(
 /// Opens a stored file for reading: no symbolic link, a regular file, no larger than
 /// `max_file_bytes`. Returns the file and its length.
 fn open_stored(path: &Path, limits: &Limits) -> Result<(fs::File, u64)> {
-    use std::os::unix::fs::OpenOptionsExt;
-    let f = fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NOFOLLOW)
-        .open(path)
-        .map_err(|e| {
-            if e.raw_os_error() == Some(libc::ELOOP) {
-                ArchiveError::unsafe_path(path, "is a symbolic link")
-            } else {
-                ArchiveError::io(path, "open", e)
-            }
-        })?;
-    let meta = f
-        .metadata()
-        .map_err(|e| ArchiveError::io(path, "stat", e))?;
-    if !meta.is_file() {
-        return Err(ArchiveError::unsafe_path(path, "is not a regular file"));
-    }
-    Limits::check(path, "max_file_bytes", meta.len(), limits.max_file_bytes)?;
-    Ok((f, meta.len()))
+    let (f, len) = safefs::open_regular(path)?;
+    Limits::check(path, "max_file_bytes", len, limits.max_file_bytes)?;
+    Ok((f, len))
 }
 
 fn read_header(path: &Path, f: &fs::File) -> Result<[u8; BLOB_HEADER_LEN]> {
@@ -408,8 +363,7 @@ pub fn read_blob_into(
         _ => {
             let mut body = vec![0u8; stored as usize];
             read_body_into(path, &f, &mut body)?;
-            let data = decode_body(path, codec, raw_len, body)?;
-            out.copy_from_slice(&data);
+            decode_body_into(path, codec, &body, out)?;
         }
     }
     verify(path, out, expected)
@@ -444,21 +398,38 @@ fn verify(path: &Path, data: &[u8], expected: &ContentHash) -> Result<()> {
 }
 
 /// `decode` for a header and a body already apart (the body is moved, not copied).
+/// `expected_len`, when the caller knows it (a blob an event references), must equal the
+/// header's declared length before anything is decompressed: a small file declaring
+/// gigabytes is refused by that comparison, not by running out of memory.
 pub fn decode_parts(
     path: &Path,
     header: &[u8],
     body: Vec<u8>,
     expected: &ContentHash,
+    expected_len: Option<u64>,
     limits: &Limits,
 ) -> Result<Vec<u8>> {
     let (codec, raw_len) = parse_header(path, header, limits)?;
+    if let Some(want) = expected_len.filter(|&w| w != raw_len) {
+        return Err(ArchiveError::invalid(
+            path,
+            format!("blob header says {raw_len} bytes, the event says {want}"),
+        ));
+    }
     let data = decode_body(path, codec, raw_len, body)?;
     verify(path, &data, expected)?;
     Ok(data)
 }
 
+fn zstd_error(path: &Path, e: std::io::Error) -> ArchiveError {
+    ArchiveError::invalid(path, format!("zstd frame does not decode: {e}"))
+}
+
 /// The content of a stored body: as is (raw) or decompressed (zstd), `raw_len` long.
+/// Decompression streams and stops one byte past `raw_len`, so memory follows what the
+/// frame really holds, never only what the header claims.
 fn decode_body(path: &Path, codec: u8, raw_len: u64, body: Vec<u8>) -> Result<Vec<u8>> {
+    use std::io::Read;
     match codec {
         0 => {
             if body.len() as u64 != raw_len {
@@ -473,15 +444,25 @@ fn decode_body(path: &Path, codec: u8, raw_len: u64, body: Vec<u8>) -> Result<Ve
             Ok(body)
         }
         1 => {
-            let data = zstd::bulk::decompress(&body, raw_len as usize).map_err(|e| {
-                ArchiveError::invalid(path, format!("zstd frame does not decode: {e}"))
-            })?;
+            let dec = zstd::stream::read::Decoder::with_buffer(&body[..])
+                .map_err(|e| zstd_error(path, e))?;
+            // A first reservation no larger than what a frame of this size plausibly
+            // holds; the vector grows only as decompressed bytes arrive.
+            let mut data = Vec::with_capacity(raw_len.min(body.len() as u64 * 8) as usize);
+            dec.take(raw_len.saturating_add(1))
+                .read_to_end(&mut data)
+                .map_err(|e| zstd_error(path, e))?;
             if data.len() as u64 != raw_len {
                 return Err(ArchiveError::invalid(
                     path,
                     format!(
-                        "blob header says {raw_len} bytes, zstd frame holds {}",
-                        data.len()
+                        "blob header says {raw_len} bytes, zstd frame holds {}{}",
+                        data.len().min(raw_len as usize),
+                        if data.len() as u64 > raw_len {
+                            " or more"
+                        } else {
+                            ""
+                        }
                     ),
                 ));
             }
@@ -494,10 +475,47 @@ fn decode_body(path: &Path, codec: u8, raw_len: u64, body: Vec<u8>) -> Result<Ve
     }
 }
 
+/// `decode_body` straight into `out` (exactly the declared length): no second buffer.
+fn decode_body_into(path: &Path, codec: u8, body: &[u8], out: &mut [u8]) -> Result<()> {
+    use std::io::Read;
+    if codec != 1 {
+        return Err(ArchiveError::invalid(
+            path,
+            format!("unknown blob codec {codec}"),
+        ));
+    }
+    let mut dec =
+        zstd::stream::read::Decoder::with_buffer(body).map_err(|e| zstd_error(path, e))?;
+    dec.read_exact(out).map_err(|e| {
+        if e.kind() == std::io::ErrorKind::UnexpectedEof {
+            ArchiveError::invalid(
+                path,
+                format!(
+                    "blob header says {} bytes, zstd frame holds fewer",
+                    out.len()
+                ),
+            )
+        } else {
+            zstd_error(path, e)
+        }
+    })?;
+    let mut extra = [0u8; 1];
+    if dec.read(&mut extra).map_err(|e| zstd_error(path, e))? != 0 {
+        return Err(ArchiveError::invalid(
+            path,
+            format!(
+                "blob header says {} bytes, zstd frame holds more",
+                out.len()
+            ),
+        ));
+    }
+    Ok(())
+}
+
 /// Reads the declared content length from a stored file's header without reading the body.
 pub fn stored_content_len(path: &Path) -> Result<u64> {
     use std::io::Read;
-    let mut f = fs::File::open(path).map_err(|e| ArchiveError::io(path, "open", e))?;
+    let (mut f, _) = safefs::open_regular(path)?;
     let mut h = [0u8; BLOB_HEADER_LEN];
     f.read_exact(&mut h)
         .map_err(|e| ArchiveError::io(path, "read header", e))?;

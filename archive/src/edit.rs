@@ -78,8 +78,7 @@ pub fn edit_expected_output(
     let new_hash = crate::ContentHash::of(&data);
     let dest = p.dir.join(blob::blob_rel_path(&new_hash));
     if let Some(parent) = dest.parent() {
-        std::fs::create_dir_all(parent)
-            .map_err(|e| ArchiveError::io(parent, "create directory", e))?;
+        crate::safefs::ensure_dir(parent)?;
     }
     blob::write_atomic(
         &dest,

@@ -15,11 +15,13 @@ pub mod edit;
 pub mod error;
 pub mod hash;
 pub mod limits;
+pub mod logread;
 pub mod manifest;
 pub mod payload;
 pub mod reader;
 pub mod record;
 pub mod repair;
+pub mod safefs;
 pub mod writer;
 
 pub use error::{ArchiveError, Result};

@@ -15,13 +15,38 @@ pub struct Limits {
 }
 
 impl Default for Limits {
+    /// Sized to the machine: one file or one host buffer may take at most half of its
+    /// physical memory (between 1 GiB and 64 GiB), so a hostile archive is refused by a
+    /// limit before it can push the machine into swap or the OOM killer.
     fn default() -> Self {
+        let share = memory_share(physical_memory());
         Limits {
-            max_file_bytes: 64 << 30,
+            max_file_bytes: share,
             max_events: 50_000_000,
-            max_host_bytes: 64 << 30,
+            max_host_bytes: share,
         }
     }
+}
+
+/// The machine's physical memory in bytes (0 when the system does not say).
+pub fn physical_memory() -> u64 {
+    // SAFETY: sysconf only reads system configuration.
+    let (pages, page) = unsafe {
+        (
+            libc::sysconf(libc::_SC_PHYS_PAGES),
+            libc::sysconf(libc::_SC_PAGESIZE),
+        )
+    };
+    if pages <= 0 || page <= 0 {
+        return 0;
+    }
+    (pages as u64).saturating_mul(page as u64)
+}
+
+/// The default per-file and per-buffer limit for a machine with `memory` bytes: half of
+/// it, at least 1 GiB (also when the memory is unknown), at most 64 GiB.
+pub fn memory_share(memory: u64) -> u64 {
+    (memory / 2).clamp(1 << 30, 64 << 30)
 }
 
 impl Limits {
@@ -41,5 +66,20 @@ impl Limits {
             });
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_follow_the_machine_within_bounds() {
+        assert_eq!(memory_share(0), 1 << 30);
+        assert_eq!(memory_share(24 << 30), 12 << 30);
+        assert_eq!(memory_share(1 << 40), 64 << 30);
+        let d = Limits::default();
+        assert_eq!(d.max_file_bytes, memory_share(physical_memory()));
+        assert!(d.max_host_bytes <= physical_memory().max(2 << 30));
     }
 }

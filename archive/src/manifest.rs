@@ -105,6 +105,22 @@ pub struct ProcessManifest {
     /// Set by `hrr-replay --repair`.
     #[serde(default)]
     pub repaired: bool,
+    /// Stretches of the log a repair found corrupt and skipped, with the sequence ids they
+    /// held: the only gaps a reader accepts in the sequence.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub lost_events: Vec<LostEvents>,
+}
+
+/// Events a repair could not keep: corrupt bytes between two whole records, and the
+/// sequence ids between those records' ids (inclusive).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LostEvents {
+    pub first_seq: u64,
+    pub last_seq: u64,
+    /// Byte offset of the corrupt stretch in the log before repair.
+    pub offset: u64,
+    pub bytes: u64,
 }
 
 impl ProcessManifest {
@@ -127,6 +143,7 @@ impl ProcessManifest {
             capture_failures: Vec::new(),
             runtime: RuntimeInfo::default(),
             repaired: false,
+            lost_events: Vec::new(),
         }
     }
 }

@@ -21,6 +21,10 @@ pub const FIELD_FLAG_TRUNCATED: u8 = 1;
 pub const FIELD_FLAG_NULL: u8 = 2;
 
 /// The value types a field can hold.
+/// Nested fields deeper than this are elided when rendered (the format itself nests only
+/// a few levels: a launch's arguments, a struct's fields).
+pub const MAX_RENDER_DEPTH: usize = 16;
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[repr(u8)]
 pub enum FieldType {
@@ -458,6 +462,12 @@ impl<'a> Field<'a> {
     }
     /// A short human-readable rendering for `hrr-replay --events`.
     pub fn render(&self) -> String {
+        self.render_at(0)
+    }
+
+    /// `render` at a nesting depth: fields nested deeper than [`MAX_RENDER_DEPTH`] are
+    /// elided, so a hostile record cannot exhaust the stack.
+    fn render_at(&self, depth: usize) -> String {
         if self.is_null() {
             return "null".into();
         }
@@ -490,11 +500,14 @@ impl<'a> Field<'a> {
                 Ok(v) => format!("{v:?}"),
                 Err(e) => e.to_string(),
             },
+            Some(FieldType::Fields) if depth >= MAX_RENDER_DEPTH => {
+                format!("{{… nested deeper than {MAX_RENDER_DEPTH}}}")
+            }
             Some(FieldType::Fields) => match self.as_nested() {
                 Ok(p) => {
                     let inner: Vec<String> = p
                         .iter()
-                        .map(|f| format!("{}={}", f.id, f.render()))
+                        .map(|f| format!("{}={}", f.id, f.render_at(depth + 1)))
                         .collect();
                     format!("{{{}}}", inner.join(" "))
                 }
@@ -609,5 +622,25 @@ mod tests {
         let bytes = w.finish();
         let p = Payload::parse(&bytes).unwrap();
         assert_eq!(p.bytes(1, "a"), Err(FieldError::Truncated { id: 1 }));
+    }
+
+    #[test]
+    fn deep_nesting_renders_without_recursing_without_bound() {
+        // 100,000 levels of nested fields, each an 8-byte field header around the next.
+        let depth = 100_000usize;
+        let mut v: Vec<u8> = Vec::with_capacity(depth * 8);
+        for level in 0..depth {
+            v.extend_from_slice(&1u16.to_le_bytes());
+            v.push(FieldType::Fields as u8);
+            v.push(0);
+            v.extend_from_slice(&(((depth - level - 1) * 8) as u32).to_le_bytes());
+        }
+        let p = Payload::parse(&v).unwrap();
+        let shown = p.iter().next().unwrap().render();
+        assert!(
+            shown.contains("nested deeper than 16"),
+            "{}",
+            &shown[..shown.len().min(200)]
+        );
     }
 }

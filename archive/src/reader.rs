@@ -12,14 +12,14 @@ use std::path::{Path, PathBuf};
 
 use crate::blob;
 use crate::hash::ContentHash;
+use crate::logread;
 use crate::manifest::{
     self, ProcessEntry, ProcessManifest, RootManifest, EVENTS_FILE, MANIFEST_FILE,
 };
 use crate::payload::{self, BlobRef, FieldType};
-use crate::record::{
-    self, Event, Torn, FILE_HEADER_LEN, FILE_MAGIC, TRAILER_API_ID, TRAILER_MAGIC,
-};
-use crate::{ArchiveError, Limits, Result, FORMAT_VERSION};
+use crate::record::{Event, Torn};
+use crate::safefs;
+use crate::{ArchiveError, Limits, Result};
 
 /// State of one process's event log.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -92,7 +92,14 @@ impl Archive {
         let manifest: RootManifest = manifest::read_manifest(&root.join(MANIFEST_FILE), &limits)?;
         let mut warnings = Vec::new();
         let mut processes = Vec::new();
+        let mut seen = std::collections::HashSet::new();
         for entry in &manifest.processes {
+            if !seen.insert(entry.pid) {
+                return Err(ArchiveError::invalid(
+                    root.join(MANIFEST_FILE),
+                    format!("process {} is listed more than once", entry.pid),
+                ));
+            }
             let expected = format!("pid-{}", entry.pid);
             if entry.dir != expected {
                 return Err(ArchiveError::unsafe_path(
@@ -130,102 +137,10 @@ impl Archive {
     }
 }
 
-/// Decodes an event log held in memory: the whole records, and how the log ends.
+/// Decodes an event log held in memory: the whole records, and how the log ends (no
+/// sequence gap is accepted; see `logread` for a repaired log's).
 pub fn decode_log(path: &Path, bytes: &[u8], limits: &Limits) -> Result<(Vec<Event>, LogStatus)> {
-    if bytes.len() < FILE_HEADER_LEN {
-        return Err(ArchiveError::invalid(
-            path,
-            format!(
-                "file header is torn ({} of {FILE_HEADER_LEN} bytes)",
-                bytes.len()
-            ),
-        ));
-    }
-    if &bytes[..8] != FILE_MAGIC {
-        return Err(ArchiveError::invalid(
-            path,
-            "bad magic: not an hrr event log",
-        ));
-    }
-    let version = u32::from_le_bytes([bytes[8], bytes[9], bytes[10], bytes[11]]);
-    if version != FORMAT_VERSION {
-        return Err(ArchiveError::VersionMismatch {
-            path: path.to_path_buf(),
-            found: version,
-            supported: FORMAT_VERSION,
-        });
-    }
-    let flags = u32::from_le_bytes([bytes[12], bytes[13], bytes[14], bytes[15]]);
-    if flags != 0 {
-        return Err(ArchiveError::invalid(
-            path,
-            format!("unknown file flags {flags:#x}"),
-        ));
-    }
-    let mut events = Vec::new();
-    let mut at = FILE_HEADER_LEN;
-    loop {
-        if at == bytes.len() {
-            return Ok((events, LogStatus::Incomplete));
-        }
-        let (h, payload, n) = match record::decode_record(&bytes[at..], at as u64) {
-            Ok(r) => r,
-            Err(torn) => {
-                let status = LogStatus::Truncated {
-                    torn,
-                    valid_bytes: at as u64,
-                    dropped_bytes: (bytes.len() - at) as u64,
-                };
-                return Ok((events, status));
-            }
-        };
-        if h.api_id == TRAILER_API_ID {
-            if payload.len() != record::TRAILER_PAYLOAD_LEN || &payload[8..] != TRAILER_MAGIC {
-                return Err(ArchiveError::invalid(
-                    path,
-                    format!("record at byte {at} has the trailer id but no trailer magic"),
-                ));
-            }
-            let total = u64::from_le_bytes(payload[..8].try_into().unwrap_or([0; 8]));
-            if total != events.len() as u64 {
-                return Err(ArchiveError::invalid(
-                    path,
-                    format!(
-                        "trailer says {total} events, the log holds {}",
-                        events.len()
-                    ),
-                ));
-            }
-            if at + n != bytes.len() {
-                return Err(ArchiveError::invalid(
-                    path,
-                    format!("{} bytes follow the trailer", bytes.len() - at - n),
-                ));
-            }
-            return Ok((events, LogStatus::Complete));
-        }
-        if h.seq != events.len() as u64 {
-            return Err(ArchiveError::invalid(
-                path,
-                format!(
-                    "record at byte {at} has sequence id {}, expected {}",
-                    h.seq,
-                    events.len()
-                ),
-            ));
-        }
-        Limits::check(
-            path,
-            "max_events",
-            events.len() as u64 + 1,
-            limits.max_events,
-        )?;
-        events.push(Event {
-            header: h,
-            payload: payload.to_vec(),
-        });
-        at += n;
-    }
+    logread::decode_bytes(path, bytes, limits, &[])
 }
 
 impl ProcessArchive {
@@ -242,8 +157,10 @@ impl ProcessArchive {
             ));
         }
         let log_path = dir.join(EVENTS_FILE);
-        let bytes = blob::read_regular_file(&log_path, &limits)?;
-        let (events, status) = decode_log(&log_path, &bytes, &limits)?;
+        let (file, len) = safefs::open_regular(&log_path)?;
+        Limits::check(&log_path, "max_file_bytes", len, limits.max_file_bytes)?;
+        let (events, status) =
+            logread::read_file(&log_path, file, len, &limits, &manifest.lost_events)?;
         Ok(ProcessArchive {
             dir: dir.to_path_buf(),
             entry,
@@ -270,10 +187,12 @@ impl ProcessArchive {
         Ok(self.dir.join(rel))
     }
 
-    fn load_content(&self, rel: PathBuf, hash: &ContentHash) -> Result<Vec<u8>> {
+    /// Reads and verifies stored content; `len`, when an event gives it, must match the
+    /// file's declared length before anything is decompressed.
+    fn load_content(&self, rel: PathBuf, hash: &ContentHash, len: Option<u64>) -> Result<Vec<u8>> {
         let path = self.checked_path(&rel)?;
         let (header, body) = blob::read_blob_file(&path, &self.limits)?;
-        blob::decode_parts(&path, &header, body, hash, &self.limits)
+        blob::decode_parts(&path, &header, body, hash, len, &self.limits)
     }
 
     /// Loads and verifies a blob.
@@ -285,7 +204,7 @@ impl ProcessArchive {
             r.len,
             self.limits.max_host_bytes,
         )?;
-        let data = self.load_content(rel.clone(), &r.hash)?;
+        let data = self.load_content(rel.clone(), &r.hash, Some(r.len))?;
         if data.len() as u64 != r.len {
             return Err(ArchiveError::invalid(
                 self.dir.join(rel),
@@ -319,7 +238,7 @@ impl ProcessArchive {
                 format!("code object name {name:?} is not a 32-hex content hash"),
             )
         })?;
-        self.load_content(blob::code_object_rel_path(&hash), &hash)
+        self.load_content(blob::code_object_rel_path(&hash), &hash, None)
     }
 
     /// Sum of the blob references the events make (duplicates included) and the distinct blobs.

@@ -37,6 +37,7 @@ use crate::manifest::{
 };
 use crate::payload::BlobRef;
 use crate::record::{self, RecordHeader, TRAILER_API_ID};
+use crate::safefs;
 use crate::{ArchiveError, Limits, Result, FORMAT_VERSION};
 
 /// Capture-time settings (from `HRR_CAPTURE_*` variables in capture).
@@ -532,8 +533,7 @@ impl ProcessWriter {
         let stored = (parts[0].len() + parts[1].len()) as u64;
         diskspace::check(&self.dir, ReservePolicy::Bytes(self.reserve_bytes), stored)?;
         if let Some(parent) = dest.parent() {
-            fs::create_dir_all(parent)
-                .map_err(|e| ArchiveError::io(parent, "create directory", e))?;
+            safefs::ensure_dir(parent)?;
         }
         blob::write_atomic_parts(&dest, &parts, false)?;
         if self.settings.fsync && self.settings.fsync_blobs {
