@@ -6,6 +6,10 @@ use std::time::Duration;
 use serde::de::{self, Deserializer, Visitor};
 use serde::{Deserialize, Serialize, Serializer};
 
+/// The longest duration the matrix accepts: a day. Timeouts are added to clocks and
+/// multiplied by factors, so an unbounded one would overflow instead of meaning "forever".
+pub const MAX: Duration = Duration::from_secs(24 * 3600);
+
 /// A duration read from text such as `90s`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub struct TextDuration(pub Duration);
@@ -57,6 +61,12 @@ pub fn parse(text: &str) -> Result<Duration, DurationError> {
     };
     if d.is_zero() {
         return Err(DurationError::Zero(text.into()));
+    }
+    if d > MAX {
+        return Err(format!(
+            "`{text}` is longer than the longest allowed, {}",
+            format(MAX)
+        ));
     }
     Ok(d)
 }

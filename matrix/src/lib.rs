@@ -4,12 +4,14 @@
 //! never disagree.
 //!
 //! - `schema`: the serde types (unknown keys are errors).
+//! - `prescan`: size, depth, one document, no tags or aliases, no blank values, before parsing.
 //! - `load`: reading and validating, with errors that name file, line and column.
 //! - `resolve`: what a family runs (skip and expectation per case, with reasons) and sharding.
 
 pub mod duration;
 pub mod glob;
 pub mod load;
+pub mod prescan;
 pub mod resolve;
 pub mod schema;
 

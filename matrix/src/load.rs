@@ -8,6 +8,7 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 
 use crate::glob;
+use crate::prescan;
 use crate::schema::{CaseKind, Check, Matrix, Vendor};
 
 /// One problem in a matrix file.
@@ -70,6 +71,10 @@ pub fn load_str(
     file: &Path,
     cases_root: Option<&Path>,
 ) -> Result<Matrix, MatrixErrors> {
+    let structural = prescan::check(text, file);
+    if !structural.is_empty() {
+        return Err(MatrixErrors(structural));
+    }
     let m: Matrix = serde_norway::from_str(text).map_err(|e| {
         let (line, column) = e
             .location()
@@ -391,6 +396,16 @@ impl Validator<'_> {
                     ),
                 );
             }
+            if !(0..=255).contains(&c.exit_code) {
+                let at = self.pos.field("cases", i, "exit_code", None);
+                self.err(
+                    at,
+                    format!(
+                        "case `{}`: exit_code {} is not an exit status (0 to 255)",
+                        c.name, c.exit_code
+                    ),
+                );
+            }
             if c.checks.is_empty() {
                 let at = self.pos.field("cases", i, "checks", None);
                 self.err(
@@ -608,9 +623,31 @@ impl Validator<'_> {
                     );
                 }
                 (None, Some(p)) => {
-                    if let Some(cases_root) = root {
+                    if let Some(why) = unsafe_relative_path(p) {
+                        let at = self.pos.field("controls", i, "patch", None);
+                        self.err(
+                            at,
+                            format!(
+                                "control `{}`: patch `{p}` {why}: give a path inside the repository, relative to it",
+                                c.name
+                            ),
+                        );
+                    } else if let Some(cases_root) = root {
                         let repo = cases_root.parent().unwrap_or(cases_root);
-                        if !repo.join(p).is_file() {
+                        let inside = match (repo.join(p).canonicalize(), repo.canonicalize()) {
+                            (Ok(f), Ok(r)) => f.starts_with(r),
+                            _ => true, // missing: reported below
+                        };
+                        if !inside {
+                            let at = self.pos.field("controls", i, "patch", None);
+                            self.err(
+                                at,
+                                format!(
+                                    "control `{}`: patch `{p}` leads outside the repository through a symbolic link",
+                                    c.name
+                                ),
+                            );
+                        } else if !repo.join(p).is_file() {
                             let at = self.pos.field("controls", i, "patch", None);
                             self.err(
                                 at,
@@ -664,4 +701,21 @@ fn valid_file_name(s: &str) -> bool {
         && s.chars()
             .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-' || c == '.')
         && valid_name(&s.replace('.', "_"))
+}
+
+/// Why `p` cannot name a file inside the repository by itself: absolute, or climbing out
+/// with `..`. None when it is a plain relative path.
+fn unsafe_relative_path(p: &str) -> Option<&'static str> {
+    use std::path::Component;
+    let path = Path::new(p);
+    if path.is_absolute() {
+        return Some("is absolute");
+    }
+    if path
+        .components()
+        .any(|c| !matches!(c, Component::Normal(_) | Component::CurDir))
+    {
+        return Some("climbs out with `..`");
+    }
+    None
 }

@@ -306,3 +306,72 @@ fn a_case_module_must_be_a_file_of_its_gpu_case() {
         );
     }
 }
+
+/// The first error `load_str` gives for GOOD with `from` replaced by `to`.
+fn first_error(from: &str, to: &str) -> hrr_matrix::MatrixError {
+    assert!(GOOD.contains(from), "{from}");
+    let text = GOOD.replacen(from, to, 1);
+    load_str(&text, Path::new("m.yaml"), None)
+        .unwrap_err()
+        .0
+        .remove(0)
+}
+
+#[test]
+fn hostile_values_are_refused_with_their_place() {
+    // An overflowing timeout once passed `matrix check` and made `run` panic.
+    let e = first_error("timeout: 5m", "timeout: 18446744073709551615s");
+    assert!(
+        e.message.contains("number too large") || e.message.contains("longer than"),
+        "{e}"
+    );
+    let e = first_error("timeout: 5m", "timeout: 25h");
+    assert!(
+        e.message.contains("longer than the longest allowed, 24h"),
+        "{e}"
+    );
+    // A blank timeout was read as "no timeout".
+    let e = first_error("timeout: 5m", "timeout:");
+    assert!(e.message.contains("`timeout` has no value"), "{e}");
+    assert_eq!((e.line, e.column), (28, 5));
+    // Exit statuses are 0..255.
+    let e = first_error("    kind: host\n", "    kind: host\n    exit_code: 300\n");
+    assert!(
+        e.message.contains("exit_code 300 is not an exit status"),
+        "{e}"
+    );
+    let e = first_error("tags: [heavy]", "tags: !custom [heavy]");
+    assert!(e.message.contains("YAML tags"), "{e}");
+    assert_eq!(e.line, 24);
+    let e = first_error("tools:", "---\nversion: 1\ntools:");
+    assert!(e.message.contains("second YAML document"), "{e}");
+    assert_eq!(e.line, 2);
+}
+
+#[test]
+fn patch_paths_stay_inside_the_repository() {
+    let d = tempfile::tempdir().unwrap();
+    let repo = d.path();
+    std::fs::create_dir_all(repo.join("cases/alpha")).unwrap();
+    std::fs::write(repo.join("cases/alpha/main.cpp"), "int main() {}\n").unwrap();
+    std::fs::write(repo.join("ok.patch"), "").unwrap();
+    std::os::unix::fs::symlink("/etc/passwd", repo.join("link.patch")).unwrap();
+    let base = "version: 1\ntools:\n  build: [cargo]\n  capture: a\n  replay: b\nfamilies:\n  - name: f\n    vendor: amd\n    targets: [gfx90a]\n    runner: [x]\ncases:\n  - name: alpha\n    dir: alpha\n    checks: [roundtrip]\ncontrols:\n  - name: c\n    description: d\n    guards: [alpha]\n    patch: PATCH\n";
+    for (patch, want) in [
+        ("../../../etc/passwd", "climbs out with `..`"),
+        ("/etc/passwd", "is absolute"),
+        ("link.patch", "leads outside the repository"),
+    ] {
+        let text = base.replace("PATCH", patch);
+        let e = load_str(&text, Path::new("m.yaml"), Some(&repo.join("cases")))
+            .unwrap_err()
+            .0
+            .into_iter()
+            .find(|e| e.message.contains("patch"))
+            .unwrap_or_else(|| panic!("{patch} was accepted"));
+        assert!(e.message.contains(want), "{patch}: {e}");
+        assert_eq!(e.line, 19, "{e}");
+    }
+    let text = base.replace("PATCH", "ok.patch");
+    load_str(&text, Path::new("m.yaml"), Some(&repo.join("cases"))).unwrap();
+}
