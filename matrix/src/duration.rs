@@ -27,6 +27,8 @@ pub enum DurationError {
     UnknownUnit { text: String, unit: String },
     #[error("`{0}`: a duration must be more than zero")]
     Zero(String),
+    #[error("`{0}` is longer than the longest allowed, 24h")]
+    TooLong(String),
 }
 
 /// Parses `<digits><unit>` with unit ms, s, m or h. Zero is refused: a zero timeout would
@@ -63,10 +65,7 @@ pub fn parse(text: &str) -> Result<Duration, DurationError> {
         return Err(DurationError::Zero(text.into()));
     }
     if d > MAX {
-        return Err(format!(
-            "`{text}` is longer than the longest allowed, {}",
-            format(MAX)
-        ));
+        return Err(DurationError::TooLong(text.into()));
     }
     Ok(d)
 }
