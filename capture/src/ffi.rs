@@ -16,6 +16,7 @@ pub struct Dim3 {
 
 impl Dim3 {
     /// The three extents as the record stores them.
+    #[inline]
     pub fn to_u64s(self) -> [u64; 3] {
         [self.x as u64, self.y as u64, self.z as u64]
     }

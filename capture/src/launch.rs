@@ -192,6 +192,7 @@ struct PointerWords {
 }
 
 impl PointerWords {
+    #[inline]
     fn new() -> Self {
         PointerWords {
             inline: [0; 16],
@@ -200,6 +201,7 @@ impl PointerWords {
         }
     }
 
+    #[inline]
     fn push(&mut self, at: u64) {
         if self.found < self.inline.len() {
             self.inline[self.found] = at;
@@ -212,6 +214,7 @@ impl PointerWords {
         self.found += 1;
     }
 
+    #[inline]
     fn as_slice(&self) -> &[u64] {
         if self.found > self.inline.len() {
             &self.spilled
@@ -222,14 +225,16 @@ impl PointerWords {
 }
 
 /// Scans an argument's 8-byte words (also inside by-value structs): the offsets of those
-/// that point into an allocation `lookup` knows, and each pinned host allocation pointed
-/// into, once, in `pinned`.
+/// that point into an allocation `lookup` knows go into `words` (filled in place: it
+/// lives on the caller's stack), and each pinned host allocation pointed into, once,
+/// into `pinned`.
+#[inline]
 fn scan_pointer_words(
     bytes: &[u8],
     lookup: impl Fn(u64) -> Option<(u64, u64, Space)>,
+    words: &mut PointerWords,
     pinned: &mut Vec<(u64, u64)>,
-) -> PointerWords {
-    let mut words = PointerWords::new();
+) {
     for (w, word) in bytes.chunks_exact(8).enumerate() {
         let v = u64::from_le_bytes(word.try_into().unwrap_or([0; 8]));
         if let Some((start, len, space)) = lookup(v) {
@@ -239,7 +244,6 @@ fn scan_pointer_words(
             }
         }
     }
-    words
 }
 
 /// Builds and records a launch event.
@@ -285,7 +289,8 @@ pub unsafe fn record_launch(
                 p.nested_with(fid::ARG, |a| {
                     a.u64(fid::ARG_OFFSET, *off).u64(fid::ARG_SIZE, *size);
                     a.bytes(fid::ARG_BYTES, bytes, false);
-                    let words = scan_pointer_words(bytes, |v| cap.allocs.lookup(v), &mut pinned);
+                    let mut words = PointerWords::new();
+                    scan_pointer_words(bytes, |v| cap.allocs.lookup(v), &mut words, &mut pinned);
                     if !words.as_slice().is_empty() {
                         a.u64_array(fid::ARG_POINTER_WORDS, words.as_slice());
                     }
@@ -496,7 +501,8 @@ mod tests {
         let mut pinned = Vec::new();
         let mut bytes = words(&[0x1010, 7, 0x9000, 0x9008]);
         bytes.extend_from_slice(&[1, 2, 3]);
-        let w = scan_pointer_words(&bytes, lookup, &mut pinned);
+        let mut w = PointerWords::new();
+        scan_pointer_words(&bytes, lookup, &mut w, &mut pinned);
         assert_eq!(w.as_slice(), &[0, 16, 24]);
         assert_eq!(pinned, vec![(0x9000, 0x10)]);
     }
@@ -506,11 +512,13 @@ mod tests {
         let lookup = |v: u64| (v >= 0x1000).then_some((0x1000, 1 << 20, Space::Device));
         let vals: Vec<u64> = (0..20).map(|i| 0x1000 + i).collect();
         let mut pinned = Vec::new();
-        let w = scan_pointer_words(&words(&vals), lookup, &mut pinned);
+        let mut w = PointerWords::new();
+        scan_pointer_words(&words(&vals), lookup, &mut w, &mut pinned);
         let expect: Vec<u64> = (0..20).map(|i| i * 8).collect();
         assert_eq!(w.as_slice(), &expect[..]);
         assert!(pinned.is_empty());
-        let none = scan_pointer_words(&words(&[1, 2]), lookup, &mut pinned);
+        let mut none = PointerWords::new();
+        scan_pointer_words(&words(&[1, 2]), lookup, &mut none, &mut pinned);
         assert!(none.as_slice().is_empty());
     }
 }

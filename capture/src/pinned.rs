@@ -66,6 +66,7 @@ fn pinned_snapshot_cap() -> u64 {
 }
 
 /// Appends one PINNED_SNAPSHOT field per (start, len) allocation to the launch record.
+#[inline]
 pub fn snapshot_pinned(
     cap: &Capture,
     p: &mut PayloadWriter,

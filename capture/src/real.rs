@@ -95,6 +95,7 @@ impl<F: Copy> Real<F> {
         Self::with(name, Lookup::CudaDriver)
     }
 
+    #[inline]
     fn address(&self) -> *mut c_void {
         let p = self.ptr.load(Ordering::Acquire);
         if !p.is_null() {

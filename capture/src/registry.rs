@@ -63,6 +63,7 @@ pub struct KernelRegistry {
 
 impl KernelRegistry {
     /// Changes whenever a launch cache entry may have become stale.
+    #[inline]
     pub fn generation(&self) -> u64 {
         self.generation.load(Ordering::Acquire)
     }

@@ -38,6 +38,7 @@ impl Capture {
 
     /// Appends a hand-written record; `incomplete` says what it lacks (the record is then
     /// flagged and the manifest names the reason against `api`).
+    #[inline]
     pub fn record(
         &self,
         id: u16,
