@@ -66,6 +66,71 @@ fn skipped(ctx: &RunContext, rc: &ResolvedCase, reason: String) -> CaseResult {
     }
 }
 
+/// Whether a case can run here, from its build and the machine.
+#[derive(Debug, PartialEq, Eq)]
+enum Readiness {
+    /// Run it (`binary`: the GPU case's program; a host case has none).
+    Run { binary: Option<PathBuf> },
+    /// Skipped: no GPU of the family here (and why it was not or could not be built).
+    Skip(String),
+    /// It should run here and cannot: a failed or missing build (a failure).
+    Broken(String),
+}
+
+/// Decides `Readiness` from the case's build; `no_gpu`: a GPU case on a machine without
+/// the family's GPUs (`no_gpu_reason` says why there are none).
+fn readiness(
+    build: Option<&CaseBuild>,
+    no_gpu: bool,
+    family: &Family,
+    no_gpu_reason: &str,
+) -> Readiness {
+    match build {
+        None => Readiness::Broken("the case was not built".into()),
+        Some(CaseBuild::Failed { message, log }) => {
+            Readiness::Broken(format!("build failed: {message} (log: {})", log.display()))
+        }
+        Some(CaseBuild::Unsupported { reason }) if !no_gpu => {
+            Readiness::Broken(format!("cannot build for {} here: {reason}", family.name))
+        }
+        Some(CaseBuild::CompileChecked { targets, .. }) if !no_gpu => Readiness::Broken(format!(
+            "the compiler here only compile-checks {} (it cannot link a runnable program for them): install a newer ROCm",
+            targets.join(", ")
+        )),
+        Some(CaseBuild::CompileChecked { targets, .. }) => Readiness::Skip(format!(
+            "{no_gpu_reason}; compile-checked for {} (no runnable program can be linked here)",
+            targets.join(", ")
+        )),
+        Some(CaseBuild::Unsupported { reason }) => Readiness::Skip(format!(
+            "{no_gpu_reason}; and no compiler here builds it: {reason}"
+        )),
+        Some(_) if no_gpu => Readiness::Skip(format!(
+            "{no_gpu_reason}; compiled for {}",
+            family.targets.join(", ")
+        )),
+        Some(CaseBuild::Built { binary, .. }) => Readiness::Run {
+            binary: Some(binary.clone()),
+        },
+        Some(CaseBuild::Host) => Readiness::Run { binary: None },
+    }
+}
+
+/// The case's message from its status and attempts.
+fn case_message(status: Status, attempts: &[AttemptResult], exp_reason: &str) -> String {
+    let failing = attempts.iter().find(|a| a.outcome != RawOutcome::Pass);
+    let failing = failing.map(|a| a.message.as_str()).unwrap_or("");
+    let first = attempts
+        .first()
+        .map(|a| a.message.clone())
+        .unwrap_or_default();
+    match status {
+        Status::ExpectedFail => format!("expected failure ({exp_reason}): {failing}"),
+        Status::UnexpectedPass => format!("expected to fail ({exp_reason}) but passed twice"),
+        Status::Flake => format!("passed on one attempt, not the other: {failing}"),
+        _ => first,
+    }
+}
+
 /// Runs one case to its final status.
 pub fn run_case(
     ctx: &RunContext,
@@ -78,80 +143,31 @@ pub fn run_case(
     }
     let (expected, exp_reason) = expected_of(&rc.expectation);
     let case_dir = ctx.output.join("cases").join(&rc.case.name);
+    let no_gpu = rc.case.kind == CaseKind::Gpu && ctx.gpus.is_empty();
     let build = ctx.built.cases.get(&rc.case.name);
-    let is_gpu = rc.case.kind == CaseKind::Gpu;
-    let no_gpu = is_gpu && ctx.gpus.is_empty();
-    let binary: Option<PathBuf> = match build {
-        Some(CaseBuild::Built { binary, .. }) => Some(binary.clone()),
-        _ => None,
+    let binary = match readiness(build, no_gpu, ctx.family, &ctx.no_gpu_reason) {
+        Readiness::Run { binary } => binary,
+        Readiness::Skip(reason) => return skipped(ctx, rc, reason),
+        Readiness::Broken(problem) => {
+            let a = AttemptResult {
+                outcome: RawOutcome::Fail,
+                duration_s: 0.0,
+                message: problem.clone(),
+                checks: vec![],
+                output: String::new(),
+            };
+            return CaseResult {
+                family: ctx.family.name.clone(),
+                shard: ctx.shard.clone(),
+                case: rc.case.name.clone(),
+                status: classify(RawOutcome::Fail, None, expected),
+                duration_s: 0.0,
+                message: problem,
+                attempts: vec![a],
+                artifacts: None,
+            };
+        }
     };
-    let build_problem: Option<String> = match build {
-        None => Some("the case was not built".into()),
-        Some(CaseBuild::Failed { message, log }) => {
-            Some(format!("build failed: {message} (log: {})", log.display()))
-        }
-        Some(CaseBuild::Unsupported { reason }) if !no_gpu => Some(format!(
-            "cannot build for {} here: {reason}",
-            ctx.family.name
-        )),
-        Some(CaseBuild::CompileChecked { targets, .. }) if !no_gpu => Some(format!(
-            "the compiler here only compile-checks {} (it cannot link a runnable program for them): install a newer ROCm",
-            targets.join(", ")
-        )),
-        Some(CaseBuild::CompileChecked { targets, .. }) => {
-            return skipped(
-                ctx,
-                rc,
-                format!(
-                    "{}; compile-checked for {} (no runnable program can be linked here)",
-                    ctx.no_gpu_reason,
-                    targets.join(", ")
-                ),
-            );
-        }
-        Some(CaseBuild::Unsupported { reason }) => {
-            return skipped(
-                ctx,
-                rc,
-                format!(
-                    "{}; and no compiler here builds it: {reason}",
-                    ctx.no_gpu_reason
-                ),
-            );
-        }
-        _ => None,
-    };
-    if let Some(problem) = build_problem {
-        let a = AttemptResult {
-            outcome: RawOutcome::Fail,
-            duration_s: 0.0,
-            message: problem.clone(),
-            checks: vec![],
-            output: String::new(),
-        };
-        let status = classify(RawOutcome::Fail, None, expected);
-        return CaseResult {
-            family: ctx.family.name.clone(),
-            shard: ctx.shard.clone(),
-            case: rc.case.name.clone(),
-            status,
-            duration_s: 0.0,
-            message: problem,
-            attempts: vec![a],
-            artifacts: None,
-        };
-    }
-    if no_gpu {
-        return skipped(
-            ctx,
-            rc,
-            format!(
-                "{}; compiled for {}",
-                ctx.no_gpu_reason,
-                ctx.family.targets.join(", ")
-            ),
-        );
-    }
     let start = Instant::now();
     let first = attempt(
         ctx,
@@ -177,20 +193,7 @@ pub fn run_case(
         attempts.get(1).map(|a| a.outcome),
         expected,
     );
-    let failing = attempts.iter().find(|a| a.outcome != RawOutcome::Pass);
-    let message = match status {
-        Status::Pass => attempts[0].message.clone(),
-        Status::ExpectedFail => format!(
-            "expected failure ({exp_reason}): {}",
-            failing.map(|a| a.message.as_str()).unwrap_or("")
-        ),
-        Status::UnexpectedPass => format!("expected to fail ({exp_reason}) but passed twice"),
-        Status::Flake => format!(
-            "passed on one attempt, not the other: {}",
-            failing.map(|a| a.message.as_str()).unwrap_or("")
-        ),
-        _ => attempts[0].message.clone(),
-    };
+    let message = case_message(status, &attempts, &exp_reason);
     let keep = ctx.keep_archives || status != Status::Pass;
     let artifacts = if keep {
         Some(case_dir.display().to_string())
@@ -288,4 +291,123 @@ pub fn run_all(
         }
     });
     results.into_iter().flatten().collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn family() -> Family {
+        Family {
+            name: "sm90".into(),
+            vendor: hrr_matrix::Vendor::Nvidia,
+            targets: vec!["sm_90".into()],
+            runner: vec![],
+            gpus_per_runner: 1,
+            shards: 1,
+            timeout: None,
+            env: Default::default(),
+        }
+    }
+
+    #[test]
+    fn a_built_case_runs_and_a_failed_build_is_a_failure() {
+        let f = family();
+        let built = CaseBuild::Built {
+            binary: "/b/case".into(),
+            module: None,
+            reused: false,
+        };
+        assert_eq!(
+            readiness(Some(&built), false, &f, ""),
+            Readiness::Run {
+                binary: Some("/b/case".into())
+            }
+        );
+        assert_eq!(
+            readiness(Some(&CaseBuild::Host), false, &f, ""),
+            Readiness::Run { binary: None }
+        );
+        let failed = CaseBuild::Failed {
+            message: "nvcc exit 1".into(),
+            log: "/b/case.log".into(),
+        };
+        // A failed build fails with or without a GPU here.
+        for no_gpu in [false, true] {
+            assert_eq!(
+                readiness(Some(&failed), no_gpu, &f, "no GPU"),
+                Readiness::Broken("build failed: nvcc exit 1 (log: /b/case.log)".into())
+            );
+        }
+        assert_eq!(
+            readiness(None, false, &f, ""),
+            Readiness::Broken("the case was not built".into())
+        );
+    }
+
+    #[test]
+    fn without_a_gpu_a_case_is_skipped_with_what_was_built() {
+        let f = family();
+        let built = CaseBuild::Built {
+            binary: "/b/case".into(),
+            module: None,
+            reused: true,
+        };
+        assert_eq!(
+            readiness(Some(&built), true, &f, "no sm90 GPU"),
+            Readiness::Skip("no sm90 GPU; compiled for sm_90".into())
+        );
+        let unsupported = CaseBuild::Unsupported {
+            reason: "no nvcc".into(),
+        };
+        assert_eq!(
+            readiness(Some(&unsupported), true, &f, "no sm90 GPU"),
+            Readiness::Skip("no sm90 GPU; and no compiler here builds it: no nvcc".into())
+        );
+        // With the GPU here, an unsupported build is a failure.
+        assert_eq!(
+            readiness(Some(&unsupported), false, &f, ""),
+            Readiness::Broken("cannot build for sm90 here: no nvcc".into())
+        );
+        let checked = CaseBuild::CompileChecked {
+            object: "/b/o".into(),
+            targets: vec!["gfx1200".into()],
+        };
+        assert!(matches!(
+            readiness(Some(&checked), true, &f, "x"),
+            Readiness::Skip(_)
+        ));
+        assert!(matches!(
+            readiness(Some(&checked), false, &f, "x"),
+            Readiness::Broken(_)
+        ));
+    }
+
+    #[test]
+    fn the_message_follows_the_status() {
+        let a = |outcome, message: &str| AttemptResult {
+            outcome,
+            duration_s: 0.0,
+            message: message.into(),
+            checks: vec![],
+            output: String::new(),
+        };
+        let pass_fail = [
+            a(RawOutcome::Pass, "ok"),
+            a(RawOutcome::Fail, "roundtrip: x"),
+        ];
+        assert_eq!(
+            case_message(Status::Flake, &pass_fail, ""),
+            "passed on one attempt, not the other: roundtrip: x"
+        );
+        assert_eq!(case_message(Status::Pass, &pass_fail[..1], ""), "ok");
+        assert_eq!(
+            case_message(Status::ExpectedFail, &pass_fail[1..], "bug 7"),
+            "expected failure (bug 7): roundtrip: x"
+        );
+        assert_eq!(
+            case_message(Status::UnexpectedPass, &pass_fail[..1], "bug 7"),
+            "expected to fail (bug 7) but passed twice"
+        );
+    }
 }
