@@ -1,4 +1,4 @@
-//! `hrr-replay`'s exit codes, and its `--serve` answer (the exit code one request got).
+//! `hrr-replay`'s exit codes, ordered by severity.
 
 use serde::{Deserialize, Serialize};
 
@@ -63,24 +63,6 @@ impl TryFrom<u8> for ReplayExit {
     }
 }
 
-/// `hrr-replay --serve`'s answer to a request it replayed.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ServeReply {
-    /// The exit code `hrr-replay ARCHIVES...` would have given.
-    pub exit_code: ReplayExit,
-    /// False: the device is unusable after this request; the service has ended.
-    pub healthy: bool,
-}
-
-/// One line of `hrr-replay --serve`'s output: a reply, or why a request was refused
-/// (unreadable, or its log could not be created); the service goes on after a refusal.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(untagged)]
-pub enum ServeAnswer {
-    Replied(ServeReply),
-    Refused { error: String },
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -102,26 +84,5 @@ mod tests {
         assert_eq!(ReplayExit::worst([Pass, Fail, Pass]), Fail);
         assert_eq!(ReplayExit::worst([Pass, Invalid]), Invalid);
         assert_eq!(ReplayExit::worst([]), Invalid);
-    }
-
-    #[test]
-    fn serve_answers_keep_their_shape() {
-        let r = ServeAnswer::Replied(ServeReply {
-            exit_code: ReplayExit::Fail,
-            healthy: true,
-        });
-        let v = serde_json::to_value(&r).unwrap();
-        assert_eq!(v, json!({"exit_code": 1, "healthy": true}));
-        assert_eq!(serde_json::from_value::<ServeAnswer>(v).unwrap(), r);
-        let refused: ServeAnswer = serde_json::from_str(r#"{"error": "bad request: x"}"#).unwrap();
-        assert_eq!(
-            refused,
-            ServeAnswer::Refused {
-                error: "bad request: x".into()
-            }
-        );
-        assert!(
-            serde_json::from_str::<ServeAnswer>(r#"{"exit_code": 9, "healthy": true}"#).is_err()
-        );
     }
 }

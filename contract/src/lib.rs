@@ -2,8 +2,8 @@
 //! as nextest-metadata is for nextest.
 //!
 //! `hrr-replay --json` writes a [`ReplayResult`] (one, or an array with several
-//! archives); `hrr-replay --serve` answers each request with a [`ServeAnswer`]; the
-//! process exits with a [`ReplayExit`]. The harness reads all three with these same
+//! archives); `hrr-replay --serve` reads [`ServeRequest`]s and answers each with a
+//! [`ServeAnswer`]; the process exits with a [`ReplayExit`]. The harness reads all three with these same
 //! types and never parses replay's text. Verdicts, failure kinds, vendors and exit codes
 //! are enums here; their JSON spellings are those replay wrote before the enums existed
 //! ("PASS", "d2h_mismatch", "cuda", 0..3), so older results still read.
@@ -17,7 +17,9 @@
 mod exit;
 mod result;
 mod schema;
+mod serve;
 
-pub use exit::{ReplayExit, ServeAnswer, ServeReply, UnknownExitCode};
+pub use exit::{ReplayExit, UnknownExitCode};
 pub use result::{Counts, Failure, FailureKind, ReplayResult, Vendor, Verdict};
 pub use schema::{SchemaError, SchemaVersion};
+pub use serve::{LimitOverrides, ServeAnswer, ServeReply, ServeRequest};

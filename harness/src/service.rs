@@ -19,7 +19,7 @@ use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::mpsc;
 use std::time::Instant;
 
-use hrr_contract::{ServeAnswer, ServeReply};
+use hrr_contract::{ServeAnswer, ServeReply, ServeRequest};
 use nix::sys::signal::{killpg, Signal};
 use nix::unistd::Pid;
 
@@ -110,16 +110,17 @@ impl ReplayService {
         })
     }
 
-    /// Sends one request (a JSON object, see `hrr-replay --help`) and waits for the
-    /// answer until `deadline`.
+    /// Sends one request and waits for the answer until `deadline`.
     pub fn request(
         &mut self,
-        request: &serde_json::Value,
+        request: &ServeRequest,
         deadline: Instant,
     ) -> Result<ServeReply, ServiceError> {
-        let sent = match self.stdin.as_mut() {
-            Some(s) => writeln!(s, "{request}").and_then(|_| s.flush()),
-            None => Err(std::io::Error::new(
+        let line = serde_json::to_string(request).map_err(std::io::Error::other);
+        let sent = match (self.stdin.as_mut(), line) {
+            (Some(s), Ok(line)) => writeln!(s, "{line}").and_then(|_| s.flush()),
+            (_, Err(e)) => Err(e),
+            (None, _) => Err(std::io::Error::new(
                 std::io::ErrorKind::BrokenPipe,
                 "the service's input is closed",
             )),
@@ -271,8 +272,11 @@ done
         script
     }
 
-    fn req(name: &str) -> serde_json::Value {
-        serde_json::json!({ "archives": [name] })
+    fn req(name: &str) -> ServeRequest {
+        ServeRequest {
+            archives: vec![name.into()],
+            ..ServeRequest::default()
+        }
     }
 
     #[test]

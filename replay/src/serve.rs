@@ -1,21 +1,23 @@
 //! `hrr-replay --serve VENDOR`: one process, one runtime and context, replaying every
-//! request read from stdin and answering each with one `hrr_contract::ServeAnswer` line.
+//! `hrr_contract::ServeRequest` read from stdin and answering each with one
+//! `hrr_contract::ServeAnswer` line.
 
 use std::io::{BufRead, Write};
-use std::path::PathBuf;
 
 use hrr_archive::api::Vendor;
-use hrr_contract::{ReplayExit, ServeAnswer, ServeReply};
+use hrr_archive::Limits;
+use hrr_contract::{LimitOverrides, ReplayExit, ServeAnswer, ServeReply, ServeRequest};
 
 use crate::session::{replay_all, ReplayRequest, Runtimes};
 
-/// A `--serve` request: a replay job and the file its summary and warnings go to.
-#[derive(serde::Deserialize)]
-struct ServeRequest {
-    #[serde(flatten)]
-    replay: ReplayRequest,
-    #[serde(default)]
-    log: Option<PathBuf>,
+/// The reader limits a request asks for: replay's defaults where it names none.
+fn limits(o: LimitOverrides) -> Limits {
+    let d = Limits::default();
+    Limits {
+        max_file_bytes: o.max_file_bytes.unwrap_or(d.max_file_bytes),
+        max_events: o.max_events.unwrap_or(d.max_events),
+        max_host_bytes: o.max_host_bytes.unwrap_or(d.max_host_bytes),
+    }
 }
 
 fn answer(out: &mut impl Write, a: &ServeAnswer) -> std::io::Result<()> {
@@ -68,7 +70,13 @@ pub fn serve(vendor: &str) -> ReplayExit {
         };
         let exit_code = {
             let mut err = Vec::new();
-            let code = replay_all(&req.replay, &mut runtimes, &mut log, &mut err);
+            let job = ReplayRequest {
+                archives: req.archives,
+                json: req.json,
+                continue_on_error: req.continue_on_error,
+                limits: limits(req.limits),
+            };
+            let code = replay_all(&job, &mut runtimes, &mut log, &mut err);
             let _ = log.write_all(&err);
             let _ = log.flush();
             code
@@ -85,4 +93,20 @@ pub fn serve(vendor: &str) -> ReplayExit {
         }
     }
     ReplayExit::Pass
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_request_overrides_only_the_limits_it_names() {
+        let d = Limits::default();
+        assert_eq!(limits(LimitOverrides::default()), d);
+        let l = limits(LimitOverrides {
+            max_events: Some(0),
+            ..LimitOverrides::default()
+        });
+        assert_eq!(l, Limits { max_events: 0, ..d });
+    }
 }

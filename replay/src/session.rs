@@ -13,15 +13,12 @@ use crate::engine;
 use crate::runtime::{Runtime, RuntimeError};
 
 /// One replay job: archives replayed in order in this process, and where the result goes.
-#[derive(Clone, Debug, serde::Deserialize)]
+#[derive(Clone, Debug)]
 pub struct ReplayRequest {
     pub archives: Vec<PathBuf>,
     /// A file, "-" for stdout, or none.
-    #[serde(default)]
     pub json: Option<String>,
-    #[serde(default)]
     pub continue_on_error: bool,
-    #[serde(default)]
     pub limits: Limits,
 }
 

@@ -4,7 +4,7 @@
 
 use std::path::Path;
 
-use hrr_contract::{ReplayExit, ReplayResult};
+use hrr_contract::{LimitOverrides, ReplayExit, ReplayResult, ServeRequest};
 
 use super::attempt::Attempt;
 use super::error::StepError;
@@ -50,12 +50,13 @@ impl Attempt<'_> {
         let json = self.dir.join(format!("{step}.json"));
         let log = self.dir.join(format!("{step}.log"));
         let code = if let Some(service) = self.service.get() {
-            let request = serde_json::json!({
-                "archives": archives,
-                "json": json,
-                "log": log,
-                "continue_on_error": true,
-            });
+            let request = ServeRequest {
+                archives: archives.iter().map(|a| a.to_path_buf()).collect(),
+                json: Some(json.display().to_string()),
+                log: Some(log.clone()),
+                continue_on_error: true,
+                limits: LimitOverrides::default(),
+            };
             match service.request(&request, self.deadline) {
                 Ok(reply) => {
                     if !reply.healthy {
