@@ -43,7 +43,9 @@ struct Cli {
     /// List every event, one line each (no GPU needed).
     #[arg(long)]
     events: bool,
-    /// Rewrite a truncated or incomplete archive as a complete one keeping every whole record.
+    /// Rewrite each damaged process log keeping every record whose checksum verifies
+    /// (also past a corrupt one); the original is kept beside it, and a process is marked
+    /// complete only if nothing was lost.
     #[arg(long)]
     repair: bool,
     /// Testing aid: flip byte OFFSET of one expected output (the first D2H event, or
@@ -183,19 +185,8 @@ fn run(mut cli: Cli) -> ReplayExit {
                 ReplayExit::Pass
             }
             Ok(fixed) => {
-                for f in fixed {
-                    println!(
-                        "pid {}: was {}, kept {} events, dropped {} torn bytes{}",
-                        f.pid,
-                        f.was,
-                        f.events_kept,
-                        f.bytes_dropped,
-                        if f.missing_blobs > 0 {
-                            format!(", {} referenced blobs missing or corrupt", f.missing_blobs)
-                        } else {
-                            String::new()
-                        }
-                    );
+                for f in &fixed {
+                    println!("{}", describe_repair(f));
                 }
                 ReplayExit::Pass
             }
@@ -269,4 +260,48 @@ mod tests {
         let cli = Cli::try_parse_from(["hrr-replay", "-V"]).unwrap();
         assert!(cli.version);
     }
+}
+
+/// One line per repaired process: what was kept, what was lost and where, and whether
+/// the process is now complete (only when nothing was lost).
+fn describe_repair(f: &hrr_archive::repair::RepairedProcess) -> String {
+    let mut line = format!(
+        "pid {}: was {}, kept {} events",
+        f.pid, f.was, f.events_kept
+    );
+    for l in &f.lost {
+        let ids = if l.first_seq == l.last_seq {
+            format!("event {}", l.first_seq)
+        } else {
+            format!("events {}..={}", l.first_seq, l.last_seq)
+        };
+        line += &format!(
+            ", lost {ids} ({} corrupt bytes at byte {})",
+            l.bytes, l.offset
+        );
+    }
+    let lost_bytes: u64 = f.lost.iter().map(|l| l.bytes).sum();
+    let other = f
+        .bytes_dropped
+        .saturating_sub(f.tail_bytes_dropped)
+        .saturating_sub(lost_bytes);
+    if other > 0 {
+        line += &format!(", skipped {other} corrupt bytes that held no event");
+    }
+    if f.tail_bytes_dropped > 0 {
+        line += &format!(", dropped {} torn bytes at the end", f.tail_bytes_dropped);
+    }
+    if f.missing_blobs > 0 {
+        line += &format!(", {} referenced blobs missing or corrupt", f.missing_blobs);
+    }
+    line += if f.complete {
+        "; now complete"
+    } else if !f.lost.is_empty() {
+        "; still incomplete: events were lost"
+    } else if f.tail_bytes_dropped > 0 {
+        "; still incomplete: the log's end was torn (events after the last whole record, or its trailer, are gone)"
+    } else {
+        "; still incomplete: the process ended without its trailer, so later events may never have been written"
+    };
+    line + &format!("; original log kept as {}", f.backup.display())
 }

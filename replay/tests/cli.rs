@@ -80,7 +80,7 @@ fn events_lines_and_json_lines() {
 }
 
 #[test]
-fn repair_makes_an_incomplete_archive_complete() {
+fn repair_keeps_an_unfinished_archive_incomplete_and_says_why() {
     let d = tempfile::tempdir().unwrap();
     sample(d.path(), false);
     let (_, out, _) = run(replay().arg("--info").arg(d.path()));
@@ -88,9 +88,40 @@ fn repair_makes_an_incomplete_archive_complete() {
     let (code, out, _) = run(replay().arg("--repair").arg(d.path()));
     assert_eq!(code, 0, "{out}");
     assert!(out.contains("was incomplete, kept 2 events"), "{out}");
+    // Nothing was torn, but the process never wrote its trailer: later events may be
+    // missing, so the archive is not called complete.
+    assert!(
+        out.contains("still incomplete: the process ended without its trailer"),
+        "{out}"
+    );
+    assert!(out.contains("original log kept as"), "{out}");
     let (_, out, _) = run(replay().arg("--info").arg(d.path()));
     assert!(
-        out.contains("state          complete") && out.contains("repaired"),
+        out.contains("NOT complete") && out.contains("repaired"),
+        "{out}"
+    );
+    // A torn tail is dropped and named.
+    let d = tempfile::tempdir().unwrap();
+    sample(d.path(), true);
+    let log = std::fs::read_dir(d.path())
+        .unwrap()
+        .flatten()
+        .find(|e| e.file_name().to_string_lossy().starts_with("pid-"))
+        .unwrap()
+        .path()
+        .join("events.bin");
+    let len = std::fs::metadata(&log).unwrap().len();
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(&log)
+        .unwrap()
+        .set_len(len - 5)
+        .unwrap();
+    let (code, out, _) = run(replay().arg("--repair").arg(d.path()));
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("was truncated, kept 2 events"), "{out}");
+    assert!(
+        out.contains("dropped 47 torn bytes at the end; still incomplete: the log's end was torn"),
         "{out}"
     );
 }
