@@ -67,11 +67,10 @@ pub fn edit_expected_output(
     let at = usize::try_from(offset)
         .ok()
         .filter(|&o| o < data.len())
-        .ok_or_else(|| {
-            ArchiveError::invalid(
-                root,
-                format!("offset {offset} is outside the {}-byte output", data.len()),
-            )
+        .ok_or(ArchiveError::OffsetOutside {
+            path: root.to_path_buf(),
+            offset,
+            len: data.len() as u64,
         })?;
     let old = data[at];
     data[at] = !old;

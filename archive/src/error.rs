@@ -45,6 +45,8 @@ pub enum ArchiveError {
     },
     /// The writer was already finished; nothing more is accepted.
     Finished,
+    /// A deliberate edit named a byte past the end of the output it edits.
+    OffsetOutside { path: PathBuf, offset: u64, len: u64 },
 }
 
 impl ArchiveError {
@@ -106,6 +108,11 @@ impl fmt::Display for ArchiveError {
                 path.display()
             ),
             ArchiveError::Finished => write!(f, "the archive is already finished"),
+            ArchiveError::OffsetOutside { path, offset, len } => write!(
+                f,
+                "{}: offset {offset} is outside the {len}-byte output",
+                path.display()
+            ),
         }
     }
 }

@@ -218,9 +218,10 @@ impl Attempt<'_> {
         let limits = Limits::default();
         match edit_expected_output(&edited, None, BLOB_EDIT_OFFSET, limits) {
             Ok(e) => Ok(e),
-            // The output is shorter than the offset (an archive without an output to
-            // edit is refused again, for the same reason).
-            Err(ArchiveError::Invalid { .. }) => edit_expected_output(&edited, None, 0, limits),
+            // The output is shorter than the offset.
+            Err(ArchiveError::OffsetOutside { .. }) => {
+                edit_expected_output(&edited, None, 0, limits)
+            }
             Err(e) => Err(e),
         }
         .map_err(EditCopyError::from)
