@@ -328,7 +328,7 @@ pub fn run(matrix: Option<&Path>, args: &RunArgs) -> Res {
     let d = gpu::detect();
     let f = pick_family(&m, &args.opts.family, &d)?;
     let sh = match &args.shard {
-        Some(s) => Shard::parse(s).map_err(HarnessError::usage)?,
+        Some(s) => Shard::parse(s).map_err(|e| HarnessError::usage(e.to_string()))?,
         None => Shard::ALL,
     };
     if args.jobs == Some(0) {
@@ -442,12 +442,14 @@ pub fn run(matrix: Option<&Path>, args: &RunArgs) -> Res {
 }
 
 pub fn merge(dirs: &[PathBuf], output: &Path) -> Res {
-    let files = hrr_reports::merge::find_results(dirs).map_err(HarnessError::usage)?;
+    let files =
+        hrr_reports::merge::find_results(dirs).map_err(|e| HarnessError::usage(e.to_string()))?;
     let mut reports = Vec::new();
     for f in &files {
-        reports.push(RunReport::read_json(f).map_err(HarnessError::usage)?);
+        reports.push(RunReport::read_json(f).map_err(|e| HarnessError::usage(e.to_string()))?);
     }
-    let merged = hrr_reports::merge::merge(&reports).map_err(HarnessError::usage)?;
+    let merged =
+        hrr_reports::merge::merge(&reports).map_err(|e| HarnessError::usage(e.to_string()))?;
     std::fs::create_dir_all(output)
         .map_err(|e| HarnessError::usage(format!("--output {}: {e}", output.display())))?;
     // JUnit keeps one suite per family and shard, from the original reports.
