@@ -132,25 +132,36 @@ pub struct Shard {
 impl Shard {
     pub const ALL: Shard = Shard { index: 1, count: 1 };
 
-    pub fn parse(text: &str) -> Result<Shard, String> {
+    pub fn parse(text: &str) -> Result<Shard, ShardError> {
         let (k, n) = text
             .split_once('/')
-            .ok_or_else(|| format!("--shard `{text}`: expected K/N, e.g. 2/4"))?;
+            .ok_or_else(|| ShardError::NotKOfN(text.into()))?;
         let k: u32 = k
             .trim()
             .parse()
-            .map_err(|_| format!("--shard `{text}`: K is not a number"))?;
+            .map_err(|_| ShardError::BadIndex(text.into()))?;
         let n: u32 = n
             .trim()
             .parse()
-            .map_err(|_| format!("--shard `{text}`: N is not a number"))?;
+            .map_err(|_| ShardError::BadCount(text.into()))?;
         if n == 0 || k == 0 || k > n {
-            return Err(format!(
-                "--shard `{text}`: need 1 <= K <= N (shards are numbered from 1)"
-            ));
+            return Err(ShardError::OutOfRange(text.into()));
         }
         Ok(Shard { index: k, count: n })
     }
+}
+
+/// Why a `--shard K/N` was refused; each names the text as written.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum ShardError {
+    #[error("--shard `{0}`: expected K/N, e.g. 2/4")]
+    NotKOfN(String),
+    #[error("--shard `{0}`: K is not a number")]
+    BadIndex(String),
+    #[error("--shard `{0}`: N is not a number")]
+    BadCount(String),
+    #[error("--shard `{0}`: need 1 <= K <= N (shards are numbered from 1)")]
+    OutOfRange(String),
 }
 
 impl std::fmt::Display for Shard {
@@ -171,4 +182,25 @@ pub fn shard(cases: Vec<ResolvedCase>, s: Shard) -> Vec<ResolvedCase> {
         .filter(|(i, _)| (*i as u32) % s.count == s.index - 1)
         .map(|(_, c)| c)
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bad_shards_say_which_part_is_wrong() {
+        assert_eq!(Shard::parse("2/4"), Ok(Shard { index: 2, count: 4 }));
+        assert_eq!(Shard::parse("2"), Err(ShardError::NotKOfN("2".into())));
+        assert_eq!(Shard::parse("x/4"), Err(ShardError::BadIndex("x/4".into())));
+        assert_eq!(Shard::parse("1/y"), Err(ShardError::BadCount("1/y".into())));
+        assert_eq!(
+            Shard::parse("0/2"),
+            Err(ShardError::OutOfRange("0/2".into()))
+        );
+        assert_eq!(
+            Shard::parse("3/2").unwrap_err().to_string(),
+            "--shard `3/2`: need 1 <= K <= N (shards are numbered from 1)"
+        );
+    }
 }

@@ -4,12 +4,45 @@
 //! two artifacts of the same job were downloaded, and counting both would lie.
 
 use std::collections::BTreeSet;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use crate::result::{RunReport, Totals};
 
+/// How deep under each directory `results.json` files are looked for (CI artifacts nest a
+/// few levels; a deeper tree is not an artifact download).
+const MAX_DEPTH: usize = 9;
+
+/// Why no list of `results.json` files came out of the arguments.
+#[derive(Debug, thiserror::Error)]
+pub enum FindError {
+    #[error("{}: no such file or directory", .0.display())]
+    Missing(PathBuf),
+    #[error("{}: {source}", dir.display())]
+    Walk {
+        dir: PathBuf,
+        #[source]
+        source: walkdir::Error,
+    },
+    #[error("no results.json under {}", list(.0))]
+    NoneFound(Vec<PathBuf>),
+}
+
+fn list(dirs: &[PathBuf]) -> String {
+    dirs.iter()
+        .map(|d| d.display().to_string())
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// Why reports cannot be merged.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum MergeError {
+    #[error("case `{case}` of family `{family}` appears in two reports (the same shard twice, or overlapping shards)")]
+    Duplicate { family: String, case: String },
+}
+
 /// Every `results.json` under `dirs` (a file argument is taken as is), sorted.
-pub fn find_results(dirs: &[PathBuf]) -> Result<Vec<PathBuf>, String> {
+pub fn find_results(dirs: &[PathBuf]) -> Result<Vec<PathBuf>, FindError> {
     let mut found = Vec::new();
     for d in dirs {
         if d.is_file() {
@@ -17,43 +50,28 @@ pub fn find_results(dirs: &[PathBuf]) -> Result<Vec<PathBuf>, String> {
             continue;
         }
         if !d.is_dir() {
-            return Err(format!("{}: no such file or directory", d.display()));
+            return Err(FindError::Missing(d.clone()));
         }
-        walk(d, &mut found, 0)?;
+        for e in walkdir::WalkDir::new(d).max_depth(MAX_DEPTH) {
+            let e = e.map_err(|source| FindError::Walk {
+                dir: d.clone(),
+                source,
+            })?;
+            if e.file_type().is_file() && e.file_name() == "results.json" {
+                found.push(e.into_path());
+            }
+        }
     }
     found.sort();
     found.dedup();
     if found.is_empty() {
-        return Err(format!(
-            "no results.json under {}",
-            dirs.iter()
-                .map(|d| d.display().to_string())
-                .collect::<Vec<_>>()
-                .join(", ")
-        ));
+        return Err(FindError::NoneFound(dirs.to_vec()));
     }
     Ok(found)
 }
 
-fn walk(dir: &Path, out: &mut Vec<PathBuf>, depth: u32) -> Result<(), String> {
-    if depth > 8 {
-        return Ok(());
-    }
-    let rd = std::fs::read_dir(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
-    for e in rd.flatten() {
-        let p = e.path();
-        let Ok(t) = e.file_type() else { continue };
-        if t.is_dir() {
-            walk(&p, out, depth + 1)?;
-        } else if t.is_file() && p.file_name().is_some_and(|n| n == "results.json") {
-            out.push(p);
-        }
-    }
-    Ok(())
-}
-
 /// Combines reports. Totals are recomputed from the cases, so they always add up.
-pub fn merge(reports: &[RunReport]) -> Result<RunReport, String> {
+pub fn merge(reports: &[RunReport]) -> Result<RunReport, MergeError> {
     let mut seen = BTreeSet::new();
     let mut cases = Vec::new();
     let mut families = BTreeSet::new();
@@ -66,10 +84,10 @@ pub fn merge(reports: &[RunReport]) -> Result<RunReport, String> {
         }
         for c in &r.cases {
             if !seen.insert((c.family.clone(), c.case.clone())) {
-                return Err(format!(
-                    "case `{}` of family `{}` appears in two reports (the same shard twice, or overlapping shards)",
-                    c.case, c.family
-                ));
+                return Err(MergeError::Duplicate {
+                    family: c.family.clone(),
+                    case: c.case.clone(),
+                });
             }
             families.insert(c.family.clone());
             cases.push(c.clone());

@@ -2,7 +2,7 @@
 //! written as `results.json` (and one JSON line per case as it finishes, `results.jsonl`).
 
 use std::collections::BTreeMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
@@ -74,6 +74,21 @@ impl Totals {
     }
 }
 
+/// Why a `results.json` could not be read back.
+#[derive(Debug, thiserror::Error)]
+pub enum ReadReportError {
+    #[error("{}: {source}", path.display())]
+    Io {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("{}:{}:{}: not a harness results.json: {source}", path.display(), source.line(), source.column())]
+    Json {
+        path: PathBuf,
+        source: serde_json::Error,
+    },
+}
+
 /// `results.json`: one family and shard (or, merged, many).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct RunReport {
@@ -99,15 +114,14 @@ impl RunReport {
         write_atomic(path, &data)
     }
 
-    pub fn read_json(path: &Path) -> Result<RunReport, String> {
-        let data = std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))?;
-        serde_json::from_slice(&data).map_err(|e| {
-            format!(
-                "{}:{}:{}: not a harness results.json: {e}",
-                path.display(),
-                e.line(),
-                e.column()
-            )
+    pub fn read_json(path: &Path) -> Result<RunReport, ReadReportError> {
+        let data = std::fs::read(path).map_err(|source| ReadReportError::Io {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        serde_json::from_slice(&data).map_err(|source| ReadReportError::Json {
+            path: path.to_path_buf(),
+            source,
         })
     }
 

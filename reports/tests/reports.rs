@@ -5,7 +5,7 @@
 use std::path::Path;
 use std::process::Command;
 
-use hrr_reports::merge::merge;
+use hrr_reports::merge::{find_results, merge, FindError, MergeError};
 use hrr_reports::{AttemptResult, CaseResult, CheckResult, RawOutcome, RunReport, Status, Totals};
 
 fn case(family: &str, shard: &str, name: &str, status: Status) -> CaseResult {
@@ -216,7 +216,14 @@ fn merged_reports_add_up_and_keep_one_suite_per_family_and_shard() {
     assert!(md.contains("| **total** | 7 | 2 | 2 | 2 | 1 | |"), "{md}");
     // The same shard twice is refused, not double counted.
     let e = merge(&[a.clone(), a]).unwrap_err();
-    assert!(e.contains("appears in two reports"), "{e}");
+    assert_eq!(
+        e,
+        MergeError::Duplicate {
+            family: "sm90".into(),
+            case: "a".into()
+        }
+    );
+    assert!(e.to_string().contains("appears in two reports"), "{e}");
 }
 
 #[test]
@@ -279,4 +286,33 @@ fn a_case_failing_both_attempts_carries_a_rerun_failure() {
         vec![case("sm90", "1/1", "once", Status::Fail)],
     )]);
     assert!(!once.contains("<rerun"), "{once}");
+}
+
+#[test]
+fn results_are_found_in_nested_artifact_directories() {
+    let t = tempfile::tempdir().unwrap();
+    let r = report("sm90", "1/1", vec![case("sm90", "1/1", "a", Status::Pass)]);
+    let deep = t.path().join("artifacts/results-sm90-1/run");
+    std::fs::create_dir_all(&deep).unwrap();
+    r.write_json(&deep.join("results.json")).unwrap();
+    std::fs::create_dir_all(t.path().join("artifacts/empty")).unwrap();
+    std::fs::write(t.path().join("artifacts/other.json"), "{}").unwrap();
+    let found = find_results(&[t.path().join("artifacts")]).unwrap();
+    assert_eq!(found, vec![deep.join("results.json")]);
+    assert_eq!(RunReport::read_json(&found[0]).unwrap(), r);
+    let none = find_results(&[t.path().join("artifacts/empty")]).unwrap_err();
+    assert!(matches!(none, FindError::NoneFound(_)), "{none}");
+    assert!(
+        none.to_string().starts_with("no results.json under "),
+        "{none}"
+    );
+    let missing = find_results(&[t.path().join("nowhere")]).unwrap_err();
+    assert!(matches!(missing, FindError::Missing(_)), "{missing}");
+    std::fs::write(t.path().join("bad.json"), "{\"tool_version\": 1}").unwrap();
+    let bad = RunReport::read_json(&t.path().join("bad.json")).unwrap_err();
+    assert!(
+        bad.to_string().contains("bad.json:1:")
+            && bad.to_string().contains("not a harness results.json"),
+        "{bad}"
+    );
 }
