@@ -136,17 +136,14 @@ fn identical_blobs_are_stored_once_even_from_many_threads() {
     assert!(leftovers.is_empty(), "{leftovers:?}");
 }
 
+/// Every path under `p` (files and directories, not `p` itself).
 fn walk(p: &Path) -> Vec<String> {
-    let mut out = Vec::new();
-    if let Ok(rd) = fs::read_dir(p) {
-        for e in rd.flatten() {
-            out.push(e.path().display().to_string());
-            if e.path().is_dir() {
-                out.extend(walk(&e.path()));
-            }
-        }
-    }
-    out
+    walkdir::WalkDir::new(p)
+        .min_depth(1)
+        .into_iter()
+        .filter_map(Result::ok)
+        .map(|e| e.path().display().to_string())
+        .collect()
 }
 
 #[test]

@@ -251,13 +251,16 @@ impl Attempt<'_> {
 /// Mirrors a directory tree with hard links (a copy where linking fails, e.g. across
 /// file systems).
 fn link_tree(from: &Path, to: &Path) -> std::io::Result<()> {
-    std::fs::create_dir_all(to)?;
-    for e in std::fs::read_dir(from)? {
+    // walkdir yields each directory before what it holds, the root first.
+    for e in walkdir::WalkDir::new(from) {
         let e = e?;
-        let t = e.file_type()?;
-        let dest = to.join(e.file_name());
+        let Ok(rel) = e.path().strip_prefix(from) else {
+            continue;
+        };
+        let dest = to.join(rel);
+        let t = e.file_type();
         if t.is_dir() {
-            link_tree(&e.path(), &dest)?;
+            std::fs::create_dir_all(&dest)?;
         } else if t.is_file() && std::fs::hard_link(e.path(), &dest).is_err() {
             std::fs::copy(e.path(), dest)?;
         }
