@@ -127,8 +127,10 @@ fn case_status(c: &CaseResult) -> TestCaseStatus {
         Status::Timeout => non_success(NonSuccessKind::Failure, "timeout"),
         Status::UnexpectedPass => non_success(NonSuccessKind::Failure, "unexpected-pass"),
         Status::Crash => non_success(NonSuccessKind::Error, "crash"),
+        Status::NotRun => non_success(NonSuccessKind::Error, "not-run"),
         Status::Skip => skipped("skip"),
         Status::ExpectedFail => skipped("expected-failure"),
+        Status::CompiledNotRun => skipped("compiled-not-run"),
     }
 }
 

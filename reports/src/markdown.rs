@@ -34,9 +34,22 @@ fn totals_line(t: &Totals) -> String {
     format!("{} cases: {}", t.cases, parts.join(", "))
 }
 
+/// The verdict of a report: FAIL on any unexpected status, else COMPILED, NOT RUN when
+/// compile-only cases are all it has beyond skips and host cases, else PASS.
+pub fn verdict(t: &Totals) -> &'static str {
+    if t.unexpected > 0 {
+        "FAIL"
+    } else if t.count(Status::CompiledNotRun) > 0 {
+        "COMPILED, NOT RUN"
+    } else {
+        "PASS"
+    }
+}
+
 fn icon(s: Status) -> &'static str {
     match s {
         Status::Pass => "✅",
+        Status::CompiledNotRun => "🔨",
         Status::ExpectedFail | Status::Skip => "➖",
         Status::Flake => "⚠️",
         _ => "❌",
@@ -71,12 +84,12 @@ pub fn run_summary(r: &RunReport) -> String {
             format!(" (shard {})", r.shard)
         }
     );
-    let verdict = if r.totals.unexpected == 0 {
-        "**PASS**"
-    } else {
-        "**FAIL**"
-    };
-    let _ = writeln!(out, "{verdict}: {}\n", totals_line(&r.totals));
+    let _ = writeln!(
+        out,
+        "**{}**: {}\n",
+        verdict(&r.totals),
+        totals_line(&r.totals)
+    );
     let _ = writeln!(
         out,
         "GPUs: {}  \nrevision `{}`, {:.1} s\n",
@@ -122,13 +135,13 @@ pub fn merged_summary(r: &RunReport) -> String {
         by_family.entry(c.family.as_str()).or_default().push(c);
     }
     let mut out = String::new();
-    let verdict = if r.totals.unexpected == 0 {
-        "**PASS**"
-    } else {
-        "**FAIL**"
-    };
     let _ = writeln!(out, "## hrr-harness: results by GPU family\n");
-    let _ = writeln!(out, "{verdict}: {}\n", totals_line(&r.totals));
+    let _ = writeln!(
+        out,
+        "**{}**: {}\n",
+        verdict(&r.totals),
+        totals_line(&r.totals)
+    );
     out.push_str("| family | cases | pass | fail | skip | other | failing cases |\n| --- | ---: | ---: | ---: | ---: | ---: | --- |\n");
     let mut rows = Vec::new();
     let mut sums = [0u64; 5];
@@ -168,6 +181,6 @@ pub fn merged_summary(r: &RunReport) -> String {
         sums[0], sums[1], sums[2], sums[3], sums[4]
     ));
     push_rows(&mut out, &rows, 200);
-    out.push_str("\n_other: flakes (passed on a re-run). skip includes expected failures._\n");
+    out.push_str("\n_other: flakes (passed on a re-run) and compiled-not-run (compile-only: built, no GPU used). fail includes not-run (a shard that sent no results). skip includes expected failures._\n");
     out
 }

@@ -1,5 +1,6 @@
 //! The records of a run: one `CaseResult` per case and the `RunReport` that holds them,
-//! written as `results.json` (and one JSON line per case as it finishes, `results.jsonl`).
+//! written as `results.json` (and one JSON line per case as it finishes, `results.jsonl`),
+//! with its `schema_version`; and `durations.json`, case -> seconds, for balanced shards.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -74,6 +75,36 @@ impl Totals {
     }
 }
 
+/// The version of `results.json`'s layout, written as `"MAJOR.MINOR"` in its
+/// `schema_version`. A reader takes any minor version of its major (new fields are
+/// ignored) and refuses a newer major, whose meaning it cannot know.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct SchemaVersion {
+    pub major: u32,
+    pub minor: u32,
+}
+
+impl SchemaVersion {
+    /// 1.1: `schema_version` itself, and the statuses `compiled-not-run` and `not-run`.
+    pub const CURRENT: SchemaVersion = SchemaVersion { major: 1, minor: 1 };
+    /// What a file without `schema_version` (written before it existed) is.
+    pub const UNVERSIONED: SchemaVersion = SchemaVersion { major: 1, minor: 0 };
+
+    pub fn parse(text: &str) -> Option<SchemaVersion> {
+        let (major, minor) = text.split_once('.')?;
+        Some(SchemaVersion {
+            major: major.parse().ok()?,
+            minor: minor.parse().ok()?,
+        })
+    }
+}
+
+impl std::fmt::Display for SchemaVersion {
+    fn fmt(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        write!(f, "{}.{}", self.major, self.minor)
+    }
+}
+
 /// Why a `results.json` could not be read back.
 #[derive(Debug, thiserror::Error)]
 pub enum ReadReportError {
@@ -87,6 +118,25 @@ pub enum ReadReportError {
         path: PathBuf,
         source: serde_json::Error,
     },
+    #[error("{}: schema_version `{found}` is not MAJOR.MINOR", path.display())]
+    BadSchemaVersion { path: PathBuf, found: String },
+    #[error("{}: results.json schema {found} is newer than this tool reads ({}.x): use a newer hrr-harness", path.display(), SchemaVersion::CURRENT.major)]
+    NewerSchema { path: PathBuf, found: SchemaVersion },
+}
+
+/// The first thing read from a results.json: its version, before its layout is trusted.
+#[derive(Deserialize)]
+struct VersionProbe {
+    #[serde(default)]
+    schema_version: Option<String>,
+}
+
+/// `results.json` as written: the version first, then the report's fields.
+#[derive(Serialize)]
+struct Versioned<'a> {
+    schema_version: String,
+    #[serde(flatten)]
+    report: &'a RunReport,
 }
 
 /// `results.json`: one family and shard (or, merged, many).
@@ -109,20 +159,62 @@ pub struct RunReport {
 }
 
 impl RunReport {
+    /// Writes `results.json` with `schema_version` = `SchemaVersion::CURRENT`.
     pub fn write_json(&self, path: &Path) -> std::io::Result<()> {
-        let data = serde_json::to_vec_pretty(self).map_err(std::io::Error::other)?;
+        let v = Versioned {
+            schema_version: SchemaVersion::CURRENT.to_string(),
+            report: self,
+        };
+        let data = serde_json::to_vec_pretty(&v).map_err(std::io::Error::other)?;
         write_atomic(path, &data)
     }
 
+    /// Reads a `results.json`; refuses one of a newer major schema version.
     pub fn read_json(path: &Path) -> Result<RunReport, ReadReportError> {
         let data = std::fs::read(path).map_err(|source| ReadReportError::Io {
             path: path.to_path_buf(),
             source,
         })?;
-        serde_json::from_slice(&data).map_err(|source| ReadReportError::Json {
+        Self::from_json(path, &data)
+    }
+
+    /// `read_json` of bytes already read (`path` names them in errors).
+    pub fn from_json(path: &Path, data: &[u8]) -> Result<RunReport, ReadReportError> {
+        let json = |source| ReadReportError::Json {
             path: path.to_path_buf(),
             source,
-        })
+        };
+        let probe: VersionProbe = serde_json::from_slice(data).map_err(json)?;
+        let version = match probe.schema_version {
+            None => SchemaVersion::UNVERSIONED,
+            Some(text) => {
+                SchemaVersion::parse(&text).ok_or_else(|| ReadReportError::BadSchemaVersion {
+                    path: path.to_path_buf(),
+                    found: text.clone(),
+                })?
+            }
+        };
+        if version.major > SchemaVersion::CURRENT.major {
+            return Err(ReadReportError::NewerSchema {
+                path: path.to_path_buf(),
+                found: version,
+            });
+        }
+        serde_json::from_slice(data).map_err(json)
+    }
+
+    /// Seconds per case name for `--durations`: the mean over the report's families of
+    /// each case that ran (skipped, compiled-only and not-run cases took no GPU time).
+    pub fn durations(&self) -> Durations {
+        let mut sum: BTreeMap<String, (f64, u32)> = BTreeMap::new();
+        for c in self.cases.iter().filter(|c| c.status.ran()) {
+            let e = sum.entry(c.case.clone()).or_insert((0.0, 0));
+            e.0 += c.duration_s;
+            e.1 += 1;
+        }
+        sum.into_iter()
+            .map(|(k, (s, n))| (k, s / f64::from(n)))
+            .collect()
     }
 
     /// The suite name JUnit uses and merges key on: `hrr-<family>` plus the shard when
@@ -133,6 +225,63 @@ impl RunReport {
             s => format!("hrr-{family}-shard-{}", s.replace('/', "-of-")),
         }
     }
+}
+
+/// `durations.json`: case name -> seconds.
+pub type Durations = BTreeMap<String, f64>;
+
+/// Why a `--durations` file could not be read.
+#[derive(Debug, thiserror::Error)]
+pub enum DurationsError {
+    #[error(transparent)]
+    Report(#[from] ReadReportError),
+    #[error("{}: neither a results.json nor a durations.json (case name -> seconds): {source}", path.display())]
+    Json {
+        path: PathBuf,
+        source: serde_json::Error,
+    },
+    #[error("{}: case `{case}` has {seconds} s: durations are finite and not negative", path.display())]
+    Invalid {
+        path: PathBuf,
+        case: String,
+        seconds: f64,
+    },
+}
+
+/// Reads `--durations FILE`: a `results.json` (merged or not: its cases' durations) or a
+/// `durations.json` as `report merge` writes it.
+pub fn read_durations(path: &Path) -> Result<Durations, DurationsError> {
+    let data = std::fs::read(path).map_err(|source| ReadReportError::Io {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    let value: serde_json::Value =
+        serde_json::from_slice(&data).map_err(|source| DurationsError::Json {
+            path: path.to_path_buf(),
+            source,
+        })?;
+    let map: Durations = if value.get("cases").is_some_and(|c| c.is_array()) {
+        RunReport::from_json(path, &data)?.durations()
+    } else {
+        serde_json::from_value(value).map_err(|source| DurationsError::Json {
+            path: path.to_path_buf(),
+            source,
+        })?
+    };
+    if let Some((case, seconds)) = map.iter().find(|(_, s)| !s.is_finite() || **s < 0.0) {
+        return Err(DurationsError::Invalid {
+            path: path.to_path_buf(),
+            case: case.clone(),
+            seconds: *seconds,
+        });
+    }
+    Ok(map)
+}
+
+/// Writes `durations.json` (sorted by case name, so the file diffs well).
+pub fn write_durations(path: &Path, d: &Durations) -> std::io::Result<()> {
+    let data = serde_json::to_vec_pretty(d).map_err(std::io::Error::other)?;
+    write_atomic(path, &data)
 }
 
 /// Writes through a temporary file and a rename, so a reader never sees half a report.

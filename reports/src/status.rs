@@ -1,6 +1,8 @@
 //! One status enum for every case, and the baseline mapping (as deqp-runner does it) from
 //! what happened (raw outcomes of one or two attempts) and what the matrix expects to the
-//! status reported.
+//! status reported. A case that could not run has a status of its own, never `pass`:
+//! `compiled-not-run` (compile-only mode: built for the family's targets, no GPU used)
+//! and `not-run` (its shard never reported to the merge).
 
 use serde::{Deserialize, Serialize};
 
@@ -36,10 +38,14 @@ pub enum Status {
     ExpectedFail,
     UnexpectedPass,
     Flake,
+    /// Compile-only mode: the case compiled for the family's targets; no GPU ran it.
+    CompiledNotRun,
+    /// The case's shard never reported (a merge that expected it); fails the merge.
+    NotRun,
 }
 
 impl Status {
-    pub const ALL: [Status; 8] = [
+    pub const ALL: [Status; 10] = [
         Status::Pass,
         Status::Fail,
         Status::Crash,
@@ -48,6 +54,8 @@ impl Status {
         Status::ExpectedFail,
         Status::UnexpectedPass,
         Status::Flake,
+        Status::CompiledNotRun,
+        Status::NotRun,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -60,16 +68,29 @@ impl Status {
             Status::ExpectedFail => "expected-fail",
             Status::UnexpectedPass => "unexpected-pass",
             Status::Flake => "flake",
+            Status::CompiledNotRun => "compiled-not-run",
+            Status::NotRun => "not-run",
         }
     }
 
     /// Whether this status makes the run fail (exit 1): the result differs from what the
-    /// matrix expects. A flake passed on one attempt: reported, not failing.
+    /// matrix expects, or it never ran because its shard is missing. A flake passed on
+    /// one attempt: reported, not failing (unless the run says flakes fail, `--flake-fails`).
+    /// `compiled-not-run` is what compile-only mode asks for: not a surprise, not a pass.
     pub fn is_unexpected(self) -> bool {
         matches!(
             self,
-            Status::Fail | Status::Crash | Status::Timeout | Status::UnexpectedPass
+            Status::Fail
+                | Status::Crash
+                | Status::Timeout
+                | Status::UnexpectedPass
+                | Status::NotRun
         )
+    }
+
+    /// Whether a GPU (or the host command) actually ran the case to this status.
+    pub fn ran(self) -> bool {
+        !matches!(self, Status::Skip | Status::CompiledNotRun | Status::NotRun)
     }
 }
 
@@ -94,6 +115,34 @@ fn failing_status(o: RawOutcome) -> Status {
         RawOutcome::Crash => Status::Crash,
         RawOutcome::Timeout => Status::Timeout,
     }
+}
+
+/// Whether a case that has had `attempts` attempts so far gets another: its outcomes so
+/// far are all unexpected (`needs_rerun`) and fewer than `1 + retries` attempts ran.
+/// `--retries 0` never re-runs; the default, 1, is one re-run.
+pub fn needs_another(outcomes: &[RawOutcome], expected: Expected, retries: u32) -> bool {
+    match outcomes.first() {
+        None => true,
+        Some(first) => {
+            outcomes.len() <= retries as usize
+                && outcomes.iter().all(|o| *o == *first)
+                && needs_rerun(*first, expected)
+        }
+    }
+}
+
+/// The reported status of any number of attempts (`classify` for one or two): an attempt
+/// that passed next to one that did not is a flake; otherwise the first outcome decides,
+/// mapped through the expectation.
+pub fn classify_attempts(outcomes: &[RawOutcome], expected: Expected) -> Status {
+    let Some(first) = outcomes.first().copied() else {
+        return Status::NotRun;
+    };
+    let passed = outcomes.iter().filter(|o| **o == RawOutcome::Pass).count();
+    if passed > 0 && passed < outcomes.len() {
+        return Status::Flake;
+    }
+    classify(first, None, expected)
 }
 
 /// The reported status. `second` is the re-run's outcome, present when `needs_rerun` said
@@ -152,6 +201,48 @@ mod tests {
     }
 
     #[test]
+    fn retries_stop_at_the_first_expected_outcome_and_any_mix_is_a_flake() {
+        // Default (one re-run): as before.
+        assert!(needs_another(&[Fail], Expected::Pass, 1));
+        assert!(!needs_another(&[Fail, Fail], Expected::Pass, 1));
+        assert!(!needs_another(&[Pass], Expected::Pass, 1));
+        // --retries 0: never re-run.
+        assert!(!needs_another(&[Fail], Expected::Pass, 0));
+        // --retries 3: up to four attempts, stopping at the first pass.
+        assert!(needs_another(&[Fail, Fail, Fail], Expected::Pass, 3));
+        assert!(!needs_another(&[Fail, Fail, Fail, Fail], Expected::Pass, 3));
+        assert!(!needs_another(&[Fail, Pass], Expected::Pass, 3));
+        assert!(needs_another(&[Pass, Pass], Expected::Fail, 3));
+        assert!(!needs_another(&[Pass, Fail], Expected::Fail, 3));
+        assert_eq!(
+            classify_attempts(&[Fail, Fail, Pass], Expected::Pass),
+            Status::Flake
+        );
+        assert_eq!(
+            classify_attempts(&[Timeout, Fail, Fail], Expected::Pass),
+            Status::Timeout
+        );
+        assert_eq!(
+            classify_attempts(&[Pass, Pass, Pass], Expected::Fail),
+            Status::UnexpectedPass
+        );
+        assert_eq!(
+            classify_attempts(&[Fail], Expected::Fail),
+            Status::ExpectedFail
+        );
+        assert_eq!(classify_attempts(&[], Expected::Pass), Status::NotRun);
+        // Agrees with the two-attempt classify wherever both apply.
+        for e in [Expected::Pass, Expected::Fail, Expected::Flake] {
+            for a in [Pass, Fail, Crash, Timeout] {
+                for b in [Pass, Fail, Crash, Timeout] {
+                    assert_eq!(classify_attempts(&[a, b], e), classify(a, Some(b), e));
+                }
+                assert_eq!(classify_attempts(&[a], e), classify(a, None, e));
+            }
+        }
+    }
+
+    #[test]
     fn only_real_surprises_fail_the_run() {
         let failing: Vec<Status> = Status::ALL
             .into_iter()
@@ -163,8 +254,10 @@ mod tests {
                 Status::Fail,
                 Status::Crash,
                 Status::Timeout,
-                Status::UnexpectedPass
+                Status::UnexpectedPass,
+                Status::NotRun
             ]
         );
+        assert!(!Status::CompiledNotRun.is_unexpected() && !Status::CompiledNotRun.ran());
     }
 }

@@ -5,7 +5,11 @@
 use std::path::Path;
 use std::process::Command;
 
-use hrr_reports::merge::{find_results, merge, FindError, MergeError};
+use hrr_reports::merge::{
+    find_results, merge, merge_expecting, parse_expect_list, ExpectedRuns, ExpectedShard,
+    FindError, MergeError,
+};
+use hrr_reports::result::{read_durations, ReadReportError, SchemaVersion};
 use hrr_reports::{AttemptResult, CaseResult, CheckResult, RawOutcome, RunReport, Status, Totals};
 
 fn case(family: &str, shard: &str, name: &str, status: Status) -> CaseResult {
@@ -115,10 +119,10 @@ fn every_status_renders_valid_junit_in_the_right_element() {
     let suite = start_tag(&xml, "testsuite");
     for (k, v) in [
         ("name", "hrr-sm90"),
-        ("tests", "8"),
+        ("tests", "10"),
         ("failures", "3"),
-        ("errors", "1"),
-        ("skipped", "2"),
+        ("errors", "2"),
+        ("skipped", "3"),
     ] {
         assert_eq!(attr(suite, k), Some(v), "{suite}");
     }
@@ -160,6 +164,11 @@ fn every_status_renders_valid_junit_in_the_right_element() {
         "{flake}"
     );
     assert!(!section("case_0_pass").contains("<failure"));
+    assert_eq!(
+        kind("case_8_compiled-not-run", "skipped").as_deref(),
+        Some("compiled-not-run")
+    );
+    assert_eq!(kind("case_9_not-run", "error").as_deref(), Some("not-run"));
     // A control character never reaches the XML raw.
     assert!(!xml.contains('\u{1}'));
 }
@@ -215,15 +224,24 @@ fn merged_reports_add_up_and_keep_one_suite_per_family_and_shard() {
     assert!(md.contains("| sm90 | 4 | 1 | 1 | 1 | 1 | b |"), "{md}");
     assert!(md.contains("| **total** | 7 | 2 | 2 | 2 | 1 | |"), "{md}");
     // The same shard twice is refused, not double counted.
-    let e = merge(&[a.clone(), a]).unwrap_err();
+    let e = merge(&[a.clone(), a.clone()]).unwrap_err();
     assert_eq!(
         e,
+        MergeError::DuplicateShard {
+            family: "sm90".into(),
+            shard: "1/2".into()
+        }
+    );
+    assert!(e.to_string().contains("appears in two reports"), "{e}");
+    // Overlapping shards (the same case from two different shards) too.
+    let overlap = report("sm90", "2/2", vec![case("sm90", "2/2", "a", Status::Pass)]);
+    assert_eq!(
+        merge(&[a, overlap]).unwrap_err(),
         MergeError::Duplicate {
             family: "sm90".into(),
             case: "a".into()
         }
     );
-    assert!(e.to_string().contains("appears in two reports"), "{e}");
 }
 
 #[test]
@@ -315,4 +333,215 @@ fn results_are_found_in_nested_artifact_directories() {
             && bad.to_string().contains("not a harness results.json"),
         "{bad}"
     );
+}
+
+fn shard(family: &str, index: u32, count: u32) -> ExpectedShard {
+    ExpectedShard {
+        family: family.into(),
+        index,
+        count,
+    }
+}
+
+#[test]
+fn a_missing_shard_is_named_and_its_cases_are_not_run() {
+    let one = report(
+        "sm90",
+        "1/2",
+        vec![
+            case("sm90", "1/2", "a", Status::Pass),
+            case("sm90", "1/2", "c", Status::Pass),
+        ],
+    );
+    let gfx = report(
+        "gfx90a",
+        "1/1",
+        vec![case("gfx90a", "1/1", "a", Status::Pass)],
+    );
+    let expect = ExpectedRuns {
+        shards: vec![
+            shard("gfx90a", 1, 1),
+            shard("sm90", 1, 2),
+            shard("sm90", 2, 2),
+            shard("gfx110x", 1, 1),
+        ],
+        cases: [
+            (
+                "sm90".to_string(),
+                vec!["a".into(), "b".into(), "c".into(), "d".into()],
+            ),
+            ("gfx90a".to_string(), vec!["a".into()]),
+        ]
+        .into_iter()
+        .collect(),
+    };
+    let m = merge_expecting(&[one.clone(), gfx.clone()], &expect).unwrap();
+    assert_eq!(m.missing, vec![shard("sm90", 2, 2), shard("gfx110x", 1, 1)]);
+    assert!(m.unexpected.is_empty());
+    let not_run: Vec<(&str, &str, &str)> = m
+        .merged
+        .cases
+        .iter()
+        .filter(|c| c.status == Status::NotRun)
+        .map(|c| (c.family.as_str(), c.shard.as_str(), c.case.as_str()))
+        .collect();
+    // sm90's absent cases by name; gfx110x, with no case list, as a whole shard.
+    assert_eq!(
+        not_run,
+        vec![
+            ("gfx110x", "1/1", "(shard 1/1)"),
+            ("sm90", "2/2", "b"),
+            ("sm90", "2/2", "d"),
+        ]
+    );
+    assert_eq!(m.merged.totals.cases, 6);
+    assert_eq!(m.merged.totals.unexpected, 3);
+    assert_eq!(m.merged.families, vec!["gfx110x", "gfx90a", "sm90"]);
+    let md = hrr_reports::markdown::merged_summary(&m.merged);
+    assert!(
+        md.starts_with("## hrr-harness: results by GPU family\n\n**FAIL**"),
+        "{md}"
+    );
+    // JUnit gets a suite for what did not run, and stays valid.
+    let mut all: Vec<&RunReport> = vec![&one, &gfx];
+    all.extend(m.not_run.iter());
+    let xml = hrr_reports::junit::render(&all);
+    validate(&xml);
+    assert!(
+        xml.contains("<testsuite name=\"hrr-sm90-shard-2-of-2\""),
+        "{xml}"
+    );
+    // Complete: nothing missing, nothing added.
+    let two = report("sm90", "2/2", vec![case("sm90", "2/2", "b", Status::Pass)]);
+    let full = ExpectedRuns {
+        shards: vec![shard("sm90", 1, 2), shard("sm90", 2, 2)],
+        cases: Default::default(),
+    };
+    let ok = merge_expecting(&[one.clone(), two, gfx], &full).unwrap();
+    assert!(ok.missing.is_empty() && ok.not_run.is_empty());
+    assert_eq!(ok.unexpected, vec![shard("gfx90a", 1, 1)]);
+    assert_eq!(ok.merged.totals.unexpected, 0);
+    // A shard with no case at all still counts as present.
+    let empty = report("sm90", "2/2", vec![]);
+    assert!(merge_expecting(&[one, empty], &full)
+        .unwrap()
+        .missing
+        .is_empty());
+}
+
+#[test]
+fn expect_lists_are_family_and_k_of_n_per_line() {
+    let l = parse_expect_list(
+        "# written by gpu.yml\nsm90 1/2\n\nsm90 2/2  # second\ngfx90a 1/1\nsm90 1/2\n",
+    )
+    .unwrap();
+    assert_eq!(
+        l,
+        vec![
+            shard("gfx90a", 1, 1),
+            shard("sm90", 1, 2),
+            shard("sm90", 2, 2)
+        ]
+    );
+    for bad in ["sm90", "sm90 3/2", "sm90 0/2", "sm90 1-2", "sm90 1/2 x"] {
+        let e = parse_expect_list(&format!("gfx90a 1/1\n{bad}\n")).unwrap_err();
+        assert_eq!(e.line, 2, "{bad}");
+        assert!(e.to_string().contains("expected `FAMILY K/N`"), "{e}");
+    }
+}
+
+#[test]
+fn results_carry_a_schema_version_and_newer_majors_are_refused() {
+    let t = tempfile::tempdir().unwrap();
+    let r = report("sm90", "1/1", vec![case("sm90", "1/1", "a", Status::Pass)]);
+    let p = t.path().join("results.json");
+    r.write_json(&p).unwrap();
+    let text = std::fs::read_to_string(&p).unwrap();
+    assert!(
+        text.starts_with(&format!(
+            "{{\n  \"schema_version\": \"{}\",",
+            SchemaVersion::CURRENT
+        )),
+        "{text}"
+    );
+    assert_eq!(RunReport::read_json(&p).unwrap(), r);
+    // Unversioned (older) files and newer minors are read; a newer major is refused.
+    let body = text.replacen(
+        &format!("\"schema_version\": \"{}\",", SchemaVersion::CURRENT),
+        "",
+        1,
+    );
+    std::fs::write(&p, &body).unwrap();
+    assert_eq!(RunReport::read_json(&p).unwrap(), r);
+    let minor = text.replacen(
+        "\"schema_version\": \"1.1\"",
+        "\"schema_version\": \"1.9\"",
+        1,
+    );
+    std::fs::write(&p, minor).unwrap();
+    assert_eq!(RunReport::read_json(&p).unwrap(), r);
+    let major = text.replacen(
+        "\"schema_version\": \"1.1\"",
+        "\"schema_version\": \"2.0\"",
+        1,
+    );
+    std::fs::write(&p, major).unwrap();
+    let e = RunReport::read_json(&p).unwrap_err();
+    assert!(
+        matches!(e, ReadReportError::NewerSchema { found, .. } if found == SchemaVersion { major: 2, minor: 0 }),
+        "{e}"
+    );
+    assert!(
+        e.to_string().contains("newer than this tool reads (1.x)"),
+        "{e}"
+    );
+    let garbled = text.replacen(
+        "\"schema_version\": \"1.1\"",
+        "\"schema_version\": \"one\"",
+        1,
+    );
+    std::fs::write(&p, garbled).unwrap();
+    assert!(matches!(
+        RunReport::read_json(&p).unwrap_err(),
+        ReadReportError::BadSchemaVersion { .. }
+    ));
+}
+
+#[test]
+fn durations_are_the_mean_over_families_of_cases_that_ran() {
+    let t = tempfile::tempdir().unwrap();
+    let mut a = case("sm90", "1/1", "a", Status::Pass);
+    a.duration_s = 2.0;
+    let mut a2 = case("gfx90a", "1/1", "a", Status::Fail);
+    a2.duration_s = 4.0;
+    let mut skipped = case("gfx90a", "1/1", "b", Status::Skip);
+    skipped.duration_s = 0.0;
+    let compiled = case("sm90", "1/1", "c", Status::CompiledNotRun);
+    let m = merge(&[
+        report("sm90", "1/1", vec![a, compiled]),
+        report("gfx90a", "1/1", vec![a2, skipped]),
+    ])
+    .unwrap();
+    let d = m.durations();
+    assert_eq!(
+        d.into_iter().collect::<Vec<_>>(),
+        vec![("a".to_string(), 3.0)]
+    );
+    // --durations takes a results.json or the durations.json a merge writes.
+    let results = t.path().join("results.json");
+    m.write_json(&results).unwrap();
+    assert_eq!(read_durations(&results).unwrap()["a"], 3.0);
+    let file = t.path().join("durations.json");
+    hrr_reports::result::write_durations(&file, &m.durations()).unwrap();
+    assert_eq!(read_durations(&file).unwrap(), m.durations());
+    std::fs::write(&file, "{\"a\": -1}").unwrap();
+    assert!(read_durations(&file)
+        .unwrap_err()
+        .to_string()
+        .contains("case `a` has -1 s"));
+    std::fs::write(&file, "[1]").unwrap();
+    assert!(read_durations(&file)
+        .unwrap_err()
+        .to_string()
+        .contains("neither a results.json"));
 }
