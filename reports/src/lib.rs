@@ -4,6 +4,7 @@
 //! (`junit`), the Markdown step summary (`markdown`) and the merging of many shards and
 //! families into one report (`merge`).
 
+pub mod html;
 pub mod junit;
 pub mod markdown;
 pub mod merge;

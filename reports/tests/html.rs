@@ -1,0 +1,588 @@
+//! `report.html` as people see it: written from real shard directories (results.json,
+//! case logs, replay JSON), then opened in a real browser, Debian's headless Chromium.
+//! The rendered DOM must hold every family column and case row, each cell with its
+//! status's class and colour (as the browser computed it), a case message full of markup
+//! as text (no script from a report runs), and links only to files that exist inside the
+//! page's directory. Without Chromium the browser checks are skipped with the reason,
+//! unless `CI` or `HRR_REQUIRE_CHROMIUM` is set (`.ci/run` installs it): then they fail.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use hrr_reports::html::{self, colours};
+use hrr_reports::merge::merge;
+use hrr_reports::{AttemptResult, CaseResult, CheckResult, RawOutcome, RunReport, Status, Totals};
+
+/// A message no browser may treat as markup.
+const HOSTILE: &str = "D2H mismatch <script>document.title='pwned'</script>\
+<img src=x onerror=\"document.body.setAttribute('data-pwned','1')\"> & \"quotes\"";
+
+fn case(family: &str, shard: &str, name: &str, status: Status, message: &str) -> CaseResult {
+    let outcome = match status {
+        Status::Pass | Status::UnexpectedPass => RawOutcome::Pass,
+        Status::Crash => RawOutcome::Crash,
+        Status::Timeout => RawOutcome::Timeout,
+        _ => RawOutcome::Fail,
+    };
+    let ran = status.ran();
+    CaseResult {
+        family: family.into(),
+        shard: shard.into(),
+        case: name.into(),
+        status,
+        duration_s: 1.5,
+        message: message.into(),
+        attempts: if ran {
+            vec![AttemptResult {
+                outcome,
+                duration_s: 1.5,
+                message: message.into(),
+                checks: vec![CheckResult {
+                    name: "d2h".into(),
+                    passed: outcome == RawOutcome::Pass,
+                    detail: "seq 12 cudaMemcpy offset 100: expected 0x01, found 0x00".into(),
+                }],
+                output: String::new(),
+            }]
+        } else {
+            vec![]
+        },
+        artifacts: None,
+    }
+}
+
+fn report(family: &str, shard: &str, cases: Vec<CaseResult>) -> RunReport {
+    RunReport {
+        tool_version: "0.1.0".into(),
+        source_revision: "abc123".into(),
+        families: vec![family.into()],
+        shard: shard.into(),
+        gpus: vec!["0 NVIDIA H200 (sm_90)".into()],
+        hostname: "runner-1".into(),
+        started_unix: 1_796_000_000,
+        duration_s: 12.0,
+        totals: Totals::of(&cases),
+        cases,
+    }
+}
+
+/// Writes a shard directory as `run` leaves it: results.json and, for `with_files`
+/// cases, `cases/<case>/attempt-1/{capture.log,replay.json,replay.log}` and an archive.
+fn write_shard(dir: &Path, r: &RunReport, with_files: &[&str]) -> PathBuf {
+    std::fs::create_dir_all(dir).unwrap();
+    for name in with_files {
+        let a = dir.join("cases").join(name).join("attempt-1");
+        std::fs::create_dir_all(a.join("archive")).unwrap();
+        std::fs::write(a.join("capture.log"), format!("{name}: captured run\n")).unwrap();
+        std::fs::write(a.join("replay.json"), "{\"exit\":\"fail\"}").unwrap();
+        std::fs::write(a.join("replay.log"), "replay\n").unwrap();
+        std::fs::write(a.join("archive/manifest.json"), "{}").unwrap();
+    }
+    let path = dir.join("results.json");
+    r.write_json(&path).unwrap();
+    path
+}
+
+/// Three families in four shards, every status, some cases without files, one case only
+/// in one family, and a message full of markup.
+fn fixture(root: &Path) -> (PathBuf, Vec<(PathBuf, RunReport)>) {
+    let shards = root.join("shards");
+    let sm90_1 = report(
+        "sm90",
+        "1/2",
+        vec![
+            case("sm90", "1/2", "big_copy", Status::Pass, "all checks passed"),
+            case("sm90", "1/2", "graph_launch", Status::Fail, HOSTILE),
+            case(
+                "sm90",
+                "1/2",
+                "module_launch",
+                Status::Crash,
+                "replay: SIGSEGV",
+            ),
+        ],
+    );
+    let sm90_2 = report(
+        "sm90",
+        "2/2",
+        vec![
+            case("sm90", "2/2", "streams", Status::Flake, "failed once"),
+            case("sm90", "2/2", "timeouts", Status::Timeout, "past 60 s"),
+            case(
+                "sm90",
+                "2/2",
+                "vendor_only_sm90",
+                Status::UnexpectedPass,
+                "passed",
+            ),
+        ],
+    );
+    let gfx = report(
+        "gfx90a",
+        "1/1",
+        vec![
+            case(
+                "gfx90a",
+                "1/1",
+                "big_copy",
+                Status::ExpectedFail,
+                "known: HIP 5.2",
+            ),
+            case("gfx90a", "1/1", "graph_launch", Status::Skip, "no GPU"),
+            case("gfx90a", "1/1", "module_launch", Status::Pass, "ok"),
+            case("gfx90a", "1/1", "streams", Status::Pass, "ok"),
+            case("gfx90a", "1/1", "timeouts", Status::Pass, "ok"),
+        ],
+    );
+    let gfx12 = report(
+        "gfx120x",
+        "1/1",
+        vec![
+            case(
+                "gfx120x",
+                "1/1",
+                "big_copy",
+                Status::CompiledNotRun,
+                "compiled",
+            ),
+            case(
+                "gfx120x",
+                "1/1",
+                "graph_launch",
+                Status::NotRun,
+                "shard lost",
+            ),
+            case(
+                "gfx120x",
+                "1/1",
+                "module_launch",
+                Status::CompiledNotRun,
+                "compiled",
+            ),
+        ],
+    );
+    let sources = vec![
+        (
+            write_shard(
+                &shards.join("hrr-results-sm90-shard-1"),
+                &sm90_1,
+                &["graph_launch", "big_copy"],
+            ),
+            sm90_1,
+        ),
+        (
+            // Flake and timeout without files: their cells say "no log".
+            write_shard(
+                &shards.join("hrr-results-sm90-shard-2"),
+                &sm90_2,
+                &["vendor_only_sm90"],
+            ),
+            sm90_2,
+        ),
+        (
+            write_shard(&shards.join("hrr-results-gfx90a-shard-1"), &gfx, &[]),
+            gfx,
+        ),
+        (
+            write_shard(&shards.join("hrr-results-gfx120x-shard-1"), &gfx12, &[]),
+            gfx12,
+        ),
+    ];
+    (shards, sources)
+}
+
+fn write_page(out: &Path, sources: &[(PathBuf, RunReport)]) -> (PathBuf, RunReport) {
+    let reports: Vec<RunReport> = sources.iter().map(|(_, r)| r.clone()).collect();
+    let merged = merge(&reports).unwrap();
+    std::fs::create_dir_all(out).unwrap();
+    let refs: Vec<(&Path, &RunReport)> = sources.iter().map(|(p, r)| (p.as_path(), r)).collect();
+    let page = html::write_report(out, &merged, &refs).unwrap();
+    assert_eq!(page, out.join("report.html"));
+    (page, merged)
+}
+
+/// An attribute value as written by Chromium's serialiser or by the page.
+fn unescape(v: &str) -> String {
+    v.replace("&quot;", "\"")
+        .replace("&#39;", "'")
+        .replace("&lt;", "<")
+        .replace("&gt;", ">")
+        .replace("&amp;", "&")
+}
+
+/// The attributes of every `<TAG ...>` start tag in a serialised DOM.
+fn start_tags(dom: &str, tag: &str) -> Vec<BTreeMap<String, String>> {
+    let open = format!("<{tag}");
+    let mut out = Vec::new();
+    let mut rest = dom;
+    while let Some(i) = rest.find(&open) {
+        let mut s = &rest[i + open.len()..];
+        if !(s.starts_with(' ') || s.starts_with('>')) {
+            rest = s;
+            continue;
+        }
+        let mut attrs = BTreeMap::new();
+        loop {
+            s = s.trim_start();
+            if s.starts_with('>') || s.is_empty() {
+                break;
+            }
+            let end = s.find(['=', ' ', '>']).unwrap_or(s.len());
+            let name = s[..end].to_string();
+            s = &s[end..];
+            if let Some(v) = s.strip_prefix("=\"") {
+                let close = v.find('"').expect("unterminated attribute");
+                attrs.insert(name, unescape(&v[..close]));
+                s = &v[close + 1..];
+            } else {
+                attrs.insert(name, String::new());
+            }
+        }
+        out.push(attrs);
+        rest = s;
+    }
+    out
+}
+
+/// Every `href` of the page that is not a fragment.
+fn file_links(page: &str) -> Vec<String> {
+    start_tags(page, "a")
+        .into_iter()
+        .filter_map(|a| a.get("href").cloned())
+        .filter(|h| !h.starts_with('#'))
+        .collect()
+}
+
+fn unpercent(s: &str) -> String {
+    let b = s.as_bytes();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] == b'%' && i + 2 < b.len() {
+            out.push(u8::from_str_radix(&s[i + 1..i + 3], 16).unwrap());
+            i += 3;
+        } else {
+            out.push(b[i]);
+            i += 1;
+        }
+    }
+    String::from_utf8(out).unwrap()
+}
+
+/// The grid's cells (the families table has cells too).
+fn grid_cells(dom: &str) -> Vec<BTreeMap<String, String>> {
+    start_tags(dom, "td")
+        .into_iter()
+        .filter(|td| {
+            td.get("class")
+                .is_some_and(|c| c.split(' ').any(|k| k == "cell"))
+        })
+        .collect()
+}
+
+fn cell<'a>(
+    cells: &'a [BTreeMap<String, String>],
+    family: &str,
+    case: &str,
+) -> &'a BTreeMap<String, String> {
+    cells
+        .iter()
+        .find(|c| c["data-family"] == family && c["data-case"] == case)
+        .unwrap_or_else(|| panic!("no cell for {family} x {case}"))
+}
+
+#[test]
+fn every_link_is_a_file_inside_the_page_directory_and_cases_without_files_say_so() {
+    let t = tempfile::tempdir().unwrap();
+    let (_, sources) = fixture(t.path());
+    let out = t.path().join("merged");
+    let (page, _) = write_page(&out, &sources);
+    let text = std::fs::read_to_string(&page).unwrap();
+    let links = file_links(&text);
+    assert!(!links.is_empty());
+    for l in &links {
+        assert!(!l.starts_with('/') && !l.contains(".."), "{l}");
+        let p = out.join(unpercent(l.trim_end_matches('/')));
+        assert!(p.exists(), "{l} -> {}", p.display());
+    }
+    // Logs copied out of the shard directories (not archives), under the suite's name.
+    let copied = out.join("cases/hrr-sm90-shard-1-of-2/graph_launch/attempt-1");
+    assert_eq!(
+        std::fs::read_to_string(copied.join("capture.log")).unwrap(),
+        "graph_launch: captured run\n"
+    );
+    assert!(copied.join("replay.json").is_file());
+    assert!(!copied.join("archive").exists());
+    assert!(links
+        .contains(&"cases/hrr-sm90-shard-1-of-2/graph_launch/attempt-1/capture.log".to_string()));
+    assert!(links
+        .contains(&"cases/hrr-sm90-shard-1-of-2/graph_launch/attempt-1/replay.json".to_string()));
+    // The case whose logs were copied says where its archives stayed.
+    assert!(text.contains("archives (not copied)"));
+    let cells = grid_cells(&text);
+    let streams = cell(&cells, "sm90", "streams");
+    assert_eq!(streams["data-status"], "flake");
+    let row = &text[text
+        .find("data-case=\"streams\" data-status=\"flake\"")
+        .unwrap()..];
+    let row = &row[..row.find("</td>").unwrap()];
+    assert!(row.contains("no log"), "{row}");
+    // Writing again replaces what the first merge copied.
+    let (page2, _) = write_page(&out, &sources);
+    assert_eq!(std::fs::read_to_string(page2).unwrap(), text);
+}
+
+#[test]
+fn reports_inside_the_page_directory_are_linked_in_place_archives_too() {
+    let t = tempfile::tempdir().unwrap();
+    let (shards, sources) = fixture(t.path());
+    // As `report fetch` lays it out: the page is written beside the artifact directories.
+    let (_, merged) = write_page(&shards, &sources);
+    let text = std::fs::read_to_string(shards.join("report.html")).unwrap();
+    let links = file_links(&text);
+    assert!(links.contains(
+        &"hrr-results-sm90-shard-1/cases/graph_launch/attempt-1/capture.log".to_string()
+    ));
+    assert!(links
+        .contains(&"hrr-results-sm90-shard-1/cases/graph_launch/attempt-1/archive/".to_string()));
+    assert!(!shards.join("cases").exists(), "nothing copied");
+    for l in &links {
+        assert!(
+            shards.join(unpercent(l.trim_end_matches('/'))).exists(),
+            "{l}"
+        );
+    }
+    assert_eq!(merged.totals.cases, 14);
+}
+
+#[test]
+fn a_hostile_results_json_cannot_point_links_outside_the_page_directory() {
+    let t = tempfile::tempdir().unwrap();
+    let shard = t.path().join("shard");
+    // A case named `..` with a `cases/..` directory that exists (the shard dir itself).
+    let r = report(
+        "sm90",
+        "1/1",
+        vec![
+            case("sm90", "1/1", "..", Status::Fail, "x"),
+            case("../..", "1/1", "c", Status::Fail, "y"),
+        ],
+    );
+    let path = write_shard(&shard, &r, &[]);
+    std::fs::create_dir_all(shard.join("cases/attempt-1")).unwrap();
+    std::fs::write(shard.join("cases/attempt-1/capture.log"), "x").unwrap();
+    let out = t.path().join("out");
+    std::fs::create_dir_all(&out).unwrap();
+    let files = html::gather(&out, &[(path.as_path(), &r)]).unwrap();
+    assert!(files.of("sm90", "..").is_empty());
+    assert!(files.of("../..", "c").is_empty());
+    assert!(!out.join("cases").exists());
+}
+
+#[test]
+fn every_status_has_its_own_colour() {
+    let mut seen = std::collections::BTreeSet::new();
+    for s in Status::ALL {
+        assert!(seen.insert(colours(s).0), "{s} shares a background");
+    }
+}
+
+/// `#rrggbb` as a browser's computed `rgb(r, g, b)`.
+fn rgb(hex: &str) -> String {
+    let v = |i: usize| u8::from_str_radix(&hex[i..i + 2], 16).unwrap();
+    format!("rgb({}, {}, {})", v(1), v(3), v(5))
+}
+
+fn chromium() -> Option<PathBuf> {
+    if let Some(p) = std::env::var_os("HRR_CHROMIUM") {
+        return Some(PathBuf::from(p));
+    }
+    for name in ["chromium", "chromium-browser", "google-chrome"] {
+        for dir in std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default()) {
+            let p = dir.join(name);
+            if p.is_file() {
+                return Some(p);
+            }
+        }
+    }
+    None
+}
+
+/// Chromium, or why the browser checks cannot run (a failure where they must).
+fn browser_or_skip() -> Option<PathBuf> {
+    let found = chromium();
+    if found.is_none() {
+        let required =
+            std::env::var_os("CI").is_some() || std::env::var_os("HRR_REQUIRE_CHROMIUM").is_some();
+        assert!(
+            !required,
+            "chromium is not installed, and CI/HRR_REQUIRE_CHROMIUM says the browser checks must run (apt-get install chromium)"
+        );
+        eprintln!(
+            "skipped: chromium is not installed (apt-get install chromium; .ci/run installs it)"
+        );
+    }
+    found
+}
+
+/// Runs headless Chromium with `args` and the page; its stdout. Killed after 60 s.
+fn headless(bin: &Path, profile: &Path, args: &[&str], page: &Path) -> String {
+    let mut child = Command::new(bin)
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-dev-shm-usage",
+            "--no-first-run",
+            "--hide-scrollbars",
+        ])
+        .arg(format!("--user-data-dir={}", profile.display()))
+        .args(args)
+        .arg(format!("file://{}", page.display()))
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdout = child.stdout.take().unwrap();
+    let reader = std::thread::spawn(move || {
+        let mut s = String::new();
+        std::io::Read::read_to_string(&mut stdout, &mut s).unwrap();
+        s
+    });
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            assert!(status.success(), "chromium: {status}");
+            break;
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            panic!("chromium did not finish in 60 s");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    reader.join().unwrap()
+}
+
+#[test]
+fn headless_chromium_renders_the_grid_coloured_by_status_and_runs_no_report_script() {
+    let Some(bin) = browser_or_skip() else {
+        return;
+    };
+    let t = tempfile::tempdir().unwrap();
+    let (_, sources) = fixture(t.path());
+    let out = t.path().join("merged");
+    let (page, merged) = write_page(&out, &sources);
+    let profile = t.path().join("chromium-profile");
+
+    // The page as it is: the report's markup stays text.
+    let dom = headless(&bin, &profile, &["--dump-dom"], &page);
+    assert!(dom.contains("<title>hrr-harness: FAIL"), "{dom}");
+    let body = start_tags(&dom, "body");
+    assert_eq!(body.len(), 1);
+    assert!(!body[0].contains_key("data-pwned"), "a report's markup ran");
+    assert_eq!(start_tags(&dom, "script").len(), 0);
+    assert_eq!(start_tags(&dom, "img").len(), 0);
+    assert!(
+        dom.contains("D2H mismatch &lt;script&gt;document.title='pwned'&lt;/script&gt;"),
+        "the message is not shown as text"
+    );
+    let graph = cell(&grid_cells(&dom), "sm90", "graph_launch").clone();
+    assert_eq!(graph["title"], HOSTILE);
+
+    // The same page with a probe appended that records what the browser computed.
+    let probe = out.join("probe.html");
+    let text = std::fs::read_to_string(&page).unwrap().replace(
+        "</body>",
+        "<script>for (const e of document.querySelectorAll('td.cell, th.family, tr[data-case]')) \
+         { const s = getComputedStyle(e); e.dataset.bg = s.backgroundColor; \
+         e.dataset.fg = s.color; e.dataset.shown = String(e.getClientRects().length > 0); }\
+         </script></body>",
+    );
+    std::fs::write(&probe, text).unwrap();
+    let dom = headless(&bin, &profile, &["--dump-dom"], &probe);
+
+    let families: Vec<String> = start_tags(&dom, "th")
+        .into_iter()
+        .filter(|th| th.get("class").map(String::as_str) == Some("family"))
+        .inspect(|th| assert_eq!(th["data-shown"], "true"))
+        .map(|th| th["data-family"].clone())
+        .collect();
+    assert_eq!(families, ["gfx120x", "gfx90a", "sm90"]);
+    let rows: Vec<String> = start_tags(&dom, "tr")
+        .into_iter()
+        .filter_map(|tr| tr.get("data-case").cloned())
+        .collect();
+    assert_eq!(
+        rows,
+        [
+            "big_copy",
+            "graph_launch",
+            "module_launch",
+            "streams",
+            "timeouts",
+            "vendor_only_sm90"
+        ]
+    );
+    let cells = grid_cells(&dom);
+    for c in &merged.cases {
+        let td = cell(&cells, &c.family, &c.case);
+        let class = &td["class"];
+        assert!(
+            class.split(' ').any(|k| k == format!("st-{}", c.status)),
+            "{} x {}: class {class}",
+            c.family,
+            c.case
+        );
+        let (bg, fg) = colours(c.status);
+        assert_eq!(
+            td["data-bg"],
+            rgb(bg),
+            "{} x {} ({})",
+            c.family,
+            c.case,
+            c.status
+        );
+        assert_eq!(
+            td["data-fg"],
+            rgb(fg),
+            "{} x {} ({})",
+            c.family,
+            c.case,
+            c.status
+        );
+        assert_eq!(td["data-shown"], "true");
+        assert_eq!(td["title"], c.message);
+        assert_eq!(
+            class.split(' ').any(|k| k == "unexpected"),
+            c.status.is_unexpected()
+        );
+    }
+    // Cases a family does not have are cells of their own, not holes in the grid.
+    let absent = cell(&cells, "gfx90a", "vendor_only_sm90");
+    assert!(absent["class"].contains("absent"));
+    assert_eq!(cells.len(), 3 * 6);
+
+    // A screenshot of the page: a PNG of the window's size.
+    let shot = t.path().join("report.png");
+    headless(
+        &bin,
+        &profile,
+        &[
+            &format!("--screenshot={}", shot.display()),
+            "--window-size=1200,900",
+        ],
+        &page,
+    );
+    let png = std::fs::read(&shot).unwrap();
+    assert_eq!(&png[..8], b"\x89PNG\r\n\x1a\n");
+    let width = u32::from_be_bytes(png[16..20].try_into().unwrap());
+    let height = u32::from_be_bytes(png[20..24].try_into().unwrap());
+    assert_eq!((width, height), (1200, 900));
+    if let Some(dir) = std::env::var_os("HRR_REPORT_SCREENSHOT_DIR") {
+        std::fs::copy(&shot, Path::new(&dir).join("report.png")).unwrap();
+        std::fs::copy(&page, Path::new(&dir).join("report.html")).unwrap();
+    }
+}
