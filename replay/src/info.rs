@@ -1,6 +1,12 @@
 //! `--info` and `--events`: what an archive holds, for people (text) and tools (JSON).
 //! Neither needs a GPU.
+//!
+//! Every string an archive supplies (manifest fields, event fields, warnings naming
+//! them) is untrusted: the text renderings pass it through `escape_controls`, so an
+//! archive cannot drive the reader's terminal (escape sequences, carriage returns,
+//! bidirectional overrides). The JSON renderings stay JSON-escaped by serde.
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 
 use hrr_archive::api;
@@ -96,14 +102,41 @@ pub fn info(a: &Archive) -> Info {
     }
 }
 
+/// `s` with every character that could act on a terminal written as an escape: C0 and
+/// C1 controls and DEL (`\u{1b}`, `\n`, ...) and the bidirectional and zero-width
+/// formatting characters (`\u{202e}`). Borrowed when there is none.
+pub fn escape_controls(s: &str) -> Cow<'_, str> {
+    fn acts(c: char) -> bool {
+        c.is_control()
+            || matches!(c, '\u{200b}'..='\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}' | '\u{feff}')
+    }
+    if !s.chars().any(acts) {
+        return Cow::Borrowed(s);
+    }
+    let mut out = String::with_capacity(s.len() + 8);
+    for c in s.chars() {
+        match c {
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            c if acts(c) => out.extend(c.escape_unicode()),
+            c => out.push(c),
+        }
+    }
+    Cow::Owned(out)
+}
+
 pub fn render_info(i: &Info) -> String {
     use std::fmt::Write;
+    let e = escape_controls;
     let mut s = String::new();
-    let _ = writeln!(s, "archive        {}", i.archive);
+    let _ = writeln!(s, "archive        {}", e(&i.archive));
     let _ = writeln!(
         s,
         "format         version {} (written by hrr {} @ {})",
-        i.format_version, i.tool_version, i.source_revision
+        i.format_version,
+        e(&i.tool_version),
+        e(&i.source_revision)
     );
     let _ = writeln!(
         s,
@@ -125,7 +158,12 @@ pub fn render_info(i: &Info) -> String {
             let _ = writeln!(
                 s,
                 "  {:>8} {:>8} {:>11} {:>9} {:>7} {:>6}",
-                p.pid, p.ppid, p.status, p.events, p.blob_files, p.code_objects
+                p.pid,
+                p.ppid,
+                e(&p.status),
+                p.events,
+                p.blob_files,
+                p.code_objects
             );
         }
     }
@@ -135,33 +173,39 @@ pub fn render_info(i: &Info) -> String {
             "\npid {} (parent {}): {}{}",
             p.pid,
             p.ppid,
-            p.status,
+            e(&p.status),
             if p.repaired { ", repaired" } else { "" }
         );
         if let Some(t) = &p.torn {
-            let _ = writeln!(s, "  torn           {t}");
+            let _ = writeln!(s, "  torn           {}", e(t));
         }
         if let Some(r) = &p.stop_reason {
-            let _ = writeln!(s, "  stopped        {r}");
+            let _ = writeln!(s, "  stopped        {}", e(r));
         }
         let rt = &p.runtime;
         let _ = writeln!(
             s,
             "  runtime        {} {} (driver {})",
             if rt.vendor.is_empty() {
-                "?"
+                Cow::Borrowed("?")
             } else {
-                &rt.vendor
+                e(&rt.vendor)
             },
-            rt.runtime_version,
-            rt.driver_version
+            e(&rt.runtime_version),
+            e(&rt.driver_version)
         );
         for d in &rt.devices {
-            let _ = writeln!(s, "  device {}       {} ({})", d.index, d.name, d.arch);
+            let _ = writeln!(
+                s,
+                "  device {}       {} ({})",
+                d.index,
+                e(&d.name),
+                e(&d.arch)
+            );
         }
         let _ = writeln!(s, "  events         {}", p.events);
         for (api, n) in &p.events_per_api {
-            let _ = writeln!(s, "    {api:<28} {n}");
+            let _ = writeln!(s, "    {:<28} {n}", e(api));
         }
         let _ = writeln!(
             s,
@@ -184,14 +228,26 @@ pub fn render_info(i: &Info) -> String {
             let _ = writeln!(s, "  unreplayable   none");
         }
         for u in &p.unreplayable_apis {
-            let _ = writeln!(s, "  unreplayable   {} x{}: {}", u.api, u.count, u.reason);
+            let _ = writeln!(
+                s,
+                "  unreplayable   {} x{}: {}",
+                e(&u.api),
+                u.count,
+                e(&u.reason)
+            );
         }
         for f in &p.capture_failures {
-            let _ = writeln!(s, "  capture failed seq {} {}: {}", f.seq, f.api, f.reason);
+            let _ = writeln!(
+                s,
+                "  capture failed seq {} {}: {}",
+                f.seq,
+                e(&f.api),
+                e(&f.reason)
+            );
         }
     }
     for w in &i.warnings {
-        let _ = writeln!(s, "warning: {w}");
+        let _ = writeln!(s, "warning: {}", e(w));
     }
     s
 }
@@ -245,13 +301,38 @@ pub fn event_lines(a: &Archive) -> Vec<EventLine> {
 
 /// One line per event, without timestamps and thread ids, so two captures diff cleanly.
 pub fn render_event(e: &EventLine) -> String {
-    let fields: Vec<String> = e.fields.iter().map(|(k, v)| format!("{k}={v}")).collect();
+    let fields: Vec<String> = e
+        .fields
+        .iter()
+        .map(|(k, v)| format!("{}={}", escape_controls(k), escape_controls(v)))
+        .collect();
     format!(
         "{} {:>7} {:<24} ret={} {}",
         e.pid,
         e.seq,
-        e.api,
+        escape_controls(&e.api),
         e.ret,
         fields.join(" ")
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::escape_controls;
+
+    #[test]
+    fn control_and_direction_characters_are_escaped() {
+        assert_eq!(escape_controls("sm_90"), "sm_90");
+        assert!(matches!(
+            escape_controls("plain"),
+            std::borrow::Cow::Borrowed(_)
+        ));
+        assert_eq!(
+            escape_controls("a\u{1b}]0;x\u{7}b\r\n\t\u{9b}\u{7f}"),
+            "a\\u{1b}]0;x\\u{7}b\\r\\n\\t\\u{9b}\\u{7f}"
+        );
+        assert_eq!(escape_controls("ab\u{202e}cd"), "ab\\u{202e}cd");
+        // Other Unicode text is shown as it is.
+        assert_eq!(escape_controls("Größe µs"), "Größe µs");
+    }
 }

@@ -235,33 +235,6 @@ fn run(mut cli: Cli) -> ReplayExit {
     ReplayExit::Pass
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn version_names_the_constants() {
-        let v = version_text();
-        assert!(
-            v.starts_with(&format!("hrr-replay {}\n", hrr_archive::TOOL_VERSION)),
-            "{v}"
-        );
-        assert!(
-            v.contains(&format!(
-                "archive format version {}\n",
-                hrr_archive::FORMAT_VERSION
-            )),
-            "{v}"
-        );
-    }
-
-    #[test]
-    fn dash_capital_v_is_the_version_flag() {
-        let cli = Cli::try_parse_from(["hrr-replay", "-V"]).unwrap();
-        assert!(cli.version);
-    }
-}
-
 /// One line per repaired process: what was kept, what was lost and where, and whether
 /// the process is now complete (only when nothing was lost).
 fn describe_repair(f: &hrr_archive::repair::RepairedProcess) -> String {
@@ -304,4 +277,31 @@ fn describe_repair(f: &hrr_archive::repair::RepairedProcess) -> String {
         "; still incomplete: the process ended without its trailer, so later events may never have been written"
     };
     line + &format!("; original log kept as {}", f.backup.display())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn version_names_the_constants() {
+        let v = version_text();
+        assert!(
+            v.starts_with(&format!("hrr-replay {}\n", hrr_archive::TOOL_VERSION)),
+            "{v}"
+        );
+        assert!(
+            v.contains(&format!(
+                "archive format version {}\n",
+                hrr_archive::FORMAT_VERSION
+            )),
+            "{v}"
+        );
+    }
+
+    #[test]
+    fn dash_capital_v_is_the_version_flag() {
+        let cli = Cli::try_parse_from(["hrr-replay", "-V"]).unwrap();
+        assert!(cli.version);
+    }
 }

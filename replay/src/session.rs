@@ -201,12 +201,19 @@ fn replay(
     let opts = engine::Options {
         continue_on_error: req.continue_on_error,
     };
+    let mut refused = None;
     for p in &archive.processes {
-        let (c, f) = engine::replay_process(rt, p, &opts);
-        result.counts.add(&c);
-        result.failures.extend(f);
+        let r = engine::replay_process(rt, p, &opts);
+        result.counts.add(&r.counts);
+        result.failures.extend(r.failures);
+        refused = refused.or(r.refused);
     }
     result.exit_code = verdict(&mut result);
+    if let Some(why) = refused {
+        // Invalid or refused by a limit, as if the archive could not be opened.
+        result.reason = format!("the archive is invalid or refused by a limit: {why}");
+        result.exit_code = ReplayExit::Invalid;
+    }
     result
 }
 

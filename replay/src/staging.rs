@@ -18,6 +18,11 @@
 //! copy is done: the engine synchronises the copy's stream after issuing it
 //! (`needs_stream_sync`). A device reset drops every registration, so the engine calls
 //! `unpin_all` before replaying one.
+//!
+//! Lengths come from an untrusted archive. The engine checks each against
+//! `max_host_bytes` (and against its blob) before asking for a buffer; here growth to a
+//! power of two never passes that limit, and an allocation the system refuses is an
+//! error of the event (`NoMemory`), not an abort of replay.
 
 use hrr_archive::api::id;
 use hrr_archive::ContentHash;
@@ -47,8 +52,17 @@ struct HostBuf {
     pinned: bool,
 }
 
+/// The system refused memory for a staging buffer.
+#[derive(Debug, thiserror::Error)]
+#[error("cannot allocate {bytes} bytes of host memory for the copy")]
+pub struct NoMemory {
+    pub bytes: usize,
+}
+
 pub struct Staging<'a> {
     rt: &'a Runtime,
+    /// No buffer grows past this (`max_host_bytes`), however it is rounded.
+    max_bytes: usize,
     bufs: [HostBuf; 3],
     /// The content of the expected buffer, as loaded and verified: (hash, length).
     expected_content: Option<(ContentHash, usize)>,
@@ -57,9 +71,10 @@ pub struct Staging<'a> {
 }
 
 impl<'a> Staging<'a> {
-    pub fn new(rt: &'a Runtime) -> Self {
+    pub fn new(rt: &'a Runtime, max_bytes: u64) -> Self {
         Staging {
             rt,
+            max_bytes: usize::try_from(max_bytes).unwrap_or(usize::MAX),
             bufs: Default::default(),
             expected_content: None,
             pin_refused: false,
@@ -67,15 +82,29 @@ impl<'a> Staging<'a> {
     }
 
     /// The `role` buffer, exactly `len` bytes, its contents unspecified.
-    pub fn get(&mut self, role: Role, len: usize) -> &mut [u8] {
+    pub fn get(&mut self, role: Role, len: usize) -> Result<&mut [u8], NoMemory> {
         let i = role as usize;
         if self.bufs[i].cap < len {
             self.unpin(i);
-            let cap = len.checked_next_power_of_two().unwrap_or(len);
+            // The old buffer goes first: it is not needed, and both at once may not fit.
+            self.bufs[i] = HostBuf::default();
+            if role == Role::Expected {
+                self.expected_content = None;
+            }
+            let cap = grown_capacity(len, self.max_bytes);
+            let bytes = cap
+                .checked_add(PAGE)
+                .ok_or(NoMemory { bytes: usize::MAX })?;
+            // Ask the allocator first, so a refusal is an error rather than an abort.
+            let mut probe: Vec<u8> = Vec::new();
+            probe
+                .try_reserve_exact(bytes)
+                .map_err(|_| NoMemory { bytes })?;
+            drop(probe);
             // Fresh pages from the allocator (calloc: no zeroing pass of our own), faulted
             // in by several threads before the runtime pins them: registering faults
             // every page on one thread otherwise.
-            let mut mem = vec![0u8; cap + PAGE];
+            let mut mem = vec![0u8; bytes];
             let offset = (PAGE - mem.as_ptr() as usize % PAGE) % PAGE;
             if cap >= PIN_MIN_BYTES {
                 touch_pages(&mut mem[offset..offset + cap]);
@@ -94,7 +123,7 @@ impl<'a> Staging<'a> {
             self.pin(i);
         }
         let b = &mut self.bufs[i];
-        &mut b.mem[b.offset..b.offset + len]
+        Ok(&mut b.mem[b.offset..b.offset + len])
     }
 
     /// Records that the expected buffer now holds `len` bytes verified to hash to `hash`.
@@ -188,6 +217,14 @@ impl Drop for Staging<'_> {
     }
 }
 
+/// The capacity a buffer grows to for `len` bytes: the next power of two (fewer
+/// regrowths), but never past `max` unless `len` itself is.
+fn grown_capacity(len: usize, max: usize) -> usize {
+    len.checked_next_power_of_two()
+        .unwrap_or(len)
+        .min(max.max(len))
+}
+
 /// Writes one byte of every page of `buf` from several threads, so the kernel maps (and
 /// zeroes) its pages in parallel.
 fn touch_pages(buf: &mut [u8]) {
@@ -228,7 +265,16 @@ fn complement_into(out: &mut [u8], expected: &[u8]) {
 
 #[cfg(test)]
 mod tests {
-    use super::complement_into;
+    use super::{complement_into, grown_capacity};
+
+    #[test]
+    fn growth_rounds_up_to_a_power_of_two_within_the_limit() {
+        assert_eq!(grown_capacity(5, 1 << 20), 8);
+        assert_eq!(grown_capacity(1 << 20, 1 << 20), 1 << 20);
+        // 5 GiB would round to 8 GiB: the limit of 6 GiB caps it.
+        assert_eq!(grown_capacity(5 << 30, 6 << 30), 6 << 30);
+        assert_eq!(grown_capacity(usize::MAX - 3, 16), usize::MAX - 3);
+    }
 
     #[test]
     fn every_byte_of_a_poisoned_result_differs_from_the_expected_one() {

@@ -22,23 +22,31 @@ impl Ctx<'_> {
         len: Option<u64>,
     ) -> Result<u64, EventError> {
         let r = p.blob(BLOB_FIELD | id, what)?;
-        if let Some(n) = len.filter(|&n| n != r.len) {
-            return Err(EventError::Inconsistent(format!(
-                "{what}: the blob holds {} bytes, the copy is {n}",
-                r.len
-            )));
+        if let Some(n) = len {
+            // The copy reads `n` bytes from the buffer the blob is loaded into: a count
+            // past the blob's end would read past replay's buffer.
+            self.host_len(n, what)?;
+            if n != r.len {
+                return Err(EventError::BlobLength {
+                    what,
+                    blob: r.len,
+                    copy: n,
+                });
+            }
         }
         let n = self.host_len(r.len, what)?;
         if let Some(buf) = self.staging.reuse_expected_as_source(&r.hash, n) {
             return Ok(buf.as_ptr() as u64);
         }
-        let buf = self.staging.get(Role::Source, n);
+        let buf = self.staging.get(Role::Source, n)?;
         self.proc_.load_blob_into(&r, buf)?;
         Ok(buf.as_ptr() as u64)
     }
 
     /// Loads a D2H copy's expected blob and returns where its `n`-byte result is to land,
-    /// with the (result, expected) lengths the check compares.
+    /// with the (result, expected) lengths the check compares. Capture stores exactly
+    /// the bytes the copy wrote, so a blob of another length is refused before any
+    /// buffer is allocated for either.
     pub(super) fn stage_result(
         &mut self,
         p: &Payload,
@@ -47,12 +55,19 @@ impl Ctx<'_> {
         n: u64,
     ) -> Result<(u64, (usize, usize)), EventError> {
         let r = p.blob(BLOB_FIELD | id, what)?;
-        let expected_len = self.host_len(r.len, what)?;
         let result_len = self.host_len(n, "the copy's result")?;
-        let buf = self.staging.get(Role::Expected, expected_len);
+        let expected_len = self.host_len(r.len, what)?;
+        if r.len != n {
+            return Err(EventError::BlobLength {
+                what,
+                blob: r.len,
+                copy: n,
+            });
+        }
+        let buf = self.staging.get(Role::Expected, expected_len)?;
         self.proc_.load_blob_into(&r, buf)?;
         self.staging.set_expected_content(r.hash, expected_len);
-        let dst = self.staging.get(Role::Result, result_len).as_ptr() as u64;
+        let dst = self.staging.get(Role::Result, result_len)?.as_ptr() as u64;
         self.staging.poison_result(result_len, expected_len);
         Ok((dst, (result_len, expected_len)))
     }

@@ -8,6 +8,7 @@ use hrr_archive::ArchiveError;
 use hrr_contract::FailureKind;
 
 use crate::runtime::RuntimeError;
+use crate::staging::NoMemory;
 
 #[derive(Debug, thiserror::Error)]
 pub enum EventError {
@@ -48,6 +49,18 @@ pub enum EventError {
     /// A host buffer the event needs is larger than `max_host_bytes` allows.
     #[error("{what} exceeds max_host_bytes{}", limit.map(|l| format!(" ({l})")).unwrap_or_default())]
     TooLarge { what: String, limit: Option<u64> },
+    /// A copy's count differs from the length of the blob that holds its host side:
+    /// the archive contradicts itself (capture stores exactly the bytes copied), and
+    /// issuing the copy would read or compare past replay's buffer.
+    #[error("{what}: the blob holds {blob} bytes, the copy is {copy}")]
+    BlobLength {
+        what: &'static str,
+        blob: u64,
+        copy: u64,
+    },
+    /// The system refused host memory for a copy's buffer.
+    #[error(transparent)]
+    NoMemory(#[from] NoMemory),
     /// A call replay cannot re-execute as recorded.
     #[error("{0}")]
     Unsupported(&'static str),
@@ -58,6 +71,15 @@ pub enum EventError {
 }
 
 impl EventError {
+    /// Whether the event shows the archive invalid or refused by a limit (replay then
+    /// exits 2, as for an archive it cannot open) rather than a replay that differs.
+    pub fn refuses_archive(&self) -> bool {
+        matches!(
+            self,
+            EventError::TooLarge { .. } | EventError::BlobLength { .. } | EventError::NoMemory(_)
+        )
+    }
+
     /// The failure kind the replay result reports for this error.
     pub fn kind(&self) -> FailureKind {
         match self {

@@ -192,9 +192,10 @@ fn plan_call(
                 let is_dst = matches!(param.kind, ParamKind::CopyDst(_));
                 let n = named_length(desc, p, len, "length")?;
                 match (dir, is_dst) {
+                    // The count must be the blob's length (checked when staged).
                     (Some(CopyDir::HostToDevice), false) => ArgPlan::Source {
                         what: "source bytes",
-                        len: None,
+                        len: Some(n),
                     },
                     (Some(CopyDir::DeviceToHost), true) => ArgPlan::Result {
                         what: "expected output",
@@ -400,7 +401,7 @@ mod tests {
             plan.args[1],
             ArgPlan::Source {
                 what: "source bytes",
-                len: None
+                len: Some(8)
             }
         );
         let bytes = memcpy(CopyDir::DeviceToDevice, 8);

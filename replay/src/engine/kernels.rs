@@ -175,9 +175,14 @@ impl Ctx<'_> {
             let start = snap.u64(fid::SNAPSHOT_START, "snapshot start")?;
             let len = snap.u64(fid::SNAPSHOT_SIZE, "snapshot size")?;
             let r = snap.blob(fid::SNAPSHOT_BYTES, "snapshot bytes")?;
+            let Some(end) = start.checked_add(len.max(1) - 1) else {
+                return Err(EventError::Inconsistent(format!(
+                    "pinned snapshot of {len} bytes at {start:#x} runs past the address space"
+                )));
+            };
             let data = self.proc_.load_blob(&r)?;
             let first = self.addrs.translate(start);
-            let last = self.addrs.translate(start + len.max(1) - 1);
+            let last = self.addrs.translate(end);
             let Some(a) = snapshot_target(first, last, len, data.len()) else {
                 return Err(EventError::Inconsistent(format!(
                     "pinned snapshot of {len} bytes at {start:#x} maps to no replay pinned allocation of that size"

@@ -57,6 +57,8 @@ struct Ctx<'a> {
     live: HashMap<u64, Resource>,
     counts: Counts,
     failures: Vec<Failure>,
+    /// The first event that showed the archive invalid or refused by a limit.
+    refused: Option<String>,
 }
 
 /// A device resource a replay owns until the program's own call releases it.
@@ -82,6 +84,14 @@ impl Resource {
 
 impl<'a> Ctx<'a> {
     fn fail(&mut self, ev: &Event, e: EventError) {
+        if e.refuses_archive() && self.refused.is_none() {
+            self.refused = Some(format!(
+                "pid {} seq {} {}: {e}",
+                self.proc_.entry.pid,
+                ev.header.seq,
+                self.event_api_label(ev)
+            ));
+        }
         self.failures.push(Failure {
             pid: self.proc_.entry.pid,
             seq: ev.header.seq,
@@ -267,12 +277,16 @@ impl<'a> Ctx<'a> {
     }
 }
 
+/// What replaying one process found.
+pub struct ProcessReplay {
+    pub counts: Counts,
+    pub failures: Vec<Failure>,
+    /// The first event that showed the archive invalid or refused by a limit, named.
+    pub refused: Option<String>,
+}
+
 /// Replays one process: its counts and failures.
-pub fn replay_process(
-    rt: &Runtime,
-    proc_: &ProcessArchive,
-    opts: &Options,
-) -> (Counts, Vec<Failure>) {
+pub fn replay_process(rt: &Runtime, proc_: &ProcessArchive, opts: &Options) -> ProcessReplay {
     let mut ctx = Ctx {
         rt,
         proc_,
@@ -281,13 +295,14 @@ pub fn replay_process(
         modules: HashMap::new(),
         functions: HashMap::new(),
         registered: HashMap::new(),
-        staging: Staging::new(rt),
+        staging: Staging::new(rt, proc_.limits.max_host_bytes),
         live: HashMap::new(),
         counts: Counts {
             events_total: proc_.events.len() as u64,
             ..Counts::default()
         },
         failures: Vec::new(),
+        refused: None,
     };
     for ev in &proc_.events {
         match ctx.replay_event(ev) {
@@ -301,5 +316,9 @@ pub fn replay_process(
         }
     }
     ctx.release_all();
-    (ctx.counts, ctx.failures)
+    ProcessReplay {
+        counts: ctx.counts,
+        failures: ctx.failures,
+        refused: ctx.refused,
+    }
 }

@@ -1,0 +1,27 @@
+//! The stand-in CUDA runtime (`tests/stand_in/cuda.c`) built with cc, once per test
+//! binary, for replaying archives without a GPU: replay loads it through
+//! `HRR_REPLAY_CUDART`.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::OnceLock;
+
+/// The built library, or None where no C compiler is installed (the caller skips).
+pub fn library() -> Option<&'static Path> {
+    static BUILT: OnceLock<Option<(tempfile::TempDir, PathBuf)>> = OnceLock::new();
+    BUILT
+        .get_or_init(|| {
+            let dir = tempfile::tempdir().ok()?;
+            let so = dir.path().join("libcudart.so.stand-in");
+            let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/stand_in/cuda.c");
+            let ok = Command::new("cc")
+                .args(["-shared", "-fPIC", "-O1", "-Wall", "-Werror", "-o"])
+                .arg(&so)
+                .arg(&src)
+                .status()
+                .is_ok_and(|s| s.success());
+            ok.then_some((dir, so))
+        })
+        .as_ref()
+        .map(|(_, so)| so.as_path())
+}

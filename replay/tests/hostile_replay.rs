@@ -1,0 +1,186 @@
+//! Hostile archives through the hrr-replay binary, each once a reported defect: manifest
+//! and event strings that drive a terminal, a 1D upload whose count runs past its blob,
+//! and a download count far beyond the limits. Replay runs against the stand-in runtime
+//! (`tests/stand_in/cuda.c`), so a read past replay's own buffer is a crash here.
+
+#[path = "common/seeds.rs"]
+mod seeds;
+#[path = "common/stand_in.rs"]
+mod stand_in;
+
+use std::path::Path;
+use std::process::Command;
+
+use hrr_archive::api::{fid, id, semantic, CopyDir};
+use hrr_archive::blob::Compression;
+use hrr_archive::manifest::DeviceInfo;
+use hrr_archive::payload::PayloadWriter;
+
+fn replay() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_hrr-replay"))
+}
+
+fn run(cmd: &mut Command) -> (Option<i32>, String, String) {
+    let o = cmd.output().unwrap();
+    (
+        o.status.code(),
+        String::from_utf8_lossy(&o.stdout).into(),
+        String::from_utf8_lossy(&o.stderr).into(),
+    )
+}
+
+/// Replays `archive` against the stand-in runtime with `args`; None without a C compiler.
+fn replay_stand_in(archive: &Path, args: &[&str]) -> Option<(Option<i32>, String, String)> {
+    let Some(so) = stand_in::library() else {
+        eprintln!("SKIPPED: needs a C compiler (cc) for the stand-in runtime");
+        return None;
+    };
+    Some(run(replay()
+        .arg(archive)
+        .args(args)
+        .arg("--json")
+        .arg(archive.join("result.json"))
+        .env("HRR_REPLAY_CUDART", so)))
+}
+
+const ESCAPES: &str = "\u{1b}]0;owned\u{7}\u{1b}[2J\r";
+
+#[test]
+fn info_and_events_show_control_characters_escaped() {
+    let d = tempfile::tempdir().unwrap();
+    let w = seeds::writer(d.path(), Compression::None);
+    w.update_runtime(|r| {
+        r.runtime_version = format!("13.0{ESCAPES}");
+        r.devices.push(DeviceInfo {
+            index: 0,
+            name: format!("H200{ESCAPES}"),
+            arch: "sm_90\u{202e}".into(),
+            total_memory: 1,
+        });
+    });
+    w.note_unreplayable(&format!("cudaX{ESCAPES}"), ESCAPES);
+    let mut p = PayloadWriter::new();
+    p.str(fid::NAME, &format!("kernel{ESCAPES}"))
+        .str(fid::CODE_OBJECT, ESCAPES);
+    w.append(semantic::LAUNCH_KERNEL, 0, 1, 0, p.as_bytes())
+        .unwrap();
+    w.finish().unwrap();
+
+    let (code, out, _) = run(replay().arg("--info").arg(d.path()));
+    assert_eq!(code, Some(0), "{out}");
+    assert!(
+        !out.contains('\u{1b}') && !out.contains('\r') && !out.contains('\u{202e}'),
+        "{out:?}"
+    );
+    assert!(
+        out.contains("H200\\u{1b}]0;owned\\u{7}\\u{1b}[2J\\r"),
+        "{out}"
+    );
+    assert!(out.contains("sm_90\\u{202e}"), "{out}");
+    // JSON stays JSON: the string comes back exactly.
+    let (code, out, _) = run(replay().args(["--info", "--json"]).arg(d.path()));
+    assert_eq!(code, Some(0));
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(
+        v["processes"][0]["runtime"]["devices"][0]["name"],
+        format!("H200{ESCAPES}")
+    );
+    let (code, out, _) = run(replay().arg("--events").arg(d.path()));
+    assert_eq!(code, Some(0));
+    assert!(!out.contains('\u{1b}') && !out.contains('\r'), "{out:?}");
+    assert!(out.contains("kernel"), "{out}");
+    let (_, out, _) = run(replay().args(["--events", "--json"]).arg(d.path()));
+    let v: serde_json::Value = serde_json::from_str(out.lines().next().unwrap()).unwrap();
+    assert!(!out.contains('\u{1b}'), "{out:?}");
+    assert!(
+        v["fields"]["f4"].as_str().unwrap().starts_with("\"kernel"),
+        "{v}"
+    );
+}
+
+#[test]
+fn the_rich_seed_archives_pass_against_the_stand_in() {
+    for c in [Compression::None, Compression::Zstd { level: 1 }] {
+        let d = tempfile::tempdir().unwrap();
+        seeds::rich_archive(d.path(), c, 3);
+        let Some((code, out, err)) = replay_stand_in(d.path(), &[]) else {
+            return;
+        };
+        assert_eq!(code, Some(0), "{c:?}: {out}{err}");
+        assert!(out.contains("PASS: 7 D2H checks passed"), "{out}");
+    }
+}
+
+/// A 1D upload of 64 MiB from a 64-byte blob: replay used to hand the runtime its
+/// 64-byte buffer and a 64 MiB count (a SIGSEGV in the runtime's memcpy; on a GPU, its
+/// own memory copied to the device).
+#[test]
+fn an_upload_longer_than_its_blob_is_refused_before_the_call() {
+    let d = tempfile::tempdir().unwrap();
+    let w = seeds::writer(d.path(), Compression::None);
+    let dev = 0x7f00_0000_0000u64;
+    let n = 64u64 << 20;
+    w.append(id::Malloc, 0, 1, 0, &seeds::malloc(dev, n))
+        .unwrap();
+    let r = w.put_blob(&[5u8; 64]).unwrap();
+    let up = seeds::memcpy(CopyDir::HostToDevice, dev, 0x1000, n, r);
+    w.append(id::Memcpy, 0, 1, 0, &up).unwrap();
+    w.finish().unwrap();
+    let Some((code, out, err)) = replay_stand_in(d.path(), &[]) else {
+        return;
+    };
+    assert_eq!(code, Some(2), "{out}{err}");
+    assert!(
+        out.contains(&format!(
+            "FAILED seq 1 cudaMemcpy [error]: source bytes: the blob holds 64 bytes, the copy is {n}"
+        )),
+        "{out}"
+    );
+    let r: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(d.path().join("result.json")).unwrap()).unwrap();
+    assert_eq!(r["exit_code"], 2, "{r}");
+    assert!(
+        r["reason"].as_str().unwrap().contains("seq 1 cudaMemcpy"),
+        "{r}"
+    );
+}
+
+/// A download whose count is 32 GiB: refused by the limit (naming the event and the
+/// limit) or, with the limit raised, as longer than its blob, before any buffer is
+/// allocated: exit 2, never an abort in staging.
+#[test]
+fn a_huge_download_count_exits_2_naming_the_event_and_the_limit() {
+    let d = tempfile::tempdir().unwrap();
+    let w = seeds::writer(d.path(), Compression::None);
+    let dev = 0x7f00_0000_0000u64;
+    w.append(id::Malloc, 0, 1, 0, &seeds::malloc(dev, 64))
+        .unwrap();
+    let r = w.put_blob(&[5u8; 64]).unwrap();
+    let n = 32u64 << 30;
+    let down = seeds::memcpy(CopyDir::DeviceToHost, 0x1000, dev, n, r);
+    w.append(id::Memcpy, 0, 1, 0, &down).unwrap();
+    w.finish().unwrap();
+    let limit = hrr_archive::Limits::default().max_host_bytes;
+    let Some((code, out, err)) = replay_stand_in(d.path(), &[]) else {
+        return;
+    };
+    assert_eq!(code, Some(2), "{out}{err}");
+    if n > limit {
+        assert!(
+            out.contains(&format!(
+                "FAILED seq 1 cudaMemcpy [error]: the copy's result: {n} bytes exceeds max_host_bytes ({limit})"
+            )),
+            "{out}"
+        );
+    }
+    // The limit raised past the count: refused as longer than its blob, not allocated.
+    let (code, out, err) =
+        replay_stand_in(d.path(), &["--max-host-bytes", "1099511627776"]).unwrap();
+    assert_eq!(code, Some(2), "{out}{err}");
+    assert!(
+        out.contains(&format!(
+            "FAILED seq 1 cudaMemcpy [error]: expected output: the blob holds 64 bytes, the copy is {n}"
+        )),
+        "{out}"
+    );
+}
