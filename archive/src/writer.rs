@@ -1,29 +1,37 @@
 //! The archive writer used by capture: one `ProcessWriter` per process that uses the GPU.
 //!
 //! Rules it owns:
-//! - Appending an event takes one uncontended mutex and no system call; bytes reach the
+//! - Appending an event takes one uncontended lock and no system call; bytes reach the
 //!   file when the buffer fills or the flush interval passes (then with fsync), so a killed
 //!   process loses at most one interval.
-//! - Blobs are content-addressed, written under a temporary name and renamed. A content
-//!   key is *claimed* before it is written: a second thread with the same bytes waits for
-//!   the claim and never writes or reserves space for a second copy.
+//! - Blobs and code objects are content-addressed and stored once (`blobs.rs`).
 //! - `finish` writes the trailer and `complete: true`; anything arriving later (a late call
 //!   from another thread, a wrapped function pointer) is dropped and counted.
-//! - `emergency_flush` is async-signal-safe: try-locks only, raw write(2)/fsync(2).
+//! - A fatal signal loses nothing appended before it (`eventlog.rs`: the handler writes
+//!   the buffer, or leaves it to the interrupted thread when that thread holds it).
 //! - Fork: lock order is `file` → `buf` → `blobs` → `meta`. `fork_prepare` takes them all
 //!   in that order; the parent releases them; the child abandons the parent's writer (its
-//!   buffered events belong to the parent) and opens its own `pid-<pid>/`.
-//! - Disk reserve: refuse to start under it; stop recording (archive incomplete) when a
-//!   write would cut into it. The captured program is never affected.
+//!   buffered events belong to the parent) and opens its own `pid-<pid>/` when it first
+//!   records.
+//! - Disk space: refuse to start under the reserve; a write that would cut into it stops
+//!   recording (archive incomplete) after writing the whole records that fit, and room for
+//!   the final manifest ([`MANIFEST_ROOM`]) is always kept so the stop reason reaches the
+//!   disk, with a reserve of 0 too. The captured program is never affected.
 
-use std::collections::HashSet;
-use std::fs::{self, File, OpenOptions};
+mod blobs;
+mod eventlog;
+mod flusher;
+mod fork;
+mod manifests;
+mod room;
+
+use std::fs::{self, OpenOptions};
 use std::io::Write;
-use std::os::fd::AsRawFd;
+use std::os::raw::c_int;
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU64, Ordering};
-use std::sync::{Arc, Weak};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
 use std::time::Duration;
 
 use parking_lot::{Condvar, Mutex};
@@ -31,14 +39,16 @@ use parking_lot::{Condvar, Mutex};
 use crate::blob::{self, Compression};
 use crate::diskspace::{self, ReservePolicy};
 use crate::hash::ContentHash;
-use crate::manifest::{
-    self, CaptureFailure, ProcessEntry, ProcessManifest, RootManifest, RuntimeInfo, SettingsRecord,
-    UnreplayableApi, EVENTS_FILE, MANIFEST_FILE,
-};
+use crate::manifest::{ProcessEntry, ProcessManifest, SettingsRecord, EVENTS_FILE};
 use crate::payload::BlobRef;
 use crate::record::{self, RecordHeader, TRAILER_API_ID};
-use crate::safefs;
-use crate::{ArchiveError, Limits, Result, FORMAT_VERSION};
+use crate::{ArchiveError, Result};
+use blobs::{BlobStore, ContentKind};
+use eventlog::EventLog;
+pub use eventlog::{current_tid, note_fork_in_child, SignalFlush};
+use manifests::register_process;
+use room::whole_records_within;
+pub use room::MANIFEST_ROOM;
 
 /// Capture-time settings (from `HRR_CAPTURE_*` variables in capture).
 #[derive(Clone, Debug)]
@@ -72,27 +82,11 @@ impl Default for CaptureSettings {
     }
 }
 
-struct EventBuf {
-    data: Vec<u8>,
-    next_seq: u64,
-    /// Events in `data`, not yet written.
-    pending_events: u64,
-    last_flush_ns: u64,
-    finalized: bool,
-    /// The buffer written last time, kept so a checkpoint swaps instead of allocating.
-    spare: Vec<u8>,
-}
-
-struct BlobIndex {
-    known: HashSet<ContentHash>,
-    claims: HashSet<ContentHash>,
-    finalized: bool,
-}
-
 /// What `finish` reports (capture prints it in its exit notice).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Summary {
     pub dir: PathBuf,
+    /// Events in the log on disk.
     pub events: u64,
     pub blobs: u64,
     pub blob_bytes: u64,
@@ -109,28 +103,19 @@ pub struct ProcessWriter {
     pid: u32,
     settings: CaptureSettings,
     reserve_bytes: u64,
-    raw_fd: AtomicI32,
-    // Lock order: file, buf, blobs, meta.
-    file: Mutex<File>,
-    buf: Mutex<EventBuf>,
-    blobs: Mutex<BlobIndex>,
-    blob_cv: Condvar,
+    // Lock order: log.file, log.buf, store's index, meta.
+    log: EventLog,
+    store: BlobStore,
     meta: Mutex<ProcessManifest>,
     stopped: AtomicBool,
     dropped_after_trailer: AtomicU64,
     dropped_after_stop: AtomicU64,
-    blob_count: AtomicU64,
-    blob_bytes: AtomicU64,
-    blob_stored_bytes: AtomicU64,
     blob_referenced_bytes: AtomicU64,
-    code_objects: AtomicU64,
     /// Set while the flusher thread runs: a full buffer then wakes it instead of making
     /// the appending thread write.
     flusher_running: AtomicBool,
     flush_wake: Mutex<bool>,
     flush_cv: Condvar,
-    /// Blobs written but not yet fsync'd (synced before the events that reference them).
-    unsynced_blobs: Mutex<Vec<PathBuf>>,
 }
 
 /// What an append leaves to do after it released the buffer lock.
@@ -148,35 +133,6 @@ pub fn monotonic_ns() -> u64 {
     }
 }
 
-static FORK_GENERATION: AtomicU64 = AtomicU64::new(0);
-
-thread_local! {
-    /// (fork generation, tid): gettid is a system call; a launch-heavy program makes
-    /// millions of calls, so each thread asks once (again after a fork).
-    static TID: std::cell::Cell<(u64, u32)> = const { std::cell::Cell::new((u64::MAX, 0)) };
-}
-
-/// The calling thread's OS thread id.
-pub fn current_tid() -> u32 {
-    let generation = FORK_GENERATION.load(Ordering::Relaxed);
-    TID.try_with(|c| {
-        let (g, t) = c.get();
-        if g == generation {
-            t
-        } else {
-            let t = nix::unistd::gettid().as_raw() as u32;
-            c.set((generation, t));
-            t
-        }
-    })
-    .unwrap_or_else(|_| nix::unistd::gettid().as_raw() as u32)
-}
-
-/// Called in a forked child: every cached thread id belongs to the parent.
-pub fn note_fork_in_child() {
-    FORK_GENERATION.fetch_add(1, Ordering::Relaxed);
-}
-
 fn process_dir_name(pid: u32) -> String {
     format!("pid-{pid}")
 }
@@ -185,16 +141,29 @@ impl ProcessWriter {
     /// Opens `root/pid-<pid>/` for this process and registers it in the root manifest.
     /// Refuses if free space is already under the reserve, or if the directory exists.
     pub fn create(root: &Path, settings: CaptureSettings, ppid: u32) -> Result<Arc<ProcessWriter>> {
+        Self::create_for(root, settings, ppid, "")
+    }
+
+    /// As [`Self::create`], with the runtime vendor ("cuda", "hip") in the process
+    /// manifest from the start: a capture killed before its first flush still names the
+    /// runtime replay must load.
+    pub fn create_for(
+        root: &Path,
+        settings: CaptureSettings,
+        ppid: u32,
+        vendor: &str,
+    ) -> Result<Arc<ProcessWriter>> {
         let pid = std::process::id();
         fs::create_dir_all(root).map_err(|e| ArchiveError::io(root, "create directory", e))?;
         let space = diskspace::space(root)?;
         let reserve_bytes = settings.reserve.reserve_bytes(space.total);
-        if space.available < reserve_bytes {
+        let keep = reserve_bytes.saturating_add(MANIFEST_ROOM);
+        if space.available < keep {
             return Err(ArchiveError::DiskReserve {
                 path: root.to_path_buf(),
                 free: space.available,
                 needed: 0,
-                reserve: reserve_bytes,
+                reserve: keep,
             });
         }
         let dir_name = process_dir_name(pid);
@@ -218,6 +187,36 @@ impl ProcessWriter {
             flush_interval_ms: settings.flush_interval.as_millis() as u64,
             disk_reserve_bytes: reserve_bytes,
         };
+        let mut meta = ProcessManifest::new(pid, ppid);
+        meta.runtime.vendor = vendor.into();
+        // Blobs leave room for the event buffer too, so the events that reference the
+        // last blobs written still fit when recording stops.
+        let blob_keep = keep.saturating_add(settings.buffer_bytes as u64);
+        let writer = ProcessWriter {
+            root: root.to_path_buf(),
+            store: BlobStore::new(
+                dir.clone(),
+                settings.compression,
+                settings.fsync && settings.fsync_blobs,
+                blob_keep,
+            ),
+            dir,
+            pid,
+            reserve_bytes,
+            log: EventLog::new(file, settings.buffer_bytes, settings.fsync, monotonic_ns()),
+            settings,
+            meta: Mutex::new(meta),
+            stopped: AtomicBool::new(false),
+            dropped_after_trailer: AtomicU64::new(0),
+            dropped_after_stop: AtomicU64::new(0),
+            blob_referenced_bytes: AtomicU64::new(0),
+            flusher_running: AtomicBool::new(false),
+            flush_wake: Mutex::new(false),
+            flush_cv: Condvar::new(),
+        };
+        // The process manifest first, then the root manifest's entry: a process killed
+        // in between leaves a directory readers ignore, never a listed one without one.
+        writer.write_process_manifest(false)?;
         register_process(
             root,
             &settings_record,
@@ -227,43 +226,6 @@ impl ProcessWriter {
                 dir: dir_name,
             },
         )?;
-        let writer = ProcessWriter {
-            root: root.to_path_buf(),
-            dir,
-            pid,
-            reserve_bytes,
-            raw_fd: AtomicI32::new(file.as_raw_fd()),
-            file: Mutex::new(file),
-            buf: Mutex::new(EventBuf {
-                data: Vec::with_capacity(settings.buffer_bytes + 4096),
-                next_seq: 0,
-                pending_events: 0,
-                last_flush_ns: monotonic_ns(),
-                finalized: false,
-                spare: Vec::with_capacity(settings.buffer_bytes + 4096),
-            }),
-            settings,
-            blobs: Mutex::new(BlobIndex {
-                known: HashSet::new(),
-                claims: HashSet::new(),
-                finalized: false,
-            }),
-            blob_cv: Condvar::new(),
-            meta: Mutex::new(ProcessManifest::new(pid, ppid)),
-            stopped: AtomicBool::new(false),
-            dropped_after_trailer: AtomicU64::new(0),
-            dropped_after_stop: AtomicU64::new(0),
-            blob_count: AtomicU64::new(0),
-            blob_bytes: AtomicU64::new(0),
-            blob_stored_bytes: AtomicU64::new(0),
-            blob_referenced_bytes: AtomicU64::new(0),
-            code_objects: AtomicU64::new(0),
-            flusher_running: AtomicBool::new(false),
-            flush_wake: Mutex::new(false),
-            flush_cv: Condvar::new(),
-            unsynced_blobs: Mutex::new(Vec::new()),
-        };
-        writer.write_process_manifest(false)?;
         Ok(Arc::new(writer))
     }
 
@@ -280,11 +242,12 @@ impl ProcessWriter {
         &self.settings
     }
     pub fn is_recording(&self) -> bool {
-        !self.stopped.load(Ordering::Relaxed) && !self.buf.lock().finalized
+        !self.stopped.load(Ordering::Relaxed) && !self.log.buf.lock().closed
     }
 
     /// Records one event. Returns its sequence id, or `None` when it was dropped (after the
     /// trailer, or after capture stopped).
+    #[inline]
     pub fn append(
         &self,
         api_id: u16,
@@ -298,10 +261,15 @@ impl ProcessWriter {
             return None;
         }
         let (seq, due) = {
-            let mut b = self.buf.lock();
-            if b.finalized {
+            let mut b = self.log.buf.lock();
+            if b.closed {
+                let after_trailer = b.finalized;
                 drop(b);
-                self.dropped_after_trailer.fetch_add(1, Ordering::Relaxed);
+                if after_trailer {
+                    self.dropped_after_trailer.fetch_add(1, Ordering::Relaxed);
+                } else {
+                    self.dropped_after_stop.fetch_add(1, Ordering::Relaxed);
+                }
                 return None;
             }
             let ts = monotonic_ns();
@@ -352,13 +320,37 @@ impl ProcessWriter {
         Some(seq)
     }
 
+    /// The whole records of `data` that fit on disk with the reserve and the manifest's
+    /// room kept free: (bytes, records), and the refusal when not all of them fit.
+    fn fitting(&self, data: &[u8]) -> (usize, u64, Option<ArchiveError>) {
+        let keep = self.reserve_bytes.saturating_add(MANIFEST_ROOM);
+        let available = match diskspace::space(&self.dir) {
+            Ok(s) => s.available,
+            Err(e) => return (0, 0, Some(e)),
+        };
+        let room = available.saturating_sub(keep);
+        let (bytes, records) = whole_records_within(data, room.min(usize::MAX as u64) as usize);
+        if bytes == data.len() {
+            return (bytes, records, None);
+        }
+        let refusal = ArchiveError::DiskReserve {
+            path: self.dir.clone(),
+            free: available,
+            needed: data.len() as u64,
+            reserve: keep,
+        };
+        (bytes, records, Some(refusal))
+    }
+
     /// Writes buffered events; fsyncs and refreshes the manifest when the interval passed.
-    /// Safe to call from any thread at any time while capture runs.
+    /// Safe to call from any thread at any time while capture runs. When the disk cannot
+    /// take them all, the whole records that fit are written and recording stops: the log
+    /// ends there (later events are dropped, so no sequence id is skipped).
     pub fn checkpoint(&self) {
-        let mut file = self.file.lock();
+        let mut file = self.log.file.lock();
         let (data, events, interval_due) = {
-            let mut b = self.buf.lock();
-            if b.finalized || b.data.is_empty() {
+            let mut b = self.log.buf.lock();
+            if b.closed || b.data.is_empty() {
                 return;
             }
             let now = monotonic_ns();
@@ -371,34 +363,29 @@ impl ProcessWriter {
             let spare = std::mem::take(&mut b.spare);
             (std::mem::replace(&mut b.data, spare), events, interval_due)
         };
-        if let Err(e) = diskspace::check(
-            &self.dir,
-            ReservePolicy::Bytes(self.reserve_bytes),
-            data.len() as u64,
-        ) {
-            drop(file);
-            self.stop(&e.to_string());
-            return;
+        let (bytes, kept, refused) = self.fitting(&data);
+        if refused.is_some() {
+            // Nothing appended after these may be written: the log must not skip ids.
+            let mut b = self.log.buf.lock();
+            b.closed = true;
+            b.data.clear();
+            let later = std::mem::take(&mut b.pending_events);
+            self.dropped_after_stop.fetch_add(later, Ordering::Relaxed);
         }
-        let written = file.write_all(&data);
+        let written = file.write_all(&data[..bytes]);
         drop(file);
         // The fsync runs without the file lock: a thread whose buffer filled while the
         // disk was busy then waits only for its own write, never for this fsync.
         let result = written.and_then(|_| {
             if interval_due && self.settings.fsync {
-                self.sync_blobs();
-                // SAFETY: fdatasync(2) on this writer's own events.bin descriptor, which lives
-                // as long as `self.file`; a closed descriptor just fails with EBADF.
-                match unsafe { libc::fdatasync(self.raw_fd.load(Ordering::SeqCst)) } {
-                    0 => Ok(()),
-                    _ => Err(std::io::Error::last_os_error()),
-                }
+                self.store.sync();
+                self.log.datasync()
             } else {
                 Ok(())
             }
         });
         {
-            let mut b = self.buf.lock();
+            let mut b = self.log.buf.lock();
             if b.spare.capacity() < data.capacity() {
                 let mut data = data;
                 data.clear();
@@ -412,14 +399,21 @@ impl ProcessWriter {
             ));
             return;
         }
-        self.meta.lock().event_count += events;
-        if interval_due {
+        self.meta.lock().event_count += kept;
+        if let Some(e) = refused {
+            self.stop(&format!(
+                "{e}; the last {} buffered events were not written",
+                events - kept
+            ));
+        } else if interval_due {
             let _ = self.write_process_manifest(false);
         }
     }
 
     /// Stops recording: later events and blobs are dropped and counted, the manifest says
-    /// incomplete with the reason. The captured program is not affected.
+    /// incomplete with the reason. Events appended before it are still written (at the
+    /// next signal flush or at `finish`, as far as the disk takes them). The captured
+    /// program is not affected.
     pub fn stop(&self, reason: &str) {
         if self.stopped.swap(true, Ordering::SeqCst) {
             return;
@@ -439,7 +433,7 @@ impl ProcessWriter {
     /// once, also when several threads store it at the same time.
     pub fn put_blob(&self, data: &[u8]) -> Result<BlobRef> {
         let hash = ContentHash::of(data);
-        self.put_content(hash, data, blob::blob_rel_path(&hash), false)?;
+        self.put_content(hash, data, ContentKind::Blob)?;
         self.blob_referenced_bytes
             .fetch_add(data.len() as u64, Ordering::Relaxed);
         Ok(BlobRef {
@@ -451,59 +445,26 @@ impl ProcessWriter {
     /// Stores a device code object (fat binary, ELF, bundle) and returns its hash.
     pub fn put_code_object(&self, data: &[u8]) -> Result<ContentHash> {
         let hash = ContentHash::of(data);
-        self.put_content(hash, data, blob::code_object_rel_path(&hash), true)?;
+        self.put_content(hash, data, ContentKind::CodeObject)?;
         Ok(hash)
     }
 
-    fn put_content(
-        &self,
-        hash: ContentHash,
-        data: &[u8],
-        rel: PathBuf,
-        is_code: bool,
-    ) -> Result<()> {
+    /// Gives this process directory a code object `from_dir` (another process directory
+    /// of the same archive, e.g. a forked child's parent) holds: a hard link.
+    pub fn link_code_object(&self, from_dir: &Path, hash: ContentHash) -> Result<()> {
+        self.store.link_code_object(from_dir, hash)
+    }
+
+    fn put_content(&self, hash: ContentHash, data: &[u8], kind: ContentKind) -> Result<()> {
         if self.stopped.load(Ordering::Relaxed) {
             self.dropped_after_stop.fetch_add(1, Ordering::Relaxed);
             return Err(ArchiveError::Finished);
         }
-        {
-            let mut idx = self.blobs.lock();
-            loop {
-                if idx.finalized {
-                    drop(idx);
-                    self.dropped_after_trailer.fetch_add(1, Ordering::Relaxed);
-                    return Err(ArchiveError::Finished);
-                }
-                if idx.known.contains(&hash) {
-                    return Ok(());
-                }
-                if idx.claims.contains(&hash) {
-                    self.blob_cv.wait(&mut idx);
-                    continue;
-                }
-                idx.claims.insert(hash);
-                break;
-            }
-        }
-        let result = self.write_content(data, &rel);
-        let mut idx = self.blobs.lock();
-        idx.claims.remove(&hash);
-        if result.is_ok() {
-            idx.known.insert(hash);
-        }
-        drop(idx);
-        self.blob_cv.notify_all();
-        match result {
-            Ok(stored) => {
-                if is_code {
-                    self.code_objects.fetch_add(1, Ordering::Relaxed);
-                } else {
-                    self.blob_count.fetch_add(1, Ordering::Relaxed);
-                    self.blob_bytes
-                        .fetch_add(data.len() as u64, Ordering::Relaxed);
-                    self.blob_stored_bytes.fetch_add(stored, Ordering::Relaxed);
-                }
-                Ok(())
+        match self.store.put(hash, data, kind) {
+            Ok(()) => Ok(()),
+            Err(ArchiveError::Finished) => {
+                self.dropped_after_trailer.fetch_add(1, Ordering::Relaxed);
+                Err(ArchiveError::Finished)
             }
             Err(e) => {
                 self.stop(&e.to_string());
@@ -512,130 +473,26 @@ impl ProcessWriter {
         }
     }
 
-    /// Writes one blob or code object (temporary name, then rename). It is not fsync'd
-    /// here, on the program's thread: the next fsync'd checkpoint syncs every blob written
-    /// since the last one before it syncs the events that reference them.
-    fn write_content(&self, data: &[u8], rel: &Path) -> Result<u64> {
-        let dest = self.dir.join(rel);
-        let compressed;
-        let header;
-        let parts: [&[u8]; 2] = match self.settings.compression {
-            blob::Compression::None => {
-                header = blob::header(data.len() as u64, blob::Compression::None);
-                [&header, data]
-            }
-            c => {
-                compressed =
-                    blob::encode(data, c).map_err(|e| ArchiveError::io(&dest, "compress", e))?;
-                [&compressed, &[]]
-            }
-        };
-        let stored = (parts[0].len() + parts[1].len()) as u64;
-        diskspace::check(&self.dir, ReservePolicy::Bytes(self.reserve_bytes), stored)?;
-        if let Some(parent) = dest.parent() {
-            safefs::ensure_dir(parent)?;
-        }
-        blob::write_atomic_parts(&dest, &parts, false)?;
-        if self.settings.fsync && self.settings.fsync_blobs {
-            self.unsynced_blobs.lock().push(dest);
-        }
-        Ok(stored)
-    }
-
-    /// fsyncs the blobs written since the last call (and their directories' entries).
-    fn sync_blobs(&self) {
-        let paths = std::mem::take(&mut *self.unsynced_blobs.lock());
-        let mut dirs = std::collections::BTreeSet::new();
-        for p in paths {
-            if let Ok(f) = File::open(&p) {
-                let _ = f.sync_all();
-            }
-            if let Some(d) = p.parent() {
-                dirs.insert(d.to_path_buf());
-            }
-        }
-        for d in dirs {
-            if let Ok(f) = File::open(&d) {
-                let _ = f.sync_all();
-            }
-        }
-    }
-
-    /// Lists an API that replay cannot reproduce. Returns true the first time for `api`
-    /// (capture warns once).
-    pub fn note_unreplayable(&self, api: &str, reason: &str) -> bool {
-        let mut m = self.meta.lock();
-        if let Some(u) = m.unreplayable_apis.iter_mut().find(|u| u.api == api) {
-            u.count += 1;
-            return false;
-        }
-        m.unreplayable_apis.push(UnreplayableApi {
-            api: api.into(),
-            reason: reason.into(),
-            count: 1,
-        });
-        true
-    }
-
-    /// Records that the capture of one call failed (e.g. a payload it could not store whole).
-    pub fn note_capture_failure(&self, seq: u64, api: &str, reason: &str) {
-        let mut m = self.meta.lock();
-        if m.capture_failures.len() < 1000 {
-            m.capture_failures.push(CaptureFailure {
-                seq,
-                api: api.into(),
-                reason: reason.into(),
-            });
-        }
-    }
-
-    pub fn update_runtime(&self, f: impl FnOnce(&mut RuntimeInfo)) {
-        f(&mut self.meta.lock().runtime);
-    }
-
-    fn write_process_manifest(&self, complete: bool) -> Result<()> {
-        let snapshot = {
-            let mut m = self.meta.lock();
-            m.complete = complete;
-            m.blob_count = self.blob_count.load(Ordering::Relaxed);
-            m.blob_bytes = self.blob_bytes.load(Ordering::Relaxed);
-            m.blob_stored_bytes = self.blob_stored_bytes.load(Ordering::Relaxed);
-            m.blob_referenced_bytes = self.blob_referenced_bytes.load(Ordering::Relaxed);
-            m.code_object_count = self.code_objects.load(Ordering::Relaxed);
-            m.dropped_after_trailer = self.dropped_after_trailer.load(Ordering::Relaxed);
-            m.dropped_after_stop = self.dropped_after_stop.load(Ordering::Relaxed);
-            m.clone()
-        };
-        manifest::write_manifest(
-            &self.dir.join(MANIFEST_FILE),
-            &snapshot,
-            self.settings.fsync,
-        )
-    }
-
     /// Ends the capture: writes buffered events, the trailer, and `complete: true` (or, if
-    /// capture had stopped, `complete: false` with the reason and no trailer). Later events
-    /// and blobs are dropped and counted. Idempotent.
+    /// capture had stopped, the events appended before the stop that fit, `complete:
+    /// false` with the reason and no trailer). Later events and blobs are dropped and
+    /// counted. Idempotent.
     pub fn finish(&self) -> Result<Summary> {
-        let mut file = self.file.lock();
-        let (mut data, total, first) = {
-            let mut b = self.buf.lock();
+        // Claimed blob writes land first, without the log's locks held (a signal handler
+        // may wait for those, never for a blob).
+        self.store.finalize();
+        let mut file = self.log.file.lock();
+        let (mut data, total, first, was_closed) = {
+            let mut b = self.log.buf.lock();
             let first = !b.finalized;
+            let was_closed = b.closed;
             b.finalized = true;
-            (std::mem::take(&mut b.data), b.next_seq, first)
+            b.closed = true;
+            b.pending_events = 0;
+            (std::mem::take(&mut b.data), b.next_seq, first, was_closed)
         };
-        {
-            // Cut off blob claims, then wait for claimed writes to land so the manifest
-            // counts every blob the trailer's events may reference.
-            let mut idx = self.blobs.lock();
-            idx.finalized = true;
-            while !idx.claims.is_empty() {
-                self.blob_cv.wait(&mut idx);
-            }
-        }
-        let stopped = self.stopped.load(Ordering::SeqCst);
         if first {
-            if !stopped {
+            if !self.stopped.load(Ordering::SeqCst) && !was_closed {
                 let trailer = record::trailer_payload(total);
                 let h = RecordHeader {
                     api_id: TRAILER_API_ID,
@@ -647,39 +504,44 @@ impl ProcessWriter {
                 };
                 record::encode_record(&mut data, &h, &trailer);
             }
-            let write = diskspace::check(
-                &self.dir,
-                ReservePolicy::Bytes(self.reserve_bytes),
-                data.len() as u64,
-            )
-            .and_then(|_| {
-                file.write_all(&data)
-                    .and_then(|_| {
-                        if self.settings.fsync {
-                            self.sync_blobs();
-                            file.sync_all()
-                        } else {
-                            Ok(())
-                        }
-                    })
-                    .map_err(|e| ArchiveError::io(self.dir.join(EVENTS_FILE), "write", e))
-            });
-            match write {
-                Ok(()) => self.meta.lock().event_count = total,
-                Err(e) => {
-                    drop(file);
-                    self.stop(&e.to_string());
-                    file = self.file.lock();
+            let with_trailer = !self.stopped.load(Ordering::SeqCst) && !was_closed;
+            let (bytes, records, refused) = self.fitting(&data);
+            let written = file
+                .write_all(&data[..bytes])
+                .map_err(|e| ArchiveError::io(self.dir.join(EVENTS_FILE), "write", e));
+            drop(file);
+            let synced = written.and_then(|_| {
+                if self.settings.fsync {
+                    self.store.sync();
+                    self.log
+                        .datasync()
+                        .map_err(|e| ArchiveError::io(self.dir.join(EVENTS_FILE), "fsync", e))
+                } else {
+                    Ok(())
                 }
+            });
+            let events = if with_trailer && refused.is_none() {
+                records - 1
+            } else {
+                records
+            };
+            match (synced, refused) {
+                (Err(e), _) => self.stop(&e.to_string()),
+                (Ok(()), Some(e)) => {
+                    self.meta.lock().event_count += events;
+                    self.stop(&format!("{e}; the last events were not written"));
+                }
+                (Ok(()), None) => self.meta.lock().event_count += events,
             }
             let complete = !self.stopped.load(Ordering::SeqCst);
             self.write_process_manifest(complete)?;
+        } else {
+            drop(file);
         }
-        drop(file);
         let m = self.meta.lock();
         Ok(Summary {
             dir: self.dir.clone(),
-            events: total,
+            events: m.event_count,
             blobs: m.blob_count,
             blob_bytes: m.blob_bytes,
             code_objects: m.code_object_count,
@@ -690,139 +552,21 @@ impl ProcessWriter {
         })
     }
 
-    /// Async-signal-safe: writes what is buffered if no other thread holds the locks, then
-    /// stops capture. The manifest on disk already says `complete: false`; no trailer is
-    /// written, so readers report the archive incomplete. Allocates nothing.
+    /// The flush a fatal-signal handler runs (async-signal-safe: atomics, write(2),
+    /// fsync(2), nanosleep(2); no allocation). Recording stops; every event appended
+    /// before the signal reaches the log, also when the interrupted thread held the buffer
+    /// ([`SignalFlush::Deferred`]: that thread writes it and raises `sig` again when it
+    /// releases the buffer, so the handler must return without raising). No trailer:
+    /// readers report the archive incomplete.
+    pub fn flush_for_signal(&'static self, sig: c_int) -> SignalFlush {
+        self.stopped.store(true, Ordering::SeqCst);
+        self.log.flush_for_signal(sig)
+    }
+
+    /// Writes what is buffered and stops recording, as a fatal signal would, from an
+    /// ordinary thread. No trailer, so readers report the archive incomplete.
     pub fn emergency_flush(&self) {
         self.stopped.store(true, Ordering::SeqCst);
-        let fd = self.raw_fd.load(Ordering::SeqCst);
-        if let Some(_file) = self.file.try_lock() {
-            if let Some(mut b) = self.buf.try_lock() {
-                if !b.finalized && !b.data.is_empty() {
-                    let mut off = 0usize;
-                    while off < b.data.len() {
-                        // SAFETY: fd is this writer's open events.bin (O_APPEND); the slice
-                        // is live for the call; write(2) is async-signal-safe.
-                        let n = unsafe {
-                            libc::write(fd, b.data[off..].as_ptr().cast(), b.data.len() - off)
-                        };
-                        if n <= 0 {
-                            break;
-                        }
-                        off += n as usize;
-                    }
-                    b.data.clear();
-                }
-                b.finalized = true;
-            }
-        }
-        // SAFETY: fsync(2) on our own fd is async-signal-safe; a closed fd just fails.
-        unsafe {
-            libc::fsync(fd);
-        }
+        self.log.flush_and_close();
     }
-
-    /// Fork support, step 1 (pthread_atfork prepare): takes every lock in the documented
-    /// order so no lock is held mid-operation across the fork.
-    pub fn fork_prepare(&self) {
-        std::mem::forget(self.file.lock());
-        std::mem::forget(self.buf.lock());
-        std::mem::forget(self.blobs.lock());
-        std::mem::forget(self.meta.lock());
-    }
-
-    /// Fork support, step 2 in the parent: releases what `fork_prepare` took.
-    ///
-    /// # Safety
-    /// Must follow a `fork_prepare` on this writer by the same thread.
-    pub unsafe fn fork_parent(&self) {
-        // SAFETY: fork_prepare locked all four and forgot the guards (caller's contract).
-        unsafe {
-            self.meta.force_unlock();
-            self.blobs.force_unlock();
-            self.buf.force_unlock();
-            self.file.force_unlock();
-        }
-    }
-
-    /// Fork support, step 2 in the child: the parent's writer must be abandoned (never
-    /// used or dropped: its locks are held and its buffer holds the parent's events).
-    /// Closes the inherited log descriptor and opens the child's own `pid-<pid>/`.
-    pub fn fork_child(&self) -> Result<Arc<ProcessWriter>> {
-        let fd = self.raw_fd.swap(-1, Ordering::SeqCst);
-        if fd >= 0 {
-            // SAFETY: closing the inherited descriptor of the abandoned writer; nothing in the
-            // child uses it (the writer is leaked, never dropped).
-            unsafe {
-                libc::close(fd);
-            }
-        }
-        ProcessWriter::create(&self.root, self.settings.clone(), self.pid)
-    }
-
-    /// Starts a thread that flushes idle buffers every interval (so a program that stops
-    /// making calls still gets its events to disk). It ends when the writer is dropped or
-    /// finished.
-    pub fn start_flusher(self: &Arc<Self>) {
-        let weak: Weak<ProcessWriter> = Arc::downgrade(self);
-        let interval = self.settings.flush_interval;
-        self.flusher_running.store(true, Ordering::Relaxed);
-        let spawned = std::thread::Builder::new()
-            .name("hrr-flush".into())
-            .spawn(move || loop {
-                // Sleep until the interval passes or an appending thread fills the buffer.
-                let woken_early = {
-                    let Some(w) = weak.upgrade() else { return };
-                    let mut wake = w.flush_wake.lock();
-                    if !*wake {
-                        w.flush_cv.wait_for(&mut wake, interval);
-                    }
-                    std::mem::take(&mut *wake)
-                };
-                let Some(w) = weak.upgrade() else { return };
-                if w.buf.lock().finalized || w.stopped.load(Ordering::Relaxed) {
-                    w.flusher_running.store(false, Ordering::Relaxed);
-                    return;
-                }
-                if !woken_early {
-                    // Make the checkpoint's interval test true for an idle buffer.
-                    let mut b = w.buf.lock();
-                    b.last_flush_ns = b.last_flush_ns.saturating_sub(interval.as_nanos() as u64);
-                }
-                w.checkpoint();
-            });
-        if spawned.is_err() {
-            self.flusher_running.store(false, Ordering::Relaxed);
-        }
-    }
-}
-
-/// Adds a process to the root manifest, creating it if needed, under an exclusive flock
-/// on `root/.lock` so concurrent processes (a parent and its children) never lose entries.
-fn register_process(root: &Path, settings: &SettingsRecord, entry: ProcessEntry) -> Result<()> {
-    let lock_path = root.join(".lock");
-    let lock_file = OpenOptions::new()
-        .create(true)
-        .truncate(false)
-        .write(true)
-        .custom_flags(libc::O_CLOEXEC)
-        .open(&lock_path)
-        .map_err(|e| ArchiveError::io(&lock_path, "open", e))?;
-    let _lock = nix::fcntl::Flock::lock(lock_file, nix::fcntl::FlockArg::LockExclusive)
-        .map_err(|(_, e)| ArchiveError::io(&lock_path, "lock", std::io::Error::from(e)))?;
-    let path = root.join(MANIFEST_FILE);
-    let mut m: RootManifest = if path.exists() {
-        manifest::read_manifest(&path, &Limits::default())?
-    } else {
-        RootManifest {
-            format_version: FORMAT_VERSION,
-            tool_version: crate::TOOL_VERSION.into(),
-            source_revision: crate::SOURCE_REVISION.into(),
-            settings: settings.clone(),
-            processes: Vec::new(),
-        }
-    };
-    m.processes.retain(|p| p.pid != entry.pid);
-    m.processes.push(entry);
-    manifest::write_manifest(&path, &m, true)
 }

@@ -611,9 +611,14 @@ fn disk_reserve_refuses_start_and_stops_capture_cleanly() {
     .unwrap();
     assert!(matches!(err, ArchiveError::DiskReserve { .. }), "{err}");
 
-    // Leave exactly the free space as reserve plus 64 KiB: a 1 MiB blob must stop capture.
+    // Leave the free space as reserve, the manifest's room and 256 KiB: an 8 MiB blob must
+    // stop capture.
     let space = hrr_archive::diskspace::space(dir.path()).unwrap();
-    let reserve = ReservePolicy::Bytes(space.available.saturating_sub(64 << 10));
+    let reserve = ReservePolicy::Bytes(
+        space
+            .available
+            .saturating_sub(hrr_archive::writer::MANIFEST_ROOM + (256 << 10)),
+    );
     let w = ProcessWriter::create(
         dir.path(),
         CaptureSettings {
@@ -624,10 +629,12 @@ fn disk_reserve_refuses_start_and_stops_capture_cleanly() {
     )
     .unwrap();
     w.append(1, 0, 1, 0, &[]).unwrap();
-    assert!(w.put_blob(&vec![9u8; 1 << 20]).is_err());
+    assert!(w.put_blob(&vec![9u8; 8 << 20]).is_err());
     assert_eq!(w.append(1, 0, 1, 0, &[]), None, "recording stopped");
     let s = w.finish().unwrap();
     assert!(!s.complete);
+    // The event appended before the stop is kept (it fits), and the notice says so.
+    assert_eq!(s.events, 1);
     assert!(
         s.stop_reason.as_deref().unwrap_or("").contains("reserve"),
         "{:?}",
@@ -636,6 +643,7 @@ fn disk_reserve_refuses_start_and_stops_capture_cleanly() {
     let a = Archive::open(dir.path(), Limits::default()).unwrap();
     assert!(!a.is_complete());
     assert!(a.processes[0].manifest.stop_reason.is_some());
+    assert_eq!(a.processes[0].events.len(), 1);
 }
 
 #[test]

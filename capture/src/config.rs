@@ -1,8 +1,10 @@
 //! Capture's configuration, read from the environment once, when the first runtime call
-//! starts capture: where the archive goes and how it is written.
+//! starts capture: where the archive goes and how it is written. Every `HRR_CAPTURE_*`
+//! value is checked here: one capture cannot use turns capture off for the process, with
+//! one line on stderr naming the variable (the program itself is unchanged).
 
-use std::ffi::OsString;
-use std::path::PathBuf;
+use std::ffi::{OsStr, OsString};
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use hrr_archive::blob::Compression;
@@ -15,7 +17,13 @@ pub struct Config {
     /// HRR_CAPTURE_OUTPUT: the archive root.
     pub output: PathBuf,
     pub settings: CaptureSettings,
+    /// HRR_CAPTURE_PINNED_SNAPSHOT_MAX: most bytes of pinned host memory snapshotted for
+    /// one launch (over it the launch is recorded incomplete).
+    pub pinned_snapshot_max: u64,
 }
+
+/// The pinned-snapshot cap when HRR_CAPTURE_PINNED_SNAPSHOT_MAX is unset: 1 GiB.
+pub const DEFAULT_PINNED_SNAPSHOT_MAX: u64 = 1 << 30;
 
 /// A setting capture cannot use; capture is then off for the process.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -25,6 +33,8 @@ pub enum ConfigError {
     Fsync(String),
     /// The value's own problem, as the archive's parser names it.
     DiskReserve(String),
+    /// The value's own problem, as the archive's size parser names it.
+    PinnedSnapshotMax(String),
 }
 
 impl std::fmt::Display for ConfigError {
@@ -43,6 +53,9 @@ impl std::fmt::Display for ConfigError {
                 "HRR_CAPTURE_FSYNC={v:?} is not on (events), all (events and blobs) or off"
             ),
             ConfigError::DiskReserve(why) => write!(f, "HRR_CAPTURE_DISK_RESERVE: {why}"),
+            ConfigError::PinnedSnapshotMax(why) => {
+                write!(f, "HRR_CAPTURE_PINNED_SNAPSHOT_MAX: {why}")
+            }
         }
     }
 }
@@ -52,6 +65,18 @@ impl std::error::Error for ConfigError {}
 /// Whether HRR_CAPTURE_OUTPUT asks for capture at all (set and not blank).
 pub fn wanted(output: Option<OsString>) -> bool {
     output.is_some_and(|v| !v.to_string_lossy().trim().is_empty())
+}
+
+/// `output` made absolute against `cwd` (capture resolves HRR_CAPTURE_OUTPUT when the
+/// library loads, so a program that changes directory later still records where the
+/// variable named when it started).
+pub fn absolute(output: &OsStr, cwd: &Path) -> PathBuf {
+    let p = Path::new(output);
+    if p.is_absolute() {
+        p.to_path_buf()
+    } else {
+        cwd.join(p)
+    }
 }
 
 /// Reads the configuration from the process environment. `Ok(None)`: capture is off.
@@ -88,9 +113,15 @@ pub fn from(get: impl Fn(&str) -> Option<OsString>) -> Result<Option<Config>, Co
         s.reserve =
             ReservePolicy::parse(&r).map_err(|e| ConfigError::DiskReserve(e.to_string()))?;
     }
+    let mut pinned_snapshot_max = DEFAULT_PINNED_SNAPSHOT_MAX;
+    if let Some(v) = text("HRR_CAPTURE_PINNED_SNAPSHOT_MAX") {
+        pinned_snapshot_max = hrr_archive::diskspace::parse_size(&v)
+            .map_err(|e| ConfigError::PinnedSnapshotMax(e.to_string()))?;
+    }
     Ok(Some(Config {
         output,
         settings: s,
+        pinned_snapshot_max,
     }))
 }
 
@@ -172,6 +203,32 @@ mod tests {
             settings(&[("HRR_CAPTURE_FLUSH_MS", "250")]).flush_interval,
             Duration::from_millis(250)
         );
+    }
+
+    #[test]
+    fn the_pinned_snapshot_cap_defaults_to_a_gibibyte_and_a_bad_one_is_named() {
+        let cap = |v: &str| {
+            cfg(&[
+                ("HRR_CAPTURE_OUTPUT", "/tmp/x"),
+                ("HRR_CAPTURE_PINNED_SNAPSHOT_MAX", v),
+            ])
+            .map(|c| c.unwrap().pinned_snapshot_max)
+        };
+        assert_eq!(cap("  "), Ok(1 << 30));
+        assert_eq!(cap("64M"), Ok(64 << 20));
+        let e = cap("lots").unwrap_err().to_string();
+        assert!(
+            e.starts_with("HRR_CAPTURE_PINNED_SNAPSHOT_MAX: ") && e.contains("\"lots\""),
+            "{e}"
+        );
+        assert!(cap("99999999999G").is_err());
+    }
+
+    #[test]
+    fn a_relative_output_is_made_absolute() {
+        let cwd = Path::new("/work/run");
+        assert_eq!(absolute(OsStr::new("out"), cwd), Path::new("/work/run/out"));
+        assert_eq!(absolute(OsStr::new("/abs/out"), cwd), Path::new("/abs/out"));
     }
 
     #[test]

@@ -5,10 +5,13 @@
 //! which are the ones a person debugging a crash wants. When capture starts it installs
 //! a handler for each fatal signal whose disposition is still the default (a signal the
 //! program handles or ignores is left alone: capture never changes the program's
-//! behaviour). The handler writes the buffered events (`ProcessWriter::emergency_flush`:
-//! try-locks and write(2) only, no allocation), then lets the signal do what it would
+//! behaviour). The handler writes the buffered events (`ProcessWriter::flush_for_signal`:
+//! atomics, write(2), fsync(2), no allocation), then lets the signal do what it would
 //! have done: the disposition is back to the default (SA_RESETHAND) and the signal is
-//! raised again. The archive stays incomplete (no trailer); every whole record reads.
+//! raised again. When the interrupted thread itself holds the event buffer, the flush
+//! would wait for itself: the handler returns instead ([`AfterFlush::LeftToThread`]),
+//! the thread finishes its append, writes the buffer and raises the signal when it
+//! releases it. The archive stays incomplete (no trailer); every whole record reads.
 //!
 //! The harness stops a case at its timeout with SIGTERM, then SIGKILL: the first is
 //! caught here, the second cannot be.
@@ -19,8 +22,17 @@
 use std::os::raw::c_int;
 use std::sync::OnceLock;
 
+/// What the handler does after the flush.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AfterFlush {
+    /// Raise the signal again (its default action now).
+    Raise,
+    /// The interrupted thread flushes and raises it when it releases the buffer.
+    LeftToThread,
+}
+
 /// The flush the handler runs, given by the first [`install`].
-static FLUSH: OnceLock<fn()> = OnceLock::new();
+static FLUSH: OnceLock<fn(c_int) -> AfterFlush> = OnceLock::new();
 
 /// Signals whose default action ends the process, for a crash or a request to stop.
 const FATAL: [c_int; 9] = [
@@ -36,9 +48,9 @@ const FATAL: [c_int; 9] = [
 ];
 
 /// Installs the handler for every fatal signal still at its default disposition; the
-/// handler calls `flush` (only try-locks and write(2): it runs in a signal handler).
-/// Returns the signals it took.
-pub fn install(flush: fn()) -> Vec<c_int> {
+/// handler calls `flush` (async-signal-safe: it runs in a signal handler). Returns the
+/// signals it took.
+pub fn install(flush: fn(c_int) -> AfterFlush) -> Vec<c_int> {
     let _ = FLUSH.set(flush);
     let mut taken = Vec::new();
     for sig in FATAL {
@@ -69,7 +81,9 @@ pub fn install(flush: fn()) -> Vec<c_int> {
 extern "C" fn on_fatal_signal(sig: c_int) {
     // An atomic load: safe in a signal handler.
     if let Some(flush) = FLUSH.get() {
-        flush();
+        if flush(sig) == AfterFlush::LeftToThread {
+            return;
+        }
     }
     // SAFETY: raise(3) is async-signal-safe. SA_RESETHAND restored the default action,
     // and the signal is blocked until this handler returns: it is then delivered with

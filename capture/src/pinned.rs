@@ -3,17 +3,12 @@
 //! launched (no copy call carries those bytes, HRR seed 001). Replay writes them back
 //! before the launch.
 
-use std::sync::LazyLock;
-
 use hrr_archive::api::fid;
 use hrr_archive::payload::PayloadWriter;
 use hrr_archive::ArchiveError;
 
 use crate::ffi::host_bytes;
 use crate::state::Capture;
-
-/// Most bytes snapshotted for one launch unless HRR_CAPTURE_PINNED_SNAPSHOT_MAX says.
-const DEFAULT_CAP: u64 = 1 << 30;
 
 /// Why a launch's pinned memory was not recorded (the launch is then incomplete).
 #[derive(Debug)]
@@ -38,33 +33,6 @@ impl std::fmt::Display for SnapshotError {
 
 impl std::error::Error for SnapshotError {}
 
-/// The cap from the variable's value (None: unset); a bad value is named on stderr and
-/// the default used.
-fn cap_from(value: Option<&str>) -> u64 {
-    match value {
-        Some(v) if !v.trim().is_empty() => match hrr_archive::diskspace::parse_size(v) {
-            Ok(n) => n,
-            Err(e) => {
-                eprintln!("hrr-capture: HRR_CAPTURE_PINNED_SNAPSHOT_MAX={v:?}: {e}; using 1G");
-                DEFAULT_CAP
-            }
-        },
-        _ => DEFAULT_CAP,
-    }
-}
-
-/// Most bytes of pinned host memory snapshotted for one launch.
-fn pinned_snapshot_cap() -> u64 {
-    static CAP: LazyLock<u64> = LazyLock::new(|| {
-        cap_from(
-            std::env::var("HRR_CAPTURE_PINNED_SNAPSHOT_MAX")
-                .ok()
-                .as_deref(),
-        )
-    });
-    *CAP
-}
-
 /// Appends one PINNED_SNAPSHOT field per (start, len) allocation to the launch record.
 #[inline]
 pub fn snapshot_pinned(
@@ -73,10 +41,10 @@ pub fn snapshot_pinned(
     pinned: &[(u64, u64)],
 ) -> Result<(), SnapshotError> {
     let total: u64 = pinned.iter().map(|(_, n)| n).sum();
-    if total > pinned_snapshot_cap() {
+    if total > cap.pinned_snapshot_max {
         return Err(SnapshotError::OverCap {
             total,
-            cap: pinned_snapshot_cap(),
+            cap: cap.pinned_snapshot_max,
         });
     }
     for &(start, len) in pinned {
@@ -97,11 +65,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_cap_defaults_to_a_gibibyte_and_takes_sizes() {
-        assert_eq!(cap_from(None), 1 << 30);
-        assert_eq!(cap_from(Some("  ")), 1 << 30);
-        assert_eq!(cap_from(Some("64M")), 64 << 20);
-        assert_eq!(cap_from(Some("lots")), 1 << 30);
+    fn over_the_cap_names_the_variable() {
         let e = SnapshotError::OverCap { total: 10, cap: 4 };
         assert_eq!(
             e.to_string(),

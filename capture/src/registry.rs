@@ -77,6 +77,27 @@ impl KernelRegistry {
         self.tables.lock().fatbins.insert(handle, co);
     }
 
+    /// Every code object registration and module loads named (a forked child's
+    /// directory gets them all).
+    pub fn code_objects(&self) -> Vec<ContentHash> {
+        let t = self.tables.lock();
+        let mut all: Vec<ContentHash> = t
+            .fatbins
+            .values()
+            .chain(t.modules.values())
+            .copied()
+            .collect();
+        all.sort_unstable();
+        all.dedup();
+        all
+    }
+
+    /// In a forked child: symbol addresses the parent recorded are not in the child's log,
+    /// so the child records each again on its first use.
+    pub fn fork_child_forget_symbols(&self) {
+        self.tables.lock().symbols_noted.clear();
+    }
+
     /// A module loaded as `module` holds the code object `co`.
     pub fn add_module(&self, module: u64, co: ContentHash) {
         self.tables.lock().modules.insert(module, co);

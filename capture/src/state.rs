@@ -9,31 +9,48 @@
 //! `fork_prepare` takes them all in this order.
 
 use std::cell::Cell;
+use std::os::raw::c_int;
 use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU64, Ordering};
 
 use hrr_archive::api::Vendor;
 use hrr_archive::payload::PayloadWriter;
 use hrr_archive::record::RECORD_FLAG_INCOMPLETE;
-use hrr_archive::writer::current_tid;
+use hrr_archive::writer::{current_tid, SignalFlush};
 use hrr_archive::ProcessWriter;
 use parking_lot::Mutex;
 
 use crate::alloc::AllocTable;
 use crate::config::{self, Config};
+use crate::crash::AfterFlush;
 use crate::registry::KernelRegistry;
 
 /// Everything a shim needs once capture is on.
 pub struct Capture {
+    /// This process's writer; null in a forked child until its first runtime call.
     pub writer: AtomicPtr<ProcessWriter>,
+    /// In a forked child: the parent's writer, abandoned at the fork (its directory holds
+    /// the code objects the parent registered, which the child's launches name).
+    pub forked_from: AtomicPtr<ProcessWriter>,
     pub allocs: AllocTable,
     pub kernels: KernelRegistry,
+    /// HRR_CAPTURE_PINNED_SNAPSHOT_MAX.
+    pub pinned_snapshot_max: u64,
 }
 
 impl Capture {
+    /// The writer; only after [`enter`] returned this capture (which opens it).
+    #[inline]
     pub fn writer(&self) -> &'static ProcessWriter {
-        // SAFETY: the pointer always comes from Arc::into_raw of a writer that is never
-        // released (writers live until the process ends), so it is valid for 'static.
+        // SAFETY: enter() made the pointer non-null, and it always comes from
+        // Arc::into_raw of a writer that is never released, so it is valid for 'static.
         unsafe { &*self.writer.load(Ordering::Acquire) }
+    }
+
+    /// The writer, if this process opened one.
+    pub fn writer_opt(&self) -> Option<&'static ProcessWriter> {
+        let p = self.writer.load(Ordering::Acquire);
+        // SAFETY: as for writer(): a leaked Arc's pointer, or null.
+        (!p.is_null()).then(|| unsafe { &*p })
     }
 
     /// Appends a hand-written record; `incomplete` says what it lacks (the record is then
@@ -79,9 +96,11 @@ fn secure_execution() -> bool {
     unsafe { libc::getauxval(libc::AT_SECURE) != 0 }
 }
 
-/// Runs at library load: reports a secure-execution refusal and registers the exit notice.
+/// Runs at library load: reports a secure-execution refusal, makes a relative output
+/// path absolute, and registers the exit notice.
 extern "C" fn on_load() {
-    if !config::wanted(std::env::var_os("HRR_CAPTURE_OUTPUT")) {
+    let output = std::env::var_os("HRR_CAPTURE_OUTPUT");
+    if !config::wanted(output.clone()) {
         DISABLED.store(true, Ordering::SeqCst);
         return;
     }
@@ -89,6 +108,16 @@ extern "C" fn on_load() {
         DISABLED.store(true, Ordering::SeqCst);
         note("HRR_CAPTURE_OUTPUT ignored: this is a secure-execution (setuid/setgid/capabilities) process");
         return;
+    }
+    // Resolved now, before the program can change directory: the archive goes where the
+    // variable named when the program started, and programs it execs inherit the same
+    // absolute path. Only a relative value is rewritten; the program has not started
+    // (library constructors run before main), so no thread reads the environment yet.
+    if let (Some(out), Ok(cwd)) = (output, std::env::current_dir()) {
+        let abs = config::absolute(&out, &cwd);
+        if abs.as_os_str() != out {
+            std::env::set_var("HRR_CAPTURE_OUTPUT", abs);
+        }
     }
     // SAFETY: registering a plain extern "C" fn with atexit.
     unsafe {
@@ -116,6 +145,9 @@ pub fn enter(vendor: Vendor) -> Option<(&'static Capture, ShimGuard)> {
         Some(c) => c,
         None => init(vendor)?,
     };
+    if cap.writer.load(Ordering::Relaxed).is_null() {
+        open_forked_writer(cap, vendor)?;
+    }
     Some((cap, guard))
 }
 
@@ -141,7 +173,11 @@ fn init(vendor: Vendor) -> Option<&'static Capture> {
     if DISABLED.load(Ordering::SeqCst) {
         return None;
     }
-    let Config { output, settings } = match config::from_env() {
+    let Config {
+        output,
+        settings,
+        pinned_snapshot_max,
+    } = match config::from_env() {
         Ok(Some(c)) => c,
         Ok(None) => {
             DISABLED.store(true, Ordering::SeqCst);
@@ -155,7 +191,7 @@ fn init(vendor: Vendor) -> Option<&'static Capture> {
     };
     // SAFETY: getppid has no preconditions.
     let ppid = unsafe { libc::getppid() } as u32;
-    let writer = match ProcessWriter::create(&output, settings, ppid) {
+    let writer = match ProcessWriter::create_for(&output, settings, ppid, vendor.as_str()) {
         Ok(w) => w,
         Err(e) => {
             DISABLED.store(true, Ordering::SeqCst);
@@ -164,7 +200,6 @@ fn init(vendor: Vendor) -> Option<&'static Capture> {
         }
     };
     writer.start_flusher();
-    writer.update_runtime(|r| r.vendor = vendor.as_str().into());
     note(&format!(
         "recording pid {} into {}",
         writer.pid(),
@@ -172,8 +207,10 @@ fn init(vendor: Vendor) -> Option<&'static Capture> {
     ));
     let cap = Box::new(Capture {
         writer: AtomicPtr::new(std::sync::Arc::into_raw(writer) as *mut ProcessWriter),
+        forked_from: AtomicPtr::new(std::ptr::null_mut()),
         allocs: AllocTable::default(),
         kernels: KernelRegistry::default(),
+        pinned_snapshot_max,
     });
     STATE.store(Box::into_raw(cap), Ordering::Release);
     crate::crash::install(flush_buffered);
@@ -184,11 +221,64 @@ fn init(vendor: Vendor) -> Option<&'static Capture> {
     current()
 }
 
-/// What a fatal signal runs before the process dies: buffered events reach the disk
-/// (`emergency_flush` only try-locks and calls write(2)).
-fn flush_buffered() {
-    if let Some(c) = current() {
-        c.writer().emergency_flush();
+/// A forked child's first runtime call: its own `pid-<pid>/`, with hard links to the code
+/// objects its parent registered (its launches name them; each process directory stays
+/// self-contained). Opened here rather than at the fork, so a child that only execs
+/// leaves nothing and the program it execs records into `pid-<pid>/` itself.
+#[cold]
+fn open_forked_writer(cap: &'static Capture, vendor: Vendor) -> Option<()> {
+    let _g = INIT_LOCK.lock();
+    if !cap.writer.load(Ordering::Acquire).is_null() {
+        return Some(());
+    }
+    let parent = cap.forked_from.load(Ordering::Acquire);
+    if parent.is_null() || DISABLED.load(Ordering::SeqCst) {
+        return None;
+    }
+    // SAFETY: forked_from holds a leaked writer (abandoned, never freed); only its
+    // immutable fields (root, directory, settings, pid) are read.
+    let parent: &'static ProcessWriter = unsafe { &*parent };
+    let w = match ProcessWriter::create_for(
+        parent.root(),
+        parent.settings().clone(),
+        parent.pid(),
+        vendor.as_str(),
+    ) {
+        Ok(w) => w,
+        Err(e) => {
+            DISABLED.store(true, Ordering::SeqCst);
+            note(&format!("capture off in forked child: {e}"));
+            return None;
+        }
+    };
+    for co in cap.kernels.code_objects() {
+        if let Err(e) = w.link_code_object(parent.dir(), co) {
+            note(&format!("forked child: code object {co}: {e}"));
+        }
+    }
+    w.start_flusher();
+    note(&format!(
+        "forked child recording pid {} into {}",
+        w.pid(),
+        w.dir().display()
+    ));
+    cap.writer.store(
+        std::sync::Arc::into_raw(w) as *mut ProcessWriter,
+        Ordering::Release,
+    );
+    Some(())
+}
+
+/// What a fatal signal runs before the process dies: every buffered event reaches the
+/// disk (`flush_for_signal`: async-signal-safe), or the thread the signal interrupted
+/// holds the buffer and writes it, then raises the signal, when it releases it.
+fn flush_buffered(sig: c_int) -> AfterFlush {
+    match current().and_then(Capture::writer_opt) {
+        Some(w) => match w.flush_for_signal(sig) {
+            SignalFlush::Deferred => AfterFlush::LeftToThread,
+            SignalFlush::Written | SignalFlush::Busy => AfterFlush::Raise,
+        },
+        None => AfterFlush::Raise,
     }
 }
 
@@ -196,15 +286,20 @@ extern "C" fn fork_prepare() {
     if let Some(c) = current() {
         c.kernels.fork_prepare();
         c.allocs.fork_prepare();
-        c.writer().fork_prepare();
+        if let Some(w) = c.writer_opt() {
+            w.fork_prepare();
+        }
     }
 }
 
 extern "C" fn fork_parent() {
     if let Some(c) = current() {
-        // SAFETY: fork_prepare took these locks on this thread just before fork.
+        // SAFETY: fork_prepare took these locks on this thread just before fork (the
+        // writer pointer does not change in the parent between the two).
         unsafe {
-            c.writer().fork_parent();
+            if let Some(w) = c.writer_opt() {
+                w.fork_parent();
+            }
             c.allocs.fork_release();
             c.kernels.fork_release();
         }
@@ -220,23 +315,14 @@ extern "C" fn fork_child() {
             c.allocs.fork_release();
             c.kernels.fork_release();
         }
-        match c.writer().fork_child() {
-            Ok(w) => {
-                // The parent's writer is abandoned, never freed (its locks are held).
-                c.writer.store(
-                    std::sync::Arc::into_raw(w) as *mut ProcessWriter,
-                    Ordering::Release,
-                );
-                note(&format!(
-                    "forked child recording pid {} into {}",
-                    c.writer().pid(),
-                    c.writer().dir().display()
-                ));
-            }
-            Err(e) => {
-                DISABLED.store(true, Ordering::SeqCst);
-                note(&format!("capture off in forked child: {e}"));
-            }
+        c.kernels.fork_child_forget_symbols();
+        // The parent's writer is abandoned, never freed (its locks are held). The child
+        // opens its own on its first runtime call (`open_forked_writer`).
+        let w = c.writer.swap(std::ptr::null_mut(), Ordering::AcqRel);
+        if !w.is_null() {
+            // SAFETY: a leaked writer; fork_abandon only closes its inherited descriptor.
+            unsafe { (*w).fork_abandon() };
+            c.forked_from.store(w, Ordering::Release);
         }
     }
 }
@@ -253,9 +339,8 @@ pub fn guarded<T>(api: &str, f: impl FnOnce() -> T) -> Option<T> {
                 .or_else(|| p.downcast_ref::<String>().cloned())
                 .unwrap_or_else(|| "non-string panic".into());
             DISABLED.store(true, Ordering::SeqCst);
-            if let Some(c) = current() {
-                c.writer()
-                    .stop(&format!("internal error while capturing {api}: {msg}"));
+            if let Some(w) = current().and_then(Capture::writer_opt) {
+                w.stop(&format!("internal error while capturing {api}: {msg}"));
             }
             note(&format!(
                 "capture stopped: internal error while capturing {api}: {msg}"
@@ -276,9 +361,11 @@ extern "C" fn on_exit() {
         }
         return;
     };
-    note_invisible_libraries(c.writer());
+    // A forked child that made no runtime call has nothing to finish.
+    let Some(w) = c.writer_opt() else { return };
+    note_invisible_libraries(w);
     DISABLED.store(true, Ordering::SeqCst);
-    match c.writer().finish() {
+    match w.finish() {
         Ok(s) => {
             let state = if s.complete {
                 "complete".to_string()
@@ -290,7 +377,7 @@ extern "C" fn on_exit() {
             };
             note(&format!(
                 "pid {}: recorded {} events, {} blobs ({} bytes), {} code objects into {}: {state}",
-                c.writer().pid(),
+                w.pid(),
                 s.events,
                 s.blobs,
                 s.blob_bytes,

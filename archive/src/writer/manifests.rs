@@ -1,0 +1,104 @@
+//! The writer's manifests: what the process manifest notes besides events (unreplayable
+//! APIs, capture failures, the runtime), writing it, and the process's entry in the root
+//! manifest.
+
+use std::fs::OpenOptions;
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::Path;
+use std::sync::atomic::Ordering;
+
+use super::ProcessWriter;
+use crate::manifest::{
+    self, CaptureFailure, ProcessEntry, RootManifest, RuntimeInfo, SettingsRecord, UnreplayableApi,
+    MANIFEST_FILE,
+};
+use crate::{ArchiveError, Limits, Result, FORMAT_VERSION};
+
+impl ProcessWriter {
+    /// Lists an API that replay cannot reproduce. Returns true the first time for `api`
+    /// (capture warns once).
+    pub fn note_unreplayable(&self, api: &str, reason: &str) -> bool {
+        let mut m = self.meta.lock();
+        if let Some(u) = m.unreplayable_apis.iter_mut().find(|u| u.api == api) {
+            u.count += 1;
+            return false;
+        }
+        m.unreplayable_apis.push(UnreplayableApi {
+            api: api.into(),
+            reason: reason.into(),
+            count: 1,
+        });
+        true
+    }
+
+    /// Records that the capture of one call failed (e.g. a payload it could not store whole).
+    pub fn note_capture_failure(&self, seq: u64, api: &str, reason: &str) {
+        let mut m = self.meta.lock();
+        if m.capture_failures.len() < 1000 {
+            m.capture_failures.push(CaptureFailure {
+                seq,
+                api: api.into(),
+                reason: reason.into(),
+            });
+        }
+    }
+
+    pub fn update_runtime(&self, f: impl FnOnce(&mut RuntimeInfo)) {
+        f(&mut self.meta.lock().runtime);
+    }
+
+    pub(super) fn write_process_manifest(&self, complete: bool) -> Result<()> {
+        let counts = self.store.counts();
+        let snapshot = {
+            let mut m = self.meta.lock();
+            m.complete = complete;
+            m.blob_count = counts.blobs;
+            m.blob_bytes = counts.blob_bytes;
+            m.blob_stored_bytes = counts.blob_stored_bytes;
+            m.blob_referenced_bytes = self.blob_referenced_bytes.load(Ordering::Relaxed);
+            m.code_object_count = counts.code_objects;
+            m.dropped_after_trailer = self.dropped_after_trailer.load(Ordering::Relaxed);
+            m.dropped_after_stop = self.dropped_after_stop.load(Ordering::Relaxed);
+            m.clone()
+        };
+        manifest::write_manifest(
+            &self.dir.join(MANIFEST_FILE),
+            &snapshot,
+            self.settings.fsync,
+        )
+    }
+}
+
+/// Adds a process to the root manifest, creating it if needed, under an exclusive flock
+/// on `root/.lock` so concurrent processes (a parent and its children) never lose entries.
+pub(super) fn register_process(
+    root: &Path,
+    settings: &SettingsRecord,
+    entry: ProcessEntry,
+) -> Result<()> {
+    let lock_path = root.join(".lock");
+    let lock_file = OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .custom_flags(libc::O_CLOEXEC)
+        .open(&lock_path)
+        .map_err(|e| ArchiveError::io(&lock_path, "open", e))?;
+    let _lock = nix::fcntl::Flock::lock(lock_file, nix::fcntl::FlockArg::LockExclusive)
+        .map_err(|(_, e)| ArchiveError::io(&lock_path, "lock", std::io::Error::from(e)))?;
+    let path = root.join(MANIFEST_FILE);
+    let mut m: RootManifest = if path.exists() {
+        manifest::read_manifest(&path, &Limits::default())?
+    } else {
+        RootManifest {
+            format_version: FORMAT_VERSION,
+            tool_version: crate::TOOL_VERSION.into(),
+            source_revision: crate::SOURCE_REVISION.into(),
+            settings: settings.clone(),
+            processes: Vec::new(),
+        }
+    };
+    m.processes.retain(|p| p.pid != entry.pid);
+    m.processes.push(entry);
+    manifest::write_manifest(&path, &m, true)
+}

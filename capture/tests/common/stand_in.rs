@@ -1,0 +1,80 @@
+//! Builds the stand-in runtime (tests/stand_in/runtime.c, soname libcuda.so.1) and one C
+//! program against it, in a scratch directory removed when dropped; runs the program
+//! under libhrr_capture.so. Shared by the fault and kill tests.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use crate::common::capture_so;
+
+/// A scratch directory with the stand-in runtime and one program built in it.
+pub struct StandIn {
+    dir: PathBuf,
+    pub exe: PathBuf,
+}
+
+impl StandIn {
+    /// Builds `tests/stand_in/<program>` into a fresh directory named after `tag`.
+    pub fn build(tag: &str, program: &str) -> StandIn {
+        let dir = std::env::temp_dir().join(format!("hrr-capture-{tag}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/stand_in");
+        let lib = dir.join("libcuda.so.1");
+        let exe = dir.join("program");
+        cc(&[
+            "-O1",
+            "-shared",
+            "-fPIC",
+            "-Wl,-soname,libcuda.so.1",
+            "-o",
+            &lib.to_string_lossy(),
+            &src.join("runtime.c").to_string_lossy(),
+        ]);
+        cc(&[
+            "-O1",
+            "-pthread",
+            "-o",
+            &exe.to_string_lossy(),
+            &src.join(program).to_string_lossy(),
+            &format!("-L{}", dir.display()),
+            "-l:libcuda.so.1",
+            &format!("-Wl,-rpath,{}", dir.display()),
+            "-ldl",
+        ]);
+        StandIn { dir, exe }
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.dir
+    }
+
+    /// The program with `args`, capture on into `output`.
+    pub fn command(&self, output: &Path, args: &[&str]) -> Command {
+        let mut c = Command::new(&self.exe);
+        c.args(args)
+            .env("HRR_CAPTURE_OUTPUT", output)
+            .env("LD_PRELOAD", capture_so())
+            .env_remove("HRR_CAPTURE_DISK_RESERVE")
+            .env_remove("HRR_CAPTURE_PINNED_SNAPSHOT_MAX")
+            .env_remove("HRR_CAPTURE_FLUSH_MS")
+            .env_remove("HRR_CAPTURE_FSYNC")
+            .env_remove("HRR_CAPTURE_COMPRESS");
+        c
+    }
+}
+
+impl Drop for StandIn {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+fn cc(args: &[&str]) {
+    let o = Command::new("cc").args(args).output().expect("cc");
+    assert!(
+        o.status.success(),
+        "cc {args:?}: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+}

@@ -1,0 +1,152 @@
+// Programs for capture's fault tests, against the stand-in runtime (runtime.c). The
+// first argument picks one:
+//   steady THREADS  THREADS threads (the main one included) launch a kernel forever;
+//                   after each launch returns, the thread writes {tid, count, time} (16
+//                   bytes, one write(2)) to stdout, so a killed run still reports what
+//                   it issued.
+//   first           one runtime call, then "called" on stdout, then sleeps.
+//   chdir DIR       changes to DIR, then copies to the device and exits.
+//   fork            registers a kernel, forks; parent and child each allocate, launch
+//                   it and copy the result back (cases/fork_child's shape).
+//   forkexec        one runtime call, then forks; the child execs this program "plain".
+//   plain           a few calls (malloc, copy, free).
+//   blobs N         N host-to-device copies of 64 KiB, each distinct (a blob each);
+//                   prints how many returned.
+#define _GNU_SOURCE
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+typedef struct { unsigned x, y, z; } dim3;
+int cudaGetDeviceCount(int*);
+int cudaMalloc(void**, size_t);
+int cudaFree(void*);
+int cudaMemcpy(void*, const void*, size_t, int);
+void** __cudaRegisterFatBinary(void*);
+void __cudaRegisterFatBinaryEnd(void**);
+void __cudaRegisterFunction(void**, const char*, char*, const char*, int, void*, void*, void*, void*, int*);
+int cudaLaunchKernel(const void*, dim3, dim3, void**, size_t, void*);
+
+enum { H2D = 1, D2H = 2 };
+static void stub(void) {}
+static unsigned long long fatbin[2 + 8] = {0x0010000100000000ull | 0xBA55ED50ull, 64, 7, 7, 7};
+static struct { int magic, version; const void* data; void* unused; } wrapper = {0x466243b1, 1, fatbin, 0};
+static void* dev;
+
+static void register_kernel(void) {
+    void** h = __cudaRegisterFatBinary(&wrapper);
+    __cudaRegisterFunction(h, (const char*)stub, "kernel", "kernel", -1, 0, 0, 0, 0, 0);
+    __cudaRegisterFatBinaryEnd(h);
+}
+
+static int launch(void) {
+    void* args[] = {&dev, &dev};
+    dim3 g = {1, 1, 1}, b = {32, 1, 1};
+    return cudaLaunchKernel((const void*)stub, g, b, args, 0, 0);
+}
+
+static uint64_t now_ns(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
+}
+
+static void* steady(void* unused) {
+    (void)unused;
+    uint32_t tid = (uint32_t)syscall(SYS_gettid);
+    for (uint32_t n = 1;; ++n) {
+        launch();
+        struct { uint32_t tid, count; uint64_t t; } r = {tid, n, now_ns()};
+        if (write(1, &r, sizeof r) != sizeof r) _exit(3);
+    }
+    return 0;
+}
+
+static int plain(void) {
+    char host[256], back[256];
+    for (int i = 0; i < 256; ++i) host[i] = (char)i;
+    void* d = 0;
+    int rc = cudaMalloc(&d, sizeof host);
+    rc |= cudaMemcpy(d, host, sizeof host, H2D);
+    rc |= cudaMemcpy(back, d, sizeof back, D2H);
+    rc |= cudaFree(d);
+    return rc != 0 || memcmp(host, back, sizeof host) != 0;
+}
+
+static int child_then_parent_launch(void) {
+    register_kernel();
+    pid_t child = fork();
+    if (child < 0) return 2;
+    int rc = cudaMalloc(&dev, 64);
+    rc |= launch();
+    char back[64];
+    rc |= cudaMemcpy(back, dev, sizeof back, D2H);
+    rc |= cudaFree(dev);
+    if (child == 0) exit(rc != 0);
+    int status = 0;
+    if (waitpid(child, &status, 0) != child || !WIFEXITED(status) || WEXITSTATUS(status) != 0) return 4;
+    return rc != 0;
+}
+
+int main(int argc, char** argv) {
+    const char* mode = argc > 1 ? argv[1] : "";
+    if (!strcmp(mode, "steady")) {
+        int threads = argc > 2 ? atoi(argv[2]) : 4;
+        register_kernel();
+        cudaMalloc(&dev, 64);
+        for (int i = 1; i < threads; ++i) {
+            pthread_t t;
+            pthread_create(&t, 0, steady, 0);
+        }
+        steady(0);
+    } else if (!strcmp(mode, "first")) {
+        int n = 0;
+        cudaGetDeviceCount(&n);
+        printf("called\n");
+        fflush(stdout);
+        for (;;) pause();
+    } else if (!strcmp(mode, "chdir") && argc > 2) {
+        if (chdir(argv[2]) != 0) return 2;
+        return plain();
+    } else if (!strcmp(mode, "plain")) {
+        return plain();
+    } else if (!strcmp(mode, "fork")) {
+        return child_then_parent_launch();
+    } else if (!strcmp(mode, "forkexec")) {
+        int n = 0;
+        cudaGetDeviceCount(&n);
+        fflush(stdout);
+        pid_t child = fork();
+        if (child < 0) return 2;
+        if (child == 0) {
+            execl("/proc/self/exe", argv[0], "plain", (char*)0);
+            _exit(5);
+        }
+        int status = 0;
+        if (waitpid(child, &status, 0) != child || !WIFEXITED(status)) return 4;
+        printf("child=%d status=%d\n", (int)child, WEXITSTATUS(status));
+        return WEXITSTATUS(status);
+    } else if (!strcmp(mode, "blobs") && argc > 2) {
+        long n = atol(argv[2]);
+        enum { SIZE = 64 << 10 };
+        static uint64_t host[SIZE / 8];
+        void* d = 0;
+        if (cudaMalloc(&d, SIZE) != 0) return 2;
+        long done = 0;
+        for (long i = 0; i < n; ++i) {
+            for (size_t w = 0; w < SIZE / 8; ++w) host[w] = (uint64_t)i * 0x9E3779B97F4A7C15ull + w;
+            if (cudaMemcpy(d, host, SIZE, H2D) == 0) ++done;
+        }
+        cudaFree(d);
+        printf("copies=%ld\n", done);
+        return 0;
+    }
+    fprintf(stderr, "usage: faults steady THREADS | first | chdir DIR | plain | fork | forkexec | blobs N\n");
+    return 2;
+}
