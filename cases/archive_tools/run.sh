@@ -1,8 +1,9 @@
 #!/bin/sh
 # archive_tools: hrr-replay's GPU-free commands against a committed archive (written by
 # `cargo run -p hrr-archive --example sample_archive`): --version, --info as JSON, --events,
-# a torn event log reported as truncated and repaired to complete, and a damaged archive
-# refused with exit 2. Needs no GPU; the harness runs it on every family.
+# a torn event log reported as truncated, repaired (every whole record kept, the original
+# kept beside it, still incomplete since its end was lost), and a damaged archive refused
+# with exit 2. Needs no GPU; the harness runs it on every family.
 set -u
 cd "$(dirname "$0")"
 replay=${HRR_REPLAY:?set by hrr-harness}
@@ -24,10 +25,14 @@ size=$(wc -c < "$log")
 truncate -s $((size - 40)) "$log"
 "$replay" --info --json "$out/torn" > "$out/torn.json"
 grep -q '"status": "truncated"' "$out/torn.json" || fail "a torn log is not reported truncated"
-"$replay" --repair "$out/torn" || fail "--repair exited $?"
+"$replay" --repair "$out/torn" > "$out/repair.txt" || fail "--repair exited $?"
+grep -q "kept 4 events, dropped 12 torn bytes at the end; still incomplete" "$out/repair.txt" \
+    || fail "--repair does not say what it kept and lost: $(cat "$out/repair.txt")"
+[ -f "$(dirname "$log")/events.bin.before-repair" ] || fail "--repair did not keep the original log"
 "$replay" --info --json "$out/torn" > "$out/repaired.json"
-grep -q '"complete": true' "$out/repaired.json" || fail "the repaired archive is not complete"
+grep -q '"complete": false' "$out/repaired.json" || fail "a repaired archive that lost its end is called complete"
 grep -q '"repaired": true' "$out/repaired.json" || fail "the repaired archive is not marked repaired"
+[ "$("$replay" --events "$out/torn" | wc -l)" -eq 4 ] || fail "the repaired archive does not list its 4 events"
 
 # Damage: a wrong format version must be refused with exit 2, naming both versions.
 cp -r fixture "$out/bad"

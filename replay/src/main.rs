@@ -181,7 +181,10 @@ fn run(mut cli: Cli) -> ReplayExit {
     if cli.repair {
         return match hrr_archive::repair::repair(&path, limits) {
             Ok(fixed) if fixed.is_empty() => {
-                println!("{}: already complete, nothing to repair", path.display());
+                println!(
+                    "{}: nothing to repair (every process is complete, or was repaired and is intact since)",
+                    path.display()
+                );
                 ReplayExit::Pass
             }
             Ok(fixed) => {
