@@ -59,6 +59,10 @@ pub struct Built {
     pub toolchain: String,
     /// Targets of the family no compiler here builds, with the reason.
     pub unsupported_targets: Vec<(String, String)>,
+    /// Why no compiler here builds any of the family's targets (the compiler is missing:
+    /// the message names the package; or it knows none of the targets). `None` when at
+    /// least one target builds or compiles, or the request had no GPU case.
+    pub no_compiler: Option<String>,
     pub cases: BTreeMap<String, CaseBuild>,
 }
 
@@ -354,11 +358,13 @@ pub fn build(req: &BuildRequest) -> Result<Built, HarnessError> {
     }
     let mut toolchain_desc = String::new();
     let mut unsupported_targets = Vec::new();
+    let mut no_compiler = None;
     if !gpu_cases.is_empty() {
         match toolchain::plan(req.family, &req.build_root.join("toolchain")) {
             Err(e) => {
                 let hint = e.to_string();
                 toolchain_desc = hint.clone();
+                no_compiler = Some(hint.clone());
                 for c in &gpu_cases {
                     cases.insert(
                         c.name.clone(),
@@ -393,6 +399,10 @@ pub fn build(req: &BuildRequest) -> Result<Built, HarnessError> {
                         .map(|(_, r)| r.as_str())
                         .collect::<Vec<_>>()
                         .join("; ");
+                    no_compiler = Some(format!(
+                        "no compiler here builds {}: {reason}",
+                        req.family.targets.join(", ")
+                    ));
                     for c in &gpu_cases {
                         cases.insert(
                             c.name.clone(),
@@ -464,6 +474,7 @@ pub fn build(req: &BuildRequest) -> Result<Built, HarnessError> {
         replay,
         toolchain: toolchain_desc,
         unsupported_targets,
+        no_compiler,
         cases,
     };
     if let Ok(j) = serde_json::to_vec_pretty(&built) {

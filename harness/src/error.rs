@@ -12,9 +12,13 @@ pub enum HarnessError {
     /// The matrix file has problems (each with file, line, column).
     #[error("{0}")]
     Matrix(hrr_matrix::load::MatrixErrors),
-    /// A build or I/O step failed.
+    /// A build or I/O step failed (infrastructure, exit 7).
     #[error("{0}")]
     Failed(String),
+    /// The family's GPUs or compilers are missing here; the text names what is missing
+    /// (device nodes, what nvidia-smi or the KFD shows, the compiler and its package).
+    #[error("{0}")]
+    Missing(String),
     #[error("interrupted")]
     Interrupted,
 }
@@ -26,10 +30,13 @@ impl HarnessError {
     pub fn failed(s: impl Into<String>) -> Self {
         HarnessError::Failed(s.into())
     }
+    pub fn missing(s: impl Into<String>) -> Self {
+        HarnessError::Missing(s.into())
+    }
     pub fn exit(&self) -> Exit {
         match self {
             HarnessError::Usage(_) | HarnessError::Matrix(_) => Exit::Usage,
-            HarnessError::Failed(_) => Exit::Unexpected,
+            HarnessError::Failed(_) | HarnessError::Missing(_) => Exit::Infrastructure,
             HarnessError::Interrupted => Exit::Interrupted,
         }
     }

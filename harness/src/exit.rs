@@ -8,11 +8,11 @@ use std::fmt::Write as _;
 pub enum Exit {
     /// Every case (or control) as the matrix expects.
     Ok,
-    /// `run`, `report merge`: a case did something the matrix does not expect; `build`: a
-    /// case failed to compile; `workflows check`: the workflows are out of date; any
-    /// command: a build or file step failed.
+    /// `run`, `report merge`: a case did something the matrix does not expect (a merge
+    /// also: an expected family or shard sent no results); `build`, `run --compile-only`:
+    /// a case or target failed to compile; `workflows check`: the workflows are out of date.
     Unexpected,
-    /// Bad usage, a bad matrix, or a machine that does not match the family.
+    /// Bad usage, a bad matrix, or a machine whose GPUs belong to another family.
     Usage,
     /// `control`: a guard case still passed without its fix.
     Missed,
@@ -23,6 +23,9 @@ pub enum Exit {
     Unviable,
     /// `control`: a guard case ran past its limit without the fix.
     Timeout,
+    /// The infrastructure, not a case: the family's GPUs or compilers are missing here, or
+    /// building the tools or a file step failed. No case result can be trusted.
+    Infrastructure,
     /// Interrupted (Ctrl-C / SIGTERM); partial results were written.
     Interrupted,
 }
@@ -37,6 +40,7 @@ impl Exit {
             Exit::BaselineFailed => 4,
             Exit::Unviable => 5,
             Exit::Timeout => 6,
+            Exit::Infrastructure => 7,
             Exit::Interrupted => 130,
         }
     }
@@ -57,15 +61,22 @@ pub const CONTROL_PRECEDENCE: [Exit; 4] = [
 ];
 
 /// The codes every command but `control` ends with, as `--help` explains them.
-const GENERAL: [(Exit, &str); 4] = [
-    (Exit::Ok, "every case (or control) as the matrix expects"),
+const GENERAL: [(Exit, &str); 5] = [
+    (
+        Exit::Ok,
+        "every case as the matrix expects (run --compile-only: every case compiled, none run on a GPU)",
+    ),
     (
         Exit::Unexpected,
-        "run, report merge: a case failed, crashed, timed out or passed unexpectedly; build: a case failed to compile; workflows check: the workflows are out of date; any command: a build or file step failed",
+        "run, report merge: a case failed, crashed, timed out or passed unexpectedly, or (merge) an expected family/shard sent no results; build, run --compile-only: a case or target failed to compile; workflows check: the workflows are out of date",
     ),
     (
         Exit::Usage,
-        "bad usage, an invalid matrix, or a machine whose GPUs do not match the family",
+        "bad usage, an invalid matrix, or a machine whose GPUs belong to another family",
+    ),
+    (
+        Exit::Infrastructure,
+        "infrastructure: the family's GPUs or compilers are missing here (named), or building the tools or a file step failed",
     ),
     (Exit::Interrupted, "interrupted (partial results are written)"),
 ];
@@ -75,10 +86,6 @@ const CONTROL: [(Exit, &str); 8] = [
     (
         Exit::Ok,
         "every control caught (each guard case failed without its fix)",
-    ),
-    (
-        Exit::Unexpected,
-        "the unmodified tree did not build, or a report could not be written",
     ),
     (
         Exit::Usage,
@@ -97,6 +104,10 @@ const CONTROL: [(Exit, &str); 8] = [
         "a control was unviable (the fix could not be removed, or the tree did not build) or errored",
     ),
     (Exit::Timeout, "a guard case timed out without the fix"),
+    (
+        Exit::Infrastructure,
+        "the unmodified tree did not build, or a report could not be written",
+    ),
     (
         Exit::Interrupted,
         "interrupted (worktrees removed, outcomes so far written)",
@@ -145,7 +156,7 @@ pub fn control_help() -> String {
 mod tests {
     use super::*;
 
-    const ALL: [Exit; 8] = [
+    const ALL: [Exit; 9] = [
         Exit::Ok,
         Exit::Unexpected,
         Exit::Usage,
@@ -153,13 +164,14 @@ mod tests {
         Exit::BaselineFailed,
         Exit::Unviable,
         Exit::Timeout,
+        Exit::Infrastructure,
         Exit::Interrupted,
     ];
 
     #[test]
     fn codes_are_distinct_and_the_documented_numbers() {
         let numbers: Vec<u8> = ALL.iter().map(|e| e.code()).collect();
-        assert_eq!(numbers, [0, 1, 2, 3, 4, 5, 6, 130]);
+        assert_eq!(numbers, [0, 1, 2, 3, 4, 5, 6, 7, 130]);
     }
 
     #[test]
@@ -167,14 +179,21 @@ mod tests {
         let control = control_help();
         for e in ALL {
             let line = format!("\n  {:<4} ", e.code());
-            assert_eq!(control.matches(&line).count(), 1, "{e:?} in {control}");
+            let want = usize::from(e != Exit::Unexpected);
+            assert_eq!(control.matches(&line).count(), want, "{e:?} in {control}");
         }
         assert!(
             control.ends_with("this order wins: 4, 3, 6, 5."),
             "{control}"
         );
         let general = general_help();
-        for e in [Exit::Ok, Exit::Unexpected, Exit::Usage, Exit::Interrupted] {
+        for e in [
+            Exit::Ok,
+            Exit::Unexpected,
+            Exit::Usage,
+            Exit::Infrastructure,
+            Exit::Interrupted,
+        ] {
             let line = format!("\n  {:<4} ", e.code());
             assert_eq!(general.matches(&line).count(), 1, "{e:?} in {general}");
         }

@@ -21,7 +21,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::LazyLock;
 
-use clap::{Args, Parser, Subcommand};
+use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use crate::exit::Exit;
 
@@ -59,7 +59,9 @@ enum Cmd {
     /// Build capture, replay and the family's cases.
     Build(BuildArgs),
     /// Build, then run the family's cases: captured, replayed, checked (a case is also run
-    /// natively when its captured run fails, to tell a broken program from capture).
+    /// natively when its captured run fails, to tell a broken program from capture). With
+    /// no GPU of the family here it stops (exit 7) and says what is missing; --compile-only
+    /// compiles every case instead and runs none on a GPU.
     Run(RunArgs),
     /// Combine reports.
     #[command(subcommand)]
@@ -154,15 +156,48 @@ pub struct RunArgs {
     #[command(flatten)]
     pub opts: BuildOpts,
     /// Parallel workers; worker i runs its cases on GPU i modulo the family's GPUs here
-    /// (default: one worker per GPU of the family).
+    /// (default: one worker per GPU of the family this process may use: a runner's
+    /// CUDA_VISIBLE_DEVICES, ROCR_VISIBLE_DEVICES or HIP_VISIBLE_DEVICES is honoured).
     #[arg(long)]
     pub jobs: Option<usize>,
     /// Run shard K of N (1-based): a deterministic share, the same on every runner.
     #[arg(long)]
     pub shard: Option<String>,
+    /// Deal the shards by earlier durations (a results.json, or the durations.json
+    /// `report merge` writes): longest first onto the least-loaded shard.
+    #[arg(long, value_name = "FILE")]
+    pub durations: Option<PathBuf>,
     /// Only cases whose name matches this glob (repeatable).
     #[arg(long = "case")]
     pub cases: Vec<String>,
+    /// Only cases with a tag matching this glob (repeatable: any of them).
+    #[arg(long = "tag", value_name = "TAG")]
+    pub tags: Vec<String>,
+    /// Leave out cases with a tag matching this glob (repeatable).
+    #[arg(long = "exclude-tag", value_name = "TAG")]
+    pub exclude_tags: Vec<String>,
+    /// Only the cases an earlier results.json reports as unexpected for this family
+    /// (fail, crash, timeout, unexpected-pass, not-run).
+    #[arg(long, value_name = "RESULTS")]
+    pub rerun_failed: Option<PathBuf>,
+    /// Compile every GPU case for the family's targets and run none of them (no GPU
+    /// needed; host cases still run): GPU cases report `compiled-not-run`, never `pass`.
+    #[arg(long)]
+    pub compile_only: bool,
+    /// Print what would run, be skipped or be expected to fail, per shard, and why;
+    /// build and run nothing.
+    #[arg(long)]
+    pub list: bool,
+    /// With --list: JSON, one object per case.
+    #[arg(long, requires = "list")]
+    pub json: bool,
+    /// Re-runs of a case whose outcome is unexpected; it stops at the first expected one
+    /// (a pass next to a failure is a flake).
+    #[arg(long, default_value_t = 1, value_name = "N")]
+    pub retries: u32,
+    /// A flake (passed on one attempt, failed on another) fails the run.
+    #[arg(long)]
+    pub flake_fails: bool,
     /// Results directory (default: target/hrr-results/FAMILY[-shard-K-of-N]).
     #[arg(long)]
     pub output: Option<PathBuf>,
@@ -174,16 +209,42 @@ pub struct RunArgs {
     pub no_progress: bool,
 }
 
+/// Where a merge learns which families and shards must have reported.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum ExpectFrom {
+    /// Every family of the matrix (or --families), each with its `shards`.
+    Matrix,
+}
+
+/// `report merge`'s completeness check: a missing family or shard is named, its cases are
+/// reported `not-run`, and the merge exits 1.
+#[derive(Args, Clone, Debug, Default)]
+pub struct ExpectArgs {
+    /// Which families x shards must have reported: `matrix` (each family's `shards`).
+    #[arg(long, value_enum)]
+    pub expect: Option<ExpectFrom>,
+    /// With --expect matrix: only these families (a workflow_dispatch subset).
+    #[arg(long, value_delimiter = ',', requires = "expect")]
+    pub families: Vec<String>,
+    /// The expected shards from FILE, one `FAMILY K/N` per line (written by a workflow).
+    #[arg(long, value_name = "FILE", conflicts_with = "expect")]
+    pub expect_list: Option<PathBuf>,
+}
+
 #[derive(Subcommand)]
 pub enum ReportCmd {
-    /// Merge the results.json under each DIR into one JUnit, results.json and Markdown table.
+    /// Merge the results.json under each DIR into one JUnit, results.json, Markdown table
+    /// and durations.json (case -> seconds, for the next run's --durations).
     Merge {
         #[arg(required = true)]
         dirs: Vec<PathBuf>,
         #[arg(long, default_value = "hrr-merged")]
         output: PathBuf,
+        #[command(flatten)]
+        expect: ExpectArgs,
     },
 }
+
 
 #[derive(Subcommand)]
 pub enum WorkflowsCmd {
@@ -212,7 +273,11 @@ fn main() -> ExitCode {
         Cmd::Matrix(m) => commands::matrix(cli.matrix.as_deref(), m),
         Cmd::Build(b) => commands::build(cli.matrix.as_deref(), &b.opts),
         Cmd::Run(r) => commands::run(cli.matrix.as_deref(), r),
-        Cmd::Report(ReportCmd::Merge { dirs, output }) => commands::merge(dirs, output),
+        Cmd::Report(ReportCmd::Merge {
+            dirs,
+            output,
+            expect,
+        }) => commands::merge_with(cli.matrix.as_deref(), dirs, output, expect),
         Cmd::Workflows(w) => commands::workflows(cli.matrix.as_deref(), w),
         Cmd::Control(c) => commands::control(cli.matrix.as_deref(), c),
     };

@@ -1,7 +1,8 @@
 //! Compile checks of every case with the toolchains this machine has (CI installs hipcc
 //! from Debian and nvcc from pip): `hrr-harness build --family F` must build every GPU case
 //! for each target its compiler knows, and say why for the targets no compiler here knows.
-//! A family whose compiler is missing is skipped with the reason printed.
+//! A family whose compiler is missing is skipped with the reason printed; `build` of a
+//! family no compiler here builds exits 7.
 
 use std::path::Path;
 use std::process::Command;
@@ -139,9 +140,11 @@ fn cases_compile_for_amd_families_hipcc_knows() {
             "SKIPPED: gfx120x compile checks need clang++-19 (apt install clang-19; .ci/run does)"
         );
     }
-    // Nothing here knows gfx950: the build says so for that target, per case.
+    // Nothing here knows gfx950: the build says so for that target, per case, and ends
+    // with the infrastructure code (no compiler here builds the family).
     let (code, out) = build("gfx950", &t.path().join("b"), &tools);
-    assert_eq!(code, 0, "{out}");
+    assert_eq!(code, 7, "{out}");
+    assert!(out.contains("no GPU case was compiled"), "{out}");
     assert!(
         out.contains("target gfx950 not built") && out.contains("cannot build gfx950"),
         "{out}"

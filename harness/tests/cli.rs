@@ -1,5 +1,6 @@
 //! The command line's own promises: `--version` names the archive format and the replay
-//! result schema from their constants, `--help` lists the exit codes, bad usage exits 2.
+//! result schema from their constants, `--help` lists the exit codes (7: infrastructure),
+//! bad usage exits 2.
 
 use std::process::{Command, Output};
 
@@ -33,14 +34,15 @@ fn help_lists_the_exit_codes() {
     let o = harness(&["--help"]);
     assert_eq!(o.status.code(), Some(0));
     let s = stdout(&o);
-    for code in ["0", "1", "2", "130"] {
+    for code in ["0", "1", "2", "7", "130"] {
         assert!(s.contains(&format!("\n  {code:<4} ")), "exit {code}: {s}");
     }
     assert!(s.contains("has its own codes 3, 4, 5, 6."), "{s}");
+    assert!(s.contains("GPUs or compilers are missing"), "{s}");
     let o = harness(&["control", "--help"]);
     assert_eq!(o.status.code(), Some(0));
     let s = stdout(&o);
-    for code in ["0", "1", "2", "3", "4", "5", "6", "130"] {
+    for code in ["0", "2", "3", "4", "5", "6", "7", "130"] {
         assert!(s.contains(&format!("\n  {code:<4} ")), "exit {code}: {s}");
     }
     assert!(

@@ -236,8 +236,9 @@ fn no_worktrees_left(root: &Path) {
 }
 
 #[test]
-fn run_without_a_gpu_skips_gpu_cases_and_runs_host_cases() {
+fn run_without_a_gpu_is_an_infrastructure_error_and_compile_only_runs_host_cases() {
     let (_t, root) = make_repo();
+    // No GPU of the family: no case runs, exit 7, what is missing named.
     let o = harness(
         &root,
         &[
@@ -250,7 +251,27 @@ fn run_without_a_gpu_skips_gpu_cases_and_runs_host_cases() {
         ],
     );
     let s = text(&o);
-    assert_eq!(o.status.code(), Some(0), "{s}");
+    assert_eq!(o.status.code(), Some(7), "{s}");
+    assert!(
+        s.contains("no GPU of family sm90 (sm_90) visible here") && s.contains("--compile-only"),
+        "{s}"
+    );
+    assert!(!root.join("out/results.json").exists());
+    // Compile-only without the compiler: host cases run, the GPU case is not-run, exit 7.
+    let o = harness(
+        &root,
+        &[
+            "run",
+            "--family",
+            "sm90",
+            "--compile-only",
+            "--output",
+            "out",
+            "--no-progress",
+        ],
+    );
+    let s = text(&o);
+    assert_eq!(o.status.code(), Some(7), "{s}");
     let r: serde_json::Value =
         serde_json::from_slice(&std::fs::read(root.join("out/results.json")).unwrap()).unwrap();
     let status = |c: &str| {
@@ -267,8 +288,9 @@ fn run_without_a_gpu_skips_gpu_cases_and_runs_host_cases() {
     assert_eq!(status("adds"), "pass");
     assert_eq!(status("hello"), "pass");
     assert_eq!(status("broken"), "expected-fail");
-    assert_eq!(status("gpu_case"), "skip");
+    assert_eq!(status("gpu_case"), "not-run");
     assert!(s.contains("nvcc not found"), "{s}");
+    assert!(s.contains("GPU case(s) were not compiled"), "{s}");
     assert_eq!(status("loops"), "pass");
     let junit = std::fs::read_to_string(root.join("out/junit.xml")).unwrap();
     assert!(junit.contains("<testsuite name=\"hrr-sm90\""));

@@ -4,6 +4,7 @@
 use std::collections::BTreeMap;
 use std::fmt::Write;
 
+use crate::merge::ExpectedShard;
 use crate::result::{CaseResult, RunReport, Totals};
 use crate::status::Status;
 
@@ -182,5 +183,20 @@ pub fn merged_summary(r: &RunReport) -> String {
     ));
     push_rows(&mut out, &rows, 200);
     out.push_str("\n_other: flakes (passed on a re-run) and compiled-not-run (compile-only: built, no GPU used). fail includes not-run (a shard that sent no results). skip includes expected failures._\n");
+    out
+}
+
+/// The lines a merge adds when expected shards sent no results (empty when none did).
+pub fn missing_shards(missing: &[ExpectedShard]) -> String {
+    if missing.is_empty() {
+        return String::new();
+    }
+    let mut out = format!(
+        "\n**Missing: {} expected shard(s) sent no results**; their cases are counted as not-run:\n\n",
+        missing.len()
+    );
+    for s in missing {
+        let _ = writeln!(out, "- {} shard {}", cell(&s.family), s.label());
+    }
     out
 }

@@ -1,26 +1,30 @@
 //! The subcommands: each resolves its inputs (tree, matrix, family, GPUs), calls the
 //! module that does the work and turns the outcome into an exit code. The modules' typed
-//! errors get their context (the flag, the file) and their exit code here. `control`, the
-//! longest, has its own file.
+//! errors get their context (the flag, the file) and their exit code here. `matrix`,
+//! `build` and `workflows` are here with the shared helpers; `run` (`run.rs`), `report
+//! merge` (`merge.rs`), `report fetch` (`fetch.rs`) and `control` (`control.rs`) have
+//! files of their own.
 
 mod control;
+mod merge;
+mod run;
 
 use std::path::{Path, PathBuf};
-use std::time::{Instant, SystemTime, UNIX_EPOCH};
+use std::time::{SystemTime, UNIX_EPOCH};
 
-use hrr_matrix::{resolve_family, shard, Disposition, Expectation, Family, Matrix, Shard};
-use hrr_reports::{RunReport, Totals};
+use hrr_matrix::{resolve_family, Disposition, Expectation, Family, Matrix};
 
 use crate::builder::{self, BuildRequest, Built, CaseBuild};
 use crate::error::HarnessError;
 use crate::exit::Exit;
 use crate::gpu::{self, Detection};
-use crate::output::{self, Progress};
 use crate::repo::SourceTree;
-use crate::runner::{self, RunContext};
-use crate::{BuildOpts, MatrixCmd, RunArgs, WorkflowsCmd};
+use crate::{BuildOpts, MatrixCmd, WorkflowsCmd};
 
 pub use control::control;
+// `report merge`; both names stay (report fetch was written against each in turn).
+pub use merge::{merge_with, merge_with as merge};
+pub use run::run;
 
 type Res = Result<Exit, HarnessError>;
 
@@ -157,8 +161,25 @@ fn absolute(p: &Path) -> PathBuf {
 /// `--family auto`: the family of this machine's GPUs; with no GPU, the first family whose
 /// compiler is installed here (so its cases are at least compile-checked), else the first.
 fn pick_family<'m>(m: &'m Matrix, name: &str, d: &Detection) -> Result<&'m Family, HarnessError> {
+    pick_family_for(m, name, d, true)
+}
+
+/// `pick_family`; without `allow_no_gpu` (a run that must run cases on GPUs), `auto` on a
+/// machine with no GPU is an infrastructure error naming what was looked at.
+fn pick_family_for<'m>(
+    m: &'m Matrix,
+    name: &str,
+    d: &Detection,
+    allow_no_gpu: bool,
+) -> Result<&'m Family, HarnessError> {
     if name != "auto" {
         return family(m, name);
+    }
+    if d.gpus.is_empty() && !allow_no_gpu {
+        return Err(HarnessError::missing(format!(
+            "--family auto: {}. No case ran: a run without a GPU is not a pass. To compile the cases without a GPU: hrr-harness run --family auto --compile-only",
+            d.none_reason()
+        )));
     }
     match gpu::auto_family(m, d).map_err(|e| HarnessError::usage(format!("--family auto: {e}")))? {
         Some(f) => {
@@ -233,10 +254,13 @@ pub fn build(matrix: Option<&Path>, opts: &BuildOpts) -> Res {
     println!("  capture  {}", built.capture.display());
     println!("  replay   {}", built.replay.display());
     println!("  compiler {}", built.toolchain);
+    let mut failed = 0;
+    // A target no compiler here builds is a compile failure; the matrix marks targets the
+    // project does not support with skip rules instead.
     for (t, why) in &built.unsupported_targets {
+        failed += 1;
         println!("  target {t} not built: {why}");
     }
-    let mut failed = 0;
     for (name, b) in &built.cases {
         let line = match b {
             CaseBuild::Built {
@@ -267,6 +291,12 @@ pub fn build(matrix: Option<&Path>, opts: &BuildOpts) -> Res {
             }
         };
         println!("  {name:<24} {line}");
+    }
+    if let Some(why) = &built.no_compiler {
+        return Err(HarnessError::missing(format!(
+            "family {}: no GPU case was compiled: {why}",
+            f.name
+        )));
     }
     Ok(if failed > 0 {
         Exit::Unexpected
@@ -309,169 +339,6 @@ fn hostname() -> String {
     std::fs::read_to_string("/proc/sys/kernel/hostname")
         .map(|s| s.trim().to_string())
         .unwrap_or_default()
-}
-
-/// Clears what a previous run left in the output directory (only files the harness writes).
-fn prepare_output(dir: &Path) -> Result<(), HarnessError> {
-    std::fs::create_dir_all(dir)
-        .map_err(|e| HarnessError::usage(format!("--output {}: {e}", dir.display())))?;
-    for f in ["results.json", "results.jsonl", "junit.xml", "summary.md"] {
-        let _ = std::fs::remove_file(dir.join(f));
-    }
-    let _ = std::fs::remove_dir_all(dir.join("cases"));
-    Ok(())
-}
-
-pub fn run(matrix: Option<&Path>, args: &RunArgs) -> Res {
-    let tree = SourceTree::locate(matrix)?;
-    let m = tree.load_matrix()?;
-    let d = gpu::detect();
-    let f = pick_family(&m, &args.opts.family, &d)?;
-    let sh = match &args.shard {
-        Some(s) => Shard::parse(s).map_err(|e| HarnessError::usage(e.to_string()))?,
-        None => Shard::ALL,
-    };
-    if args.jobs == Some(0) {
-        return Err(HarnessError::usage("--jobs 0: need at least one job"));
-    }
-    let mine = family_gpus(&d, f)?;
-    let mut cases = resolve_family(&m, f);
-    if !args.cases.is_empty() {
-        cases.retain(|rc| {
-            args.cases
-                .iter()
-                .any(|p| hrr_matrix::glob::matches(p, &rc.case.name))
-        });
-        if cases.is_empty() {
-            return Err(HarnessError::usage(format!(
-                "--case {}: matches no case",
-                args.cases.join(" ")
-            )));
-        }
-    }
-    let cases = shard(cases, sh);
-    let output = absolute(&args.output.clone().unwrap_or_else(|| {
-        let name = if sh == Shard::ALL {
-            f.name.clone()
-        } else {
-            format!("{}-shard-{}-of-{}", f.name, sh.index, sh.count)
-        };
-        tree.root.join("target/hrr-results").join(name)
-    }));
-    prepare_output(&output)?;
-    let started = Instant::now();
-    let started_unix = now_unix();
-    let to_build: Vec<String> = cases
-        .iter()
-        .filter(|c| c.disposition == Disposition::Run)
-        .map(|c| c.case.name.clone())
-        .collect();
-    let built = do_build(&tree, &m, f, &args.opts, Some(to_build))?;
-    let jobs = args.jobs.unwrap_or(mine.len().max(1));
-    let gpus_desc: Vec<String> = if mine.is_empty() {
-        vec![d.none_reason()]
-    } else {
-        mine.iter().map(|g| g.to_string()).collect()
-    };
-    eprintln!(
-        "hrr-harness: family {} shard {sh}: {} case(s), {jobs} job(s), GPUs: {}; results in {}",
-        f.name,
-        cases.len(),
-        gpus_desc.join("; "),
-        output.display()
-    );
-    let ctx = RunContext {
-        family: f,
-        built: &built,
-        gpus: mine,
-        no_gpu_reason: d.none_reason(),
-        output: output.clone(),
-        keep_archives: args.keep_archives,
-        shard: sh.to_string(),
-    };
-    let jsonl = output.join("results.jsonl");
-    let progress = std::cell::RefCell::new(Progress::new(cases.len(), !args.no_progress));
-    let mut results = runner::run_all(
-        &ctx,
-        &cases,
-        jobs,
-        |name| progress.borrow_mut().started(name),
-        |r| {
-            progress.borrow_mut().finished(r);
-            output::append_jsonl(&jsonl, r);
-        },
-    );
-    progress.borrow().finish();
-    results.sort_by(|a, b| a.case.cmp(&b.case));
-    let report = RunReport {
-        tool_version: env!("CARGO_PKG_VERSION").into(),
-        source_revision: built.revision.clone(),
-        families: vec![f.name.clone()],
-        shard: sh.to_string(),
-        gpus: gpus_desc,
-        hostname: hostname(),
-        started_unix,
-        duration_s: started.elapsed().as_secs_f64(),
-        totals: Totals::of(&results),
-        cases: results,
-    };
-    output::write_reports(&output, &report, false).map_err(|e| {
-        HarnessError::failed(format!("writing reports to {}: {e}", output.display()))
-    })?;
-    let t = &report.totals;
-    println!(
-        "{}: {} | junit {} | results {}",
-        if t.unexpected == 0 { "PASS" } else { "FAIL" },
-        hrr_reports::Status::ALL
-            .iter()
-            .filter(|s| t.count(**s) > 0)
-            .map(|s| format!("{} {s}", t.count(*s)))
-            .collect::<Vec<_>>()
-            .join(", "),
-        output.join("junit.xml").display(),
-        output.join("results.json").display()
-    );
-    if crate::process::interrupted() {
-        return Err(HarnessError::Interrupted);
-    }
-    Ok(if t.unexpected == 0 {
-        Exit::Ok
-    } else {
-        Exit::Unexpected
-    })
-}
-
-pub fn merge(dirs: &[PathBuf], output: &Path) -> Res {
-    let files =
-        hrr_reports::merge::find_results(dirs).map_err(|e| HarnessError::usage(e.to_string()))?;
-    let mut reports = Vec::new();
-    for f in &files {
-        reports.push(RunReport::read_json(f).map_err(|e| HarnessError::usage(e.to_string()))?);
-    }
-    let merged =
-        hrr_reports::merge::merge(&reports).map_err(|e| HarnessError::usage(e.to_string()))?;
-    std::fs::create_dir_all(output)
-        .map_err(|e| HarnessError::usage(format!("--output {}: {e}", output.display())))?;
-    // JUnit keeps one suite per family and shard, from the original reports.
-    hrr_reports::result::write_atomic(
-        &output.join("junit.xml"),
-        hrr_reports::junit::render(&reports.iter().collect::<Vec<_>>()).as_bytes(),
-    )
-    .map_err(|e| HarnessError::failed(e.to_string()))?;
-    merged
-        .write_json(&output.join("results.json"))
-        .map_err(|e| HarnessError::failed(e.to_string()))?;
-    let md = hrr_reports::markdown::merged_summary(&merged);
-    hrr_reports::result::write_atomic(&output.join("summary.md"), md.as_bytes())
-        .map_err(|e| HarnessError::failed(e.to_string()))?;
-    output::append_step_summary(&md);
-    print!("{md}");
-    println!("merged {} report(s) into {}", files.len(), output.display());
-    Ok(if merged.totals.unexpected == 0 {
-        Exit::Ok
-    } else {
-        Exit::Unexpected
-    })
 }
 
 pub fn workflows(matrix: Option<&Path>, cmd: &WorkflowsCmd) -> Res {

@@ -1,9 +1,11 @@
 //! `hrr-harness run`: each GPU case under capture and replayed, its checks applied (the
 //! program runs natively too only when the captured run did not exit as the case
 //! expects, to tell a broken program from a capture that changed it); a host case runs
-//! its command. An unexpected result is re-run once, the status decided by
-//! `hrr_reports::classify`. Cases run in parallel, one worker per GPU, each worker's
-//! processes pinned to its GPU.
+//! its command. An unexpected result is re-run (`--retries`, once by default), the status
+//! decided by `hrr_reports::status::classify_attempts`. Cases run in parallel, one worker
+//! per GPU, each worker's processes pinned to its GPU. In compile-only mode a GPU case is
+//! only built: `compiled-not-run`, or a failure when it or one of its targets did not
+//! compile; host cases still run.
 //!
 //! This module runs cases to their status and spreads them over workers; one attempt's
 //! steps are in `attempt`, the replay step in `replay`, the checks (pure, from replay's
@@ -20,7 +22,7 @@ use std::sync::{mpsc, Mutex};
 use std::time::Instant;
 
 use hrr_matrix::{CaseKind, Disposition, Expectation, Family, ResolvedCase};
-use hrr_reports::status::needs_rerun;
+use hrr_reports::status::{classify_attempts, needs_another};
 use hrr_reports::{classify, AttemptResult, CaseResult, Expected, RawOutcome, Status};
 
 use crate::builder::{Built, CaseBuild};
@@ -41,6 +43,25 @@ pub struct RunContext<'a> {
     pub shard: String,
 }
 
+/// How `run` treats cases beyond the context: `run_all` uses the default (today's one
+/// re-run, cases run), `run_all_with` what `run`'s flags say.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RunPolicy {
+    /// Build GPU cases, run none of them (`run --compile-only`).
+    pub compile_only: bool,
+    /// Re-runs of a case whose outcome is unexpected (`--retries`, default 1).
+    pub retries: u32,
+}
+
+impl Default for RunPolicy {
+    fn default() -> Self {
+        RunPolicy {
+            compile_only: false,
+            retries: 1,
+        }
+    }
+}
+
 /// The byte of the first expected output the blob-edit check changes (0 when the output is
 /// shorter): not 0, so a report of "offset 0" cannot pass by accident.
 pub const BLOB_EDIT_OFFSET: u64 = 100;
@@ -53,14 +74,15 @@ fn expected_of(e: &Expectation) -> (Expected, String) {
     }
 }
 
-fn skipped(ctx: &RunContext, rc: &ResolvedCase, reason: String) -> CaseResult {
+/// A result with no attempt: skipped, compiled only, or not run.
+fn unrun(ctx: &RunContext, rc: &ResolvedCase, status: Status, message: String) -> CaseResult {
     CaseResult {
         family: ctx.family.name.clone(),
         shard: ctx.shard.clone(),
         case: rc.case.name.clone(),
-        status: Status::Skip,
+        status,
         duration_s: 0.0,
-        message: reason,
+        message,
         attempts: vec![],
         artifacts: None,
     }
@@ -75,16 +97,37 @@ enum Readiness {
     Skip(String),
     /// It should run here and cannot: a failed or missing build (a failure).
     Broken(String),
+    /// Compile-only mode: built for every target of the family; not run.
+    Compiled(String),
+    /// No compiler here builds the family's targets: infrastructure, not the case.
+    NotRun(String),
 }
 
-/// Decides `Readiness` from the case's build; `no_gpu`: a GPU case on a machine without
-/// the family's GPUs (`no_gpu_reason` says why there are none).
-fn readiness(
-    build: Option<&CaseBuild>,
+/// What the run and its build say about GPU cases, for `readiness`.
+#[derive(Clone, Copy, Debug)]
+struct Here<'a> {
+    /// A GPU case on a machine without the family's GPUs.
     no_gpu: bool,
-    family: &Family,
-    no_gpu_reason: &str,
-) -> Readiness {
+    no_gpu_reason: &'a str,
+    compile_only: bool,
+    /// `Built::no_compiler`.
+    no_compiler: Option<&'a str>,
+    /// `Built::unsupported_targets`.
+    unsupported_targets: &'a [(String, String)],
+}
+
+/// Decides `Readiness` from the case's build and `here`.
+fn readiness(build: Option<&CaseBuild>, here: Here, family: &Family) -> Readiness {
+    if matches!(build, Some(CaseBuild::Host)) {
+        return Readiness::Run { binary: None };
+    }
+    if here.compile_only {
+        return compiled(build, here, family);
+    }
+    if let (Some(why), false) = (here.no_compiler, here.no_gpu) {
+        return Readiness::NotRun(why.to_string());
+    }
+    let (no_gpu, no_gpu_reason) = (here.no_gpu, here.no_gpu_reason);
     match build {
         None => Readiness::Broken("the case was not built".into()),
         Some(CaseBuild::Failed { message, log }) => {
@@ -115,6 +158,40 @@ fn readiness(
     }
 }
 
+/// Compile-only mode's verdict on a GPU case: compiled for every target of the family, or
+/// a compile failure (a target no compiler here builds is one: the matrix marks a target
+/// the project does not support with a skip rule, which never reaches this point).
+fn compiled(build: Option<&CaseBuild>, here: Here, family: &Family) -> Readiness {
+    if let Some(why) = here.no_compiler {
+        return Readiness::NotRun(why.to_string());
+    }
+    let not_built = || {
+        here.unsupported_targets
+            .iter()
+            .map(|(t, why)| format!("not compiled for {t}: {why}"))
+            .collect::<Vec<_>>()
+            .join("; ")
+    };
+    match build {
+        None => Readiness::Broken("the case was not built".into()),
+        Some(CaseBuild::Failed { message, log }) => {
+            Readiness::Broken(format!("build failed: {message} (log: {})", log.display()))
+        }
+        Some(CaseBuild::Unsupported { reason }) => {
+            Readiness::Broken(format!("cannot build for {} here: {reason}", family.name))
+        }
+        Some(_) if !here.unsupported_targets.is_empty() => Readiness::Broken(not_built()),
+        Some(CaseBuild::CompileChecked { targets, .. }) => Readiness::Compiled(format!(
+            "compiled for {} (compile check: no runnable program links here); not run: compile-only",
+            targets.join(", ")
+        )),
+        Some(_) => Readiness::Compiled(format!(
+            "compiled for {}; not run: compile-only",
+            family.targets.join(", ")
+        )),
+    }
+}
+
 /// The case's message from its status and attempts.
 fn case_message(status: Status, attempts: &[AttemptResult], exp_reason: &str) -> String {
     let failing = attempts.iter().find(|a| a.outcome != RawOutcome::Pass);
@@ -125,7 +202,13 @@ fn case_message(status: Status, attempts: &[AttemptResult], exp_reason: &str) ->
         .unwrap_or_default();
     match status {
         Status::ExpectedFail => format!("expected failure ({exp_reason}): {failing}"),
-        Status::UnexpectedPass => format!("expected to fail ({exp_reason}) but passed twice"),
+        Status::UnexpectedPass => format!(
+            "expected to fail ({exp_reason}) but passed on {}",
+            match attempts.len() {
+                1 => "its only attempt".to_string(),
+                n => format!("all {n} attempts"),
+            }
+        ),
         Status::Flake => format!("passed on one attempt, not the other: {failing}"),
         _ => first,
     }
@@ -134,20 +217,29 @@ fn case_message(status: Status, attempts: &[AttemptResult], exp_reason: &str) ->
 /// Runs one case to its final status.
 pub fn run_case(
     ctx: &RunContext,
+    policy: RunPolicy,
     rc: &ResolvedCase,
     gpu: Option<&Gpu>,
     service: &mut ServiceSlot,
 ) -> CaseResult {
     if let Disposition::Skip { reason, .. } = &rc.disposition {
-        return skipped(ctx, rc, reason.clone());
+        return unrun(ctx, rc, Status::Skip, reason.clone());
     }
     let (expected, exp_reason) = expected_of(&rc.expectation);
     let case_dir = ctx.output.join("cases").join(&rc.case.name);
-    let no_gpu = rc.case.kind == CaseKind::Gpu && ctx.gpus.is_empty();
+    let here = Here {
+        no_gpu: rc.case.kind == CaseKind::Gpu && ctx.gpus.is_empty(),
+        no_gpu_reason: &ctx.no_gpu_reason,
+        compile_only: policy.compile_only,
+        no_compiler: ctx.built.no_compiler.as_deref(),
+        unsupported_targets: &ctx.built.unsupported_targets,
+    };
     let build = ctx.built.cases.get(&rc.case.name);
-    let binary = match readiness(build, no_gpu, ctx.family, &ctx.no_gpu_reason) {
+    let binary = match readiness(build, here, ctx.family) {
         Readiness::Run { binary } => binary,
-        Readiness::Skip(reason) => return skipped(ctx, rc, reason),
+        Readiness::Skip(reason) => return unrun(ctx, rc, Status::Skip, reason),
+        Readiness::Compiled(what) => return unrun(ctx, rc, Status::CompiledNotRun, what),
+        Readiness::NotRun(why) => return unrun(ctx, rc, Status::NotRun, why),
         Readiness::Broken(problem) => {
             let a = AttemptResult {
                 outcome: RawOutcome::Fail,
@@ -178,21 +270,19 @@ pub fn run_case(
         binary.as_deref(),
     );
     let mut attempts = vec![first];
-    if needs_rerun(attempts[0].outcome, expected) && !process::interrupted() {
+    let outcomes = |a: &[AttemptResult]| a.iter().map(|a| a.outcome).collect::<Vec<_>>();
+    while needs_another(&outcomes(&attempts), expected, policy.retries) && !process::interrupted() {
+        let n = attempts.len() + 1;
         attempts.push(attempt(
             ctx,
             rc,
             gpu,
             service,
-            case_dir.join("attempt-2"),
+            case_dir.join(format!("attempt-{n}")),
             binary.as_deref(),
         ));
     }
-    let status = classify(
-        attempts[0].outcome,
-        attempts.get(1).map(|a| a.outcome),
-        expected,
-    );
+    let status = classify_attempts(&outcomes(&attempts), expected);
     let message = case_message(status, &attempts, &exp_reason);
     let keep = ctx.keep_archives || status != Status::Pass;
     let artifacts = if keep {
@@ -231,18 +321,30 @@ fn service_slot(ctx: &RunContext, gpu: Option<&Gpu>, worker: usize) -> ServiceSl
         .collect();
     envs.push((
         ctx.family.vendor.visible_devices_var().to_string(),
-        g.index.to_string(),
+        g.select.clone(),
     ));
     let replay = ctx.built.replay.clone();
     let log = ctx.output.join(format!("replay-service-{worker}.log"));
     ServiceSlot::new(move || ReplayService::start(&replay, vendor, &envs, log.clone()))
 }
 
+/// `run_all_with` the default policy (what `control` runs its cases with).
+pub fn run_all(
+    ctx: &RunContext,
+    cases: &[ResolvedCase],
+    jobs: usize,
+    on_start: impl FnMut(&str),
+    on_result: impl FnMut(&CaseResult),
+) -> Vec<CaseResult> {
+    run_all_with(ctx, RunPolicy::default(), cases, jobs, on_start, on_result)
+}
+
 /// Runs `cases` on `jobs` workers; worker i uses GPU i modulo the GPUs. `on_result` sees
 /// each result as it arrives (progress, incremental JSON). Results come back in input
 /// order.
-pub fn run_all(
+pub fn run_all_with(
     ctx: &RunContext,
+    policy: RunPolicy,
     cases: &[ResolvedCase],
     jobs: usize,
     mut on_start: impl FnMut(&str),
@@ -274,7 +376,7 @@ pub fn run_all(
                         return;
                     };
                     let _ = tx.send((i, None, rc.case.name.clone()));
-                    let r = run_case(ctx, rc, gpu, &mut service);
+                    let r = run_case(ctx, policy, rc, gpu, &mut service);
                     let _ = tx.send((i, Some(r), String::new()));
                 }
             });
@@ -310,6 +412,87 @@ mod tests {
         }
     }
 
+    fn here(no_gpu: bool, reason: &str) -> Here<'_> {
+        Here {
+            no_gpu,
+            no_gpu_reason: reason,
+            compile_only: false,
+            no_compiler: None,
+            unsupported_targets: &[],
+        }
+    }
+
+    #[test]
+    fn compile_only_compiles_gpu_cases_runs_host_cases_and_never_passes() {
+        let f = family();
+        fn co(unsupported: &[(String, String)]) -> Here<'_> {
+            Here {
+                compile_only: true,
+                unsupported_targets: unsupported,
+                ..here(true, "no GPU")
+            }
+        }
+        let built = CaseBuild::Built {
+            binary: "/b/case".into(),
+            module: None,
+            reused: false,
+        };
+        assert_eq!(
+            readiness(Some(&built), co(&[]), &f),
+            Readiness::Compiled("compiled for sm_90; not run: compile-only".into())
+        );
+        assert_eq!(
+            readiness(Some(&CaseBuild::Host), co(&[]), &f),
+            Readiness::Run { binary: None }
+        );
+        let checked = CaseBuild::CompileChecked {
+            object: "/b/o".into(),
+            targets: vec!["gfx1200".into()],
+        };
+        assert!(matches!(
+            readiness(Some(&checked), co(&[]), &f),
+            Readiness::Compiled(m) if m.starts_with("compiled for gfx1200 (compile check")
+        ));
+        // A compile failure, a target nothing here builds, a case nothing builds: failures.
+        let failed = CaseBuild::Failed {
+            message: "nvcc exit 1".into(),
+            log: "/b/case.log".into(),
+        };
+        assert!(matches!(
+            readiness(Some(&failed), co(&[]), &f),
+            Readiness::Broken(_)
+        ));
+        let gfx950 = [("gfx950".to_string(), "hipcc does not know it".to_string())];
+        assert_eq!(
+            readiness(Some(&built), co(&gfx950), &f),
+            Readiness::Broken("not compiled for gfx950: hipcc does not know it".into())
+        );
+        let unsupported = CaseBuild::Unsupported {
+            reason: "no target".into(),
+        };
+        assert!(matches!(
+            readiness(Some(&unsupported), co(&[]), &f),
+            Readiness::Broken(_)
+        ));
+        // No compiler at all: not run (infrastructure), in either mode when it should run.
+        let missing = Here {
+            no_compiler: Some("nvcc not found"),
+            ..co(&[])
+        };
+        assert_eq!(
+            readiness(Some(&unsupported), missing, &f),
+            Readiness::NotRun("nvcc not found".into())
+        );
+        let gpu_here = Here {
+            no_compiler: Some("nvcc not found"),
+            ..here(false, "")
+        };
+        assert_eq!(
+            readiness(Some(&unsupported), gpu_here, &f),
+            Readiness::NotRun("nvcc not found".into())
+        );
+    }
+
     #[test]
     fn a_built_case_runs_and_a_failed_build_is_a_failure() {
         let f = family();
@@ -319,13 +502,13 @@ mod tests {
             reused: false,
         };
         assert_eq!(
-            readiness(Some(&built), false, &f, ""),
+            readiness(Some(&built), here(false, ""), &f),
             Readiness::Run {
                 binary: Some("/b/case".into())
             }
         );
         assert_eq!(
-            readiness(Some(&CaseBuild::Host), false, &f, ""),
+            readiness(Some(&CaseBuild::Host), here(false, ""), &f),
             Readiness::Run { binary: None }
         );
         let failed = CaseBuild::Failed {
@@ -335,12 +518,12 @@ mod tests {
         // A failed build fails with or without a GPU here.
         for no_gpu in [false, true] {
             assert_eq!(
-                readiness(Some(&failed), no_gpu, &f, "no GPU"),
+                readiness(Some(&failed), here(no_gpu, "no GPU"), &f),
                 Readiness::Broken("build failed: nvcc exit 1 (log: /b/case.log)".into())
             );
         }
         assert_eq!(
-            readiness(None, false, &f, ""),
+            readiness(None, here(false, ""), &f),
             Readiness::Broken("the case was not built".into())
         );
     }
@@ -354,19 +537,19 @@ mod tests {
             reused: true,
         };
         assert_eq!(
-            readiness(Some(&built), true, &f, "no sm90 GPU"),
+            readiness(Some(&built), here(true, "no sm90 GPU"), &f),
             Readiness::Skip("no sm90 GPU; compiled for sm_90".into())
         );
         let unsupported = CaseBuild::Unsupported {
             reason: "no nvcc".into(),
         };
         assert_eq!(
-            readiness(Some(&unsupported), true, &f, "no sm90 GPU"),
+            readiness(Some(&unsupported), here(true, "no sm90 GPU"), &f),
             Readiness::Skip("no sm90 GPU; and no compiler here builds it: no nvcc".into())
         );
         // With the GPU here, an unsupported build is a failure.
         assert_eq!(
-            readiness(Some(&unsupported), false, &f, ""),
+            readiness(Some(&unsupported), here(false, ""), &f),
             Readiness::Broken("cannot build for sm90 here: no nvcc".into())
         );
         let checked = CaseBuild::CompileChecked {
@@ -374,11 +557,11 @@ mod tests {
             targets: vec!["gfx1200".into()],
         };
         assert!(matches!(
-            readiness(Some(&checked), true, &f, "x"),
+            readiness(Some(&checked), here(true, "x"), &f),
             Readiness::Skip(_)
         ));
         assert!(matches!(
-            readiness(Some(&checked), false, &f, "x"),
+            readiness(Some(&checked), here(false, "x"), &f),
             Readiness::Broken(_)
         ));
     }
@@ -407,7 +590,7 @@ mod tests {
         );
         assert_eq!(
             case_message(Status::UnexpectedPass, &pass_fail[..1], "bug 7"),
-            "expected to fail (bug 7) but passed twice"
+            "expected to fail (bug 7) but passed on its only attempt"
         );
     }
 }
