@@ -46,11 +46,17 @@ fn every_family_and_shard_is_a_job_running_the_harness() {
         let shards: Vec<String> = (1..=f.shards).map(|k| k.to_string()).collect();
         assert!(gpu.contains(&format!("shard: [{}]", shards.join(", "))));
         assert!(gpu.contains(&format!(
-            "hrr-harness run --family {} --shard \"${{{{ matrix.shard }}}}/{}\"",
+            "args=(run --family {} --shard \"$SHARD/{}\" --tools hrr-tools --output hrr-results)",
             f.name, f.shards
         )));
+        assert!(gpu.contains(&format!(
+            "name: hrr-results-{}-shard-${{{{ matrix.shard }}}}",
+            f.name
+        )));
     }
-    assert!(gpu.contains("hrr-harness report merge shards"));
+    assert!(gpu.contains(
+        "hrr-tools/hrr-harness report merge shards --output hrr-merged --expect matrix --families \"$FAMILIES\""
+    ));
 }
 
 fn actionlint() -> Option<PathBuf> {
