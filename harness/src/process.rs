@@ -1,6 +1,12 @@
 //! Running one child process the way the harness needs it: in its own process group (a
-//! timeout or Ctrl-C kills the whole group, grandchildren included), output appended to a
-//! log file, and a deadline. Also the SIGINT/SIGTERM flag every long loop checks.
+//! timeout or Ctrl-C kills the whole group), every descendant killed after it, `setsid`
+//! or not (`reap`), no credential in its environment (`secrets`), output appended to a
+//! log file with a cap (`log`), and a deadline. Also the SIGINT/SIGTERM flag every long
+//! loop checks.
+
+mod log;
+mod reap;
+mod secrets;
 
 use std::fs::OpenOptions;
 use std::os::unix::process::{CommandExt, ExitStatusExt};
@@ -11,6 +17,23 @@ use std::time::{Duration, Instant};
 
 use nix::sys::signal::{killpg, SigHandler, Signal};
 use nix::unistd::Pid;
+
+pub use log::tail;
+pub use reap::Marked;
+
+/// How long the harness waits for a run's killed descendants to die.
+const KILL_WAIT: Duration = Duration::from_secs(2);
+
+/// Prepares `cmd` as every child of the harness starts: credentials withheld, marked
+/// so that its descendants can be found after it (the harness a child subreaper), in a
+/// process group of its own. Returns the run's mark.
+pub fn prepare(cmd: &mut Command) -> Marked {
+    reap::become_subreaper();
+    secrets::SecretFilter::from_env().scrub(cmd);
+    let mark = reap::new_mark();
+    cmd.env(reap::MARK_VAR, &mark).process_group(0);
+    Marked::new(mark)
+}
 
 static INTERRUPTED: AtomicBool = AtomicBool::new(false);
 
@@ -59,38 +82,39 @@ impl Exit {
 pub struct Finished {
     pub exit: Exit,
     pub duration: Duration,
+    /// Bytes of output the log's cap cut (0: the log holds all of it).
+    pub log_cut: u64,
+    /// Descendants still running after the child ended, killed then.
+    pub stragglers: usize,
 }
 
-/// Runs `cmd` with stdout and stderr appended to `log`, killing its process group at
-/// `deadline` (SIGTERM, then SIGKILL after two seconds) or on interruption.
+/// Runs `cmd` with stdout and stderr appended to `log` (capped: `HRR_HARNESS_LOG_CAP`,
+/// default 64 MiB), killing its process group at `deadline` (SIGTERM, then SIGKILL
+/// after two seconds) or on interruption, and every descendant still running once it
+/// has ended.
 pub fn run_logged(mut cmd: Command, log: &Path, deadline: Instant) -> std::io::Result<Finished> {
     let out = OpenOptions::new().create(true).append(true).open(log)?;
-    let err = out.try_clone()?;
+    let (reader, writer) = std::io::pipe()?;
+    let err = writer.try_clone()?;
+    let mut marked = prepare(&mut cmd);
     cmd.stdin(Stdio::null())
-        .stdout(Stdio::from(out))
-        .stderr(Stdio::from(err))
-        .process_group(0);
+        .stdout(Stdio::from(writer))
+        .stderr(Stdio::from(err));
     let start = Instant::now();
-    let mut child = cmd.spawn()?;
+    let spawned = cmd.spawn();
+    // The parent's ends of the pipe's write side went with `cmd`: drop it, so the
+    // copier sees the end of input when the last descendant closes its end.
+    drop(cmd);
+    let mut child = spawned?;
+    let cap = log::cap_from_env();
+    let copier = std::thread::spawn(move || log::copy_capped(reader, out, cap));
     let pgid = Pid::from_raw(child.id() as i32);
     let mut killed: Option<(Exit, Instant)> = None;
-    loop {
+    let status = loop {
         if let Some(status) = child.try_wait()? {
-            // Stragglers the program left behind die with it.
-            let _ = killpg(pgid, Signal::SIGKILL);
-            let exit = match killed {
-                Some((why, _)) => why,
-                None => match (status.code(), status.signal()) {
-                    (Some(c), _) => Exit::Code(c),
-                    (None, Some(s)) => Exit::Signal(s),
-                    _ => Exit::Code(-1),
-                },
-            };
-            return Ok(Finished {
-                exit,
-                duration: start.elapsed(),
-            });
+            break status;
         }
+        marked.scan(Duration::from_millis(250));
         let now = Instant::now();
         match killed {
             None if interrupted() => {
@@ -107,23 +131,40 @@ pub fn run_logged(mut cmd: Command, log: &Path, deadline: Instant) -> std::io::R
             _ => {}
         }
         std::thread::sleep(Duration::from_millis(5));
-    }
+    };
+    // Stragglers the program left behind die with it: its group, and every process
+    // carrying its mark (one that called setsid too).
+    let _ = killpg(pgid, Signal::SIGKILL);
+    let stragglers = marked.kill_all(KILL_WAIT);
+    let log_cut = join_copier(copier);
+    let exit = match killed {
+        Some((why, _)) => why,
+        None => match (status.code(), status.signal()) {
+            (Some(c), _) => Exit::Code(c),
+            (None, Some(s)) => Exit::Signal(s),
+            _ => Exit::Code(-1),
+        },
+    };
+    Ok(Finished {
+        exit,
+        duration: start.elapsed(),
+        log_cut,
+        stragglers,
+    })
 }
 
-/// The last `max` bytes of a log, on a line boundary, for reports.
-pub fn tail(path: &Path, max: usize) -> String {
-    let Ok(data) = std::fs::read(path) else {
-        return String::new();
-    };
-    let start = data.len().saturating_sub(max);
-    let mut s = String::from_utf8_lossy(&data[start..]).into_owned();
-    if start > 0 {
-        if let Some(i) = s.find('\n') {
-            s.drain(..=i);
-        }
-        s.insert_str(0, "[...]\n");
+/// Waits for the log copier (every writer is dead by now, so it sees the end of input
+/// at once), at most `KILL_WAIT`: a writer the kill could not reach must not hang the
+/// harness. Returns the bytes the cap cut.
+fn join_copier(copier: std::thread::JoinHandle<std::io::Result<u64>>) -> u64 {
+    let until = Instant::now() + KILL_WAIT;
+    while !copier.is_finished() && Instant::now() < until {
+        std::thread::sleep(Duration::from_millis(2));
     }
-    s
+    if !copier.is_finished() {
+        return 0;
+    }
+    copier.join().ok().and_then(Result::ok).unwrap_or(0)
 }
 
 #[cfg(test)]
@@ -153,6 +194,70 @@ mod tests {
                 .unwrap_or_default()
                 .contains(") Z ");
         assert!(!alive, "grandchild {gc} survived the timeout");
+    }
+
+    /// Whether `pid` still runs (a zombie counts as gone).
+    fn alive(pid: i32) -> bool {
+        std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| !s.contains(") Z "))
+    }
+
+    fn pid_in(path: &Path) -> i32 {
+        std::fs::read_to_string(path)
+            .unwrap()
+            .trim()
+            .parse()
+            .unwrap()
+    }
+
+    /// A grandchild in a session of its own survives a process group kill: the run's
+    /// mark finds it. The run itself ends normally here (no timeout).
+    #[test]
+    fn a_setsid_grandchild_dies_with_the_run() {
+        let t = tempfile::tempdir().unwrap();
+        let pidfile = t.path().join("grandchild");
+        let mut cmd = Command::new("sh");
+        cmd.arg("-c").arg(format!(
+            "setsid sleep 1000 > /dev/null 2>&1 & echo $! > {}; sleep 0.2; exit 0",
+            pidfile.display()
+        ));
+        let far = Instant::now() + Duration::from_secs(30);
+        let f = run_logged(cmd, &t.path().join("log"), far).unwrap();
+        assert_eq!(f.exit, Exit::Code(0));
+        let gc = pid_in(&pidfile);
+        assert!(!alive(gc), "setsid grandchild {gc} survived the run");
+        assert_eq!(f.stragglers, 1);
+        // A double fork out of the session, after a timeout, dies too.
+        let mut cmd = Command::new("sh");
+        cmd.arg("-c").arg(format!(
+            "(setsid sh -c 'sleep 1000 & echo $! > {}; wait' &) ; sleep 30",
+            pidfile.display()
+        ));
+        let f = run_logged(
+            cmd,
+            &t.path().join("log"),
+            Instant::now() + Duration::from_millis(500),
+        )
+        .unwrap();
+        assert_eq!(f.exit, Exit::Timeout);
+        let gc = pid_in(&pidfile);
+        assert!(!alive(gc), "double-forked {gc} survived the timeout");
+    }
+
+    #[test]
+    fn a_log_is_capped_and_says_how_much_was_cut() {
+        // The default cap (64 MiB) is exercised by the harness's integration test; the
+        // unit test of the copier uses a small one.
+        let t = tempfile::tempdir().unwrap();
+        let log = t.path().join("log");
+        let mut c = Command::new("sh");
+        c.args([
+            "-c",
+            "head -c 300000 /dev/zero | tr '\\0' x; echo; echo last words",
+        ]);
+        let f = run_logged(c, &log, Instant::now() + Duration::from_secs(30)).unwrap();
+        assert_eq!((f.exit, f.log_cut), (Exit::Code(0), 0));
+        assert_eq!(std::fs::metadata(&log).unwrap().len(), 300_000 + 12);
+        assert!(tail(&log, 100).ends_with("last words\n"));
     }
 
     #[test]

@@ -7,13 +7,14 @@
 //! captured program) instead of two. The service also keeps the GPU's context open for
 //! the whole run, which spares each captured program the device's cold start.
 //!
-//! A service that misses a case's deadline is killed with its process group (the case
-//! times out); one that dies, or reports its device unusable after a request, is
+//! The service is started as every child of the harness is (`process::prepare`: no
+//! credentials in its environment, marked so that whatever it leaves behind dies with
+//! it). A service that misses a case's deadline is killed with its process group and
+//! every descendant (the case times out); one that dies, or reports its device unusable after a request, is
 //! dropped; the next request starts a fresh one. A GPU in an exclusive compute mode
 //! admits one process, so it gets no service: its cases run `hrr-replay` per case.
 
 use std::io::{BufRead, BufReader, Write};
-use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::mpsc;
@@ -63,6 +64,8 @@ pub enum StartError {
 
 pub struct ReplayService {
     child: Child,
+    /// The mark its descendants carry (see `process::prepare`).
+    marked: crate::process::Marked,
     stdin: Option<ChildStdin>,
     replies: mpsc::Receiver<String>,
     log: PathBuf,
@@ -80,13 +83,14 @@ impl ReplayService {
             path: log.clone(),
             source,
         })?;
-        let mut child = Command::new(replay)
-            .args(["--serve", vendor])
-            .envs(envs.iter().map(|(k, v)| (k, v)))
+        let mut cmd = Command::new(replay);
+        cmd.args(["--serve", vendor])
+            .envs(envs.iter().map(|(k, v)| (k, v)));
+        let marked = crate::process::prepare(&mut cmd);
+        let mut child = cmd
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(err)
-            .process_group(0)
             .spawn()
             .map_err(|source| StartError::Spawn {
                 program: replay.to_path_buf(),
@@ -105,6 +109,7 @@ impl ReplayService {
         Ok(ReplayService {
             stdin: child.stdin.take(),
             child,
+            marked,
             replies,
             log,
         })
@@ -168,6 +173,7 @@ impl ReplayService {
     fn kill(&mut self) {
         let _ = killpg(Pid::from_raw(self.child.id() as i32), Signal::SIGKILL);
         let _ = self.child.wait();
+        self.marked.kill_all(std::time::Duration::from_secs(2));
     }
 }
 
@@ -180,11 +186,16 @@ impl Drop for ReplayService {
             let deadline = Instant::now() + std::time::Duration::from_secs(10);
             while Instant::now() < deadline {
                 if !matches!(self.child.try_wait(), Ok(None)) {
-                    return;
+                    break;
                 }
                 std::thread::sleep(std::time::Duration::from_millis(20));
             }
+        }
+        if matches!(self.child.try_wait(), Ok(None)) {
             self.kill();
+        } else {
+            // Whatever it started dies with it.
+            self.marked.kill_all(std::time::Duration::from_secs(2));
         }
     }
 }

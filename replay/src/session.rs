@@ -217,6 +217,9 @@ fn replay(
     result
 }
 
+/// The most failures the text summary lists.
+const SUMMARY_FAILURES: usize = 200;
+
 /// The human-readable summary of one result.
 fn print_summary(out: &mut dyn Write, r: &ReplayResult) -> std::io::Result<()> {
     let c = &r.counts;
@@ -245,11 +248,20 @@ fn print_summary(out: &mut dyn Write, r: &ReplayResult) -> std::io::Result<()> {
     writeln!(out, "failed as at capture : {}", c.failed_as_captured)?;
     writeln!(out, "untranslated pointers: {}", c.untranslated_pointers)?;
     writeln!(out, "unreplayable refused : {}", c.unreplayable_refused)?;
-    for f in &r.failures {
+    // The JSON result lists every failure; the text, read by people and kept in logs,
+    // at most `SUMMARY_FAILURES` of them (a hostile archive can fail millions of events).
+    for f in r.failures.iter().take(SUMMARY_FAILURES) {
         writeln!(
             out,
             "FAILED seq {} {} [{}]: {}",
             f.seq, f.api, f.kind, f.message
+        )?;
+    }
+    if r.failures.len() > SUMMARY_FAILURES {
+        writeln!(
+            out,
+            "... and {} more failure(s) (every one is in the --json result)",
+            r.failures.len() - SUMMARY_FAILURES
         )?;
     }
     writeln!(out, "{}: {}", r.verdict, r.reason)?;

@@ -44,6 +44,25 @@ fn abnormal(step: &'static str, e: Exit) -> Option<StepError> {
     }
 }
 
+/// What the report says about how a step ran besides its exit: its log cut at the cap,
+/// processes it left running (killed).
+fn step_notes(step: &str, f: &process::Finished) -> String {
+    let mut notes = String::new();
+    if f.log_cut > 0 {
+        notes += &format!(
+            "note: {step}.log was cut: {} bytes of output over the log cap (HRR_HARNESS_LOG_CAP) were dropped\n",
+            f.log_cut
+        );
+    }
+    if f.stragglers > 0 {
+        notes += &format!(
+            "note: {step} left {} process(es) running; they were killed\n",
+            f.stragglers
+        );
+    }
+    notes
+}
+
 /// Why the attempt ends after a captured run that did not exit as the case expects,
 /// from how the captured run ended (`under_capture`: its outcome and description) and
 /// from the native run. `log_tail` gives the end of a step's log on one line.
@@ -100,7 +119,7 @@ impl Attempt<'_> {
         if let Some(g) = self.gpu {
             c.env(
                 self.ctx.family.vendor.visible_devices_var(),
-                g.select.clone(),
+                g.index.to_string(),
             );
         }
         c
@@ -118,11 +137,13 @@ impl Attempt<'_> {
         c
     }
 
-    /// Runs one step's process, its output in `STEP.log`.
-    pub(super) fn run(&self, step: &'static str, cmd: Command) -> Result<Exit, StepError> {
+    /// Runs one step's process, its output in `STEP.log`; the attempt's output says when
+    /// the log was cut at its cap or the step left processes running.
+    pub(super) fn run(&mut self, step: &'static str, cmd: Command) -> Result<Exit, StepError> {
         let log = self.dir.join(format!("{step}.log"));
         let f = process::run_logged(cmd, &log, self.deadline)
             .map_err(|source| StepError::CannotStart { step, source })?;
+        self.output.push_str(&step_notes(step, &f));
         match abnormal(step, f.exit) {
             Some(e) => Err(e),
             None => Ok(f.exit),
@@ -390,6 +411,20 @@ mod tests {
             e.to_string().starts_with("replay: killed by signal 9"),
             "{e}"
         );
+    }
+
+    #[test]
+    fn a_cut_log_and_stragglers_are_noted() {
+        let f = |log_cut, stragglers| process::Finished {
+            exit: Exit::Code(0),
+            duration: std::time::Duration::ZERO,
+            log_cut,
+            stragglers,
+        };
+        assert_eq!(step_notes("command", &f(0, 0)), "");
+        let n = step_notes("command", &f(1234, 2));
+        assert!(n.contains("command.log was cut: 1234 bytes"), "{n}");
+        assert!(n.contains("command left 2 process(es) running"), "{n}");
     }
 
     #[test]
