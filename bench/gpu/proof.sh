@@ -4,6 +4,10 @@
 # TOOLS holds hrr-harness, hrr-replay, libhrr_capture.so and, for the controls step,
 # controls/CONTROL/{libhrr_capture.so,hrr-replay} (made elsewhere with
 # `hrr-harness control --all --family sm90 --build-only TOOLS/controls`).
+# Controls remove each fix in a git worktree of HEAD, so HEAD must be the tree under test.
+# Where the device machine's copy of the repository keeps an older HEAD, export the commit
+# (`git archive REV | tar -x -C .proof-src`), carry it with the tools, and run this script
+# from inside it after `git init && git add -A && git commit`.
 # STEPS is a comma-separated subset of run,controls (default: both). Each step's
 # output goes to OUT/<step>.log and its main report files to OUT/<step>-<file> (at most
 # a handful of files, so the device tool brings them all back); the full report trees
