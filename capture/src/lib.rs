@@ -6,12 +6,13 @@
 //! - `real`: calling the real function behind a shim (`real!`, `Real<F>`, the one
 //!   result when it is missing);
 //! - `ffi`: C types and reads of the program's memory;
-//! - `crash`: fatal signals flush what is buffered (handed the flush by `state`);
-//! - `config`: the environment's settings;
+//! - `crash`: fatal signals flush what is buffered (handed the flush by `state`), or
+//!   leave it to the interrupted thread when that thread holds the buffer;
+//! - `config`: the environment's settings, each checked (a bad one turns capture off);
 //! - `alloc`: live device and pinned host allocations;
 //! - `registry`: code objects, kernels and variables registration taught capture;
 //! - `state`: the process's capture (writer, allocations, registry), the shim guard,
-//!   fork, panic containment, the exit notice;
+//!   fork (a child's writer opened on its first call), panic containment, the exit notice;
 //! - `regions`, `params`: host regions of copies, and the pure decode and policy per
 //!   parameter kind;
 //! - `runtime_info`: runtime and device metadata for the manifest;

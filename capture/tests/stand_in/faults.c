@@ -61,6 +61,12 @@ static void* steady(void* unused) {
     (void)unused;
     uint32_t tid = (uint32_t)syscall(SYS_gettid);
     for (uint32_t n = 1;; ++n) {
+        // A short pause every 64 launches: steady, without starving the flusher of the
+        // machine's cores (the test is about capture, not the scheduler).
+        if (n % 64 == 0) {
+            struct timespec pause = {0, 50000};
+            nanosleep(&pause, 0);
+        }
         launch();
         struct { uint32_t tid, count; uint64_t t; } r = {tid, n, now_ns()};
         if (write(1, &r, sizeof r) != sizeof r) _exit(3);
