@@ -8,6 +8,7 @@ mod commands;
 mod control;
 mod error;
 mod exit;
+mod fetch;
 mod gpu;
 mod output;
 mod process;
@@ -243,8 +244,35 @@ pub enum ReportCmd {
         #[command(flatten)]
         expect: ExpectArgs,
     },
+    /// Download a GitHub Actions run's result artifacts (GITHUB_TOKEN), unpack them into
+    /// OUTPUT/ARTIFACT and merge them there as `merge` does: the failing cases' archives are
+    /// then local, ready to replay.
+    Fetch(FetchArgs),
 }
 
+#[derive(Args)]
+pub struct FetchArgs {
+    /// The repository, OWNER/NAME.
+    #[arg(long)]
+    pub repo: String,
+    /// The workflow run's id (the number in its URL: .../actions/runs/ID).
+    #[arg(long)]
+    pub run: u64,
+    /// Where the artifacts and the merged report go (default: hrr-run-ID).
+    #[arg(long)]
+    pub output: Option<PathBuf>,
+    /// The API base (default: GITHUB_API_URL, else https://api.github.com).
+    #[arg(long)]
+    pub api_url: Option<String>,
+    /// Fetch the artifacts whose name matches this glob (repeatable).
+    #[arg(long = "artifact", default_value = "hrr-results-*")]
+    pub artifacts: Vec<String>,
+    /// Plain lines instead of a progress bar even on a terminal.
+    #[arg(long)]
+    pub no_progress: bool,
+    #[command(flatten)]
+    pub expect: ExpectArgs,
+}
 
 #[derive(Subcommand)]
 pub enum WorkflowsCmd {
@@ -278,6 +306,7 @@ fn main() -> ExitCode {
             output,
             expect,
         }) => commands::merge_with(cli.matrix.as_deref(), dirs, output, expect),
+        Cmd::Report(ReportCmd::Fetch(f)) => commands::fetch(cli.matrix.as_deref(), f),
         Cmd::Workflows(w) => commands::workflows(cli.matrix.as_deref(), w),
         Cmd::Control(c) => commands::control(cli.matrix.as_deref(), c),
     };

@@ -6,6 +6,7 @@
 //! files of their own.
 
 mod control;
+mod fetch;
 mod merge;
 mod run;
 
@@ -22,8 +23,8 @@ use crate::repo::SourceTree;
 use crate::{BuildOpts, MatrixCmd, WorkflowsCmd};
 
 pub use control::control;
-// `report merge`; both names stay (report fetch was written against each in turn).
-pub use merge::{merge_with, merge_with as merge};
+pub use fetch::fetch;
+pub use merge::merge_with;
 pub use run::run;
 
 type Res = Result<Exit, HarnessError>;

@@ -1,0 +1,169 @@
+//! `hrr-harness report fetch --repo OWNER/NAME --run ID`: resolves the flags and the
+//! token, shows the downloads (a byte progress bar on a terminal, plain lines otherwise
+//! and always in CI), lets `crate::fetch` bring the artifacts, then merges them exactly as
+//! `report merge` does (the same function, `--expect` included), into the same directory,
+//! and lists the archives left to replay.
+
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
+
+use indicatif::{HumanBytes, ProgressBar, ProgressStyle};
+
+use super::Res;
+use crate::error::HarnessError;
+use crate::fetch::{self, Event, Limits, Request};
+use crate::FetchArgs;
+
+/// How many archive paths the closing list names before saying how many more there are.
+const LIST_ARCHIVES: usize = 20;
+
+/// The downloads as the user sees them.
+struct Show {
+    bar: Option<ProgressBar>,
+    terminal: bool,
+}
+
+impl Show {
+    fn new(allow_bar: bool) -> Show {
+        let ci = std::env::var_os("CI").is_some() || std::env::var_os("GITHUB_ACTIONS").is_some();
+        Show {
+            bar: None,
+            terminal: allow_bar && !ci && std::io::stderr().is_terminal(),
+        }
+    }
+
+    fn event(&mut self, e: Event<'_>) {
+        match e {
+            Event::Listed { artifacts } => {
+                let total: u64 = artifacts.iter().map(|(_, n)| n).sum();
+                eprintln!(
+                    "hrr-harness: {} artifact(s), {}: {}",
+                    artifacts.len(),
+                    HumanBytes(total),
+                    artifacts
+                        .iter()
+                        .map(|(n, _)| n.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                );
+            }
+            Event::Downloading { name, size } => {
+                if self.terminal {
+                    let pb = ProgressBar::new(size);
+                    pb.set_style(
+                        ProgressStyle::with_template(
+                            "{msg:32} [{bar:30}] {bytes}/{total_bytes} {bytes_per_sec} {eta}",
+                        )
+                        .unwrap_or_else(|_| ProgressStyle::default_bar())
+                        .progress_chars("=> "),
+                    );
+                    pb.set_message(name.to_string());
+                    self.bar = Some(pb);
+                } else {
+                    eprintln!("hrr-harness: downloading {name} ({})", HumanBytes(size));
+                }
+            }
+            Event::Received { bytes } => {
+                if let Some(pb) = &self.bar {
+                    // GitHub's listed size can differ from the bytes sent: follow the data.
+                    if pb.length().is_some_and(|l| bytes > l) {
+                        pb.set_length(bytes);
+                    }
+                    pb.set_position(bytes);
+                }
+            }
+            Event::Unpacked(f) => {
+                if let Some(pb) = self.bar.take() {
+                    pb.finish_and_clear();
+                }
+                eprintln!(
+                    "hrr-harness: {}: {} zipped, {} file(s), {} in {}",
+                    f.name,
+                    HumanBytes(f.zip_bytes),
+                    f.files,
+                    HumanBytes(f.bytes),
+                    f.dir.display()
+                );
+            }
+        }
+    }
+}
+
+pub fn fetch(matrix: Option<&Path>, args: &FetchArgs) -> Res {
+    let (owner, repo) = args
+        .repo
+        .split_once('/')
+        .filter(|(o, r)| !o.is_empty() && !r.is_empty() && !r.contains('/'))
+        .ok_or_else(|| HarnessError::usage(format!("--repo {}: expected OWNER/NAME", args.repo)))?;
+    let token = ["GITHUB_TOKEN", "GH_TOKEN"]
+        .iter()
+        .find_map(|v| std::env::var(v).ok().filter(|t| !t.is_empty()))
+        .ok_or_else(|| {
+            HarnessError::usage(
+                "report fetch: GITHUB_TOKEN is not set: downloading artifacts needs a token that may read the repository's actions (e.g. `GITHUB_TOKEN=$(gh auth token)`)",
+            )
+        })?;
+    let api_url = args
+        .api_url
+        .clone()
+        .or_else(|| {
+            std::env::var("GITHUB_API_URL")
+                .ok()
+                .filter(|u| !u.is_empty())
+        })
+        .unwrap_or_else(|| "https://api.github.com".into());
+    let dest = args
+        .output
+        .clone()
+        .unwrap_or_else(|| PathBuf::from(format!("hrr-run-{}", args.run)));
+    let req = Request {
+        api_url,
+        owner: owner.into(),
+        repo: repo.into(),
+        run: args.run,
+        patterns: args.artifacts.clone(),
+        dest: dest.clone(),
+        limits: Limits::default(),
+    };
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| HarnessError::failed(format!("report fetch: {e}")))?;
+    let mut show = Show::new(!args.no_progress);
+    let fetched = rt
+        .block_on(fetch::fetch(&req, &token, &mut |e| show.event(e)))
+        .map_err(|e| HarnessError::failed(format!("report fetch: {e}")))?;
+    let dirs: Vec<PathBuf> = fetched.iter().map(|f| f.dir.clone()).collect();
+    let code = super::merge_with(matrix, &dirs, &dest, &args.expect)?;
+    list_archives(&dirs);
+    Ok(code)
+}
+
+/// Names the case archives the artifacts brought (failing cases keep theirs).
+fn list_archives(dirs: &[PathBuf]) {
+    let mut archives = Vec::new();
+    for d in dirs {
+        // <artifact>/cases/<case>/attempt-N/archive
+        for e in walkdir::WalkDir::new(d.join("cases"))
+            .min_depth(3)
+            .max_depth(3)
+            .sort_by_file_name()
+            .into_iter()
+            .filter_map(Result::ok)
+        {
+            if e.file_type().is_dir() && e.file_name() == "archive" {
+                archives.push(e.into_path());
+            }
+        }
+    }
+    if archives.is_empty() {
+        return;
+    }
+    println!("archives to replay (hrr-replay ARCHIVE):");
+    for a in archives.iter().take(LIST_ARCHIVES) {
+        println!("  {}", a.display());
+    }
+    if archives.len() > LIST_ARCHIVES {
+        println!("  ... and {} more", archives.len() - LIST_ARCHIVES);
+    }
+}

@@ -1,0 +1,539 @@
+//! `hrr-harness report fetch`: a workflow run's result artifacts brought to this machine.
+//! The artifacts are listed through octocrab's typed actions API; each zip is streamed to
+//! disk frame by frame (so a progress bar can follow it) from the artifact's download
+//! endpoint and its one redirect, then unpacked, refusing any entry that could land
+//! outside the artifact's directory (an absolute path, `..`, a backslash, a symbolic link)
+//! and bounding the entries and bytes unpacked. A zip is unpacked into a hidden staging
+//! directory that is renamed into place only when every entry is out, so a refused or
+//! broken artifact leaves nothing behind. Merging is the caller's (`report merge`'s code).
+//! The token is never printed.
+
+use std::io::{BufReader, Read, Write};
+use std::path::{Path, PathBuf};
+
+use http_body_util::BodyExt;
+use octocrab::models::workflows::WorkflowListArtifact;
+use octocrab::models::RunId;
+use octocrab::Octocrab;
+
+/// Where to fetch from and what.
+#[derive(Clone, Debug)]
+pub struct Request {
+    pub api_url: String,
+    pub owner: String,
+    pub repo: String,
+    pub run: u64,
+    /// Artifact name globs (`hrr-results-*`); an artifact matching none is not fetched.
+    pub patterns: Vec<String>,
+    /// Each artifact lands in `dest/<artifact name>/` (replacing an earlier fetch).
+    pub dest: PathBuf,
+    pub limits: Limits,
+}
+
+/// Bounds on what one artifact may bring: its zip's size, the bytes it unpacks to and its
+/// number of entries.
+#[derive(Clone, Copy, Debug)]
+pub struct Limits {
+    pub max_bytes: u64,
+    pub max_entries: usize,
+}
+
+impl Default for Limits {
+    /// A results artifact with failing cases' archives can be several GB (a copy-heavy
+    /// case's archive is 5 GB); 64 GiB and a million entries leave room for that while
+    /// still stopping a zip bomb.
+    fn default() -> Self {
+        Limits {
+            max_bytes: 64 << 30,
+            max_entries: 1_000_000,
+        }
+    }
+}
+
+/// What the caller shows while fetching.
+#[derive(Debug)]
+pub enum Event<'a> {
+    /// The artifacts that will be fetched, with their sizes as GitHub lists them.
+    Listed {
+        artifacts: &'a [(String, u64)],
+    },
+    Downloading {
+        name: &'a str,
+        size: u64,
+    },
+    /// Bytes received so far for the current artifact.
+    Received {
+        bytes: u64,
+    },
+    Unpacked(&'a Fetched),
+}
+
+/// One artifact on disk.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Fetched {
+    pub name: String,
+    pub dir: PathBuf,
+    pub zip_bytes: u64,
+    pub files: usize,
+    pub bytes: u64,
+}
+
+/// Why an artifact zip was not unpacked.
+#[derive(Debug, thiserror::Error)]
+pub enum UnpackError {
+    #[error("not a readable zip: {0}")]
+    Zip(#[from] zip::result::ZipError),
+    #[error("entry `{0}` would land outside the artifact's directory (an absolute path, `..`, a backslash or an empty name): refused")]
+    UnsafePath(String),
+    #[error("entry `{0}` is a symbolic link: refused")]
+    Symlink(String),
+    #[error("more than {0} entries: refused")]
+    TooManyEntries(usize),
+    #[error("unpacks to more than {0} bytes: refused")]
+    TooLarge(u64),
+    #[error("{}: {source}", path.display())]
+    Io {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+}
+
+/// Why the run's artifacts could not be fetched.
+#[derive(Debug, thiserror::Error)]
+pub enum FetchError {
+    #[error("--api-url {url}: {}", answer(source))]
+    ApiUrl {
+        url: String,
+        source: octocrab::Error,
+    },
+    #[error("GitHub client: {}", answer(.0))]
+    Client(#[source] octocrab::Error),
+    #[error("listing the artifacts of run {run}: {}", answer(source))]
+    List { run: u64, source: octocrab::Error },
+    #[error("run {run} has no artifact matching {}{}", patterns.join(" or "), available_text(available))]
+    NoneMatching {
+        run: u64,
+        patterns: Vec<String>,
+        available: Vec<String>,
+    },
+    #[error("artifact `{name}` of run {run} has expired (GitHub deleted it at the end of its retention period)")]
+    Expired { run: u64, name: String },
+    #[error("artifact name `{0}` is not a plain file name: refused")]
+    BadName(String),
+    #[error("downloading artifact `{name}` (id {id}): {}", answer(source))]
+    Download {
+        name: String,
+        id: u64,
+        source: octocrab::Error,
+    },
+    #[error("downloading artifact `{name}`: the redirect's Location is not a URL")]
+    BadRedirect { name: String },
+    #[error("downloading artifact `{name}`: more than {limit} bytes: refused")]
+    DownloadTooLarge { name: String, limit: u64 },
+    #[error("{}: {source}", path.display())]
+    Io {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("artifact `{name}`: {source}")]
+    Unpack { name: String, source: UnpackError },
+}
+
+fn available_text(names: &[String]) -> String {
+    if names.is_empty() {
+        " (it has no artifacts: none were uploaded, or they expired)".into()
+    } else {
+        format!(" (it has: {})", names.join(", "))
+    }
+}
+
+/// GitHub's own answer (status and message) when there is one, else the client's error.
+fn answer(e: &octocrab::Error) -> String {
+    match e {
+        octocrab::Error::GitHub { source, .. } => {
+            format!("GitHub answered {}: {}", source.status_code, source.message)
+        }
+        other => other.to_string(),
+    }
+}
+
+fn io(path: &Path) -> impl FnOnce(std::io::Error) -> FetchError + '_ {
+    move |source| FetchError::Io {
+        path: path.to_path_buf(),
+        source,
+    }
+}
+
+/// Fetches and unpacks every artifact of the run that matches the patterns, in name order.
+pub async fn fetch(
+    req: &Request,
+    token: &str,
+    on_event: &mut dyn FnMut(Event<'_>),
+) -> Result<Vec<Fetched>, FetchError> {
+    let gh = Octocrab::builder()
+        .base_uri(req.api_url.as_str())
+        .map_err(|source| FetchError::ApiUrl {
+            url: req.api_url.clone(),
+            source,
+        })?
+        .personal_token(token.to_string())
+        .build()
+        .map_err(FetchError::Client)?;
+    let all = list(&gh, req).await?;
+    let mut wanted: Vec<&WorkflowListArtifact> = all
+        .iter()
+        .filter(|a| {
+            req.patterns
+                .iter()
+                .any(|p| hrr_matrix::glob::matches(p, &a.name))
+        })
+        .collect();
+    wanted.sort_by(|a, b| a.name.cmp(&b.name));
+    if wanted.is_empty() {
+        let mut available: Vec<String> = all.iter().map(|a| a.name.clone()).collect();
+        available.sort();
+        return Err(FetchError::NoneMatching {
+            run: req.run,
+            patterns: req.patterns.clone(),
+            available,
+        });
+    }
+    for a in &wanted {
+        if !plain_name(&a.name) {
+            return Err(FetchError::BadName(a.name.clone()));
+        }
+        if a.expired {
+            return Err(FetchError::Expired {
+                run: req.run,
+                name: a.name.clone(),
+            });
+        }
+    }
+    let listed: Vec<(String, u64)> = wanted
+        .iter()
+        .map(|a| (a.name.clone(), a.size_in_bytes as u64))
+        .collect();
+    on_event(Event::Listed { artifacts: &listed });
+    std::fs::create_dir_all(&req.dest).map_err(io(&req.dest))?;
+    let mut out = Vec::new();
+    for a in wanted {
+        let zip = req.dest.join(format!(".{}.zip.part", a.name));
+        let result = download(&gh, req, a, &zip, on_event).await;
+        let fetched = result.and_then(|zip_bytes| {
+            let dir = req.dest.join(&a.name);
+            let (files, bytes) =
+                unpack_into(&zip, &dir, &req.limits).map_err(|source| FetchError::Unpack {
+                    name: a.name.clone(),
+                    source,
+                })?;
+            Ok(Fetched {
+                name: a.name.clone(),
+                dir,
+                zip_bytes,
+                files,
+                bytes,
+            })
+        });
+        let _ = std::fs::remove_file(&zip);
+        let fetched = fetched?;
+        on_event(Event::Unpacked(&fetched));
+        out.push(fetched);
+    }
+    Ok(out)
+}
+
+/// Every artifact of the run, all pages.
+async fn list(gh: &Octocrab, req: &Request) -> Result<Vec<WorkflowListArtifact>, FetchError> {
+    let err = |source| FetchError::List {
+        run: req.run,
+        source,
+    };
+    // octocrab 0.54 leaves `per_page` out of this request (GitHub's 30 a page apply);
+    // following the `next` links still reaches every artifact.
+    let first = gh
+        .actions()
+        .list_workflow_run_artifacts(&req.owner, &req.repo, RunId(req.run))
+        .send()
+        .await
+        .map_err(err)?;
+    let mut all = Vec::new();
+    let mut page = first.value;
+    while let Some(p) = page {
+        all.extend(p.items);
+        page = gh.get_page(&p.next).await.map_err(err)?;
+    }
+    Ok(all)
+}
+
+/// Streams an artifact's zip into `to`; its size in bytes.
+async fn download(
+    gh: &Octocrab,
+    req: &Request,
+    a: &WorkflowListArtifact,
+    to: &Path,
+    on_event: &mut dyn FnMut(Event<'_>),
+) -> Result<u64, FetchError> {
+    let err = |source| FetchError::Download {
+        name: a.name.clone(),
+        id: a.id.into_inner(),
+        source,
+    };
+    on_event(Event::Downloading {
+        name: &a.name,
+        size: a.size_in_bytes as u64,
+    });
+    // octocrab's `download_artifact` collects the whole body into memory and returns an
+    // error page as if it were the zip; this is the same request, streamed and checked.
+    let route = format!(
+        "/repos/{}/{}/actions/artifacts/{}/zip",
+        req.owner, req.repo, a.id
+    );
+    let mut response = gh._get(route).await.map_err(err)?;
+    // GitHub answers 302 with a short-lived storage URL; octocrab sends the token only to
+    // GitHub's API host, never to the storage host.
+    if response.status().is_redirection() {
+        let location = response
+            .headers()
+            .get("location")
+            .and_then(|l| l.to_str().ok())
+            .map(str::to_string)
+            .ok_or_else(|| FetchError::BadRedirect {
+                name: a.name.clone(),
+            })?;
+        response = gh._get(location).await.map_err(err)?;
+    }
+    let response = octocrab::map_github_error(response).await.map_err(err)?;
+    let mut body = response.into_body();
+    let mut file = std::fs::File::create(to).map_err(io(to))?;
+    let mut received = 0u64;
+    while let Some(frame) = body.frame().await {
+        let frame = frame.map_err(err)?;
+        if let Ok(data) = frame.into_data() {
+            received += data.len() as u64;
+            if received > req.limits.max_bytes {
+                return Err(FetchError::DownloadTooLarge {
+                    name: a.name.clone(),
+                    limit: req.limits.max_bytes,
+                });
+            }
+            file.write_all(&data).map_err(io(to))?;
+            on_event(Event::Received { bytes: received });
+        }
+    }
+    file.sync_all().map_err(io(to))?;
+    Ok(received)
+}
+
+/// Whether an artifact name is one plain path component.
+pub fn plain_name(name: &str) -> bool {
+    !name.is_empty()
+        && name != "."
+        && name != ".."
+        && !name.starts_with('.')
+        && !name.contains(['/', '\\', '\0'])
+}
+
+/// A zip entry's name as a relative path inside the artifact, or `None` when it could
+/// land anywhere else: absolute, `..`, a backslash (a Windows separator), a NUL, empty.
+fn safe_relative(name: &str) -> Option<PathBuf> {
+    if name.starts_with('/') || name.contains(['\\', '\0']) {
+        return None;
+    }
+    let mut p = PathBuf::new();
+    for part in name.split('/') {
+        match part {
+            "" | "." => {}
+            ".." => return None,
+            c => p.push(c),
+        }
+    }
+    (!p.as_os_str().is_empty()).then_some(p)
+}
+
+/// Unpacks `zip` into `dir` (replacing it) through a staging directory beside it; the
+/// number of files and bytes written.
+pub fn unpack_into(zip: &Path, dir: &Path, limits: &Limits) -> Result<(usize, u64), UnpackError> {
+    let staging = dir.with_file_name(format!(
+        ".{}.partial",
+        dir.file_name().unwrap_or_default().to_string_lossy()
+    ));
+    let uio = |path: &Path| {
+        let path = path.to_path_buf();
+        move |source| UnpackError::Io { path, source }
+    };
+    if staging.exists() {
+        std::fs::remove_dir_all(&staging).map_err(uio(&staging))?;
+    }
+    std::fs::create_dir_all(&staging).map_err(uio(&staging))?;
+    let unpacked = unpack(zip, &staging, limits);
+    if unpacked.is_err() {
+        let _ = std::fs::remove_dir_all(&staging);
+        return unpacked;
+    }
+    if dir.exists() {
+        std::fs::remove_dir_all(dir).map_err(uio(dir))?;
+    }
+    std::fs::rename(&staging, dir).map_err(uio(dir))?;
+    unpacked
+}
+
+/// Unpacks `zip` into the existing, empty `dir`. Every entry is checked before anything
+/// is written; sizes are checked again while writing (a header may lie).
+pub fn unpack(zip: &Path, dir: &Path, limits: &Limits) -> Result<(usize, u64), UnpackError> {
+    let uio = |path: &Path| {
+        let path = path.to_path_buf();
+        move |source| UnpackError::Io { path, source }
+    };
+    let f = std::fs::File::open(zip).map_err(uio(zip))?;
+    let mut archive = zip::ZipArchive::new(BufReader::new(f))?;
+    if archive.len() > limits.max_entries {
+        return Err(UnpackError::TooManyEntries(limits.max_entries));
+    }
+    let mut declared = 0u64;
+    for i in 0..archive.len() {
+        let e = archive.by_index_raw(i)?;
+        let name = String::from_utf8_lossy(e.name_raw()).into_owned();
+        if safe_relative(&name).is_none() {
+            return Err(UnpackError::UnsafePath(name));
+        }
+        if e.is_symlink() {
+            return Err(UnpackError::Symlink(name));
+        }
+        declared = declared.saturating_add(e.size());
+        if declared > limits.max_bytes {
+            return Err(UnpackError::TooLarge(limits.max_bytes));
+        }
+    }
+    let (mut files, mut written) = (0usize, 0u64);
+    for i in 0..archive.len() {
+        let mut e = archive.by_index(i)?;
+        let name = String::from_utf8_lossy(e.name_raw()).into_owned();
+        let rel = safe_relative(&name).ok_or_else(|| UnpackError::UnsafePath(name.clone()))?;
+        let path = dir.join(&rel);
+        if e.is_dir() {
+            std::fs::create_dir_all(&path).map_err(uio(&path))?;
+            continue;
+        }
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent).map_err(uio(parent))?;
+        }
+        // create_new: an entry named twice is an error, not a silent overwrite.
+        let mut out = std::fs::File::create_new(&path).map_err(uio(&path))?;
+        let room = limits.max_bytes - written;
+        let n = std::io::copy(&mut (&mut e).take(room + 1), &mut out).map_err(uio(&path))?;
+        if n > room {
+            return Err(UnpackError::TooLarge(limits.max_bytes));
+        }
+        written += n;
+        files += 1;
+    }
+    Ok((files, written))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use zip::write::SimpleFileOptions;
+
+    fn zip_of(entries: &[(&str, &[u8])]) -> tempfile::NamedTempFile {
+        let f = tempfile::NamedTempFile::new().unwrap();
+        let mut w = zip::ZipWriter::new(f.reopen().unwrap());
+        for (name, data) in entries {
+            w.start_file(*name, SimpleFileOptions::default()).unwrap();
+            w.write_all(data).unwrap();
+        }
+        w.finish().unwrap();
+        f
+    }
+
+    #[test]
+    fn entry_names_that_leave_the_directory_are_refused() {
+        for bad in [
+            "/etc/passwd",
+            "../x",
+            "a/../../x",
+            "a/..",
+            "a\\..\\x",
+            "",
+            "./",
+            "a\0b",
+        ] {
+            assert_eq!(safe_relative(bad), None, "{bad:?}");
+        }
+        assert_eq!(safe_relative("a/./b/"), Some(PathBuf::from("a/b")));
+        assert_eq!(
+            safe_relative("cases/c/attempt-1/capture.log").map(|p| p.components().count()),
+            Some(4)
+        );
+        for bad in ["", ".", "..", ".hidden", "a/b", "a\\b"] {
+            assert!(!plain_name(bad), "{bad:?}");
+        }
+        assert!(plain_name("hrr-results-sm90-shard-1"));
+    }
+
+    #[test]
+    fn a_zip_unpacks_and_replaces_an_earlier_unpack() {
+        let t = tempfile::tempdir().unwrap();
+        let z = zip_of(&[
+            ("results.json", b"{}"),
+            ("cases/c/attempt-1/capture.log", b"log"),
+        ]);
+        let dir = t.path().join("art");
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("stale"), "old").unwrap();
+        let (files, bytes) = unpack_into(z.path(), &dir, &Limits::default()).unwrap();
+        assert_eq!((files, bytes), (2, 5));
+        assert_eq!(
+            std::fs::read(dir.join("cases/c/attempt-1/capture.log")).unwrap(),
+            b"log"
+        );
+        assert!(!dir.join("stale").exists());
+        assert!(!t.path().join(".art.partial").exists());
+    }
+
+    #[test]
+    fn limits_on_entries_and_bytes_refuse_the_whole_zip() {
+        let t = tempfile::tempdir().unwrap();
+        let z = zip_of(&[("a", &[0u8; 1000]), ("b", b"x"), ("c", b"y")]);
+        let dir = t.path().join("art");
+        let few = Limits {
+            max_bytes: 1 << 20,
+            max_entries: 2,
+        };
+        assert!(matches!(
+            unpack_into(z.path(), &dir, &few),
+            Err(UnpackError::TooManyEntries(2))
+        ));
+        let small = Limits {
+            max_bytes: 999,
+            max_entries: 10,
+        };
+        assert!(matches!(
+            unpack_into(z.path(), &dir, &small),
+            Err(UnpackError::TooLarge(999))
+        ));
+        assert!(!dir.exists());
+        assert!(!t.path().join(".art.partial").exists());
+    }
+
+    #[test]
+    fn symbolic_links_and_duplicate_names_are_refused() {
+        let t = tempfile::tempdir().unwrap();
+        let f = tempfile::NamedTempFile::new().unwrap();
+        let mut w = zip::ZipWriter::new(f.reopen().unwrap());
+        w.start_file("results.json", SimpleFileOptions::default())
+            .unwrap();
+        w.add_symlink("cases", "/etc", SimpleFileOptions::default())
+            .unwrap();
+        w.finish().unwrap();
+        let e = unpack_into(f.path(), &t.path().join("a"), &Limits::default()).unwrap_err();
+        assert!(
+            matches!(e, UnpackError::Symlink(ref n) if n == "cases"),
+            "{e}"
+        );
+        let z = zip_of(&[("x", b"1"), ("./x", b"2")]);
+        let e = unpack_into(z.path(), &t.path().join("b"), &Limits::default()).unwrap_err();
+        assert!(matches!(e, UnpackError::Io { .. }), "{e}");
+        assert!(!t.path().join("b").exists());
+    }
+}
