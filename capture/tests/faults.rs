@@ -209,18 +209,24 @@ fn a_full_disk_keeps_what_fits_and_says_why() {
     let s = StandIn::build("disk-full", "faults.c");
     let mnt = s.path().join("small");
     std::fs::create_dir(&mnt).unwrap();
-    // 200 copies of 64 KiB (12.5 MiB of distinct blobs) into a 4 MiB file system; the
-    // default reserve (15% of it) and none at all.
-    for reserve in ["default", "0"] {
+    // 200 copies of 64 KiB (12.5 MiB of distinct blobs) into a 4 MiB file system, with
+    // the default reserve (15% of it) and none at all; and 100,000 launches (events only,
+    // some 35 MiB of log) with none.
+    for (reserve, program, says) in [
+        ("default", "blobs 200", "copies=200"),
+        ("0", "blobs 200", "copies=200"),
+        ("0", "launches 100000", "launches=100000"),
+    ] {
         let out = mnt.join("archive");
+        let copy = s.path().join(format!("copy-{reserve}-{}", program.len()));
         let cmd = format!(
-            "HRR_CAPTURE_OUTPUT='{}' HRR_CAPTURE_DISK_RESERVE={reserve} LD_PRELOAD='{}' '{}' blobs 200 \
-             && cp -r '{}' '{}/copy-{reserve}'",
+            "HRR_CAPTURE_OUTPUT='{}' HRR_CAPTURE_DISK_RESERVE={reserve} HRR_CAPTURE_FLUSH_MS=20 \
+             LD_PRELOAD='{}' '{}' {program} && cp -r '{}' '{}'",
             out.display(),
             common::capture_so().display(),
             s.exe.display(),
             out.display(),
-            s.path().display()
+            copy.display()
         );
         let started = Instant::now();
         let Some(run) = in_small_tmpfs(&mnt, "4m", &cmd) else {
@@ -233,9 +239,9 @@ fn a_full_disk_keeps_what_fits_and_says_why() {
         let stdout = String::from_utf8_lossy(&run.stdout);
         assert!(run.status.success(), "reserve {reserve}: {stdout}{stderr}");
         assert!(started.elapsed() < Duration::from_secs(30));
-        // The program saw every copy succeed: capture never changes what it does.
-        assert_eq!(stdout.trim(), "copies=200", "reserve {reserve}: {stderr}");
-        let a = open(&s.path().join(format!("copy-{reserve}")));
+        // The program saw every call succeed: capture never changes what it does.
+        assert_eq!(stdout.trim(), says, "reserve {reserve}: {stderr}");
+        let a = open(&copy);
         let p = &a.processes[0];
         let why = p
             .manifest

@@ -10,6 +10,7 @@
 //                   it and copy the result back (cases/fork_child's shape).
 //   forkexec        one runtime call, then forks; the child execs this program "plain".
 //   plain           a few calls (malloc, copy, free).
+//   launches N      N launches (events only, no blobs); prints how many returned.
 //   blobs N         N host-to-device copies of 64 KiB, each distinct (a blob each);
 //                   prints how many returned.
 #define _GNU_SOURCE
@@ -138,6 +139,13 @@ int main(int argc, char** argv) {
         if (waitpid(child, &status, 0) != child || !WIFEXITED(status)) return 4;
         printf("child=%d status=%d\n", (int)child, WEXITSTATUS(status));
         return WEXITSTATUS(status);
+    } else if (!strcmp(mode, "launches") && argc > 2) {
+        long n = atol(argv[2]), done = 0;
+        register_kernel();
+        cudaMalloc(&dev, 64);
+        for (long i = 0; i < n; ++i) done += launch() == 0;
+        printf("launches=%ld\n", done);
+        return 0;
     } else if (!strcmp(mode, "blobs") && argc > 2) {
         long n = atol(argv[2]);
         enum { SIZE = 64 << 10 };
@@ -153,6 +161,6 @@ int main(int argc, char** argv) {
         printf("copies=%ld\n", done);
         return 0;
     }
-    fprintf(stderr, "usage: faults steady THREADS | first | chdir DIR | plain | fork | forkexec | blobs N\n");
+    fprintf(stderr, "usage: faults steady THREADS | first | chdir DIR | plain | fork | forkexec | launches N | blobs N\n");
     return 2;
 }
