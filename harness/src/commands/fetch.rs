@@ -52,7 +52,7 @@ impl Show {
                     let pb = ProgressBar::new(size);
                     pb.set_style(
                         ProgressStyle::with_template(
-                            "{msg:32} [{bar:30}] {bytes}/{total_bytes} {bytes_per_sec} {eta}",
+                            "[{bar:25}] {bytes}/{total_bytes} {bytes_per_sec} {eta} {wide_msg}",
                         )
                         .unwrap_or_else(|_| ProgressStyle::default_bar())
                         .progress_chars("=> "),
