@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # One command for a fresh Debian machine: installs the build prerequisites and the GPU
 # toolchains Debian has (hipcc for AMD targets, nvcc from pip for NVIDIA ones), builds
-# capture, replay and the harness, and runs the main job: `hrr-harness run --family auto`.
+# capture, replay and the harness, and runs the main job: `hrr-harness run --family auto`
+# on a machine with a GPU; on one without, it says so and runs the compile-only mode
+# (every GPU case compiled for a family whose compiler is here, none run, never a pass).
 set -euo pipefail
 cd "$(dirname "$0")"
 sudo_=""; [ "$(id -u)" -eq 0 ] || sudo_=sudo
@@ -30,4 +32,22 @@ if ! command -v nvcc >/dev/null && [ -z "${NVCC:-}" ]; then
     export NVCC="$PWD/$cuda/bin/nvcc"
 fi
 cargo build --release -p hrr-capture -p hrr-replay -p hrr-harness
-exec ./target/release/hrr-harness run --family auto
+# A GPU the runtimes can use: nvidia-smi lists one, or the AMD KFD topology has a GPU node.
+gpu=""
+if command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L 2>/dev/null | grep -q '^GPU'; then
+    gpu="NVIDIA: $(nvidia-smi -L | head -n 1)"
+fi
+if [ -e /dev/kfd ] && grep -qs '^gfx_target_version [1-9]' /sys/class/kfd/kfd/topology/nodes/*/properties; then
+    gpu="${gpu:+$gpu; }AMD: $(grep -hs '^gfx_target_version [1-9]' /sys/class/kfd/kfd/topology/nodes/*/properties | head -n 1)"
+fi
+if [ -n "$gpu" ]; then
+    echo "setup-and-run: GPU found ($gpu): running its family"
+    exec ./target/release/hrr-harness run --family auto
+fi
+echo "setup-and-run: NO GPU FOUND on this machine (nvidia-smi lists none, no AMD KFD GPU node):"
+echo "setup-and-run: nothing can be captured and replayed here. Running the compile-only mode instead:"
+echo "setup-and-run: every GPU case is compiled for the family whose compiler is installed, none is run."
+rc=0
+./target/release/hrr-harness run --family auto --compile-only || rc=$?
+echo "setup-and-run: compile-only: no GPU was used; the COMPILED, NOT RUN line above says what was compiled (exit $rc)."
+exit "$rc"

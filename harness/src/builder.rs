@@ -59,9 +59,10 @@ pub struct Built {
     pub toolchain: String,
     /// Targets of the family no compiler here builds, with the reason.
     pub unsupported_targets: Vec<(String, String)>,
-    /// Why no compiler here builds any of the family's targets (the compiler is missing:
-    /// the message names the package; or it knows none of the targets). `None` when at
-    /// least one target builds or compiles, or the request had no GPU case.
+    /// Why there is no compiler for the family here (missing: the message names the
+    /// package; or it cannot be asked for its targets): infrastructure. A compiler that
+    /// knows none of the family's targets is not this: its cases are `Unsupported` and
+    /// `unsupported_targets` says why (a compile failure).
     pub no_compiler: Option<String>,
     pub cases: BTreeMap<String, CaseBuild>,
 }
@@ -399,10 +400,6 @@ pub fn build(req: &BuildRequest) -> Result<Built, HarnessError> {
                         .map(|(_, r)| r.as_str())
                         .collect::<Vec<_>>()
                         .join("; ");
-                    no_compiler = Some(format!(
-                        "no compiler here builds {}: {reason}",
-                        req.family.targets.join(", ")
-                    ));
                     for c in &gpu_cases {
                         cases.insert(
                             c.name.clone(),

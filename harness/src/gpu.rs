@@ -293,6 +293,10 @@ fn device_nodes(vendor: Vendor, dev: &Path) -> String {
     let node = |p: &Path| match std::fs::OpenOptions::new().read(true).write(true).open(p) {
         Ok(_) => format!("{} opens", p.display()),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => format!("{} absent", p.display()),
+        Err(e) if e.kind() == std::io::ErrorKind::PermissionDenied => format!(
+            "{} cannot be opened: {e} (add the user to the render and video groups)",
+            p.display()
+        ),
         Err(e) => format!("{} cannot be opened: {e}", p.display()),
     };
     match vendor {
@@ -309,7 +313,7 @@ fn device_nodes(vendor: Vendor, dev: &Path) -> String {
         Vendor::Amd => {
             let render = listed("renderD", &dev.join("dri"));
             format!(
-                "{} (the user must be in the render group); {}",
+                "{}; {}",
                 node(&dev.join("kfd")),
                 if render.is_empty() {
                     format!("no {}/dri/renderD* node", dev.display())

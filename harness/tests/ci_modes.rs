@@ -224,11 +224,39 @@ fn compile_only_compiles_every_gpu_case_and_never_reports_a_pass() {
         ],
     );
     let s = text(&o);
-    assert_eq!(o.status.code(), Some(7), "{s}");
+    assert_eq!(o.status.code(), Some(1), "{s}");
     assert!(s.contains("does not list sm_100"), "{s}");
+    assert!(
+        s.contains("FAIL: 0 compiled, 0 host cases passed, 1 fail"),
+        "{s}"
+    );
     // And `build` of it names that too.
     let o = harness(&root, &["build", "--family", "sm100"]);
-    assert_eq!(o.status.code(), Some(7), "{}", text(&o));
+    let s = text(&o);
+    assert_eq!(o.status.code(), Some(1), "{s}");
+    assert!(s.contains("target sm_100 not built"), "{s}");
+    // No compiler at all: infrastructure (7), naming it and its package.
+    let o = Command::new(HARNESS)
+        .args([
+            "run",
+            "--family",
+            "sm90",
+            "--compile-only",
+            "--output",
+            "none",
+            "--no-progress",
+        ])
+        .current_dir(&root)
+        .env("NVCC", "/nonexistent/nvcc")
+        .output()
+        .unwrap();
+    let s = text(&o);
+    assert_eq!(o.status.code(), Some(7), "{s}");
+    assert!(
+        s.contains("nvidia-cuda-nvcc") && s.contains("were not compiled"),
+        "{s}"
+    );
+    assert!(s.contains("3 not-run"), "{s}");
 }
 
 #[test]

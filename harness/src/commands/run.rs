@@ -396,3 +396,44 @@ fn no_gpu(f: &Family, d: &Detection) -> HarnessError {
         f.name
     ))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn totals(s: &[Status]) -> Totals {
+        let cases: Vec<hrr_reports::CaseResult> = s
+            .iter()
+            .enumerate()
+            .map(|(i, st)| hrr_reports::CaseResult {
+                family: "sm90".into(),
+                shard: "1/1".into(),
+                case: format!("c{i}"),
+                status: *st,
+                duration_s: 0.0,
+                message: String::new(),
+                attempts: vec![],
+                artifacts: None,
+            })
+            .collect();
+        Totals::of(&cases)
+    }
+
+    #[test]
+    fn the_last_line_never_calls_compile_only_a_pass_and_flakes_fail_when_asked() {
+        use Status::*;
+        let co = totals(&[CompiledNotRun, CompiledNotRun, Pass, Skip]);
+        assert_eq!(
+            final_line(&co, true, false),
+            "COMPILED, NOT RUN: 2 compiled, 1 host case passed, 1 skip (no GPU used)"
+        );
+        let broken = totals(&[CompiledNotRun, Fail]);
+        assert_eq!(
+            final_line(&broken, true, false),
+            "FAIL: 1 compiled, 0 host cases passed, 1 fail (no GPU used)"
+        );
+        let flaky = totals(&[Pass, Flake]);
+        assert_eq!(final_line(&flaky, false, false), "PASS: 1 pass, 1 flake");
+        assert_eq!(final_line(&flaky, false, true), "FAIL: 1 pass, 1 flake");
+    }
+}
