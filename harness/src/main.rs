@@ -58,11 +58,13 @@ enum Cmd {
     #[command(subcommand)]
     Matrix(MatrixCmd),
     /// Build capture, replay and the family's cases.
+    #[command(after_help = exit::general_help())]
     Build(BuildArgs),
     /// Build, then run the family's cases: captured, replayed, checked (a case is also run
     /// natively when its captured run fails, to tell a broken program from capture). With
     /// no GPU of the family here it stops (exit 7) and says what is missing; --compile-only
     /// compiles every case instead and runs none on a GPU.
+    #[command(after_help = exit::general_help())]
     Run(RunArgs),
     /// Combine reports.
     #[command(subcommand)]

@@ -39,6 +39,11 @@ fn help_lists_the_exit_codes() {
     }
     assert!(s.contains("has its own codes 3, 4, 5, 6."), "{s}");
     assert!(s.contains("GPUs or compilers are missing"), "{s}");
+    for sub in ["run", "build"] {
+        let o = harness(&[sub, "--help"]);
+        let s = stdout(&o);
+        assert!(s.contains("\n  7    infrastructure"), "{sub}: {s}");
+    }
     let o = harness(&["control", "--help"]);
     assert_eq!(o.status.code(), Some(0));
     let s = stdout(&o);
