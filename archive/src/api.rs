@@ -23,7 +23,7 @@ pub mod memcpy3d;
 pub mod semantic;
 mod validate;
 
-pub use hand_written::{exported_symbols, HandWritten, HAND_WRITTEN};
+pub use hand_written::{exported_symbols, HandWritten, HAND_WRITTEN, PROCESS_HOOKS};
 pub use semantic::{SemanticKind, SEMANTIC_KINDS};
 pub use validate::{validate_table, TableError};
 

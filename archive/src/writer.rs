@@ -563,6 +563,15 @@ impl ProcessWriter {
         self.log.flush_for_signal(sig)
     }
 
+    /// What `_exit` runs (it skips atexit, so `finish` never comes): every appended event
+    /// written and recording stopped, async-signal-safe like `flush_for_signal`, never
+    /// waiting for a lock the calling thread holds (`_exit` may be called from a signal
+    /// handler). No trailer: readers report the archive incomplete, every event in it.
+    pub fn flush_at_exit(&self) -> SignalFlush {
+        self.stopped.store(true, Ordering::SeqCst);
+        self.log.flush_unless_held()
+    }
+
     /// Writes what is buffered and stops recording, as a fatal signal would, from an
     /// ordinary thread. No trailer, so readers report the archive incomplete.
     pub fn emergency_flush(&self) {

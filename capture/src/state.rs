@@ -123,6 +123,72 @@ extern "C" fn on_load() {
     unsafe {
         libc::atexit(on_exit);
     }
+    // Resolved now: `_exit` may first be called from a signal handler, where dlsym is not
+    // safe to call.
+    let _ = (real_exit().get(), real_exit_upper().get());
+}
+
+/// C type of `_exit` and `_Exit`.
+type ExitFn = unsafe extern "C" fn(c_int) -> !;
+
+fn real_exit() -> &'static crate::real::Real<ExitFn> {
+    real!(_exit: ExitFn)
+}
+
+fn real_exit_upper() -> &'static crate::real::Real<ExitFn> {
+    real!(_Exit: ExitFn)
+}
+
+/// Before `_exit`/`_Exit` (which skip atexit, so the exit notice never runs): every
+/// buffered event is written, the way a fatal signal writes it (`flush_at_exit`: no
+/// allocation, never waiting for a lock this thread holds). The archive stays
+/// incomplete, with every event appended before the call. A vfork child shares its
+/// parent's memory and so its writer, whose pid is not the child's: it touches nothing.
+fn flush_before_exit() {
+    let Some(w) = current().and_then(Capture::writer_opt) else {
+        return;
+    };
+    // SAFETY: getpid has no preconditions (async-signal-safe).
+    if w.pid() != unsafe { libc::getpid() } as u32 {
+        return;
+    }
+    DISABLED.store(true, Ordering::SeqCst);
+    let _ = w.flush_at_exit();
+}
+
+/// Leaves through the real function, or, were there none, the system call itself.
+fn exit_through(real: &'static crate::real::Real<ExitFn>, status: c_int) -> ! {
+    match real.get() {
+        // SAFETY: the C library's own `_exit`/`_Exit`, with the program's status.
+        Some(f) => unsafe { f(status) },
+        // SAFETY: exit_group ends every thread of the process; it does not return.
+        None => unsafe {
+            libc::syscall(libc::SYS_exit_group, status);
+            libc::abort()
+        },
+    }
+}
+
+/// `_exit(2)`: what capture buffered is written first (a forked child usually leaves
+/// this way, and its last flush interval would be lost), then the real `_exit`.
+///
+/// # Safety
+/// Called by the program in place of the C library's `_exit`.
+#[no_mangle]
+pub unsafe extern "C" fn _exit(status: c_int) -> ! {
+    flush_before_exit();
+    exit_through(real_exit(), status)
+}
+
+/// `_Exit(3)`: as `_exit`.
+///
+/// # Safety
+/// Called by the program in place of the C library's `_Exit`.
+#[no_mangle]
+#[allow(non_snake_case)]
+pub unsafe extern "C" fn _Exit(status: c_int) -> ! {
+    flush_before_exit();
+    exit_through(real_exit_upper(), status)
 }
 
 #[used]

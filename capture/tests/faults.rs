@@ -155,6 +155,45 @@ fn a_forked_childs_directory_holds_the_code_objects_it_launches() {
 }
 
 #[test]
+fn a_child_leaving_through_underscore_exit_keeps_every_event() {
+    let s = StandIn::build("forkexit", "faults.c");
+    let out = s.path().join("archive");
+    let run = s.command(&out, &["forkexit"]).output().unwrap();
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    assert!(run.status.success(), "{stderr}");
+    let a = open(&out);
+    assert_eq!(a.processes.len(), 2, "{stderr}");
+    let parent = a
+        .processes
+        .iter()
+        .find(|p| p.is_complete())
+        .expect("the parent finished");
+    let child = a
+        .processes
+        .iter()
+        .find(|p| p.entry.ppid == parent.entry.pid)
+        .expect("a child process");
+    // _exit skips atexit: no trailer, but everything the child appended is on disk (before,
+    // the child's whole last flush interval, here all of it, was lost).
+    assert!(!child.is_complete());
+    let apis = |p: &hrr_archive::ProcessArchive| -> Vec<u16> {
+        p.events
+            .iter()
+            .map(|e| e.header.api_id)
+            .filter(|&id| id != semantic::REGISTER_FAT_BINARY && id != semantic::REGISTER_FUNCTION)
+            .collect()
+    };
+    let (mut cp, mut pp) = (apis(child), apis(parent));
+    pp.retain(|id| cp.contains(id));
+    cp.retain(|id| pp.contains(id));
+    assert!(cp.len() >= 4, "child events: {:?}\n{stderr}", apis(child));
+    assert_eq!(
+        cp, pp,
+        "the child recorded what the parent did after the fork"
+    );
+}
+
+#[test]
 fn an_execd_child_records_into_a_directory_of_its_own() {
     let s = StandIn::build("forkexec", "faults.c");
     let out = s.path().join("archive");

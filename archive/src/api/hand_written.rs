@@ -75,11 +75,18 @@ pub const HAND_WRITTEN: &[HandWritten] = hand_written! {
     (hipIpcGetEventHandle, Hip, [k::UNREPLAYABLE], unreplayable),
 };
 
-/// Every symbol libhrr_capture.so exports: each vendor symbol of each table row, then
-/// each hand-written one.
+/// C library functions capture also exports, as `(symbol, owner module)`: no runtime's
+/// API and no record of their own. `_exit` and `_Exit` skip atexit handlers, so a process
+/// leaving through them (a forked child, usually) would lose what capture still buffers;
+/// their shims write it first.
+pub const PROCESS_HOOKS: &[(&str, &str)] = &[("_exit", "state"), ("_Exit", "state")];
+
+/// Every symbol libhrr_capture.so exports: each vendor symbol of each table row, each
+/// hand-written one, then the process hooks.
 pub fn exported_symbols() -> impl Iterator<Item = &'static str> {
     API_TABLE
         .iter()
         .flat_map(|d| d.cuda.into_iter().chain(d.hip))
         .chain(HAND_WRITTEN.iter().map(|h| h.symbol))
+        .chain(PROCESS_HOOKS.iter().map(|(s, _)| *s))
 }

@@ -350,6 +350,16 @@ impl EventLog {
         }
     }
 
+    /// `flush_and_close` that never waits for a lock this thread holds (the process is
+    /// leaving, possibly from a signal handler that interrupted an append): then nothing
+    /// is written and the answer is `Busy`.
+    pub fn flush_unless_held(&self) -> SignalFlush {
+        if self.file.held_by_current() || self.buf.held_by_current() {
+            return SignalFlush::Busy;
+        }
+        self.flush_and_close()
+    }
+
     /// Writes every appended event now and closes the log (outside a signal handler).
     pub fn flush_and_close(&self) -> SignalFlush {
         match self.lock_both_within(SIGNAL_WAIT) {

@@ -8,6 +8,7 @@
 //   chdir DIR       changes to DIR, then copies to the device and exits.
 //   fork            registers a kernel, forks; parent and child each allocate, launch
 //                   it and copy the result back (cases/fork_child's shape).
+//   forkexit        as fork, but the child leaves with _exit (atexit handlers skipped).
 //   forkexec        one runtime call, then forks; the child execs this program "plain".
 //   plain           a few calls (malloc, copy, free).
 //   launches N      N launches (events only, no blobs); prints how many returned.
@@ -86,7 +87,7 @@ static int plain(void) {
     return rc != 0 || memcmp(host, back, sizeof host) != 0;
 }
 
-static int child_then_parent_launch(void) {
+static int child_then_parent_launch(int child_uses_underscore_exit) {
     register_kernel();
     pid_t child = fork();
     if (child < 0) return 2;
@@ -95,7 +96,10 @@ static int child_then_parent_launch(void) {
     char back[64];
     rc |= cudaMemcpy(back, dev, sizeof back, D2H);
     rc |= cudaFree(dev);
-    if (child == 0) exit(rc != 0);
+    if (child == 0) {
+        if (child_uses_underscore_exit) _exit(rc != 0);
+        exit(rc != 0);
+    }
     int status = 0;
     if (waitpid(child, &status, 0) != child || !WIFEXITED(status) || WEXITSTATUS(status) != 0) return 4;
     return rc != 0;
@@ -124,7 +128,9 @@ int main(int argc, char** argv) {
     } else if (!strcmp(mode, "plain")) {
         return plain();
     } else if (!strcmp(mode, "fork")) {
-        return child_then_parent_launch();
+        return child_then_parent_launch(0);
+    } else if (!strcmp(mode, "forkexit")) {
+        return child_then_parent_launch(1);
     } else if (!strcmp(mode, "forkexec")) {
         int n = 0;
         cudaGetDeviceCount(&n);
@@ -161,6 +167,6 @@ int main(int argc, char** argv) {
         printf("copies=%ld\n", done);
         return 0;
     }
-    fprintf(stderr, "usage: faults steady THREADS | first | chdir DIR | plain | fork | forkexec | launches N | blobs N\n");
+    fprintf(stderr, "usage: faults steady THREADS | first | chdir DIR | plain | fork | forkexit | forkexec | launches N | blobs N\n");
     return 2;
 }
