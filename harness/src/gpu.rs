@@ -315,10 +315,18 @@ pub(crate) mod tests {
         let g = parse_nvidia_smi_line("0, NVIDIA H200, 9.0, Default").unwrap();
         assert_eq!((g.index, g.arch.as_str(), g.exclusive), (0, "sm_90", false));
         assert_eq!(g.select, "0");
-        let g = parse_nvidia_smi_line("3, NVIDIA H200, 9.0, Default, GPU-5f2c1a").unwrap();
+        // The line an H200 gives (nvidia-smi on the device machine, 2026-12-01).
+        let g = parse_nvidia_smi_line(
+            "0, NVIDIA H200, 9.0, Default, GPU-6ad10c5e-0427-4b06-a35f-d697bbc50553",
+        )
+        .unwrap();
         assert_eq!(
-            (g.uuid.as_deref(), g.select.as_str()),
-            (Some("GPU-5f2c1a"), "GPU-5f2c1a")
+            (g.index, g.uuid.as_deref(), g.select.as_str()),
+            (
+                0,
+                Some("GPU-6ad10c5e-0427-4b06-a35f-d697bbc50553"),
+                "GPU-6ad10c5e-0427-4b06-a35f-d697bbc50553"
+            )
         );
         assert!(
             parse_nvidia_smi_line("1, NVIDIA H200, 9.0, Exclusive_Process")
