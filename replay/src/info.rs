@@ -80,7 +80,8 @@ pub fn info(a: &Archive) -> Info {
                 events_per_api: per,
                 blob_files: files,
                 blob_stored_bytes: stored,
-                blob_distinct_bytes: distinct.iter().map(|b| b.len).sum(),
+                // Lengths come from the archive: a hostile one may overflow a plain sum.
+                blob_distinct_bytes: distinct.iter().fold(0u64, |t, b| t.saturating_add(b.len)),
                 blob_referenced_bytes: referenced,
                 code_objects: codes,
                 unreplayable_apis: p.manifest.unreplayable_apis.clone(),

@@ -256,7 +256,7 @@ fn describe_repair(f: &hrr_archive::repair::RepairedProcess) -> String {
             l.bytes, l.offset
         );
     }
-    let lost_bytes: u64 = f.lost.iter().map(|l| l.bytes).sum();
+    let lost_bytes = f.lost.iter().fold(0u64, |t, l| t.saturating_add(l.bytes));
     let other = f
         .bytes_dropped
         .saturating_sub(f.tail_bytes_dropped)

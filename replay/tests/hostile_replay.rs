@@ -184,3 +184,24 @@ fn a_huge_download_count_exits_2_naming_the_event_and_the_limit() {
         "{out}"
     );
 }
+
+/// Blob lengths an archive declares are summed for `--info`: two of u64::MAX once
+/// overflowed the sum (a panic, found by `fuzz_archives`).
+#[test]
+fn info_survives_blob_lengths_that_overflow_a_sum() {
+    let d = tempfile::tempdir().unwrap();
+    let w = seeds::writer(d.path(), Compression::None);
+    for fill in [1u8, 2] {
+        let mut r = w.put_blob(&[fill; 16]).unwrap();
+        r.len = u64::MAX;
+        let down = seeds::memcpy(CopyDir::DeviceToHost, 0x1000, 0x2000, 16, r);
+        w.append(id::Memcpy, 0, 1, 0, &down).unwrap();
+    }
+    w.finish().unwrap();
+    let (code, out, err) = run(replay().arg("--info").arg(d.path()));
+    assert_eq!(code, Some(0), "{out}{err}");
+    assert!(
+        out.contains(&format!("{} distinct bytes", u64::MAX)),
+        "{out}"
+    );
+}

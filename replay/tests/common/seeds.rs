@@ -57,7 +57,10 @@ pub fn rich_archive(root: &Path, compression: Compression, rounds: u32) {
     let w = writer(root, compression);
     let a = 0x7f00_0000_0000u64;
     let b = 0x7f00_0010_0000u64;
-    w.append(id::Malloc, 0, 1, 0, &malloc(a, 8192)).unwrap();
+    // Much larger than what is copied into it (the stand-in's pages stay untouched), so
+    // a copy count grown past its blob still fits the device side: only replay's own
+    // buffer bounds it.
+    w.append(id::Malloc, 0, 1, 0, &malloc(a, 64 << 20)).unwrap();
     w.append(id::Malloc, 0, 1, 0, &malloc(b, 4096)).unwrap();
     let mut p = PayloadWriter::new();
     p.handle(ApiDesc::field_id(0), 0x5500);
