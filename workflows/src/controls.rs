@@ -52,7 +52,7 @@ jobs:
     steps:
 "#
     ));
-    y.push_str(&steps::checkout(true));
+    y.push_str(&steps::checkout(true, true));
     y.push_str(&steps::cargo_cache_restore("controls"));
     y.push_str(&steps::build_tools());
     y.push_str(&format!(
@@ -73,7 +73,7 @@ jobs:
     steps:
 "#
     ));
-    y.push_str(&steps::checkout(true));
+    y.push_str(&steps::checkout(true, true));
     y.push_str(&steps::download("hrr-control-tools", "hrr-tools"));
     y.push_str(&format!(
         r#"      - name: hrr-harness control --pr --family {name} --prebuilt

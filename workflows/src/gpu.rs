@@ -109,7 +109,7 @@ fn tools_job(m: &Matrix) -> String {
 "#,
         all = all.join(" ")
     );
-    y.push_str(&steps::checkout(false));
+    y.push_str(&steps::checkout(false, false));
     y.push_str(&steps::cargo_cache_restore("tools"));
     y.push_str(&steps::build_tools());
     let _ = write!(
@@ -161,7 +161,7 @@ fn family_job(m: &Matrix, f: &Family) -> String {
         }
     }
     y.push_str("    steps:\n");
-    y.push_str(&steps::checkout(false));
+    y.push_str(&steps::checkout(false, false));
     y.push_str(&steps::download("hrr-tools", "hrr-tools"));
     let _ = write!(
         y,
@@ -203,7 +203,7 @@ fn report_job(m: &Matrix) -> String {
 "#,
         needs = needs.join(", ")
     );
-    y.push_str(&steps::checkout(false));
+    y.push_str(&steps::checkout(false, false));
     y.push_str(&steps::download("hrr-tools", "hrr-tools"));
     y.push_str(&steps::download_pattern("hrr-results-*", "shards"));
     y.push_str(

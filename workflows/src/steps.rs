@@ -22,29 +22,40 @@ pub const IS_PR: &str = "github.event_name == 'pull_request_target'";
 /// The commit under test, without persisted credentials. Pushes, schedules and dispatches
 /// check out `github.sha`; a `pull_request_target` run checks out the pull request's head
 /// SHA from its event: the commit a maintainer approved (fork pull requests wait for the
-/// approval job's environment), never the branch's later state. Two steps rather than one
-/// `ref:` expression, so a push run uses the plain default checkout.
-pub fn checkout(fetch_depth_all: bool) -> String {
+/// approval job's environment), never the branch's later state. A workflow with other
+/// events gets two steps rather than one `ref:` expression, so a push run uses the plain
+/// default checkout; `pr_only`: the workflow runs on `pull_request_target` alone.
+pub fn checkout(fetch_depth_all: bool, pr_only: bool) -> String {
     let depth = if fetch_depth_all {
         "          fetch-depth: 0\n"
     } else {
         ""
     };
+    let pr = format!(
+        "      - name: Check out the pull request's head commit (the approved SHA)
+{when}        uses: {uses}
+        with:
+          ref: ${{{{ github.event.pull_request.head.sha }}}}
+          persist-credentials: false
+{depth}",
+        when = if pr_only {
+            String::new()
+        } else {
+            format!("        if: {IS_PR}\n")
+        },
+        uses = CHECKOUT.uses(),
+    );
+    if pr_only {
+        return pr;
+    }
     format!(
         "      - name: Check out the pushed commit
         if: {not_pr}
         uses: {uses}
         with:
           persist-credentials: false
-{depth}      - name: Check out the pull request's head commit (the approved SHA)
-        if: {is_pr}
-        uses: {uses}
-        with:
-          ref: ${{{{ github.event.pull_request.head.sha }}}}
-          persist-credentials: false
-{depth}",
+{depth}{pr}",
         not_pr = IS_PR.replace("==", "!="),
-        is_pr = IS_PR,
         uses = CHECKOUT.uses(),
     )
 }

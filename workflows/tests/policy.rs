@@ -237,7 +237,8 @@ fn self_hosted_runners_only_run_approved_heads_from_base_branch_workflows() {
             let job = &w["jobs"][id.as_str()];
             let pr_checkout = steps(job).iter().find(|st| {
                 s(&st["uses"]).starts_with("actions/checkout@")
-                    && s(&st["if"]) == "github.event_name == 'pull_request_target'"
+                    && (s(&st["if"]) == "github.event_name == 'pull_request_target'"
+                        || (st["if"].is_null() && on == ["pull_request_target"]))
             });
             assert_eq!(
                 pr_checkout.map(|st| s(&st["with"]["ref"])),
