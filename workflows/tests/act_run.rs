@@ -99,7 +99,9 @@ struct Run {
 
 /// One act run of gpu.yml's workflow_dispatch with `families`, compile-only; `extra`: more
 /// act arguments.
-fn act_run(act: &Path, nvcc: &Path, families: &str, extra: &[&str]) -> Run {
+/// `home`: act's cache directory (XDG_CACHE_HOME), where it copies the checkout for each
+/// job; shared by the test's runs (the tools job's build stays fresh) and removed after.
+fn act_run(act: &Path, home: &Path, nvcc: &Path, families: &str, extra: &[&str]) -> Run {
     use hrr_workflows::pins::{CACHE, CHECKOUT, DOWNLOAD_ARTIFACT, UPLOAD_ARTIFACT};
     let t = tempfile::tempdir().unwrap();
     let event = t.path().join("event.json");
@@ -120,6 +122,7 @@ fn act_run(act: &Path, nvcc: &Path, families: &str, extra: &[&str]) -> Run {
     let log = std::fs::File::create(&log_path).unwrap();
     let mut cmd = Command::new(act);
     cmd.current_dir(repo())
+        .env("XDG_CACHE_HOME", home)
         .args(["workflow_dispatch", "-W", hrr_workflows::GPU_WORKFLOW])
         .arg("-e")
         .arg(&event)
@@ -278,8 +281,10 @@ fn gpu_workflow_runs_end_to_end_under_act_and_a_missing_shard_is_red() {
         return;
     }
 
+    let home = tempfile::tempdir().unwrap();
+
     // Complete: sm90 (1 shard) and gfx90a (2 shards).
-    let run = act_run(&act, &nvcc, "sm90,gfx90a", &[]);
+    let run = act_run(&act, home.path(), &nvcc, "sm90,gfx90a", &[]);
     assert!(run.ok, "the complete run is red:\n{}", tail(&run.log));
     for job in [
         "build the tools (CPU)",
@@ -334,7 +339,7 @@ fn gpu_workflow_runs_end_to_end_under_act_and_a_missing_shard_is_red() {
     }
 
     // One shard dropped: gfx90a's shard 2 never runs; the merge must say so and fail.
-    let run = act_run(&act, &nvcc, "gfx90a", &["--matrix", "shard:1"]);
+    let run = act_run(&act, home.path(), &nvcc, "gfx90a", &["--matrix", "shard:1"]);
     assert!(
         !run.ok,
         "a run missing gfx90a shard 2/2 is green:\n{}",
