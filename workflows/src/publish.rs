@@ -29,9 +29,9 @@ jobs:
     runs-on: ubuntu-latest
     timeout-minutes: 30
     permissions:
-      actions: read
-      checks: write
-      contents: read
+      actions: read # download the triggering run's artifact
+      checks: write # create the check run on its head commit
+      contents: read # check out the default branch
     steps:
 "#,
     );
