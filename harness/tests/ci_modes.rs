@@ -561,6 +561,24 @@ fn a_merge_expecting_the_matrix_names_a_missing_shard_and_fails() {
     assert!(s.contains("missing: family sm90 shard 2/2"), "{s}");
     let junit = std::fs::read_to_string(root.join("m/junit.xml")).unwrap();
     assert!(junit.contains("type=\"not-run\""), "{junit}");
+    // Nothing arrived at all (every shard job failed before writing): with an expectation
+    // that is every shard missing, reported in full, and red.
+    std::fs::create_dir_all(root.join("empty")).unwrap();
+    let o = harness(
+        &root,
+        &[
+            "report", "merge", "empty", "--output", "e", "--expect", "matrix",
+        ],
+    );
+    let s = text(&o);
+    assert_eq!(o.status.code(), Some(1), "{s}");
+    assert!(s.contains("missing: family sm90 shard 2/2"), "{s}");
+    let st = statuses(&root.join("e/results.json"));
+    assert!(
+        !st.is_empty() && st.iter().all(|(_, s)| s == "not-run"),
+        "{st:?}"
+    );
+    assert!(root.join("e/report.html").is_file() && root.join("e/junit.xml").is_file());
     // Without an expectation the merge cannot know, and says only what it has.
     let o = harness(&root, &["report", "merge", "shards", "--output", "m"]);
     assert_eq!(o.status.code(), Some(0), "{}", text(&o));

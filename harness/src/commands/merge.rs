@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 use hrr_matrix::resolve_family;
 use hrr_reports::merge::{
-    merge_expecting, parse_expect_list, CheckedMerge, ExpectedRuns, ExpectedShard,
+    merge_expecting, parse_expect_list, CheckedMerge, ExpectedRuns, ExpectedShard, FindError,
 };
 use hrr_reports::RunReport;
 
@@ -87,8 +87,14 @@ pub fn merge_with(
     expect: &ExpectArgs,
 ) -> Res {
     let expected = expected_runs(matrix, expect)?;
-    let files =
-        hrr_reports::merge::find_results(dirs).map_err(|e| HarnessError::usage(e.to_string()))?;
+    let files = match hrr_reports::merge::find_results(dirs) {
+        Ok(files) => files,
+        // With an expectation, finding nothing is the extreme case of missing shards (every
+        // shard job failed before writing, or the download found none): every expected
+        // shard is reported not-run and the merge fails, with the reports written.
+        Err(FindError::NoneFound(_) | FindError::Missing(_)) if expected.is_some() => Vec::new(),
+        Err(e) => return Err(HarnessError::usage(e.to_string())),
+    };
     let mut reports = Vec::new();
     for f in &files {
         reports.push(RunReport::read_json(f).map_err(|e| HarnessError::usage(e.to_string()))?);
