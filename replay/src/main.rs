@@ -73,13 +73,16 @@ struct Cli {
     /// spares each case the runtime's start-up, which the driver serialises across GPUs.
     #[arg(long, value_name = "VENDOR", hide = true)]
     serve: Option<String>,
-    /// Largest archive file read, in bytes (0 refuses every file).
+    /// Largest archive file read, in bytes (0 refuses every file). The default is half of
+    /// this machine's memory, between 1 GiB and 64 GiB.
     #[arg(long, default_value_t = Limits::default().max_file_bytes)]
     max_file_bytes: u64,
     /// Most events read per process (0 refuses every event).
     #[arg(long, default_value_t = Limits::default().max_events)]
     max_events: u64,
-    /// Most host bytes of one blob or code object held in memory (0 refuses every blob).
+    /// Most host bytes of one blob, code object or copy buffer held in memory (0 refuses
+    /// every blob). The default is half of this machine's memory, between 1 GiB and 64
+    /// GiB; an event over it fails by name and replay exits 2.
     #[arg(long, default_value_t = Limits::default().max_host_bytes)]
     max_host_bytes: u64,
 }

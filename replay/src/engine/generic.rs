@@ -296,8 +296,18 @@ impl Ctx<'_> {
                 bufs.slots.last().map(|s| s.as_ptr() as u64).unwrap_or(0)
             }
             ArgPlan::RegisterHost(n) => {
-                // A page-aligned buffer of our own stands in for the program's memory.
-                let mut buf = vec![0u8; n as usize + 4096];
+                // A page-aligned buffer of our own stands in for the program's memory; a
+                // size the system refuses fails the event instead of aborting replay.
+                let bytes = usize::try_from(n)
+                    .ok()
+                    .and_then(|n| n.checked_add(4096))
+                    .unwrap_or(usize::MAX);
+                let mut probe: Vec<u8> = Vec::new();
+                probe
+                    .try_reserve_exact(bytes)
+                    .map_err(|_| crate::staging::NoMemory { bytes })?;
+                drop(probe);
+                let mut buf = vec![0u8; bytes];
                 let base = buf.as_mut_ptr() as u64;
                 let aligned = (base + 4095) & !4095;
                 self.registered.insert(aligned, buf);
