@@ -250,6 +250,27 @@ pub enum ReportCmd {
     /// OUTPUT/ARTIFACT and merge them there as `merge` does: the failing cases' archives are
     /// then local, ready to replay.
     Fetch(FetchArgs),
+    /// Publish a JUnit report as a check run on a commit, with an annotation per failing
+    /// case (GITHUB_TOKEN, GITHUB_REPOSITORY, GITHUB_API_URL). For a `workflow_run`
+    /// workflow: the files may come from a fork's pull request and are read as untrusted
+    /// data (size-capped, parsed with bounds, never run).
+    Publish(PublishArgs),
+}
+
+#[derive(Args)]
+pub struct PublishArgs {
+    /// The JUnit report (at most 32 MiB).
+    #[arg(long)]
+    pub junit: PathBuf,
+    /// The Markdown summary shown in the check run (at most 1 MiB; cut to 65,535 bytes).
+    #[arg(long)]
+    pub summary: PathBuf,
+    /// The check run's name.
+    #[arg(long)]
+    pub check_name: String,
+    /// The commit the check run is on (the pull request's head SHA, 40 hex digits).
+    #[arg(long)]
+    pub head_sha: String,
 }
 
 #[derive(Args)]
@@ -309,6 +330,7 @@ fn main() -> ExitCode {
             expect,
         }) => commands::merge_with(cli.matrix.as_deref(), dirs, output, expect),
         Cmd::Report(ReportCmd::Fetch(f)) => commands::fetch(cli.matrix.as_deref(), f),
+        Cmd::Report(ReportCmd::Publish(p)) => commands::publish(cli.matrix.as_deref(), p),
         Cmd::Workflows(w) => commands::workflows(cli.matrix.as_deref(), w),
         Cmd::Control(c) => commands::control(cli.matrix.as_deref(), c),
     };

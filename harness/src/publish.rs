@@ -3,6 +3,14 @@
 //! a marker and edited in place on later runs (never one comment per push). The token
 //! comes from `GITHUB_TOKEN` and is never printed; the API base from `GITHUB_API_URL`.
 //! Every request goes through octocrab's typed API (checks, issue comments).
+//!
+//! `report publish` (a `workflow_run` workflow publishing a pull request's results) is in
+//! the submodules: `untrusted` reads the artifact's files, `junit` parses the JUnit,
+//! `check_run` posts it as a check run with annotations.
+
+pub mod check_run;
+pub mod junit;
+pub mod untrusted;
 
 use octocrab::models::CommentId;
 use octocrab::params::checks::{CheckRunConclusion, CheckRunOutput, CheckRunStatus};

@@ -8,6 +8,7 @@
 mod control;
 mod fetch;
 mod merge;
+mod publish;
 mod run;
 
 use std::path::{Path, PathBuf};
@@ -25,6 +26,7 @@ use crate::{BuildOpts, MatrixCmd, WorkflowsCmd};
 pub use control::control;
 pub use fetch::fetch;
 pub use merge::merge_with;
+pub use publish::publish;
 pub use run::run;
 
 type Res = Result<Exit, HarnessError>;
