@@ -254,6 +254,7 @@ pub enum ReportCmd {
     /// case (GITHUB_TOKEN, GITHUB_REPOSITORY, GITHUB_API_URL). For a `workflow_run`
     /// workflow: the files may come from a fork's pull request and are read as untrusted
     /// data (size-capped, parsed with bounds, never run).
+    #[command(after_help = commands::publish_help())]
     Publish(PublishArgs),
 }
 

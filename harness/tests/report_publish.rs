@@ -5,7 +5,8 @@
 //! case's main.cpp when the checkout has it; skipped-only is neutral; a long summary is
 //! cut with a note. A malformed, oversized or symlinked input is refused with a clear
 //! error and nothing is posted (exit 7); a missing token or repository is a usage error
-//! (exit 2). The token never appears in the output.
+//! (exit 2), as is a GITHUB_API_URL that is not a URL. The token never appears in the
+//! output.
 
 use std::path::Path;
 use std::process::{Command, Output};

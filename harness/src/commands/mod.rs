@@ -26,7 +26,7 @@ use crate::{BuildOpts, MatrixCmd, WorkflowsCmd};
 pub use control::control;
 pub use fetch::fetch;
 pub use merge::merge_with;
-pub use publish::publish;
+pub use publish::{exit_help as publish_help, publish};
 pub use run::run;
 
 type Res = Result<Exit, HarnessError>;

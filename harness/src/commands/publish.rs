@@ -12,7 +12,7 @@ use std::path::Path;
 use super::Res;
 use crate::error::HarnessError;
 use crate::exit::Exit;
-use crate::publish::check_run::{self, Target, MESSAGE_LIMIT};
+use crate::publish::check_run::{self, CheckRunError, Target, MESSAGE_LIMIT};
 use crate::publish::junit::{self, Limits};
 use crate::publish::untrusted;
 use crate::repo::SourceTree;
@@ -32,6 +32,19 @@ fn full_sha(s: &str) -> bool {
 
 fn env(name: &str) -> Option<String> {
     std::env::var(name).ok().filter(|v| !v.is_empty())
+}
+
+/// `report publish --help`'s exit codes (the verdict is the check run's, not the exit's).
+pub fn exit_help() -> String {
+    format!(
+        "Exit codes:
+  {:<4} published (the report's verdict is the check run's conclusion, not this code)
+  {:<4} bad usage: GITHUB_TOKEN or GITHUB_REPOSITORY missing, a bad --head-sha or GITHUB_API_URL
+  {:<4} an input refused (too large, not a regular file, malformed JUnit: nothing was posted), or GitHub refused a request",
+        Exit::Ok.code(),
+        Exit::Usage.code(),
+        Exit::Infrastructure.code()
+    )
 }
 
 pub fn publish(matrix: Option<&Path>, args: &PublishArgs) -> Res {
@@ -93,7 +106,11 @@ pub fn publish(matrix: Option<&Path>, args: &PublishArgs) -> Res {
         .map_err(|e| HarnessError::failed(format!("report publish: {e}")))?;
     let posted = rt
         .block_on(check_run::post(&target, &token, &run))
-        .map_err(|e| HarnessError::failed(format!("report publish: {e}")))?;
+        .map_err(|e| match e {
+            // A GITHUB_API_URL that is not a URL is the caller's mistake, not GitHub's.
+            CheckRunError::ApiUrl { .. } => HarnessError::usage(format!("report publish: {e}")),
+            _ => HarnessError::failed(format!("report publish: {e}")),
+        })?;
     println!(
         "published check run {} `{}` on {}/{}@{}: {}; {} annotation(s) in {} request(s){}",
         posted.id,
