@@ -176,7 +176,7 @@ fn run(mut cli: Cli) -> ReplayExit {
                 ReplayExit::Pass
             }
             Err(e) => {
-                eprintln!("hrr-replay: {e}");
+                eprintln!("hrr-replay: {}", info::escape_controls(&e.to_string()));
                 ReplayExit::Invalid
             }
         };
@@ -197,7 +197,7 @@ fn run(mut cli: Cli) -> ReplayExit {
                 ReplayExit::Pass
             }
             Err(e) => {
-                eprintln!("hrr-replay: {e}");
+                eprintln!("hrr-replay: {}", info::escape_controls(&e.to_string()));
                 ReplayExit::Invalid
             }
         };
@@ -213,7 +213,7 @@ fn run(mut cli: Cli) -> ReplayExit {
     let archive = match Archive::open(&path, limits) {
         Ok(a) => a,
         Err(e) => {
-            eprintln!("hrr-replay: {e}");
+            eprintln!("hrr-replay: {}", info::escape_controls(&e.to_string()));
             return ReplayExit::Invalid;
         }
     };
@@ -282,7 +282,10 @@ fn describe_repair(f: &hrr_archive::repair::RepairedProcess) -> String {
     } else {
         "; still incomplete: the process ended without its trailer, so later events may never have been written"
     };
-    line + &format!("; original log kept as {}", f.backup.display())
+    line + &format!(
+        "; original log kept as {}",
+        info::escape_controls(&f.backup.display().to_string())
+    )
 }
 
 #[cfg(test)]

@@ -10,6 +10,7 @@ use hrr_archive::{Archive, Limits};
 use hrr_contract::{ReplayExit, ReplayResult, Verdict};
 
 use crate::engine;
+use crate::info::escape_controls;
 use crate::runtime::{Runtime, RuntimeError};
 
 /// One replay job: archives replayed in order in this process, and where the result goes.
@@ -100,7 +101,7 @@ pub fn replay_all(
         let result = match Archive::open(path, req.limits) {
             Ok(archive) => replay(req, &archive, runtimes, err),
             Err(e) => {
-                let _ = writeln!(err, "hrr-replay: {e}");
+                let _ = writeln!(err, "hrr-replay: {}", escape_controls(&e.to_string()));
                 ReplayResult::failed(
                     path.display().to_string(),
                     ReplayExit::Invalid,
@@ -223,7 +224,9 @@ const SUMMARY_FAILURES: usize = 200;
 /// The human-readable summary of one result.
 fn print_summary(out: &mut dyn Write, r: &ReplayResult) -> std::io::Result<()> {
     let c = &r.counts;
-    writeln!(out, "archive          : {}", r.archive)?;
+    // Archive strings (API names an unreplayable event recorded, kernel names, reasons)
+    // reach this text: control characters are escaped, as in --info.
+    writeln!(out, "archive          : {}", escape_controls(&r.archive))?;
     writeln!(
         out,
         "runtime          : {} ({})",
@@ -254,7 +257,10 @@ fn print_summary(out: &mut dyn Write, r: &ReplayResult) -> std::io::Result<()> {
         writeln!(
             out,
             "FAILED seq {} {} [{}]: {}",
-            f.seq, f.api, f.kind, f.message
+            f.seq,
+            escape_controls(&f.api),
+            f.kind,
+            escape_controls(&f.message)
         )?;
     }
     if r.failures.len() > SUMMARY_FAILURES {
@@ -264,7 +270,7 @@ fn print_summary(out: &mut dyn Write, r: &ReplayResult) -> std::io::Result<()> {
             r.failures.len() - SUMMARY_FAILURES
         )?;
     }
-    writeln!(out, "{}: {}", r.verdict, r.reason)?;
+    writeln!(out, "{}: {}", r.verdict, escape_controls(&r.reason))?;
     Ok(())
 }
 

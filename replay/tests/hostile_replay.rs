@@ -205,3 +205,23 @@ fn info_survives_blob_lengths_that_overflow_a_sum() {
         "{out}"
     );
 }
+
+/// Replay's summary quotes archive strings (an unreplayable event's API name and
+/// reason): escaped as in `--info`.
+#[test]
+fn the_replay_summary_shows_control_characters_escaped() {
+    let d = tempfile::tempdir().unwrap();
+    let w = seeds::writer(d.path(), Compression::None);
+    let mut p = PayloadWriter::new();
+    p.str(fid::API_NAME, &format!("cudaX{ESCAPES}"))
+        .str(fid::REASON, ESCAPES);
+    w.append(semantic::UNREPLAYABLE, 0, 1, 0, p.as_bytes())
+        .unwrap();
+    w.finish().unwrap();
+    let Some((code, out, err)) = replay_stand_in(d.path(), &[]) else {
+        return;
+    };
+    assert_eq!(code, Some(1), "{out}{err}");
+    assert!(!out.contains('\u{1b}') && !out.contains('\r'), "{out:?}");
+    assert!(out.contains("cudaX\\u{1b}]0;owned"), "{out}");
+}
