@@ -20,6 +20,26 @@ pub enum ResultsError {
     Unreadable(#[from] serde_json::Error),
     #[error("{found} result(s) for {expected} archive(s)")]
     Count { found: usize, expected: usize },
+    /// Larger than the harness reads (a replay listing millions of failures).
+    #[error("it is {bytes} bytes, more than the {limit} the harness reads")]
+    TooLarge { bytes: u64, limit: u64 },
+}
+
+/// The largest replay result the harness reads: results of a case's few archives are
+/// kilobytes; this bounds the harness's memory whatever a replay writes.
+pub const MAX_RESULT_BYTES: u64 = 256 << 20;
+
+/// Reads replay's `--json` output, refusing a file over `MAX_RESULT_BYTES` before
+/// reading it.
+fn read_result_file(path: &Path) -> Result<Vec<u8>, ResultsError> {
+    let bytes = std::fs::metadata(path)?.len();
+    if bytes > MAX_RESULT_BYTES {
+        return Err(ResultsError::TooLarge {
+            bytes,
+            limit: MAX_RESULT_BYTES,
+        });
+    }
+    Ok(std::fs::read(path)?)
 }
 
 /// The results of `count` archives in replay's `--json` output: one object for one
@@ -88,9 +108,7 @@ impl Attempt<'_> {
         self.output
             .push_str(&format!("$ hrr-replay {} (exit {code})\n", names.join(" ")));
         self.output.push_str(&process::tail(&log, 4000));
-        let parsed = std::fs::read(&json)
-            .map_err(ResultsError::from)
-            .and_then(|d| read_results(&d, archives.len()));
+        let parsed = read_result_file(&json).and_then(|d| read_results(&d, archives.len()));
         match parsed {
             Ok(rs) => match rs.iter().find(|r| r.exit_code == ReplayExit::NoGpu) {
                 Some(r) => Err(StepError::NoGpu {
@@ -140,6 +158,20 @@ mod tests {
         assert!(matches!(
             read_results(&data, 2),
             Err(ResultsError::Unreadable(_))
+        ));
+    }
+
+    #[test]
+    fn a_result_file_over_the_limit_is_not_read() {
+        let t = tempfile::tempdir().unwrap();
+        let big = t.path().join("big.json");
+        let f = std::fs::File::create(&big).unwrap();
+        f.set_len(MAX_RESULT_BYTES + 1).unwrap();
+        let e = read_result_file(&big).unwrap_err();
+        assert!(matches!(e, ResultsError::TooLarge { .. }), "{e}");
+        assert!(matches!(
+            read_result_file(&t.path().join("none.json")),
+            Err(ResultsError::Missing(_))
         ));
     }
 
