@@ -46,7 +46,11 @@ pub enum ArchiveError {
     /// The writer was already finished; nothing more is accepted.
     Finished,
     /// A deliberate edit named a byte past the end of the output it edits.
-    OffsetOutside { path: PathBuf, offset: u64, len: u64 },
+    OffsetOutside {
+        path: PathBuf,
+        offset: u64,
+        len: u64,
+    },
 }
 
 impl ArchiveError {

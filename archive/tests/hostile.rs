@@ -314,7 +314,14 @@ fn an_edit_past_the_output_is_its_own_error() {
     archive_with_d2h(d.path(), 1);
     let e = edit::edit_expected_output(d.path(), None, 4096, Limits::default()).unwrap_err();
     assert!(
-        matches!(e, ArchiveError::OffsetOutside { offset: 4096, len: 4096, .. }),
+        matches!(
+            e,
+            ArchiveError::OffsetOutside {
+                offset: 4096,
+                len: 4096,
+                ..
+            }
+        ),
         "{e}"
     );
     edit::edit_expected_output(d.path(), None, 4095, Limits::default()).unwrap();
