@@ -119,7 +119,7 @@ impl Attempt<'_> {
         if let Some(g) = self.gpu {
             c.env(
                 self.ctx.family.vendor.visible_devices_var(),
-                g.index.to_string(),
+                g.select.clone(),
             );
         }
         c
