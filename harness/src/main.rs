@@ -1,7 +1,8 @@
 //! `hrr-harness`: the command line. Each subcommand is a thin layer over a module:
 //! `matrix` (hrr-matrix), `build` (builder), `run` (runner + output), `report merge`
-//! (hrr-reports), `workflows` (hrr-workflows), `control` (control). Every command ends
-//! with an `exit::Exit`, listed in `--help` from the same enum.
+//! (hrr-reports), `report fetch` (fetch), `report publish` (publish), `workflows`
+//! (hrr-workflows), `control` (control). Every command ends with an `exit::Exit`, listed
+//! in `--help` from the same enum.
 
 mod builder;
 mod commands;

@@ -1,8 +1,9 @@
 //! hrr-reports owns what a harness run produces, apart from the runner that produces it:
 //! the one status enum and the mapping from raw outcomes and expectations to it
 //! (`status`), the result records written to `results.json` (`result`), JUnit XML
-//! (`junit`), the Markdown step summary (`markdown`) and the merging of many shards and
-//! families into one report (`merge`).
+//! (`junit`), the Markdown step summary (`markdown`), the merging of many shards and
+//! families into one report (`merge`), and the self-contained HTML page of a merged
+//! report (`html`).
 
 pub mod html;
 pub mod junit;

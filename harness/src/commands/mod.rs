@@ -2,8 +2,8 @@
 //! module that does the work and turns the outcome into an exit code. The modules' typed
 //! errors get their context (the flag, the file) and their exit code here. `matrix`,
 //! `build` and `workflows` are here with the shared helpers; `run` (`run.rs`), `report
-//! merge` (`merge.rs`), `report fetch` (`fetch.rs`) and `control` (`control.rs`) have
-//! files of their own.
+//! merge` (`merge.rs`), `report fetch` (`fetch.rs`), `report publish` (`publish.rs`) and
+//! `control` (`control.rs`) have files of their own.
 
 mod control;
 mod fetch;
