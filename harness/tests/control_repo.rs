@@ -480,11 +480,13 @@ fn build_only_tools_serve_as_prebuilt_tools() {
         harness(&root, &args)
     };
     // --build-only: the tools of the tree without the fix, copied out; no case runs, so
-    // the control proves nothing yet (an error, exit 5).
+    // the control proves nothing yet and nothing failed ("built", exit 0: the CI job that
+    // builds them for the GPU runner must pass).
     let o = run(&["--build-only", tools.to_str().unwrap()], "bo");
-    assert_eq!(o.status.code(), Some(5), "{}", text(&o));
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    assert!(text(&o).contains("BUILT, NOT RUN"), "{}", text(&o));
     let oc = outcomes(&root.join("bo"));
-    assert_eq!(outcome_of(&oc, "add_patch"), "error");
+    assert_eq!(outcome_of(&oc, "add_patch"), "built");
     assert!(oc["baseline"].as_array().unwrap().is_empty());
     assert!(tools.join("add_patch/hrr-replay").is_file());
     assert!(tools.join("add_patch/libhrr_capture.so").is_file());

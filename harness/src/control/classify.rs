@@ -118,8 +118,11 @@ pub fn classify(a: &Attempt) -> Verdict {
             dir,
             copied: Ok(()),
         } => v(
-            Outcome::Error,
-            format!("built only (--build-only): tools in {}", dir.display()),
+            Outcome::Built,
+            format!(
+                "built without the fix (--build-only): tools in {}; no case ran (run them with --prebuilt)",
+                dir.display()
+            ),
         ),
         Attempt::BuiltOnly {
             dir,
@@ -193,6 +196,7 @@ pub struct Tally {
     pub unviable: usize,
     pub timeout: usize,
     pub error: usize,
+    pub built: usize,
 }
 
 impl Tally {
@@ -205,6 +209,7 @@ impl Tally {
                 Outcome::Unviable => &mut t.unviable,
                 Outcome::Timeout => &mut t.timeout,
                 Outcome::Error => &mut t.error,
+                Outcome::Built => &mut t.built,
             } += 1;
         }
         t
@@ -214,7 +219,7 @@ impl Tally {
 /// The exit code one control's outcome asks for.
 fn exit_of(o: Outcome) -> Exit {
     match o {
-        Outcome::Caught => Exit::Ok,
+        Outcome::Caught | Outcome::Built => Exit::Ok,
         Outcome::Missed => Exit::Missed,
         Outcome::Timeout => Exit::Timeout,
         Outcome::Unviable | Outcome::Error => Exit::Unviable,
@@ -429,8 +434,8 @@ mod tests {
         assert_eq!(
             classify(&built_only),
             Verdict {
-                outcome: Outcome::Error,
-                summary: "built only (--build-only): tools in /b/c".into()
+                outcome: Outcome::Built,
+                summary: "built without the fix (--build-only): tools in /b/c; no case ran (run them with --prebuilt)".into()
             }
         );
     }
@@ -497,8 +502,26 @@ mod tests {
                 missed: 1,
                 unviable: 1,
                 timeout: 1,
-                error: 2
+                error: 2,
+                built: 0
             }
         );
+    }
+
+    #[test]
+    fn a_build_only_run_exits_ok_and_a_failed_copy_does_not() {
+        assert_eq!(
+            exit_code(&outcomes(true, &[Outcome::Built, Outcome::Built])),
+            Exit::Ok
+        );
+        assert_eq!(
+            exit_code(&outcomes(true, &[Outcome::Built, Outcome::Error])),
+            Exit::Unviable
+        );
+        let failed_copy = Attempt::BuiltOnly {
+            dir: "/b/c".into(),
+            copied: Err(std::io::Error::other("disk full")),
+        };
+        assert_eq!(outcome(&failed_copy), Outcome::Error);
     }
 }

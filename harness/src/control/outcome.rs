@@ -19,6 +19,9 @@ pub enum Outcome {
     Timeout,
     /// Something else went wrong (the harness could not run the control).
     Error,
+    /// `--build-only`: built without the fix and copied out for `--prebuilt`; no case ran,
+    /// so nothing is proven yet (and nothing failed).
+    Built,
 }
 
 impl Outcome {
@@ -29,6 +32,7 @@ impl Outcome {
             Outcome::Unviable => "unviable",
             Outcome::Timeout => "timeout",
             Outcome::Error => "error",
+            Outcome::Built => "built",
         }
     }
 }

@@ -32,6 +32,7 @@ pub fn write_outcomes(dir: &Path, o: &Outcomes) {
         Outcome::Missed,
         Outcome::Unviable,
         Outcome::Timeout,
+        Outcome::Built,
     ] {
         let lines: String = o
             .controls
@@ -59,9 +60,21 @@ pub fn markdown(o: &Outcomes) -> String {
         return s;
     }
     let t = Tally::of(o);
+    let verdict = if exit_code(o) != Exit::Ok {
+        "**FAIL**"
+    } else if t.built > 0 && t.caught == 0 {
+        // --build-only: tools made, nothing proven yet.
+        "**BUILT, NOT RUN**"
+    } else {
+        "**PASS**"
+    };
+    let built = if t.built > 0 {
+        format!(", {} built", t.built)
+    } else {
+        String::new()
+    };
     s.push_str(&format!(
-        "{}: {} caught, {} missed, {} unviable, {} timeout, {} error (revision `{}`)\n\n| control | removes | outcome | detail |\n| --- | --- | --- | --- |\n",
-        if exit_code(o) == Exit::Ok { "**PASS**" } else { "**FAIL**" },
+        "{verdict}: {} caught, {} missed, {} unviable, {} timeout, {} error{built} (revision `{}`)\n\n| control | removes | outcome | detail |\n| --- | --- | --- | --- |\n",
         t.caught,
         t.missed,
         t.unviable,
@@ -91,10 +104,11 @@ pub fn markdown(o: &Outcomes) -> String {
 }
 
 /// A control's outcome as a JUnit status: caught passes, missed fails, unviable and
-/// error are errors.
+/// error are errors, built (`--build-only`) is skipped as compiled, not run.
 fn junit_status(o: Outcome) -> Status {
     match o {
         Outcome::Caught => Status::Pass,
+        Outcome::Built => Status::CompiledNotRun,
         Outcome::Missed => Status::Fail,
         Outcome::Timeout => Status::Timeout,
         Outcome::Unviable | Outcome::Error => Status::Crash,
