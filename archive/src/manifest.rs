@@ -28,8 +28,29 @@ pub struct SettingsRecord {
 pub struct ProcessEntry {
     pub pid: u32,
     pub ppid: u32,
-    /// Directory name relative to the root: always `pid-<pid>`.
+    /// Directory name relative to the root: [`process_dir_name`] of the pid and of the
+    /// program image (`pid-<pid>`, or `pid-<pid>.<k>` for the k-th program that recorded
+    /// under the same pid: one that exec'd after recording, or a pid reused by a later
+    /// run into the same directory).
     pub dir: String,
+}
+
+/// The most program images one pid may record into one archive.
+pub const MAX_IMAGES_PER_PID: u32 = 64;
+
+/// The directory of image `image` (1-based) of process `pid`.
+pub fn process_dir_name(pid: u32, image: u32) -> String {
+    if image <= 1 {
+        format!("pid-{pid}")
+    } else {
+        format!("pid-{pid}.{image}")
+    }
+}
+
+/// Whether `dir` is a directory name the writer gives process `pid`; the reader accepts
+/// no other (a name never leads out of the archive).
+pub fn is_process_dir_of(pid: u32, dir: &str) -> bool {
+    (1..=MAX_IMAGES_PER_PID).any(|k| process_dir_name(pid, k) == dir)
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

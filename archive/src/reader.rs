@@ -67,6 +67,33 @@ pub struct Archive {
     pub warnings: Vec<String>,
 }
 
+/// Checks a root-manifest entry: a directory name the writer gives its pid, listed once.
+pub fn check_entry(
+    root: &Path,
+    entry: &ProcessEntry,
+    seen: &mut std::collections::HashSet<String>,
+) -> Result<()> {
+    if !manifest::is_process_dir_of(entry.pid, &entry.dir) {
+        return Err(ArchiveError::unsafe_path(
+            root.join(MANIFEST_FILE),
+            format!(
+                "process directory {:?} is not pid-{} (or pid-{}.N, a later program image)",
+                entry.dir, entry.pid, entry.pid
+            ),
+        ));
+    }
+    if !seen.insert(entry.dir.clone()) {
+        return Err(ArchiveError::invalid(
+            root.join(MANIFEST_FILE),
+            format!(
+                "process {} ({}) is listed more than once",
+                entry.pid, entry.dir
+            ),
+        ));
+    }
+    Ok(())
+}
+
 /// Refuses a path that is a symbolic link or not a directory.
 fn check_dir(path: &Path) -> Result<()> {
     let meta = fs::symlink_metadata(path).map_err(|e| ArchiveError::io(path, "stat", e))?;
@@ -94,19 +121,7 @@ impl Archive {
         let mut processes = Vec::new();
         let mut seen = std::collections::HashSet::new();
         for entry in &manifest.processes {
-            if !seen.insert(entry.pid) {
-                return Err(ArchiveError::invalid(
-                    root.join(MANIFEST_FILE),
-                    format!("process {} is listed more than once", entry.pid),
-                ));
-            }
-            let expected = format!("pid-{}", entry.pid);
-            if entry.dir != expected {
-                return Err(ArchiveError::unsafe_path(
-                    root.join(MANIFEST_FILE),
-                    format!("process directory {:?} is not {expected:?}", entry.dir),
-                ));
-            }
+            check_entry(root, entry, &mut seen)?;
             processes.push(ProcessArchive::open(
                 &root.join(&entry.dir),
                 entry.clone(),

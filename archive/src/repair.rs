@@ -162,12 +162,7 @@ pub fn repair(root: &Path, limits: Limits) -> Result<Vec<RepairedProcess>> {
     let mut seen = std::collections::HashSet::new();
     let mut out = Vec::new();
     for entry in &root_manifest.processes {
-        if !seen.insert(entry.pid) {
-            return Err(ArchiveError::invalid(
-                root.join(MANIFEST_FILE),
-                format!("process {} is listed more than once", entry.pid),
-            ));
-        }
+        crate::reader::check_entry(root, entry, &mut seen)?;
         if let Some(r) = repair_process(root, entry, &limits)? {
             out.push(r);
         }
@@ -180,13 +175,6 @@ fn repair_process(
     entry: &manifest::ProcessEntry,
     limits: &Limits,
 ) -> Result<Option<RepairedProcess>> {
-    let expected = format!("pid-{}", entry.pid);
-    if entry.dir != expected {
-        return Err(ArchiveError::unsafe_path(
-            root.join(MANIFEST_FILE),
-            format!("process directory {:?} is not {expected:?}", entry.dir),
-        ));
-    }
     let dir = root.join(&entry.dir);
     // The reader's checks first (directory, manifest, log header); an intact log is
     // left alone when it is complete, or was repaired before and nothing tore since.

@@ -133,13 +133,40 @@ pub fn monotonic_ns() -> u64 {
     }
 }
 
-fn process_dir_name(pid: u32) -> String {
-    format!("pid-{pid}")
+/// Creates this program's process directory: `pid-<pid>`, or, when that name is taken
+/// (the same pid recorded before an exec, or a pid reused by an earlier run into the same
+/// directory, or anything planted there), `pid-<pid>.2`, `.3`, ... A name that exists is
+/// never entered, whatever it is.
+fn create_process_dir(root: &Path, pid: u32) -> Result<(String, PathBuf)> {
+    for image in 1..=crate::manifest::MAX_IMAGES_PER_PID {
+        let name = crate::manifest::process_dir_name(pid, image);
+        let dir = root.join(&name);
+        match fs::create_dir(&dir) {
+            Ok(()) => return Ok((name, dir)),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+            Err(e) => return Err(ArchiveError::io(&dir, "create process directory", e)),
+        }
+    }
+    Err(ArchiveError::io(
+        root.join(crate::manifest::process_dir_name(
+            pid,
+            crate::manifest::MAX_IMAGES_PER_PID,
+        )),
+        "create process directory",
+        std::io::Error::new(
+            std::io::ErrorKind::AlreadyExists,
+            format!(
+                "pid {pid} already has {} program images in this archive",
+                crate::manifest::MAX_IMAGES_PER_PID
+            ),
+        ),
+    ))
 }
 
 impl ProcessWriter {
-    /// Opens `root/pid-<pid>/` for this process and registers it in the root manifest.
-    /// Refuses if free space is already under the reserve, or if the directory exists.
+    /// Opens this program's process directory (`pid-<pid>`, or `pid-<pid>.<k>` when an
+    /// earlier program image of the same pid has it) and registers it in the root
+    /// manifest. Refuses if free space is already under the reserve.
     pub fn create(root: &Path, settings: CaptureSettings, ppid: u32) -> Result<Arc<ProcessWriter>> {
         Self::create_for(root, settings, ppid, "")
     }
@@ -166,9 +193,7 @@ impl ProcessWriter {
                 reserve: keep,
             });
         }
-        let dir_name = process_dir_name(pid);
-        let dir = root.join(&dir_name);
-        fs::create_dir(&dir).map_err(|e| ArchiveError::io(&dir, "create process directory", e))?;
+        let (dir_name, dir) = create_process_dir(root, pid)?;
         for sub in [blob::BLOBS_DIR, blob::CODE_OBJECTS_DIR] {
             let p = dir.join(sub);
             fs::create_dir(&p).map_err(|e| ArchiveError::io(&p, "create directory", e))?;

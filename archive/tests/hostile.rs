@@ -326,3 +326,50 @@ fn an_edit_past_the_output_is_its_own_error() {
     );
     edit::edit_expected_output(d.path(), None, 4095, Limits::default()).unwrap();
 }
+
+#[test]
+fn a_second_program_image_of_one_pid_records_beside_the_first() {
+    // As when a program records, then execs another that records (same pid), or a pid is
+    // reused by a later run into the same directory: the second gets `pid-N.2`, and both
+    // are listed and read (before: "File exists", capture off for the second).
+    let d = tempfile::tempdir().unwrap();
+    let root = d.path();
+    let first = ProcessWriter::create(root, settings(), 1).unwrap();
+    first.append(3, 0, 1, 0, b"").unwrap();
+    first.finish().unwrap();
+    let second = ProcessWriter::create(root, settings(), 1).unwrap();
+    second.append(3, 0, 1, 0, b"").unwrap();
+    second.append(3, 0, 1, 0, b"").unwrap();
+    second.finish().unwrap();
+    let pid = std::process::id();
+    assert_eq!(second.dir(), root.join(format!("pid-{pid}.2")));
+    let a = Archive::open(root, Limits::default()).unwrap();
+    let dirs: Vec<(&str, usize)> = a
+        .processes
+        .iter()
+        .map(|p| (p.entry.dir.as_str(), p.events.len()))
+        .collect();
+    assert_eq!(
+        dirs,
+        [
+            (format!("pid-{pid}").as_str(), 1),
+            (format!("pid-{pid}.2").as_str(), 2)
+        ]
+    );
+    assert!(a.is_complete());
+    // A planted name is skipped, never entered.
+    std::os::unix::fs::symlink("/tmp", root.join(format!("pid-{pid}.3"))).unwrap();
+    let third = ProcessWriter::create(root, settings(), 1).unwrap();
+    assert_eq!(third.dir(), root.join(format!("pid-{pid}.4")));
+    third.finish().unwrap();
+    // Other names stay refused.
+    let m = root.join(MANIFEST_FILE);
+    let text = fs::read_to_string(&m).unwrap();
+    fs::write(
+        &m,
+        text.replace(&format!("pid-{pid}.4"), &format!("pid-{pid}.x")),
+    )
+    .unwrap();
+    let e = Archive::open(root, Limits::default()).unwrap_err();
+    assert!(matches!(e, ArchiveError::UnsafePath { .. }), "{e}");
+}

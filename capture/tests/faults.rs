@@ -194,6 +194,26 @@ fn a_child_leaving_through_underscore_exit_keeps_every_event() {
 }
 
 #[test]
+fn a_program_execd_after_recording_records_beside_it() {
+    let s = StandIn::build("recexec", "faults.c");
+    let out = s.path().join("archive");
+    let run = s.command(&out, &["recexec"]).output().unwrap();
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    assert!(run.status.success(), "{stderr}");
+    assert!(!stderr.contains("capture off"), "{stderr}");
+    let a = open(&out);
+    assert_eq!(a.processes.len(), 2, "{stderr}");
+    let (first, second) = (&a.processes[0], &a.processes[1]);
+    assert_eq!(first.entry.pid, second.entry.pid);
+    assert_eq!(second.entry.dir, format!("{}.2", first.entry.dir));
+    // The exec'd image finished its own directory; the first image's last interval went
+    // with the exec (exec skips atexit), but its directory still names its runtime.
+    assert!(second.is_complete(), "{stderr}");
+    assert!(second.events.len() >= 4, "{stderr}");
+    assert_eq!(first.manifest.runtime.vendor, "cuda");
+}
+
+#[test]
 fn an_execd_child_records_into_a_directory_of_its_own() {
     let s = StandIn::build("forkexec", "faults.c");
     let out = s.path().join("archive");

@@ -81,7 +81,8 @@ pub(super) fn register_process(
         .create(true)
         .truncate(false)
         .write(true)
-        .custom_flags(libc::O_CLOEXEC)
+        // A link planted at `.lock` in a shared output directory is refused, not followed.
+        .custom_flags(libc::O_CLOEXEC | libc::O_NOFOLLOW)
         .open(&lock_path)
         .map_err(|e| ArchiveError::io(&lock_path, "open", e))?;
     let _lock = nix::fcntl::Flock::lock(lock_file, nix::fcntl::FlockArg::LockExclusive)
@@ -98,7 +99,7 @@ pub(super) fn register_process(
             processes: Vec::new(),
         }
     };
-    m.processes.retain(|p| p.pid != entry.pid);
+    m.processes.retain(|p| p.dir != entry.dir);
     m.processes.push(entry);
     manifest::write_manifest(&path, &m, true)
 }

@@ -10,6 +10,7 @@
 //                   it and copy the result back (cases/fork_child's shape).
 //   forkexit        as fork, but the child leaves with _exit (atexit handlers skipped).
 //   forkexec        one runtime call, then forks; the child execs this program "plain".
+//   recexec         records ("plain"), then execs this program "plain" (same pid).
 //   plain           a few calls (malloc, copy, free).
 //   launches N      N launches (events only, no blobs); prints how many returned.
 //   blobs N         N host-to-device copies of 64 KiB, each distinct (a blob each);
@@ -131,6 +132,11 @@ int main(int argc, char** argv) {
         return child_then_parent_launch(0);
     } else if (!strcmp(mode, "forkexit")) {
         return child_then_parent_launch(1);
+    } else if (!strcmp(mode, "recexec")) {
+        if (plain() != 0) return 2;
+        fflush(stdout);
+        execl("/proc/self/exe", argv[0], "plain", (char*)0);
+        return 3;
     } else if (!strcmp(mode, "forkexec")) {
         int n = 0;
         cudaGetDeviceCount(&n);
@@ -167,6 +173,6 @@ int main(int argc, char** argv) {
         printf("copies=%ld\n", done);
         return 0;
     }
-    fprintf(stderr, "usage: faults steady THREADS | first | chdir DIR | plain | fork | forkexit | forkexec | launches N | blobs N\n");
+    fprintf(stderr, "usage: faults steady THREADS | first | chdir DIR | plain | fork | forkexit | forkexec | recexec | launches N | blobs N\n");
     return 2;
 }
