@@ -27,28 +27,9 @@ pub use hand_written::{exported_symbols, HandWritten, HAND_WRITTEN, PROCESS_HOOK
 pub use semantic::{SemanticKind, SEMANTIC_KINDS};
 pub use validate::{validate_table, TableError};
 
-/// The runtime family an archive was captured from.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Vendor {
-    Cuda,
-    Hip,
-}
-
-impl Vendor {
-    pub fn as_str(&self) -> &'static str {
-        match self {
-            Vendor::Cuda => "cuda",
-            Vendor::Hip => "hip",
-        }
-    }
-    pub fn parse(s: &str) -> Option<Vendor> {
-        match s {
-            "cuda" => Some(Vendor::Cuda),
-            "hip" => Some(Vendor::Hip),
-            _ => None,
-        }
-    }
-}
+/// The runtime family an archive was captured from: one definition, the contract's
+/// (its spelling is what manifests and replay results both carry).
+pub use hrr_contract::Vendor;
 
 /// What a parameter means, which decides how capture records it and replay rebuilds it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -133,14 +133,6 @@ pub fn replay_all(
     ReplayExit::worst(results.iter().map(|r| r.exit_code))
 }
 
-/// The wire vendor of the archive's runtime.
-fn wire_vendor(v: Vendor) -> hrr_contract::Vendor {
-    match v {
-        Vendor::Cuda => hrr_contract::Vendor::Cuda,
-        Vendor::Hip => hrr_contract::Vendor::Hip,
-    }
-}
-
 /// The verdict on an archive from what its processes' replays found.
 fn verdict(result: &mut ReplayResult) -> ReplayExit {
     let c = &result.counts;
@@ -179,7 +171,7 @@ fn replay(
         result.exit_code = ReplayExit::Invalid;
         return result;
     };
-    result.vendor = Some(wire_vendor(vendor));
+    result.vendor = Some(vendor);
     for p in &archive.processes {
         if !p.is_complete() {
             let _ = writeln!(
