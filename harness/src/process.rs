@@ -9,6 +9,7 @@ mod reap;
 mod secrets;
 
 use std::fs::OpenOptions;
+use std::io::{Read, Write};
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::path::Path;
 use std::process::{Command, Stdio};
@@ -78,7 +79,7 @@ impl Exit {
     }
 }
 
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 pub struct Finished {
     pub exit: Exit,
     pub duration: Duration,
@@ -86,28 +87,100 @@ pub struct Finished {
     pub log_cut: u64,
     /// Descendants still running after the child ended, killed then.
     pub stragglers: usize,
+    /// The standard output, kept apart from the log to compare runs
+    /// ([`run_logged_keeping_stdout`]); None from [`run_logged`].
+    pub stdout: Option<Stdout>,
+}
+
+/// What the harness keeps of a step's standard output to compare two runs of one
+/// program: its first [`STDOUT_KEEP`] bytes and its length.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Stdout {
+    pub head: Vec<u8>,
+    pub len: u64,
+}
+
+/// How much of a step's standard output is kept for comparison.
+pub const STDOUT_KEEP: usize = 1 << 20;
+
+impl Stdout {
+    /// Whether output past [`STDOUT_KEEP`] went uncompared.
+    pub fn cut(&self) -> bool {
+        self.len > self.head.len() as u64
+    }
+}
+
+/// Copies a child's standard output into the log pipe, keeping its head; write errors
+/// on the log side are ignored (the child must never block on a full pipe), reading
+/// goes on to the end.
+fn tee_stdout(mut from: std::io::PipeReader, mut to: std::io::PipeWriter) -> Stdout {
+    let mut buf = vec![0u8; 64 << 10];
+    let mut out = Stdout::default();
+    let mut log_ok = true;
+    loop {
+        let n = match from.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(_) => break,
+        };
+        let keep = n.min(STDOUT_KEEP - out.head.len());
+        out.head.extend_from_slice(&buf[..keep]);
+        out.len += n as u64;
+        log_ok = log_ok && to.write_all(&buf[..n]).is_ok();
+    }
+    out
 }
 
 /// Runs `cmd` with stdout and stderr appended to `log` (capped: `HRR_HARNESS_LOG_CAP`,
 /// default 64 MiB), killing its process group at `deadline` (SIGTERM, then SIGKILL
 /// after two seconds) or on interruption, and every descendant still running once it
 /// has ended.
-pub fn run_logged(mut cmd: Command, log: &Path, deadline: Instant) -> std::io::Result<Finished> {
+pub fn run_logged(cmd: Command, log: &Path, deadline: Instant) -> std::io::Result<Finished> {
+    run(cmd, log, deadline, false)
+}
+
+/// As [`run_logged`], and the standard output is also kept apart ([`Finished::stdout`]):
+/// it passes through a thread that keeps its head on its way into the same log.
+pub fn run_logged_keeping_stdout(
+    cmd: Command,
+    log: &Path,
+    deadline: Instant,
+) -> std::io::Result<Finished> {
+    run(cmd, log, deadline, true)
+}
+
+fn run(
+    mut cmd: Command,
+    log: &Path,
+    deadline: Instant,
+    keep_stdout: bool,
+) -> std::io::Result<Finished> {
     let out = OpenOptions::new().create(true).append(true).open(log)?;
     let (reader, writer) = std::io::pipe()?;
     let err = writer.try_clone()?;
+    let mut tee = None;
+    let stdout = if keep_stdout {
+        let (out_reader, out_writer) = std::io::pipe()?;
+        tee = Some((out_reader, writer));
+        Stdio::from(out_writer)
+    } else {
+        Stdio::from(writer)
+    };
     let mut marked = prepare(&mut cmd);
     cmd.stdin(Stdio::null())
-        .stdout(Stdio::from(writer))
+        .stdout(stdout)
         .stderr(Stdio::from(err));
     let start = Instant::now();
     let spawned = cmd.spawn();
-    // The parent's ends of the pipe's write side went with `cmd`: drop it, so the
-    // copier sees the end of input when the last descendant closes its end.
+    // The parent's ends of the pipes' write sides went with `cmd`: drop it, so the
+    // copier sees the end of input when the last descendant closes its end (and the
+    // tee, which holds the log pipe's last other write end, ends).
     drop(cmd);
     let mut child = spawned?;
     let cap = log::cap_from_env();
     let copier = std::thread::spawn(move || log::copy_capped(reader, out, cap));
+    let tee = tee.map(|(from, to)| std::thread::spawn(move || tee_stdout(from, to)));
     let pgid = Pid::from_raw(child.id() as i32);
     let mut killed: Option<(Exit, Instant)> = None;
     let status = loop {
@@ -136,7 +209,8 @@ pub fn run_logged(mut cmd: Command, log: &Path, deadline: Instant) -> std::io::R
     // carrying its mark (one that called setsid too).
     let _ = killpg(pgid, Signal::SIGKILL);
     let stragglers = marked.kill_all(KILL_WAIT);
-    let log_cut = join_copier(copier);
+    let stdout = tee.and_then(join_within);
+    let log_cut = join_within(copier).and_then(Result::ok).unwrap_or(0);
     let exit = match killed {
         Some((why, _)) => why,
         None => match (status.code(), status.signal()) {
@@ -150,26 +224,69 @@ pub fn run_logged(mut cmd: Command, log: &Path, deadline: Instant) -> std::io::R
         duration: start.elapsed(),
         log_cut,
         stragglers,
+        stdout,
     })
 }
 
-/// Waits for the log copier (every writer is dead by now, so it sees the end of input
-/// at once), at most `KILL_WAIT`: a writer the kill could not reach must not hang the
-/// harness. Returns the bytes the cap cut.
-fn join_copier(copier: std::thread::JoinHandle<std::io::Result<u64>>) -> u64 {
+/// Waits for an output thread (the log copier, the stdout tee: every writer is dead by
+/// now, so it sees the end of input at once), at most `KILL_WAIT`: a writer the kill
+/// could not reach must not hang the harness. None when it did not finish in time.
+fn join_within<T>(thread: std::thread::JoinHandle<T>) -> Option<T> {
     let until = Instant::now() + KILL_WAIT;
-    while !copier.is_finished() && Instant::now() < until {
+    while !thread.is_finished() && Instant::now() < until {
         std::thread::sleep(Duration::from_millis(2));
     }
-    if !copier.is_finished() {
-        return 0;
+    if !thread.is_finished() {
+        return None;
     }
-    copier.join().ok().and_then(Result::ok).unwrap_or(0)
+    thread.join().ok()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn stdout_is_kept_apart_and_still_reaches_the_log() {
+        let t = tempfile::tempdir().unwrap();
+        let log = t.path().join("log");
+        let mut cmd = Command::new("sh");
+        cmd.arg("-c").arg("echo out-1; echo err-1 >&2; echo out-2");
+        let f =
+            run_logged_keeping_stdout(cmd, &log, Instant::now() + Duration::from_secs(10)).unwrap();
+        assert_eq!(f.exit, Exit::Code(0));
+        let out = f.stdout.expect("stdout kept");
+        assert_eq!(out.head, b"out-1\nout-2\n");
+        assert_eq!(out.len, 12);
+        assert!(!out.cut());
+        let logged = std::fs::read_to_string(&log).unwrap();
+        for line in ["out-1", "err-1", "out-2"] {
+            assert!(logged.contains(line), "{line} missing from {logged:?}");
+        }
+        // Without keeping, nothing is kept.
+        let f = run_logged(
+            Command::new("true"),
+            &log,
+            Instant::now() + Duration::from_secs(10),
+        )
+        .unwrap();
+        assert!(f.stdout.is_none());
+    }
+
+    #[test]
+    fn stdout_past_the_kept_head_is_counted_not_kept() {
+        let t = tempfile::tempdir().unwrap();
+        let log = t.path().join("log");
+        let mut cmd = Command::new("sh");
+        cmd.arg("-c")
+            .arg(format!("head -c {} /dev/zero", STDOUT_KEEP + 10));
+        let f =
+            run_logged_keeping_stdout(cmd, &log, Instant::now() + Duration::from_secs(10)).unwrap();
+        let out = f.stdout.unwrap();
+        assert_eq!(out.head.len(), STDOUT_KEEP);
+        assert_eq!(out.len, STDOUT_KEEP as u64 + 10);
+        assert!(out.cut());
+    }
 
     #[test]
     fn a_timeout_kills_the_whole_process_group() {

@@ -11,6 +11,10 @@ use crate::glob;
 use crate::prescan;
 use crate::schema::{CaseKind, Check, Matrix, Vendor};
 
+/// At most this many `stdout_varies` patterns per case, each at most this long.
+const MAX_STDOUT_VARIES: usize = 32;
+const MAX_PATTERN_LEN: usize = 200;
+
 /// One problem in a matrix file.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct MatrixError {
@@ -415,6 +419,36 @@ impl Validator<'_> {
                         c.name
                     ),
                 );
+            }
+            if !c.stdout_varies.is_empty() && c.kind == CaseKind::Host {
+                let at = self.pos.field("cases", i, "stdout_varies", None);
+                self.err(
+                    at,
+                    format!("host case `{}`: `stdout_varies` is for gpu cases", c.name),
+                );
+            }
+            if c.stdout_varies.len() > MAX_STDOUT_VARIES {
+                let at = self.pos.field("cases", i, "stdout_varies", None);
+                self.err(
+                    at,
+                    format!(
+                        "case `{}`: {} stdout_varies patterns, at most {MAX_STDOUT_VARIES}",
+                        c.name,
+                        c.stdout_varies.len()
+                    ),
+                );
+            }
+            for p in &c.stdout_varies {
+                if p.is_empty() || p.len() > MAX_PATTERN_LEN || p.contains(['\n', '\r']) {
+                    let at = self.pos.field("cases", i, "stdout_varies", None);
+                    self.err(
+                        at,
+                        format!(
+                            "case `{}`: stdout_varies pattern {p:?} must be one line of 1 to {MAX_PATTERN_LEN} characters",
+                            c.name
+                        ),
+                    );
+                }
             }
             if c.module.is_some() && c.kind == CaseKind::Host {
                 let at = self.pos.field("cases", i, "module", None);

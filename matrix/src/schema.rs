@@ -161,6 +161,12 @@ pub struct Case {
     /// programs that load their kernels through the module API.
     #[serde(default)]
     pub module: Option<String>,
+    /// Gpu cases: globs (`*`, `?`) of the lines of standard output that legitimately
+    /// differ from run to run (a timing, say). Every case's captured run must exit and
+    /// print as its native run does (the `unchanged` check); a line matching one of these
+    /// in both runs is compared by the pattern, not byte for byte.
+    #[serde(default)]
+    pub stdout_varies: Vec<String>,
     /// Written as `[roundtrip, blob-edit, {processes: 2}]`.
     #[serde(with = "serde_norway::with::singleton_map_recursive")]
     pub checks: Vec<Check>,

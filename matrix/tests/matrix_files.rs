@@ -340,6 +340,26 @@ fn hostile_values_are_refused_with_their_place() {
         e.message.contains("exit_code 300 is not an exit status"),
         "{e}"
     );
+    // stdout_varies: gpu cases only, one line each, bounded.
+    let e = first_error(
+        "    kind: host\n",
+        "    kind: host\n    stdout_varies: [\"x *\"]\n",
+    );
+    assert!(
+        e.message.contains("`stdout_varies` is for gpu cases"),
+        "{e}"
+    );
+    let e = first_error("tags: [heavy]", "tags: [heavy]\n    stdout_varies: [\"\"]");
+    assert!(e.message.contains("must be one line of 1 to 200"), "{e}");
+    let many = vec!["\"a\""; 33].join(", ");
+    let e = first_error(
+        "tags: [heavy]",
+        &format!("tags: [heavy]\n    stdout_varies: [{many}]"),
+    );
+    assert!(
+        e.message.contains("33 stdout_varies patterns, at most 32"),
+        "{e}"
+    );
     let e = first_error("tags: [heavy]", "tags: !custom [heavy]");
     assert!(e.message.contains("YAML tags"), "{e}");
     assert_eq!(e.line, 24);

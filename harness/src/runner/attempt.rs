@@ -13,6 +13,7 @@ use hrr_matrix::{CaseKind, Check, ResolvedCase};
 use hrr_reports::{AttemptResult, CheckResult, RawOutcome};
 
 use super::error::{EditCopyError, StepError};
+use super::unchanged::{self, NativeCache, Seen};
 use super::{checks, RunContext, BLOB_EDIT_OFFSET};
 use crate::builder::CaseBuild;
 use crate::gpu::Gpu;
@@ -140,14 +141,70 @@ impl Attempt<'_> {
     /// Runs one step's process, its output in `STEP.log`; the attempt's output says when
     /// the log was cut at its cap or the step left processes running.
     pub(super) fn run(&mut self, step: &'static str, cmd: Command) -> Result<Exit, StepError> {
+        self.run_step(step, cmd, false).map(|s| s.exit)
+    }
+
+    /// As [`Attempt::run`], keeping the standard output when `keep_stdout` (empty when
+    /// not kept).
+    fn run_step(
+        &mut self,
+        step: &'static str,
+        cmd: Command,
+        keep_stdout: bool,
+    ) -> Result<Seen, StepError> {
         let log = self.dir.join(format!("{step}.log"));
-        let f = process::run_logged(cmd, &log, self.deadline)
-            .map_err(|source| StepError::CannotStart { step, source })?;
+        let f = if keep_stdout {
+            process::run_logged_keeping_stdout(cmd, &log, self.deadline)
+        } else {
+            process::run_logged(cmd, &log, self.deadline)
+        }
+        .map_err(|source| StepError::CannotStart { step, source })?;
         self.output.push_str(&step_notes(step, &f));
         match abnormal(step, f.exit) {
             Some(e) => Err(e),
-            None => Ok(f.exit),
+            None => Ok(Seen {
+                exit: f.exit,
+                stdout: f.stdout.unwrap_or_default(),
+            }),
         }
+    }
+
+    /// The program run natively (in a directory of its own), once per build of the case:
+    /// a later attempt or run of the same binary reuses it.
+    fn native(&mut self, binary: &Path) -> Result<Seen, StepError> {
+        let mut env: Vec<String> = self
+            .ctx
+            .family
+            .env
+            .iter()
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect();
+        env.sort();
+        env.push(format!("family={}", self.ctx.family.name));
+        if let Some(g) = self.gpu {
+            env.push(format!("gpu={}", g.select));
+        }
+        let cache = NativeCache::new(
+            &self.ctx.built.dir,
+            &self.rc.case.name,
+            binary,
+            env.join("\n"),
+        );
+        if let Some(seen) = cache.load() {
+            self.output
+                .push_str("note: the native run of this build of the case was reused\n");
+            return Ok(seen);
+        }
+        let cwd = self.dir.join("native-cwd");
+        std::fs::create_dir_all(&cwd).map_err(|source| StepError::CannotStart {
+            step: "native",
+            source,
+        })?;
+        let mut native = self.program(binary);
+        native.current_dir(&cwd);
+        let seen = self.run_step("native", native, true)?;
+        cache.store(&seen);
+        Ok(seen)
     }
 
     /// The end of `STEP.log`, on one line.
@@ -155,14 +212,14 @@ impl Attempt<'_> {
         process::tail(&self.dir.join(format!("{step}.log")), max).replace('\n', " | ")
     }
 
-    /// Step 1, the program under capture; returns the archive. Cases check their own
-    /// results, so a captured run that exits as the case expects ran correctly; only
-    /// when it does not is the program run natively, to tell a broken program from a
-    /// capture that changed its behaviour (one process fewer per case: each pays the GPU
-    /// runtime's start-up).
+    /// Step 1, the program natively (cached per build) and under capture; returns the
+    /// archive. A captured run that does not exit as the case expects ends the attempt,
+    /// its error telling a broken program (the native run fails too) from a capture that
+    /// changed its behaviour. Otherwise the `unchanged` check compares the two runs.
     fn capture(&mut self, binary: &Path) -> Result<PathBuf, StepError> {
         let archive = self.dir.join("archive");
         let expected = self.rc.case.exit_code;
+        let native = self.native(binary);
         let mut cap = self.program(binary);
         // The archive is the case's scratch output, thrown away when it passes: it needs
         // no durability against a machine crash, so its writes are not fsync'd.
@@ -170,19 +227,30 @@ impl Attempt<'_> {
             .env("HRR_CAPTURE_OUTPUT", &archive)
             .env("HRR_CAPTURE_FSYNC", "off")
             .env("LD_PRELOAD", &self.ctx.built.capture);
-        let under_capture = match self.run("capture", cap) {
-            Ok(e) if e == Exit::Code(expected) => None,
-            Err(e @ StepError::TimedOut { .. }) => return Err(e),
-            Ok(e) => Some((RawOutcome::Fail, e.describe())),
+        let captured = self.run_step("capture", cap, true);
+        let under_capture = match &captured {
+            Ok(s) if s.exit == Exit::Code(expected) => None,
+            Err(StepError::TimedOut { step }) => return Err(StepError::TimedOut { step }),
+            Ok(s) => Some((RawOutcome::Fail, s.exit.describe())),
             Err(e) => Some((e.outcome(), e.to_string())),
         };
         if let Some(under_capture) = under_capture {
-            let mut native = self.program(binary);
-            native.current_dir(&self.dir);
-            let native = self.run("native", native);
+            let native = native.map(|s| s.exit);
             return Err(diagnose(under_capture, native, expected, |step| {
                 self.log_tail(step, 300)
             }));
+        }
+        // Both ran: did capture change anything the program shows?
+        if let Ok(captured) = &captured {
+            let check = match &native {
+                Ok(n) => unchanged::compare(captured, n, &self.rc.case.stdout_varies),
+                Err(e) => CheckResult {
+                    name: "unchanged".into(),
+                    passed: false,
+                    detail: format!("no native run to compare with: {e}"),
+                },
+            };
+            self.checks.push(check);
         }
         if !archive.join("manifest.json").is_file() {
             return Err(StepError::NoArchive {
@@ -420,6 +488,7 @@ mod tests {
             duration: std::time::Duration::ZERO,
             log_cut,
             stragglers,
+            stdout: None,
         };
         assert_eq!(step_notes("command", &f(0, 0)), "");
         let n = step_notes("command", &f(1234, 2));

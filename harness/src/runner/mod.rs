@@ -15,6 +15,7 @@ mod attempt;
 mod checks;
 mod error;
 mod replay;
+mod unchanged;
 
 use std::collections::VecDeque;
 use std::path::PathBuf;
