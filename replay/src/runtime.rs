@@ -106,6 +106,28 @@ impl Runtime {
         Some(p)
     }
 
+    /// A row's function: a driver row's (`ApiDesc::is_driver`) from libcuda.so.1 only,
+    /// never a runtime's symbol of the same name; any other from the runtime.
+    pub fn require_row(&self, desc: &ApiDesc) -> Result<*mut c_void, RuntimeError> {
+        let name = self.symbol_of(desc)?;
+        if !desc.is_driver(self.vendor) {
+            return self.require(name);
+        }
+        let missing = |library: &str| RuntimeError::MissingSymbol {
+            library: library.to_string(),
+            symbol: name.to_string(),
+        };
+        let driver = self
+            .driver
+            .as_ref()
+            .ok_or_else(|| missing("libcuda.so.1 (not loaded)"))?;
+        // SAFETY: looking up a symbol's address; it is called only through the row's
+        // declared signature.
+        unsafe { driver.get::<*mut c_void>(name.as_bytes()) }
+            .map(|s| *s)
+            .map_err(|_| missing("libcuda.so.1"))
+    }
+
     pub fn require(&self, name: &str) -> Result<*mut c_void, RuntimeError> {
         self.sym(name).ok_or_else(|| RuntimeError::MissingSymbol {
             library: self.library_name.clone(),
@@ -152,7 +174,7 @@ impl Runtime {
     pub unsafe fn call_table(&self, id: u16, args: &[u64]) -> Result<c_int, RuntimeError> {
         let desc = hrr_archive::api::desc(id).ok_or(RuntimeError::NoRow(id))?;
         let name = self.symbol_of(desc)?;
-        let f = self.require(name)?;
+        let f = self.require_row(desc)?;
         // SAFETY: `f` is the runtime's definition of the row's symbol; the caller
         // vouches for the arguments.
         unsafe { call_row(id, f, args) }.ok_or_else(|| RuntimeError::Arity {

@@ -68,6 +68,8 @@ enum Resource {
     PinnedHostMemory,
     Stream,
     Event,
+    /// A context the program created (`cuCtxCreate`, `hipCtxCreate`).
+    Context,
 }
 
 impl Resource {
@@ -78,6 +80,7 @@ impl Resource {
             Resource::PinnedHostMemory => api::id::FreeHost,
             Resource::Stream => api::id::StreamDestroy,
             Resource::Event => api::id::EventDestroy,
+            Resource::Context => api::id::CtxDestroy,
         }
     }
 }
@@ -178,6 +181,15 @@ impl<'a> Ctx<'a> {
         }
     }
 
+    /// After the program's context `ctx` (a replay handle) was destroyed: it is no longer
+    /// replay's to release, and modules loaded while it was current went with it (they
+    /// are loaded again, by code object, where a later launch needs them).
+    fn context_destroyed(&mut self, ctx: u64) {
+        self.live.remove(&ctx);
+        self.modules.clear();
+        self.functions.clear();
+    }
+
     /// A host buffer length from the archive, refused above `max_host_bytes`.
     fn host_len(&self, n: u64, what: &str) -> Result<usize, EventError> {
         let limit = self.proc_.limits.max_host_bytes;
@@ -228,7 +240,8 @@ impl<'a> Ctx<'a> {
             | semantic::REGISTER_VAR
             | semantic::UNREGISTER_FAT_BINARY
             | semantic::MODULE_LOAD
-            | semantic::MODULE_GET_FUNCTION => Ok(()),
+            | semantic::MODULE_GET_FUNCTION
+            | semantic::MODULE_UNLOAD => Ok(()),
             semantic::LAUNCH_KERNEL
             | semantic::LAUNCH_KERNEL_BY_HANDLE
             | semantic::MODULE_LAUNCH_KERNEL => self.replay_launch(ev),
@@ -255,10 +268,19 @@ impl<'a> Ctx<'a> {
             Vendor::Hip => "hipDeviceSynchronize",
         };
         let _ = self.rt.call_void(sync);
-        for (handle, kind) in std::mem::take(&mut self.live) {
+        // Contexts last: what was made in one is released while it still exists.
+        let mut live: Vec<(u64, Resource)> = std::mem::take(&mut self.live).into_iter().collect();
+        live.sort_by_key(|(_, kind)| *kind == Resource::Context);
+        let contexts = live.iter().any(|(_, k)| *k == Resource::Context);
+        for (handle, kind) in live {
             // SAFETY: the row that releases `kind`, given the handle or address this
             // replay's own call created and nothing has released since.
             let _ = unsafe { self.rt.call_table(kind.release_row(), &[handle]) };
+        }
+        if contexts {
+            // The runtime makes its primary context current again on its next call.
+            // SAFETY: CtxSetCurrent(NULL) unbinds the thread's context.
+            let _ = unsafe { self.rt.call_table(api::id::CtxSetCurrent, &[0]) };
         }
         for buf in std::mem::take(&mut self.registered).keys() {
             // SAFETY: HostUnregister of a buffer this replay registered; the buffer is
