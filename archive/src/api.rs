@@ -258,6 +258,9 @@ macro_rules! hrr_api_table {
             (273, CuEventElapsedTime, cuEventElapsedTime_v2, none, Exact; ms: *mut f32 => OutValue, start: *mut ::std::os::raw::c_void => Event, end: *mut ::std::os::raw::c_void => Event),
             (274, CuEventDestroy, cuEventDestroy_v2, none, Exact; event: *mut ::std::os::raw::c_void => Event),
             (275, CuEventQuery, cuEventQuery, none, Any; event: *mut ::std::os::raw::c_void => Event),
+            // CUDA 13's libcudart exports cudaGetDeviceProperties (no _v2, which row 6
+            // binds for CUDA 12); found by tests/driver_symbols.rs.
+            (280, GetDeviceProperties13, cudaGetDeviceProperties, none, Exact; prop: *mut ::std::os::raw::c_void => OutStruct, device: ::std::os::raw::c_int => Value),
         }
     };
 }

@@ -84,11 +84,11 @@ pub const SEMANTIC_KINDS: &[SemanticKind] = &[
         name: "ModuleLaunchKernel",
     },
     SemanticKind {
-        id: MODULE_UNLOAD,
-        name: "ModuleUnload",
-    },
-    SemanticKind {
         id: UNREPLAYABLE,
         name: "Unreplayable",
+    },
+    SemanticKind {
+        id: MODULE_UNLOAD,
+        name: "ModuleUnload",
     },
 ];

@@ -46,6 +46,14 @@ struct Ctx<'a> {
     /// Code object -> kernel name -> replay function (two levels: a launch looks both up
     /// by the &str its payload holds, allocating nothing).
     functions: HashMap<String, HashMap<String, u64>>,
+    /// The program's own module loads (driver and hipModule API, libraries included):
+    /// captured module or library handle -> the replay module loaded at the same point,
+    /// so each load is its own instance (its own `__device__` variables), in the context
+    /// current then.
+    module_instances: HashMap<u64, u64>,
+    /// Captured function or kernel handle (`cuModuleGetFunction`, `cuLibraryGetKernel`,
+    /// `cuKernelGetFunction`) -> the replay function in its module instance.
+    function_instances: HashMap<u64, u64>,
     /// Host buffers replay page-locked in place of the captured process's registered
     /// memory (HostRegister), by their replay address.
     registered: HashMap<u64, Vec<u8>>,
@@ -226,6 +234,8 @@ impl<'a> Ctx<'a> {
                 self.addrs = AddressMap::default();
                 self.modules.clear();
                 self.functions.clear();
+                self.module_instances.clear();
+                self.function_instances.clear();
                 self.handles.clear();
                 self.live.clear();
                 // Registrations went with the context; the buffers are still ours.
@@ -238,10 +248,10 @@ impl<'a> Ctx<'a> {
             semantic::REGISTER_FAT_BINARY
             | semantic::REGISTER_FUNCTION
             | semantic::REGISTER_VAR
-            | semantic::UNREGISTER_FAT_BINARY
-            | semantic::MODULE_LOAD
-            | semantic::MODULE_GET_FUNCTION
-            | semantic::MODULE_UNLOAD => Ok(()),
+            | semantic::UNREGISTER_FAT_BINARY => Ok(()),
+            semantic::MODULE_LOAD => self.replay_module_load(ev),
+            semantic::MODULE_GET_FUNCTION => self.replay_get_function(ev),
+            semantic::MODULE_UNLOAD => self.replay_module_unload(ev),
             semantic::LAUNCH_KERNEL
             | semantic::LAUNCH_KERNEL_BY_HANDLE
             | semantic::MODULE_LAUNCH_KERNEL => self.replay_launch(ev),
@@ -294,7 +304,11 @@ impl<'a> Ctx<'a> {
         for (_, m) in std::mem::take(&mut self.modules) {
             let _ = self.rt.call_ptr(unload, m);
         }
+        for (_, m) in std::mem::take(&mut self.module_instances) {
+            let _ = self.rt.call_ptr(unload, m);
+        }
         self.functions.clear();
+        self.function_instances.clear();
         self.staging.unpin_all();
     }
 }
@@ -316,6 +330,8 @@ pub fn replay_process(rt: &Runtime, proc_: &ProcessArchive, opts: &Options) -> P
         handles: HashMap::new(),
         modules: HashMap::new(),
         functions: HashMap::new(),
+        module_instances: HashMap::new(),
+        function_instances: HashMap::new(),
         registered: HashMap::new(),
         staging: Staging::new(rt, proc_.limits.max_host_bytes),
         live: HashMap::new(),
