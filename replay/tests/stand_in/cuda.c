@@ -188,3 +188,95 @@ int cuLaunchKernel(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, 
     (void)params; (void)extra;
     return f ? OK : INVALID_VALUE;
 }
+
+/* The driver API's rows (ids 200-299), which replay calls through the library
+ * HRR_REPLAY_LIBCUDA names (this one in tests): contexts are tokens, one is current;
+ * copies and memsets check their device side as the runtime's do. */
+typedef unsigned long long CUdeviceptr;
+static void *current_ctx;
+int cuInit(unsigned f) { return f == 0 ? OK : INVALID_VALUE; }
+int cuDeviceGet(int *d, int ordinal) {
+    if (!d || ordinal != 0) return INVALID_VALUE;
+    *d = 0;
+    return OK;
+}
+int cuCtxCreate_v4(void **ctx, void *params, unsigned flags, int dev) {
+    (void)flags;
+    if (params || dev != 0) return INVALID_VALUE;
+    int r = handle(ctx);
+    if (r == OK) current_ctx = *ctx;
+    return r;
+}
+int cuCtxDestroy_v2(void *ctx) {
+    if (!ctx) return INVALID_VALUE;
+    if (ctx == current_ctx) current_ctx = 0;
+    return OK;
+}
+int cuCtxSetCurrent(void *ctx) { current_ctx = ctx; return OK; }
+int cuCtxGetCurrent(void **ctx) {
+    if (!ctx) return INVALID_VALUE;
+    *ctx = current_ctx;
+    return OK;
+}
+int cuCtxSynchronize(void) { return OK; }
+int cuMemAlloc_v2(CUdeviceptr *d, size_t n) {
+    void *p = 0;
+    if (!d) return INVALID_VALUE;
+    int r = allocate(&p, n);
+    if (r == OK) *d = (CUdeviceptr)(uintptr_t)p;
+    return r;
+}
+int cuMemFree_v2(CUdeviceptr d) { return release((void *)(uintptr_t)d); }
+#define DEV(d) ((void *)(uintptr_t)(d))
+int cuMemcpyHtoD_v2(CUdeviceptr d, const void *s, size_t n) {
+    if (side(DEV(d), n) != 1 || side(s, n) != 0 || (n && !s)) return INVALID_VALUE;
+    memmove(DEV(d), s, n);
+    return OK;
+}
+int cuMemcpyDtoH_v2(void *d, CUdeviceptr s, size_t n) {
+    if (side(DEV(s), n) != 1 || side(d, n) != 0 || (n && !d)) return INVALID_VALUE;
+    memmove(d, DEV(s), n);
+    return OK;
+}
+int cuMemcpyDtoD_v2(CUdeviceptr d, CUdeviceptr s, size_t n) {
+    if (side(DEV(d), n) != 1 || side(DEV(s), n) != 1) return INVALID_VALUE;
+    memmove(DEV(d), DEV(s), n);
+    return OK;
+}
+int cuMemcpyHtoDAsync_v2(CUdeviceptr d, const void *s, size_t n, void *st) { (void)st; return cuMemcpyHtoD_v2(d, s, n); }
+int cuMemcpyDtoHAsync_v2(void *d, CUdeviceptr s, size_t n, void *st) { (void)st; return cuMemcpyDtoH_v2(d, s, n); }
+int cuMemcpyDtoDAsync_v2(CUdeviceptr d, CUdeviceptr s, size_t n, void *st) { (void)st; return cuMemcpyDtoD_v2(d, s, n); }
+static int fill(CUdeviceptr d, const void *v, size_t width, size_t n) {
+    if (n > SIZE_MAX / width || side(DEV(d), n * width) != 1) return INVALID_VALUE;
+    for (size_t i = 0; i < n; i++) memcpy((char *)DEV(d) + i * width, v, width);
+    return OK;
+}
+int cuMemsetD8_v2(CUdeviceptr d, unsigned char v, size_t n) { return fill(d, &v, 1, n); }
+int cuMemsetD16_v2(CUdeviceptr d, unsigned short v, size_t n) { return fill(d, &v, 2, n); }
+int cuMemsetD32_v2(CUdeviceptr d, unsigned v, size_t n) { return fill(d, &v, 4, n); }
+int cuMemsetD32Async(CUdeviceptr d, unsigned v, size_t n, void *st) { (void)st; return fill(d, &v, 4, n); }
+/* CUDA_MEMCPY2D as 16 words: src x, y, memory type, host, device, array, pitch; the
+ * same for dst; width in bytes, height. Host (1) and device (2) sides only. */
+static int side_2d(const size_t *w, size_t width, size_t height, char **at) {
+    unsigned type = (unsigned)w[2];
+    size_t n;
+    if ((type != 1 && type != 2) || w[5] || !span(w[6], width, height, &n)) return 0;
+    char *base = (char *)(uintptr_t)(type == 1 ? w[3] : w[4]);
+    if (!base || w[1] > SIZE_MAX / (w[6] ? w[6] : 1)) return 0;
+    *at = base + w[1] * w[6] + w[0];
+    return side(*at, n) == (type == 2 ? 1 : 0);
+}
+int cuMemcpy2D_v2(const void *p) {
+    const size_t *w = p;
+    char *s, *d;
+    if (!w || !side_2d(w, w[14], w[15], &s) || !side_2d(w + 7, w[14], w[15], &d)) return INVALID_VALUE;
+    for (size_t r = 0; r < w[15]; r++) memmove(d + r * w[13], s + r * w[6], w[14]);
+    return OK;
+}
+int cuMemcpy2DAsync_v2(const void *p, void *st) { (void)st; return cuMemcpy2D_v2(p); }
+int cuStreamCreate(void **s, unsigned f) { (void)f; return handle(s); }
+int cuStreamDestroy_v2(void *s) { return s ? OK : INVALID_VALUE; }
+int cuStreamSynchronize(void *s) { (void)s; return OK; }
+int cuEventCreate(void **e, unsigned f) { (void)f; return handle(e); }
+int cuEventRecord(void *e, void *s) { (void)s; return e ? OK : INVALID_VALUE; }
+int cuEventDestroy_v2(void *e) { return e ? OK : INVALID_VALUE; }
