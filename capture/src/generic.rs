@@ -110,11 +110,15 @@ fn stream_of(desc: &ApiDesc, args: &[u64]) -> Option<u64> {
 /// before capture reads it; Some(why) when waiting failed.
 fn wait_for_copy(vendor: Vendor, desc: &ApiDesc, args: &[u64]) -> Option<String> {
     let s = stream_of(desc, args)?;
-    let r = if desc.is_driver(vendor) {
-        driver_stream_synchronize(s)
-    } else {
-        stream_synchronize(vendor, s)
-    };
+    let r = stream_synchronize(vendor, s);
+    (r != 0).then(|| format!("waiting for stream {s:#x} before reading the copy failed ({r})"))
+}
+
+/// As [`wait_for_copy`], for a driver row: with the driver's `cuStreamSynchronize` (the
+/// program may hold no runtime, and its stream may belong to a context of its own).
+fn wait_for_driver_copy(desc: &ApiDesc, args: &[u64]) -> Option<String> {
+    let s = stream_of(desc, args)?;
+    let r = driver_stream_synchronize(s);
     (r != 0).then(|| format!("waiting for stream {s:#x} before reading the copy failed ({r})"))
 }
 
@@ -281,7 +285,12 @@ impl Recorder<'_> {
 
     /// The bytes a completed D2H copy wrote: read only once the copy's stream is done.
     fn expected_output(&mut self, fid: u16, region: HostRegion) {
-        if let Some(why) = wait_for_copy(self.vendor, self.desc, self.args) {
+        let waited = if self.desc.is_driver(self.vendor) {
+            wait_for_driver_copy(self.desc, self.args)
+        } else {
+            wait_for_copy(self.vendor, self.desc, self.args)
+        };
+        if let Some(why) = waited {
             self.failure = Some(why);
         }
         // SAFETY: the completed D2H copy wrote this region.
