@@ -228,3 +228,57 @@ fn driver_rows_are_called_through_the_driver_library_only() {
         "{r}"
     );
 }
+
+/// Two loads of one code object (as cuModuleLoad and cuModuleLoadData of the same image):
+/// each is its own replay module with its own global, so a write to the first's global
+/// is not seen in the second's (the control `driver_module_instances` removes this).
+#[test]
+fn each_module_load_is_its_own_instance_with_its_own_globals() {
+    use hrr_archive::api::{fid, semantic};
+    let d = tempfile::tempdir().unwrap();
+    let a = d.path().join("a");
+    let w = seeds::writer(&a, Compression::None);
+    let co = w.put_code_object(b"\x7fELF stand-in module").unwrap();
+    for (module, global) in [(0x30u64, 0xa000u64), (0x40, 0xb000)] {
+        event(&w, semantic::MODULE_LOAD, |p| {
+            p.handle(fid::HANDLE, module)
+                .str(fid::CODE_OBJECT, &co.to_hex())
+                .u64(fid::SIZE, 20);
+        });
+        event(&w, semantic::SYMBOL_ADDRESS, |p| {
+            p.u64(fid::HOST_STUB, 0)
+                .handle(fid::HANDLE, module)
+                .str(fid::NAME, "vec_bias")
+                .str(fid::CODE_OBJECT, &co.to_hex())
+                .devptr(fid::DEVICE_ADDRESS, global)
+                .u64(fid::SIZE, 16);
+        });
+    }
+    let sevens = w.put_blob(&[0x77; 16]).unwrap();
+    let zeros = w.put_blob(&[0; 16]).unwrap();
+    event(&w, id::MemcpyHtoD, |p| {
+        p.devptr(1, 0xa000)
+            .devptr(2, 0x5000)
+            .u64(3, 16)
+            .blob(BLOB_FIELD | 2, sevens);
+        p.u64(COPY_DIR_FIELD, CopyDir::HostToDevice as u64);
+    });
+    for (global, want) in [(0xb000u64, zeros), (0xa000, sevens)] {
+        event(&w, id::MemcpyDtoH, |p| {
+            p.devptr(1, 0x6000)
+                .devptr(2, global)
+                .u64(3, 16)
+                .blob(BLOB_FIELD | 1, want);
+            p.u64(COPY_DIR_FIELD, CopyDir::DeviceToHost as u64);
+        });
+    }
+    event(&w, semantic::MODULE_UNLOAD, |p| {
+        p.handle(fid::HANDLE, 0x40);
+    });
+    w.finish().unwrap();
+    let Some((code, r)) = replay(&a, Path::new(""), &["--continue-on-error"]) else {
+        return;
+    };
+    assert_eq!(code, 0, "{r}");
+    assert_eq!(r["counts"]["d2h_pass"], 2, "{r}");
+}

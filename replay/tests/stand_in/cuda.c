@@ -168,10 +168,19 @@ int cudaEventElapsedTime(float *ms, void *a, void *b) {
 int cudaEventDestroy(void *e) { (void)e; return OK; }
 
 /* The driver side replay uses for kernels: modules and functions are tokens, a launch
- * does nothing, no module has variables. */
+ * does nothing; each module has one variable of 16 bytes of its own, whatever its name
+ * (device memory, allocated when the module is loaded). */
+#define MAX_MODULES 64
+static struct { void *token; void *global; } modules[MAX_MODULES];
+static int nmodules;
 int cuModuleLoadData(void **m, const void *image) {
-    if (!image) return INVALID_VALUE;
-    return handle(m);
+    if (!image || nmodules == MAX_MODULES) return INVALID_VALUE;
+    int r = handle(m);
+    if (r != OK) return r;
+    modules[nmodules].token = *m;
+    if (allocate(&modules[nmodules].global, 16) != OK) return NO_MEMORY;
+    nmodules++;
+    return OK;
 }
 int cuModuleUnload(void *m) { (void)m; return OK; }
 int cuModuleGetFunction(void **f, void *m, const char *name) {
@@ -179,8 +188,14 @@ int cuModuleGetFunction(void **f, void *m, const char *name) {
     return handle(f);
 }
 int cuModuleGetGlobal_v2(uint64_t *d, size_t *n, void *m, const char *name) {
-    (void)d; (void)n; (void)m; (void)name;
-    return 500;
+    if (!d || !n || !name) return INVALID_VALUE;
+    for (int i = 0; i < nmodules; i++)
+        if (modules[i].token == m) {
+            *d = (uint64_t)(uintptr_t)modules[i].global;
+            *n = 16;
+            return OK;
+        }
+    return 500; /* CUDA_ERROR_NOT_FOUND */
 }
 int cuLaunchKernel(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
                    unsigned bz, unsigned shmem, void *stream, void **params, void **extra) {
