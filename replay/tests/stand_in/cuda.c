@@ -295,3 +295,10 @@ int cuStreamSynchronize(void *s) { (void)s; return OK; }
 int cuEventCreate(void **e, unsigned f) { (void)f; return handle(e); }
 int cuEventRecord(void *e, void *s) { (void)s; return e ? OK : INVALID_VALUE; }
 int cuEventDestroy_v2(void *e) { return e ? OK : INVALID_VALUE; }
+int cuMemHostAlloc(void **p, size_t n, unsigned flags) { (void)flags; return allocate(p, n); }
+int cuMemHostGetDevicePointer_v2(CUdeviceptr *d, void *p, unsigned flags) {
+    if (!d || flags || side(p, 1) != 1) return INVALID_VALUE;
+    *d = (CUdeviceptr)(uintptr_t)p;
+    return OK;
+}
+int cuMemFreeHost(void *p) { return release(p); }
