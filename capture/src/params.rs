@@ -305,12 +305,10 @@ pub fn copy_dir(
     }
     let dst = find(|k| matches!(k, ParamKind::CopyDst(_) | ParamKind::CopyDst2D(..)))?;
     let src = find(|k| matches!(k, ParamKind::CopySrc(_) | ParamKind::CopySrc2D(..)))?;
-    let kind = find(|k| *k == ParamKind::CopyKind)?;
-    CopyDir::resolve(
-        args[kind] as i64,
-        is_device(args[dst]),
-        is_device(args[src]),
-    )
+    // A copy without a kind argument (`cuMemcpy`, unified addressing) goes where its
+    // pointers live, as the runtime's "default" kind.
+    let kind = find(|k| *k == ParamKind::CopyKind).map_or(4, |k| args[k] as i64);
+    CopyDir::resolve(kind, is_device(args[dst]), is_device(args[src]))
 }
 
 #[cfg(test)]
@@ -495,6 +493,10 @@ mod tests {
         let p = params_of(id::MemcpyHtoDAsync, &args);
         assert_eq!(source(p[1], None).map(|r| r.ptr()), Some(0x10));
         assert_eq!(p[3], Param::Handle(0x77));
+        // cuMemcpy(dst, src, count): unified addressing, the direction by the pointers.
+        let d = desc(id::CuMemcpy).unwrap();
+        assert_eq!(copy_dir(d, &[0x10, 0x2000, 8], None, dev), D2H);
+        assert_eq!(copy_dir(d, &[0x2000, 0x10, 8], None, dev), H2D);
         // cuMemcpyDtoD_v2: device pointers only, no direction needed.
         let d = desc(id::MemcpyDtoD).unwrap();
         assert_eq!(copy_dir(d, &[0x2000, 0x3000, 8], None, dev), None);

@@ -319,6 +319,12 @@ int main() {
     // Device to device, then memsets of each width, synchronous.
     CHECK_DRV(hipMemcpyDtoD(dc, dr, bytes));
     expect_bytes("hipMemcpyDtoD", dc, want_extra.data(), bytes);
+#if !defined(__HIPCC__) && !defined(__HIP_PLATFORM_AMD__)
+    // Unified addressing: cuMemcpy finds the direction from where the pointers live.
+    std::vector<float> unified(n);
+    CHECK_DRV(DRV(cuMemcpy)((CUdeviceptr)(uintptr_t)unified.data(), dc, bytes));
+    if (std::memcmp(unified.data(), want_extra.data(), bytes) != 0) fail("cuMemcpy to the host");
+#endif
     std::vector<unsigned char> pattern(bytes, 0xAB);
     CHECK_DRV(hipMemsetD8(dc, 0xAB, bytes));
     expect_bytes("hipMemsetD8", dc, pattern.data(), bytes);
