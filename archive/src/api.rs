@@ -17,6 +17,8 @@
 //! the capture module that owns them. The table and those rows are every symbol capture
 //! exports.
 
+pub mod driver;
+pub mod drv_memcpy;
 pub mod fid;
 mod hand_written;
 pub mod memcpy3d;
@@ -80,6 +82,33 @@ pub enum ParamKind {
     /// Host memory being page-locked (`HostRegister`) of the named size: replay registers a
     /// buffer of its own of that size and maps the captured range onto it.
     RegisterHostPtr(&'static str),
+    /// A context handle (`CUcontext` / `hipCtx_t`), mapped like a stream handle.
+    Context,
+    /// `CUcontext*` out: a context the call creates (replay destroys it at the end if
+    /// the program did not).
+    OutContext,
+    /// `CUcontext*` out: an existing context the call hands back (current, popped,
+    /// primary): mapped, not owned.
+    OutContextRef,
+    /// A context being destroyed.
+    FreeContext,
+    /// A copy's host source where the API fixes the direction host to device
+    /// (`cuMemcpyHtoD`): `len` bytes, recorded before the call.
+    HostSrc(&'static str),
+    /// A copy's host destination where the API fixes the direction device to host
+    /// (`cuMemcpyDtoH`): `len` bytes, the expected output.
+    HostDst(&'static str),
+    /// `const CUDA_MEMCPY2D*`: the driver's 2D copy struct (layout in `drv_memcpy`).
+    DrvMemcpy2D,
+    /// `const CUDA_MEMCPY3D*`: the driver's 3D copy struct (layout in `drv_memcpy`).
+    DrvMemcpy3D,
+    /// `CUdeviceptr*` out: the device address of the mapped pinned host memory the named
+    /// parameter points at; replay maps it onto its own mapped address.
+    OutMappedDevPtr(&'static str),
+    /// A pointer to an optional input struct capture does not record (`cuCtxCreate`'s
+    /// `CUctxCreateParams`): null replays as null; a non-null one makes the record
+    /// incomplete.
+    UnrecordedStructIn,
 }
 
 /// What replay expects of the call's return code.
@@ -169,6 +198,71 @@ macro_rules! hrr_api_table {
             (44, EventQuery, cudaEventQuery, hipEventQuery, Any; event: *mut ::std::os::raw::c_void => Event),
             (45, EventElapsedTime, cudaEventElapsedTime, hipEventElapsedTime, Exact; ms: *mut f32 => OutValue, start: *mut ::std::os::raw::c_void => Event, end: *mut ::std::os::raw::c_void => Event),
             (46, EventDestroy, cudaEventDestroy, hipEventDestroy, Exact; event: *mut ::std::os::raw::c_void => Event),
+            // The driver API (ids 200-299): the cuda column is the exact symbol libcuda.so.1
+            // exports and CUDA 13's cuda.h binds a program's call to; replay calls these
+            // rows through libcuda.so.1. The hip column is HIP's twin where its signature
+            // is the same.
+            (200, Init, cuInit, hipInit, Exact; flags: ::std::os::raw::c_uint => Value),
+            (201, DeviceGet, cuDeviceGet, hipDeviceGet, Exact; device: *mut ::std::os::raw::c_int => OutValue, ordinal: ::std::os::raw::c_int => Value),
+            (202, DeviceGetCountDrv, cuDeviceGetCount, none, Exact; count: *mut ::std::os::raw::c_int => OutValue),
+            (203, DevicePrimaryCtxRetain, cuDevicePrimaryCtxRetain, hipDevicePrimaryCtxRetain, Exact; pctx: *mut *mut ::std::os::raw::c_void => OutContextRef, dev: ::std::os::raw::c_int => Value),
+            (204, DevicePrimaryCtxRelease, cuDevicePrimaryCtxRelease_v2, hipDevicePrimaryCtxRelease, Exact; dev: ::std::os::raw::c_int => Value),
+            (205, CtxCreate, cuCtxCreate_v4, none, Exact; pctx: *mut *mut ::std::os::raw::c_void => OutContext, params: *mut ::std::os::raw::c_void => UnrecordedStructIn, flags: ::std::os::raw::c_uint => Value, dev: ::std::os::raw::c_int => Value),
+            (206, CtxCreateV2, cuCtxCreate_v2, hipCtxCreate, Exact; pctx: *mut *mut ::std::os::raw::c_void => OutContext, flags: ::std::os::raw::c_uint => Value, dev: ::std::os::raw::c_int => Value),
+            (207, CtxDestroy, cuCtxDestroy_v2, hipCtxDestroy, Exact; ctx: *mut ::std::os::raw::c_void => FreeContext),
+            (208, CtxSetCurrent, cuCtxSetCurrent, hipCtxSetCurrent, Exact; ctx: *mut ::std::os::raw::c_void => Context),
+            (209, CtxGetCurrent, cuCtxGetCurrent, hipCtxGetCurrent, Exact; pctx: *mut *mut ::std::os::raw::c_void => OutContextRef),
+            (210, CtxPushCurrent, cuCtxPushCurrent_v2, hipCtxPushCurrent, Exact; ctx: *mut ::std::os::raw::c_void => Context),
+            (211, CtxPopCurrent, cuCtxPopCurrent_v2, hipCtxPopCurrent, Exact; pctx: *mut *mut ::std::os::raw::c_void => OutContextRef),
+            (212, CtxSynchronize, cuCtxSynchronize, hipCtxSynchronize, Exact;),
+            (220, MemAlloc, cuMemAlloc_v2, none, Exact; dptr: *mut u64 => OutDevPtr(size), size: usize => Value),
+            (221, MemFree, cuMemFree_v2, none, Exact; dptr: u64 => FreeDevPtr),
+            (222, MemAllocPitch, cuMemAllocPitch_v2, hipMemAllocPitch, Exact; dptr: *mut u64 => OutPitchedDevPtr(pitch, height), pitch: *mut usize => OutSize, width: usize => Value, height: usize => Value, element_size: ::std::os::raw::c_uint => Value),
+            (223, MemAllocHost, cuMemAllocHost_v2, hipMemAllocHost, Exact; ptr: *mut *mut ::std::os::raw::c_void => OutHostPtr(size), size: usize => Value),
+            (224, MemHostAlloc, cuMemHostAlloc, none, Exact; ptr: *mut *mut ::std::os::raw::c_void => OutHostPtr(size), size: usize => Value, flags: ::std::os::raw::c_uint => Value),
+            (225, MemFreeHost, cuMemFreeHost, none, Exact; ptr: *mut ::std::os::raw::c_void => FreeHostPtr),
+            (226, MemHostRegister, cuMemHostRegister_v2, none, Exact; ptr: *mut ::std::os::raw::c_void => RegisterHostPtr(size), size: usize => Value, flags: ::std::os::raw::c_uint => Value),
+            (227, MemHostUnregister, cuMemHostUnregister, none, Exact; ptr: *mut ::std::os::raw::c_void => FreeHostPtr),
+            (228, MemHostGetDevicePointer, cuMemHostGetDevicePointer_v2, hipHostGetDevicePointer, Exact; dptr: *mut u64 => OutMappedDevPtr(host), host: *mut ::std::os::raw::c_void => DevPtr, flags: ::std::os::raw::c_uint => Value),
+            (230, MemcpyHtoD, cuMemcpyHtoD_v2, hipMemcpyHtoD, Exact; dst: u64 => DevPtr, src: *const ::std::os::raw::c_void => HostSrc(count), count: usize => Value),
+            (231, MemcpyDtoH, cuMemcpyDtoH_v2, hipMemcpyDtoH, Exact; dst: *mut ::std::os::raw::c_void => HostDst(count), src: u64 => DevPtr, count: usize => Value),
+            (232, MemcpyDtoD, cuMemcpyDtoD_v2, hipMemcpyDtoD, Exact; dst: u64 => DevPtr, src: u64 => DevPtr, count: usize => Value),
+            (233, MemcpyHtoDAsync, cuMemcpyHtoDAsync_v2, hipMemcpyHtoDAsync, Exact; dst: u64 => DevPtr, src: *const ::std::os::raw::c_void => HostSrc(count), count: usize => Value, stream: *mut ::std::os::raw::c_void => Stream),
+            (234, MemcpyDtoHAsync, cuMemcpyDtoHAsync_v2, hipMemcpyDtoHAsync, Exact; dst: *mut ::std::os::raw::c_void => HostDst(count), src: u64 => DevPtr, count: usize => Value, stream: *mut ::std::os::raw::c_void => Stream),
+            (235, MemcpyDtoDAsync, cuMemcpyDtoDAsync_v2, hipMemcpyDtoDAsync, Exact; dst: u64 => DevPtr, src: u64 => DevPtr, count: usize => Value, stream: *mut ::std::os::raw::c_void => Stream),
+            (236, DrvMemcpy2D, cuMemcpy2D_v2, none, Exact; p: *const ::std::os::raw::c_void => DrvMemcpy2D),
+            (237, DrvMemcpy2DAsync, cuMemcpy2DAsync_v2, none, Exact; p: *const ::std::os::raw::c_void => DrvMemcpy2D, stream: *mut ::std::os::raw::c_void => Stream),
+            (238, DrvMemcpy3D, cuMemcpy3D_v2, none, Exact; p: *const ::std::os::raw::c_void => DrvMemcpy3D),
+            (239, DrvMemcpy3DAsync, cuMemcpy3DAsync_v2, none, Exact; p: *const ::std::os::raw::c_void => DrvMemcpy3D, stream: *mut ::std::os::raw::c_void => Stream),
+            (252, CuMemcpy, cuMemcpy, none, Exact; dst: u64 => CopyDst(count), src: u64 => CopySrc(count), count: usize => Value),
+            (253, CuMemcpyAsync, cuMemcpyAsync, none, Exact; dst: u64 => CopyDst(count), src: u64 => CopySrc(count), count: usize => Value, stream: *mut ::std::os::raw::c_void => Stream),
+            (240, MemsetD8, cuMemsetD8_v2, hipMemsetD8, Exact; dst: u64 => DevPtr, value: u8 => Value, count: usize => Value),
+            (241, MemsetD16, cuMemsetD16_v2, hipMemsetD16, Exact; dst: u64 => DevPtr, value: u16 => Value, count: usize => Value),
+            (242, MemsetD32, cuMemsetD32_v2, hipMemsetD32, Exact; dst: u64 => DevPtr, value: ::std::os::raw::c_uint => Value, count: usize => Value),
+            (243, MemsetD8Async, cuMemsetD8Async, hipMemsetD8Async, Exact; dst: u64 => DevPtr, value: u8 => Value, count: usize => Value, stream: *mut ::std::os::raw::c_void => Stream),
+            (244, MemsetD16Async, cuMemsetD16Async, hipMemsetD16Async, Exact; dst: u64 => DevPtr, value: u16 => Value, count: usize => Value, stream: *mut ::std::os::raw::c_void => Stream),
+            (245, MemsetD32Async, cuMemsetD32Async, hipMemsetD32Async, Exact; dst: u64 => DevPtr, value: ::std::os::raw::c_uint => Value, count: usize => Value, stream: *mut ::std::os::raw::c_void => Stream),
+            (246, MemsetD2D8, cuMemsetD2D8_v2, none, Exact; dst: u64 => DevPtr, pitch: usize => Value, value: u8 => Value, width: usize => Value, height: usize => Value),
+            (247, MemsetD2D16, cuMemsetD2D16_v2, none, Exact; dst: u64 => DevPtr, pitch: usize => Value, value: u16 => Value, width: usize => Value, height: usize => Value),
+            (248, MemsetD2D32, cuMemsetD2D32_v2, none, Exact; dst: u64 => DevPtr, pitch: usize => Value, value: ::std::os::raw::c_uint => Value, width: usize => Value, height: usize => Value),
+            (249, MemsetD2D8Async, cuMemsetD2D8Async, none, Exact; dst: u64 => DevPtr, pitch: usize => Value, value: u8 => Value, width: usize => Value, height: usize => Value, stream: *mut ::std::os::raw::c_void => Stream),
+            (250, MemsetD2D16Async, cuMemsetD2D16Async, none, Exact; dst: u64 => DevPtr, pitch: usize => Value, value: u16 => Value, width: usize => Value, height: usize => Value, stream: *mut ::std::os::raw::c_void => Stream),
+            (251, MemsetD2D32Async, cuMemsetD2D32Async, none, Exact; dst: u64 => DevPtr, pitch: usize => Value, value: ::std::os::raw::c_uint => Value, width: usize => Value, height: usize => Value, stream: *mut ::std::os::raw::c_void => Stream),
+            (260, CuStreamCreate, cuStreamCreate, none, Exact; stream: *mut *mut ::std::os::raw::c_void => OutStream, flags: ::std::os::raw::c_uint => Value),
+            (261, CuStreamCreateWithPriority, cuStreamCreateWithPriority, none, Exact; stream: *mut *mut ::std::os::raw::c_void => OutStream, flags: ::std::os::raw::c_uint => Value, priority: ::std::os::raw::c_int => Value),
+            (262, CuStreamDestroy, cuStreamDestroy_v2, none, Exact; stream: *mut ::std::os::raw::c_void => Stream),
+            (263, CuStreamSynchronize, cuStreamSynchronize, none, Exact; stream: *mut ::std::os::raw::c_void => Stream),
+            (264, CuStreamWaitEvent, cuStreamWaitEvent, none, Exact; stream: *mut ::std::os::raw::c_void => Stream, event: *mut ::std::os::raw::c_void => Event, flags: ::std::os::raw::c_uint => Value),
+            (265, CuStreamQuery, cuStreamQuery, none, Any; stream: *mut ::std::os::raw::c_void => Stream),
+            (270, CuEventCreate, cuEventCreate, none, Exact; event: *mut *mut ::std::os::raw::c_void => OutEvent, flags: ::std::os::raw::c_uint => Value),
+            (271, CuEventRecord, cuEventRecord, none, Exact; event: *mut ::std::os::raw::c_void => Event, stream: *mut ::std::os::raw::c_void => Stream),
+            (272, CuEventSynchronize, cuEventSynchronize, none, Exact; event: *mut ::std::os::raw::c_void => Event),
+            (273, CuEventElapsedTime, cuEventElapsedTime_v2, none, Exact; ms: *mut f32 => OutValue, start: *mut ::std::os::raw::c_void => Event, end: *mut ::std::os::raw::c_void => Event),
+            (274, CuEventDestroy, cuEventDestroy_v2, none, Exact; event: *mut ::std::os::raw::c_void => Event),
+            (275, CuEventQuery, cuEventQuery, none, Any; event: *mut ::std::os::raw::c_void => Event),
+            // CUDA 13's libcudart exports cudaGetDeviceProperties (no _v2, which row 6
+            // binds for CUDA 12); found by tests/driver_symbols.rs.
+            (280, GetDeviceProperties13, cudaGetDeviceProperties, none, Exact; prop: *mut ::std::os::raw::c_void => OutStruct, device: ::std::os::raw::c_int => Value),
         }
     };
 }
@@ -186,7 +280,7 @@ macro_rules! ffi_int {
         fn from_u64(v: u64) -> Self { v as $t }
     } )* };
 }
-ffi_int!(i32, u32, usize, u64);
+ffi_int!(i32, u32, usize, u64, u8, u16);
 
 impl<T> FfiArg for *mut T {
     fn to_u64(self) -> u64 {

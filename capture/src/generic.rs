@@ -8,14 +8,16 @@
 use std::borrow::Cow;
 use std::os::raw::c_int;
 
-use hrr_archive::api::{memcpy3d, ApiDesc, CopyDir, ParamKind, Vendor, BLOB_FIELD, COPY_DIR_FIELD};
+use hrr_archive::api::{
+    drv_memcpy, memcpy3d, ApiDesc, CopyDir, ParamKind, Vendor, BLOB_FIELD, COPY_DIR_FIELD,
+};
 use hrr_archive::payload::{BlobRef, FieldType, PayloadWriter};
 use hrr_archive::{ArchiveError, ProcessWriter};
 
 use crate::alloc::Space;
 use crate::ffi::{host_bytes, read_at};
 use crate::params::{self, Plan};
-use crate::real::stream_synchronize;
+use crate::real::{driver_stream_synchronize, stream_synchronize};
 use crate::regions::{HostRegion, RegionError};
 use crate::runtime_info::note_runtime_once;
 use crate::state::{self, Capture};
@@ -46,27 +48,54 @@ unsafe fn store(writer: &ProcessWriter, region: HostRegion) -> Result<BlobRef, B
     writer.put_blob(&bytes).map_err(BytesError::Store)
 }
 
-/// The 3D-copy parameter struct a row's `Copy3DParms` argument points at, decoded and raw.
+/// The copy struct a row passes by pointer: the runtime's 3D parameters or the driver's
+/// `CUDA_MEMCPY2D` / `CUDA_MEMCPY3D`, by the parameter's kind.
+#[derive(Clone, Copy)]
+enum CopyStruct {
+    Runtime3D,
+    Driver(drv_memcpy::Layout),
+}
+
+impl CopyStruct {
+    fn of(kind: ParamKind) -> Option<CopyStruct> {
+        match kind {
+            ParamKind::Copy3DParms => Some(CopyStruct::Runtime3D),
+            ParamKind::DrvMemcpy2D => Some(CopyStruct::Driver(drv_memcpy::Layout::Memcpy2D)),
+            ParamKind::DrvMemcpy3D => Some(CopyStruct::Driver(drv_memcpy::Layout::Memcpy3D)),
+            _ => None,
+        }
+    }
+    fn size(self) -> usize {
+        match self {
+            CopyStruct::Runtime3D => memcpy3d::SIZE,
+            CopyStruct::Driver(l) => l.size(),
+        }
+    }
+    fn decode(self, raw: &[u8]) -> Option<memcpy3d::Parms> {
+        match self {
+            CopyStruct::Runtime3D => raw.try_into().ok().map(memcpy3d::Parms::decode),
+            CopyStruct::Driver(l) => l.decode(raw),
+        }
+    }
+}
+
+/// The copy struct a row's copy-struct argument points at, decoded and raw.
 ///
 /// # Safety
-/// A row's non-null `Copy3DParms` argument must point at a cudaMemcpy3DParms /
-/// hipMemcpy3DParms, which the runtime reads in full.
-unsafe fn parms_3d(
-    desc: &ApiDesc,
-    args: &[u64],
-) -> Option<(memcpy3d::Parms, [u8; memcpy3d::SIZE])> {
-    let i = desc
+/// A row's non-null copy-struct argument must point at the struct its kind names, which
+/// the runtime or driver reads in full.
+unsafe fn parms_3d(desc: &ApiDesc, args: &[u64]) -> Option<(memcpy3d::Parms, Vec<u8>)> {
+    let (i, layout) = desc
         .params
         .iter()
-        .position(|p| p.kind == ParamKind::Copy3DParms)?;
+        .enumerate()
+        .find_map(|(i, p)| CopyStruct::of(p.kind).map(|l| (i, l)))?;
     if args[i] == 0 {
         return None;
     }
     // SAFETY: the caller's contract.
-    let raw: [u8; memcpy3d::SIZE] = unsafe { host_bytes(args[i], memcpy3d::SIZE as u64) }
-        .try_into()
-        .ok()?;
-    Some((memcpy3d::Parms::decode(&raw), raw))
+    let raw: Vec<u8> = unsafe { host_bytes(args[i], layout.size() as u64) }.to_vec();
+    Some((layout.decode(&raw)?, raw))
 }
 
 /// The stream parameter of a row, if it has one.
@@ -85,10 +114,18 @@ fn wait_for_copy(vendor: Vendor, desc: &ApiDesc, args: &[u64]) -> Option<String>
     (r != 0).then(|| format!("waiting for stream {s:#x} before reading the copy failed ({r})"))
 }
 
+/// As [`wait_for_copy`], for a driver row: with the driver's `cuStreamSynchronize` (the
+/// program may hold no runtime, and its stream may belong to a context of its own).
+fn wait_for_driver_copy(desc: &ApiDesc, args: &[u64]) -> Option<String> {
+    let s = stream_of(desc, args)?;
+    let r = driver_stream_synchronize(s);
+    (r != 0).then(|| format!("waiting for stream {s:#x} before reading the copy failed ({r})"))
+}
+
 /// What capture took before the call.
 struct BeforeCall {
     dir: Option<CopyDir>,
-    parms: Option<(memcpy3d::Parms, [u8; memcpy3d::SIZE])>,
+    parms: Option<(memcpy3d::Parms, Vec<u8>)>,
     /// An H2D copy's source bytes, stored.
     source: Option<Result<BlobRef, BytesError>>,
 }
@@ -198,6 +235,27 @@ impl Recorder<'_> {
                 at: _,
                 expect_output,
             } => self.parms_3d(fid, expect_output),
+            Plan::NewMapping { at, host } => {
+                // SAFETY: on success the call stored the device address at `at`.
+                let v = unsafe { read_at::<u64>(at) };
+                self.p.devptr(fid, v);
+                // The mapped address is the host allocation seen from the device: kernel
+                // arguments holding it point into that allocation.
+                if let Some((start, size, space)) = allocs.lookup(host) {
+                    if v != host {
+                        let off = host - start;
+                        allocs.insert(v.wrapping_sub(off), size, space);
+                    }
+                }
+            }
+            Plan::Unrecorded(ptr) => {
+                self.p.devptr(fid, ptr);
+                self.failure = Some(format!(
+                    "{}: a struct passed by pointer ({}) is not recorded",
+                    self.desc.name,
+                    self.desc.params[(fid - 1) as usize].name
+                ));
+            }
         }
     }
 
@@ -227,7 +285,12 @@ impl Recorder<'_> {
 
     /// The bytes a completed D2H copy wrote: read only once the copy's stream is done.
     fn expected_output(&mut self, fid: u16, region: HostRegion) {
-        if let Some(why) = wait_for_copy(self.vendor, self.desc, self.args) {
+        let waited = if self.desc.is_driver(self.vendor) {
+            wait_for_driver_copy(self.desc, self.args)
+        } else {
+            wait_for_copy(self.vendor, self.desc, self.args)
+        };
+        if let Some(why) = waited {
             self.failure = Some(why);
         }
         // SAFETY: the completed D2H copy wrote this region.

@@ -21,7 +21,8 @@
 //! - `pinned`: pinned-memory snapshots of a launch; `launch`: launches and the launch
 //!   record; `register`: code-object registration; `modules`: the module API;
 //!   `symbols`: copies to and from device variables; `unreplayable`: calls recorded as
-//!   unreplayable.
+//!   unreplayable; `driver`: the driver's module loads from files, globals, unloads, the
+//!   library API and `cuLaunchKernelEx`.
 //!
 //! Every exported symbol is declared once, in `hrr_archive::api` (the table's rows and
 //! `HAND_WRITTEN`); `tests/shims_exported.rs` checks the built library against it.
@@ -36,6 +37,7 @@ pub mod real;
 pub mod alloc;
 pub mod config;
 pub mod crash;
+pub mod driver;
 pub mod ffi;
 pub mod generic;
 pub mod launch;

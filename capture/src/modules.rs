@@ -22,7 +22,7 @@ const MAX_PTX_BYTES: usize = 256 << 20;
 ///
 /// # Safety
 /// `image` is what the program passed to the load call, which the driver reads in full.
-unsafe fn module_image<'a>(image: *const c_void) -> Option<&'a [u8]> {
+pub(crate) unsafe fn module_image<'a>(image: *const c_void) -> Option<&'a [u8]> {
     if image.is_null() {
         return None;
     }
@@ -51,7 +51,7 @@ unsafe fn module_image<'a>(image: *const c_void) -> Option<&'a [u8]> {
 ///
 /// # Safety
 /// A non-null `out` must be the out pointer the program passed to the call.
-unsafe fn stored_handle(ret: c_int, out: *mut *mut c_void) -> u64 {
+pub(crate) unsafe fn stored_handle(ret: c_int, out: *mut *mut c_void) -> u64 {
     if ret == 0 && !out.is_null() {
         // SAFETY: on success the call stored the handle there.
         unsafe { read_at::<u64>(out as u64) }
@@ -67,6 +67,20 @@ fn record_module_load(
     ret: c_int,
     api: &str,
 ) {
+    // SAFETY: the program's image, which the driver has just read.
+    let bytes = unsafe { module_image(image) };
+    record_module_image(vendor, module_out, bytes.map(Ok), ret, api);
+}
+
+/// Records a module (or library) load whose image is `image`: its bytes, or why they
+/// could not be had (a file that could not be read).
+pub(crate) fn record_module_image(
+    vendor: Vendor,
+    module_out: *mut *mut c_void,
+    image: Option<Result<&[u8], String>>,
+    ret: c_int,
+    api: &str,
+) {
     let Some((cap, _g)) = state::enter(vendor) else {
         return;
     };
@@ -75,9 +89,13 @@ fn record_module_load(
         // SAFETY: the program's out pointer for the module.
         let module = unsafe { stored_handle(ret, module_out) };
         p.handle(fid::HANDLE, module);
-        // SAFETY: the program's image, which the driver has just read.
-        let incomplete = match unsafe { module_image(image) } {
-            Some(bytes) => match cap.writer().put_code_object(bytes) {
+        let why: String;
+        let incomplete = match image {
+            Some(Err(e)) => {
+                why = e;
+                Some(why.as_str())
+            }
+            Some(Ok(bytes)) => match cap.writer().put_code_object(bytes) {
                 Ok(h) => {
                     p.str(fid::CODE_OBJECT, &h.to_hex())
                         .u64(fid::SIZE, bytes.len() as u64);
@@ -97,7 +115,7 @@ fn record_module_load(
     });
 }
 
-fn record_get_function(
+pub(crate) fn record_get_function(
     vendor: Vendor,
     func_out: *mut *mut c_void,
     module: *mut c_void,
@@ -129,8 +147,47 @@ fn record_get_function(
     });
 }
 
+/// The argument buffer a launch's `extra` hands over: the values of
+/// `CU_LAUNCH_PARAM_BUFFER_POINTER` / `HIP_LAUNCH_PARAM_BUFFER_POINTER` (1) and of
+/// `..._BUFFER_SIZE` (2, a pointer to a `size_t`), up to the end marker (CUDA 0, HIP 3).
+/// `word(i)` reads entry `i` of the array; at most 64 entries are read. None when the
+/// array names no buffer or no size.
+pub(crate) fn extra_buffer(vendor: Vendor, word: impl Fn(usize) -> u64) -> Option<(u64, u64)> {
+    let end = match vendor {
+        Vendor::Cuda => 0,
+        Vendor::Hip => 3,
+    };
+    let (mut buf, mut size_at) = (None, None);
+    let mut i = 0;
+    while i < 64 {
+        match word(i) {
+            k if k == end => break,
+            1 => buf = Some(word(i + 1)),
+            2 => size_at = Some(word(i + 1)),
+            _ => {}
+        }
+        i += 2;
+    }
+    Some((buf?, size_at?))
+}
+
+/// Pointers to each parameter inside an `extra` argument buffer of `len` bytes at `buf`,
+/// by the kernel's layout; None when a parameter lies outside the buffer.
+pub(crate) fn params_in_buffer(
+    buf: u64,
+    len: u64,
+    layout: &[(u64, u64)],
+) -> Option<Vec<*mut c_void>> {
+    layout
+        .iter()
+        .map(|&(off, size)| {
+            (off.checked_add(size)? <= len).then(|| buf.wrapping_add(off) as usize as *mut c_void)
+        })
+        .collect()
+}
+
 /// Records a module launch; `params`/`extra` as the driver takes them.
-fn record_module_launch(
+pub(crate) fn record_module_launch(
     vendor: Vendor,
     api: &str,
     f: u64,
@@ -143,17 +200,34 @@ fn record_module_launch(
         return;
     };
     guarded(api, || {
-        let layout = if params.is_null() && !extra.is_null() {
-            None // arguments packed in `extra`: not recorded, the launch is marked incomplete
-        } else {
-            match vendor {
-                Vendor::Cuda => cuda_param_layout(&cap.kernels, f, CudaHandle::Function),
-                Vendor::Hip => cap.kernels.hip_layout(f),
-            }
+        let mut layout = match vendor {
+            Vendor::Cuda => cuda_param_layout(&cap.kernels, f, CudaHandle::Function),
+            Vendor::Hip => cap.kernels.hip_layout(f),
         };
+        let mut params = params;
+        // Arguments packed in `extra`'s buffer: a pointer to each, by the layout, so the
+        // record is the one a `kernelParams` launch writes.
+        let mut in_buffer: Vec<*mut c_void> = Vec::new();
+        if params.is_null() && !extra.is_null() {
+            // SAFETY: `extra` is the program's array of key/value words up to its end
+            // marker, which the driver has just read; the size value points at a size_t.
+            let found = extra_buffer(vendor, |i| unsafe {
+                read_at::<u64>(extra as u64 + 8 * i as u64)
+            })
+            .map(|(buf, size_at)| (buf, unsafe { read_at::<u64>(size_at) }));
+            match (found, layout.as_deref()) {
+                (Some((buf, len)), Some(l)) => match params_in_buffer(buf, len, l) {
+                    Some(v) => in_buffer = v,
+                    None => layout = None,
+                },
+                _ => layout = None,
+            }
+            params = in_buffer.as_mut_ptr();
+        }
         let info = KernelInfo::new(&cap.kernels, f, f, layout);
         // SAFETY: `params` are the program's argument pointers (the driver's `params`),
-        // which the driver has just read; with `extra` instead, no layout is used.
+        // which the driver has just read, or pointers into its `extra` buffer at the
+        // layout's offsets, each inside the buffer; without a layout none is read.
         unsafe {
             record_launch(
                 cap,
@@ -383,6 +457,33 @@ mod tests {
         assert_eq!(
             grid_of_global_size([8, 8, 8], [0, 8, 8]),
             Dim3 { x: 0, y: 1, z: 1 }
+        );
+    }
+
+    #[test]
+    fn an_extra_array_names_its_buffer_and_size() {
+        // {BUFFER_POINTER, buf, BUFFER_SIZE, &size, END}
+        let cuda = [1u64, 0x9000, 2, 0x8000, 0];
+        assert_eq!(
+            extra_buffer(Vendor::Cuda, |i| cuda[i]),
+            Some((0x9000, 0x8000))
+        );
+        let hip = [2u64, 0x8000, 1, 0x9000, 3];
+        assert_eq!(
+            extra_buffer(Vendor::Hip, |i| hip[i]),
+            Some((0x9000, 0x8000))
+        );
+        let no_size = [1u64, 0x9000, 0];
+        assert_eq!(extra_buffer(Vendor::Cuda, |i| no_size[i]), None);
+        let layout = [(0u64, 8u64), (8, 4), (16, 8)];
+        let p = params_in_buffer(0x1000, 24, &layout).unwrap();
+        assert_eq!(
+            p.iter().map(|&x| x as u64).collect::<Vec<_>>(),
+            [0x1000, 0x1008, 0x1010]
+        );
+        assert!(
+            params_in_buffer(0x1000, 23, &layout).is_none(),
+            "past the buffer's end"
         );
     }
 

@@ -61,10 +61,17 @@ pub enum Param {
     CopyDst {
         region: HostRegion,
     },
-    /// A pointer to a 3D copy's parameters.
+    /// A pointer to a 3D copy's parameters (or a driver 2D/3D copy struct).
     Parms3D {
         at: u64,
     },
+    /// `CUdeviceptr*` out: the device address of mapped pinned host memory at `host`.
+    OutMapped {
+        at: u64,
+        host: u64,
+    },
+    /// An input struct capture does not record (null, or the record is incomplete).
+    Unrecorded(u64),
 }
 
 /// Parameter `i` of a call of `desc` with raw `args`.
@@ -81,7 +88,9 @@ pub fn decode(desc: &ApiDesc, i: usize, args: &[u64]) -> Param {
         ParamKind::Value | ParamKind::CopyKind => Param::Value(a),
         ParamKind::DevPtr => Param::DevPtr(a),
         ParamKind::FreeDevPtr | ParamKind::FreeHostPtr => Param::Freed(a),
-        ParamKind::Stream | ParamKind::Event => Param::Handle(a),
+        ParamKind::Stream | ParamKind::Event | ParamKind::Context | ParamKind::FreeContext => {
+            Param::Handle(a)
+        }
         ParamKind::OutDevPtr(len) => Param::OutAlloc {
             at: a,
             len: arg(len),
@@ -92,7 +101,10 @@ pub fn decode(desc: &ApiDesc, i: usize, args: &[u64]) -> Param {
             len: arg(len),
             space: Space::PinnedHost,
         },
-        ParamKind::OutStream | ParamKind::OutEvent => Param::OutHandle { at: a },
+        ParamKind::OutStream
+        | ParamKind::OutEvent
+        | ParamKind::OutContext
+        | ParamKind::OutContextRef => Param::OutHandle { at: a },
         ParamKind::OutValue => Param::OutU32 { at: a },
         ParamKind::OutStruct => Param::OutStruct,
         ParamKind::OutSize => Param::OutSize { at: a },
@@ -105,7 +117,7 @@ pub fn decode(desc: &ApiDesc, i: usize, args: &[u64]) -> Param {
             ptr: a,
             len: arg(len),
         },
-        ParamKind::CopySrc(len) => Param::CopySrc {
+        ParamKind::CopySrc(len) | ParamKind::HostSrc(len) => Param::CopySrc {
             region: HostRegion::Linear {
                 ptr: a,
                 len: arg(len),
@@ -114,7 +126,7 @@ pub fn decode(desc: &ApiDesc, i: usize, args: &[u64]) -> Param {
         ParamKind::CopySrc2D(pitch, width, height) => Param::CopySrc {
             region: rows(pitch, width, height),
         },
-        ParamKind::CopyDst(len) => Param::CopyDst {
+        ParamKind::CopyDst(len) | ParamKind::HostDst(len) => Param::CopyDst {
             region: HostRegion::Linear {
                 ptr: a,
                 len: arg(len),
@@ -123,7 +135,14 @@ pub fn decode(desc: &ApiDesc, i: usize, args: &[u64]) -> Param {
         ParamKind::CopyDst2D(pitch, width, height) => Param::CopyDst {
             region: rows(pitch, width, height),
         },
-        ParamKind::Copy3DParms => Param::Parms3D { at: a },
+        ParamKind::Copy3DParms | ParamKind::DrvMemcpy2D | ParamKind::DrvMemcpy3D => {
+            Param::Parms3D { at: a }
+        }
+        ParamKind::OutMappedDevPtr(host) => Param::OutMapped {
+            at: a,
+            host: arg(host),
+        },
+        ParamKind::UnrecordedStructIn => Param::Unrecorded(a),
     }
 }
 
@@ -185,6 +204,14 @@ pub enum Plan {
         at: u64,
         expect_output: bool,
     },
+    /// The device address read at `at`, which stands for the pinned host memory at
+    /// `host`: it enters the table as an alias of that allocation.
+    NewMapping {
+        at: u64,
+        host: u64,
+    },
+    /// The pointer of an input struct capture does not record: the record is incomplete.
+    Unrecorded(u64),
 }
 
 /// Capture's policy for one parameter: what a call with result `ret` and copy direction
@@ -224,6 +251,10 @@ pub fn plan(param: Param, ret: c_int, dir: Option<CopyDir>) -> Plan {
             ptr: region.ptr(),
             expected: d2h_done.then_some(region),
         },
+        Param::OutMapped { at, host } if ok && at != 0 => Plan::NewMapping { at, host },
+        Param::OutMapped { .. } => Plan::Null(FieldType::DevPtr),
+        Param::Unrecorded(0) => Plan::Null(FieldType::Bytes),
+        Param::Unrecorded(p) => Plan::Unrecorded(p),
         Param::Parms3D { at: 0 } => Plan::Null(FieldType::Bytes),
         Param::Parms3D { at } => Plan::Parms3D {
             at,
@@ -265,14 +296,19 @@ pub fn copy_dir(
         return CopyDir::resolve(p.kind as i64, is_device(p.dst.ptr), is_device(p.src.ptr));
     }
     let find = |f: fn(&ParamKind) -> bool| desc.params.iter().position(|p| f(&p.kind));
+    // Driver copies have no kind: the API fixes the direction.
+    if find(|k| matches!(k, ParamKind::HostSrc(_))).is_some() {
+        return Some(CopyDir::HostToDevice);
+    }
+    if find(|k| matches!(k, ParamKind::HostDst(_))).is_some() {
+        return Some(CopyDir::DeviceToHost);
+    }
     let dst = find(|k| matches!(k, ParamKind::CopyDst(_) | ParamKind::CopyDst2D(..)))?;
     let src = find(|k| matches!(k, ParamKind::CopySrc(_) | ParamKind::CopySrc2D(..)))?;
-    let kind = find(|k| *k == ParamKind::CopyKind)?;
-    CopyDir::resolve(
-        args[kind] as i64,
-        is_device(args[dst]),
-        is_device(args[src]),
-    )
+    // A copy without a kind argument (`cuMemcpy`, unified addressing) goes where its
+    // pointers live, as the runtime's "default" kind.
+    let kind = find(|k| *k == ParamKind::CopyKind).map_or(4, |k| args[k] as i64);
+    CopyDir::resolve(kind, is_device(args[dst]), is_device(args[src]))
 }
 
 #[cfg(test)]
@@ -431,6 +467,70 @@ mod tests {
         // "default": the direction follows where the pointers live.
         let dir = copy_dir(d, &[0x40], Some(&parms), |a| a == 0x100);
         assert_eq!(dir, Some(CopyDir::DeviceToHost));
+    }
+
+    #[test]
+    fn driver_copies_have_the_direction_their_api_names() {
+        let dev = |a: u64| a >= 0x1000;
+        // cuMemcpyDtoH_v2(dstHost, srcDevice, count): a host destination, expected output.
+        let d = desc(id::MemcpyDtoH).unwrap();
+        let p = params_of(id::MemcpyDtoH, &[0x10, 0x2000, 8]);
+        assert_eq!(copy_dir(d, &[0x10, 0x2000, 8], None, dev), D2H);
+        let region = HostRegion::Linear { ptr: 0x10, len: 8 };
+        assert_eq!(p[0], Param::CopyDst { region });
+        assert_eq!(p[1], Param::DevPtr(0x2000));
+        assert_eq!(
+            plan(p[0], 0, D2H),
+            Plan::Destination {
+                ptr: 0x10,
+                expected: Some(region)
+            }
+        );
+        // cuMemcpyHtoDAsync_v2(dstDevice, srcHost, count, stream).
+        let args = [0x2000, 0x10, 8, 0x77];
+        let d = desc(id::MemcpyHtoDAsync).unwrap();
+        assert_eq!(copy_dir(d, &args, None, dev), H2D);
+        let p = params_of(id::MemcpyHtoDAsync, &args);
+        assert_eq!(source(p[1], None).map(|r| r.ptr()), Some(0x10));
+        assert_eq!(p[3], Param::Handle(0x77));
+        // cuMemcpy(dst, src, count): unified addressing, the direction by the pointers.
+        let d = desc(id::CuMemcpy).unwrap();
+        assert_eq!(copy_dir(d, &[0x10, 0x2000, 8], None, dev), D2H);
+        assert_eq!(copy_dir(d, &[0x2000, 0x10, 8], None, dev), H2D);
+        // cuMemcpyDtoD_v2: device pointers only, no direction needed.
+        let d = desc(id::MemcpyDtoD).unwrap();
+        assert_eq!(copy_dir(d, &[0x2000, 0x3000, 8], None, dev), None);
+    }
+
+    #[test]
+    fn contexts_mapped_addresses_and_unrecorded_structs() {
+        // cuCtxCreate_v4(&ctx, params, flags, dev).
+        let p = params_of(id::CtxCreate, &[0x40, 0, 0, 0]);
+        assert_eq!(p[0], Param::OutHandle { at: 0x40 });
+        assert_eq!(plan(p[1], 0, None), Plan::Null(FieldType::Bytes));
+        let p = params_of(id::CtxCreate, &[0x40, 0x80, 0, 0]);
+        assert_eq!(plan(p[1], 0, None), Plan::Unrecorded(0x80));
+        assert_eq!(params_of(id::CtxDestroy, &[0x99]), [Param::Handle(0x99)]);
+        // cuMemHostGetDevicePointer_v2(&dptr, host, 0).
+        let p = params_of(id::MemHostGetDevicePointer, &[0x48, 0x5000, 0]);
+        let out = Param::OutMapped {
+            at: 0x48,
+            host: 0x5000,
+        };
+        assert_eq!(p[0], out);
+        assert_eq!(
+            plan(out, 0, None),
+            Plan::NewMapping {
+                at: 0x48,
+                host: 0x5000
+            }
+        );
+        assert_eq!(plan(out, 1, None), Plan::Null(FieldType::DevPtr));
+        // A driver 2D copy struct is planned like the runtime's 3D parameters.
+        assert_eq!(
+            params_of(id::DrvMemcpy2DAsync, &[0x60, 0])[0],
+            Param::Parms3D { at: 0x60 }
+        );
     }
 
     #[test]

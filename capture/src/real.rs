@@ -54,6 +54,18 @@ enum Lookup {
     CudaDriver,
 }
 
+/// `name` in the already-loaded libcuda.so.1, or null (never loads it).
+fn driver_symbol(name: &CStr) -> *mut c_void {
+    // SAFETY: RTLD_NOLOAD never loads anything; the names are NUL-terminated.
+    unsafe {
+        let h = libc::dlopen(c"libcuda.so.1".as_ptr(), libc::RTLD_NOW | libc::RTLD_NOLOAD);
+        if h.is_null() {
+            return std::ptr::null_mut();
+        }
+        libc::dlsym(h, name.as_ptr())
+    }
+}
+
 /// The real function of one symbol, of C type `F`, resolved on first use and cached.
 pub struct Real<F> {
     name: &'static CStr,
@@ -103,15 +115,17 @@ impl<F: Copy> Real<F> {
         }
         let p = match self.lookup {
             // SAFETY: dlsym with RTLD_NEXT and a NUL-terminated name; it only reads them.
-            Lookup::Next => unsafe { libc::dlsym(libc::RTLD_NEXT, self.name.as_ptr()) },
-            // SAFETY: RTLD_NOLOAD never loads anything; the names are NUL-terminated.
-            Lookup::CudaDriver => unsafe {
-                let h = libc::dlopen(c"libcuda.so.1".as_ptr(), libc::RTLD_NOW | libc::RTLD_NOLOAD);
-                if h.is_null() {
-                    return std::ptr::null_mut();
+            Lookup::Next => unsafe {
+                let p = libc::dlsym(libc::RTLD_NEXT, self.name.as_ptr());
+                // A driver symbol of a libcuda.so.1 loaded privately (by the runtime).
+                if p.is_null() && hrr_archive::api::driver::is_driver_symbol(self.name()) {
+                    driver_symbol(self.name)
+                } else {
+                    p
                 }
-                libc::dlsym(h, self.name.as_ptr())
             },
+            // SAFETY: RTLD_NOLOAD never loads anything; the names are NUL-terminated.
+            Lookup::CudaDriver => driver_symbol(self.name),
         };
         self.ptr.store(p, Ordering::Release);
         p
@@ -186,6 +200,16 @@ pub fn stream_synchronize(vendor: Vendor, stream: u64) -> c_int {
         Vendor::Hip => real!(hipStreamSynchronize: StreamSyncFn),
     };
     match real.get() {
+        // SAFETY: a stream handle the program passed to the copy being recorded.
+        Some(f) => unsafe { f(stream as usize as *mut c_void) },
+        None => NO_REAL_FUNCTION,
+    }
+}
+
+/// Waits for `stream` with the CUDA driver's `cuStreamSynchronize` (a driver API copy's
+/// stream, in a program that may hold no runtime); nothing is recorded.
+pub fn driver_stream_synchronize(stream: u64) -> c_int {
+    match real!(driver cuStreamSynchronize: StreamSyncFn).get() {
         // SAFETY: a stream handle the program passed to the copy being recorded.
         Some(f) => unsafe { f(stream as usize as *mut c_void) },
         None => NO_REAL_FUNCTION,

@@ -169,6 +169,26 @@ impl KernelRegistry {
         Some(co)
     }
 
+    /// The code object of a module (or library) capture saw loaded.
+    pub fn module_code_object(&self, module: u64) -> Option<ContentHash> {
+        self.tables.lock().modules.get(&module).copied()
+    }
+
+    /// `cuKernelGetFunction`: `func` launches what the handle `of` (a library kernel)
+    /// launches. Its name and code object, if capture knew `of`.
+    pub fn alias_function(&self, of: u64, func: u64) -> Option<(String, ContentHash)> {
+        let mut t = self.tables.lock();
+        let (name, co) = t.stubs.get(&of).cloned()?;
+        if func != 0 {
+            t.bind_stub(func, name.clone(), co);
+            if let Some(l) = t.layouts.get(&of).cloned() {
+                t.layouts.insert(func, l);
+            }
+            self.bump();
+        }
+        Some((name, co))
+    }
+
     /// `__cudaGetKernel`: the kernel handle `kernel` launches the host stub `stub`.
     pub fn bind_kernel(&self, kernel: u64, stub: u64) {
         let old = self.tables.lock().kernels.insert(kernel, stub);

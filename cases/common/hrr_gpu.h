@@ -103,3 +103,78 @@ static inline void expect_equal(const char* what, const T* got, const T* want, s
         }
     }
 }
+
+// The driver API (cases that define HRR_DRIVER_API before including this header): HIP's
+// hipModule*/hipCtx*/hipMemcpyHtoD-family names onto the CUDA driver. Under nvcc each
+// driver function is bound by the symbol cuda.h binds its name to (cuMemcpyHtoD is
+// cuMemcpyHtoD_v2), looked up in the global scope after libcuda.so.1 is loaded there:
+// what a program linked with -lcuda calls, without needing libcuda.so at link time.
+// DRV(f) is the driver function f, for the calls HIP has no twin of.
+#if defined(HRR_DRIVER_API)
+#if defined(__HIPCC__) || defined(__HIP_PLATFORM_AMD__)
+#define CHECK_DRV(call) CHECK(call)
+#else
+#include <cuda.h>
+#include <dlfcn.h>
+static inline void* hrr_driver_symbol(const char* name) {
+    static void* lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_GLOBAL);
+    void* f = lib ? dlsym(RTLD_DEFAULT, name) : nullptr;
+    if (!f) {
+        std::fprintf(stderr, "driver function %s not found\n", name);
+        std::exit(2);
+    }
+    return f;
+}
+#define DRV(f) HRR_DRV_(f)
+#define HRR_DRV_(f) ((decltype(&f))hrr_driver_symbol(#f))
+#define CHECK_DRV(call)                                                               \
+    do {                                                                              \
+        CUresult err_ = (call);                                                       \
+        if (err_ != CUDA_SUCCESS) {                                                   \
+            std::fprintf(stderr, "%s:%d: %s failed: %d\n", __FILE__, __LINE__, #call, \
+                         (int)err_);                                                  \
+            std::exit(2);                                                             \
+        }                                                                             \
+    } while (0)
+typedef CUdevice hipDevice_t;
+typedef CUcontext hipCtx_t;
+typedef CUdeviceptr hipDeviceptr_t;
+typedef CUmodule hipModule_t;
+typedef CUfunction hipFunction_t;
+#define HIP_LAUNCH_PARAM_BUFFER_POINTER CU_LAUNCH_PARAM_BUFFER_POINTER
+#define HIP_LAUNCH_PARAM_BUFFER_SIZE CU_LAUNCH_PARAM_BUFFER_SIZE
+#define HIP_LAUNCH_PARAM_END CU_LAUNCH_PARAM_END
+#define hipInit(...) DRV(cuInit)(__VA_ARGS__)
+#define hipDeviceGet(...) DRV(cuDeviceGet)(__VA_ARGS__)
+#define hipDevicePrimaryCtxRetain(...) DRV(cuDevicePrimaryCtxRetain)(__VA_ARGS__)
+#define hipDevicePrimaryCtxRelease(...) DRV(cuDevicePrimaryCtxRelease)(__VA_ARGS__)
+// CUDA 13's cuCtxCreate takes creation parameters (none here) before the flags.
+#define hipCtxCreate(ctx, flags, dev) DRV(cuCtxCreate)(ctx, nullptr, flags, dev)
+#define hipCtxDestroy(...) DRV(cuCtxDestroy)(__VA_ARGS__)
+#define hipCtxSetCurrent(...) DRV(cuCtxSetCurrent)(__VA_ARGS__)
+#define hipCtxGetCurrent(...) DRV(cuCtxGetCurrent)(__VA_ARGS__)
+#define hipCtxPushCurrent(...) DRV(cuCtxPushCurrent)(__VA_ARGS__)
+#define hipCtxPopCurrent(...) DRV(cuCtxPopCurrent)(__VA_ARGS__)
+#define hipCtxSynchronize(...) DRV(cuCtxSynchronize)(__VA_ARGS__)
+#define hipModuleLoad(...) DRV(cuModuleLoad)(__VA_ARGS__)
+#define hipModuleLoadData(...) DRV(cuModuleLoadData)(__VA_ARGS__)
+#define hipModuleGetFunction(...) DRV(cuModuleGetFunction)(__VA_ARGS__)
+#define hipModuleGetGlobal(...) DRV(cuModuleGetGlobal)(__VA_ARGS__)
+#define hipModuleUnload(...) DRV(cuModuleUnload)(__VA_ARGS__)
+#define hipModuleLaunchKernel(...) DRV(cuLaunchKernel)(__VA_ARGS__)
+#define hipMemAllocPitch(...) DRV(cuMemAllocPitch)(__VA_ARGS__)
+#define hipMemAllocHost(...) DRV(cuMemAllocHost)(__VA_ARGS__)
+#define hipMemcpyHtoD(...) DRV(cuMemcpyHtoD)(__VA_ARGS__)
+#define hipMemcpyDtoH(...) DRV(cuMemcpyDtoH)(__VA_ARGS__)
+#define hipMemcpyDtoD(...) DRV(cuMemcpyDtoD)(__VA_ARGS__)
+#define hipMemcpyHtoDAsync(...) DRV(cuMemcpyHtoDAsync)(__VA_ARGS__)
+#define hipMemcpyDtoHAsync(...) DRV(cuMemcpyDtoHAsync)(__VA_ARGS__)
+#define hipMemcpyDtoDAsync(...) DRV(cuMemcpyDtoDAsync)(__VA_ARGS__)
+#define hipMemsetD8(...) DRV(cuMemsetD8)(__VA_ARGS__)
+#define hipMemsetD16(...) DRV(cuMemsetD16)(__VA_ARGS__)
+#define hipMemsetD32(...) DRV(cuMemsetD32)(__VA_ARGS__)
+#define hipMemsetD8Async(...) DRV(cuMemsetD8Async)(__VA_ARGS__)
+#define hipMemsetD16Async(...) DRV(cuMemsetD16Async)(__VA_ARGS__)
+#define hipMemsetD32Async(...) DRV(cuMemsetD32Async)(__VA_ARGS__)
+#endif
+#endif

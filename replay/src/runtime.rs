@@ -13,6 +13,10 @@ pub enum RuntimeError {
     NotLoadable { vendor: &'static str, tried: String },
     #[error("{library} does not export {symbol}")]
     MissingSymbol { library: String, symbol: String },
+    #[error(
+        "{symbol} is a CUDA driver function and no driver library ({library}) could be loaded"
+    )]
+    NoDriver { symbol: String, library: String },
     #[error("no API table row {0}")]
     NoRow(u16),
     #[error("{api} has no {vendor} symbol")]
@@ -53,6 +57,15 @@ fn candidates(v: Vendor) -> Vec<String> {
     c
 }
 
+/// The CUDA driver library: `HRR_REPLAY_LIBCUDA` where set (a stand-in in tests), else
+/// libcuda.so.1. Driver rows are called through it and nothing else.
+fn driver_name() -> String {
+    std::env::var("HRR_REPLAY_LIBCUDA")
+        .ok()
+        .filter(|s| !s.is_empty())
+        .unwrap_or_else(|| "libcuda.so.1".into())
+}
+
 impl Runtime {
     /// Loads the runtime (and, for CUDA, the driver). The error names what was tried.
     pub fn load(v: Vendor) -> Result<Runtime, RuntimeError> {
@@ -64,7 +77,7 @@ impl Runtime {
                 Ok(lib) => {
                     let driver = match v {
                         // SAFETY: as above, for the CUDA driver library.
-                        Vendor::Cuda => unsafe { Library::new("libcuda.so.1") }.ok(),
+                        Vendor::Cuda => unsafe { Library::new(driver_name()) }.ok(),
                         Vendor::Hip => None,
                     };
                     return Ok(Runtime {
@@ -104,6 +117,27 @@ impl Runtime {
         }?;
         self.cache.borrow_mut().insert(name.to_string(), p);
         Some(p)
+    }
+
+    /// A row's function: a driver row's (`ApiDesc::is_driver`) from libcuda.so.1 only,
+    /// never a runtime's symbol of the same name; any other from the runtime.
+    pub fn require_row(&self, desc: &ApiDesc) -> Result<*mut c_void, RuntimeError> {
+        let name = self.symbol_of(desc)?;
+        if !desc.is_driver(self.vendor) {
+            return self.require(name);
+        }
+        let driver = self.driver.as_ref().ok_or_else(|| RuntimeError::NoDriver {
+            symbol: name.to_string(),
+            library: driver_name(),
+        })?;
+        // SAFETY: looking up a symbol's address; it is called only through the row's
+        // declared signature.
+        unsafe { driver.get::<*mut c_void>(name.as_bytes()) }
+            .map(|s| *s)
+            .map_err(|_| RuntimeError::MissingSymbol {
+                library: driver_name(),
+                symbol: name.to_string(),
+            })
     }
 
     pub fn require(&self, name: &str) -> Result<*mut c_void, RuntimeError> {
@@ -152,7 +186,7 @@ impl Runtime {
     pub unsafe fn call_table(&self, id: u16, args: &[u64]) -> Result<c_int, RuntimeError> {
         let desc = hrr_archive::api::desc(id).ok_or(RuntimeError::NoRow(id))?;
         let name = self.symbol_of(desc)?;
-        let f = self.require(name)?;
+        let f = self.require_row(desc)?;
         // SAFETY: `f` is the runtime's definition of the row's symbol; the caller
         // vouches for the arguments.
         unsafe { call_row(id, f, args) }.ok_or_else(|| RuntimeError::Arity {

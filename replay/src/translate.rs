@@ -26,6 +26,12 @@ impl AddressMap {
     pub fn remove(&mut self, captured: u64) {
         self.by_start.remove(&captured);
     }
+    /// The bytes from `addr` to the end of the tightest allocation holding it.
+    pub fn remaining(&self, addr: u64) -> Option<u64> {
+        let (&start, &(size, _)) = self.by_start.range(..=addr).next_back()?;
+        (addr < start.saturating_add(size)).then(|| start + size - addr)
+    }
+
     /// Tightest enclosing allocation: among those containing `addr`, the one starting
     /// last (allocations may nest, e.g. a registered range inside a larger one).
     pub fn translate(&self, addr: u64) -> Translated {
@@ -79,6 +85,8 @@ mod tests {
             "one past the end is outside"
         );
         assert_eq!(m.translate(0xfff), Translated::Unmapped);
+        assert_eq!(m.remaining(0x1010), Some(0xff0));
+        assert_eq!(m.remaining(0x2000), None);
         m.remove(0x1000);
         assert_eq!(m.translate(0x1010), Translated::Unmapped);
     }

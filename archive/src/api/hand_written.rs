@@ -54,6 +54,23 @@ pub const HAND_WRITTEN: &[HandWritten] = hand_written! {
     (cuLaunchKernel, Cuda, [k::MODULE_LAUNCH_KERNEL], modules),
     (hipModuleLaunchKernel, Hip, [k::MODULE_LAUNCH_KERNEL], modules),
     (hipExtModuleLaunchKernel, Hip, [k::MODULE_LAUNCH_KERNEL], modules),
+    // The rest of the driver's module and library API, and cuLaunchKernelEx
+    // (capture/src/driver.rs): loads store the image, globals map like __device__
+    // variables, library kernels launch like module functions.
+    (cuModuleLoad, Cuda, [k::MODULE_LOAD], driver),
+    (hipModuleLoad, Hip, [k::MODULE_LOAD], driver),
+    (cuModuleLoadFatBinary, Cuda, [k::MODULE_LOAD], driver),
+    (cuModuleGetGlobal_v2, Cuda, [k::SYMBOL_ADDRESS], driver),
+    (hipModuleGetGlobal, Hip, [k::SYMBOL_ADDRESS], driver),
+    (cuModuleUnload, Cuda, [k::MODULE_UNLOAD], driver),
+    (hipModuleUnload, Hip, [k::MODULE_UNLOAD], driver),
+    (cuLibraryLoadData, Cuda, [k::MODULE_LOAD], driver),
+    (cuLibraryLoadFromFile, Cuda, [k::MODULE_LOAD], driver),
+    (cuLibraryGetKernel, Cuda, [k::MODULE_GET_FUNCTION], driver),
+    (cuKernelGetFunction, Cuda, [k::MODULE_GET_FUNCTION], driver),
+    (cuLibraryGetGlobal, Cuda, [k::SYMBOL_ADDRESS], driver),
+    (cuLibraryUnload, Cuda, [k::MODULE_UNLOAD], driver),
+    (cuLaunchKernelEx, Cuda, [k::MODULE_LAUNCH_KERNEL], driver),
     // Copies to and from __device__ / __constant__ variables: the variable's address
     // once, then the copy as the generic row.
     (cudaMemcpyToSymbol, Cuda, [k::SYMBOL_ADDRESS, id::Memcpy], symbols),

@@ -10,9 +10,13 @@ pub const UNREGISTER_FAT_BINARY: u16 = 103;
 /// variable in its own module (`cuModuleGetGlobal` / `hipModuleGetGlobal`). The copy
 /// itself is recorded as a plain Memcpy / MemcpyAsync to or from that address.
 pub const SYMBOL_ADDRESS: u16 = 104;
-/// `cuModuleLoadData[Ex]` / `hipModuleLoadData`: a code object loaded from memory.
+/// `cuModuleLoadData[Ex]` / `hipModuleLoadData`: a code object loaded from memory; also
+/// written for loads from a file (`cuModuleLoad`, `hipModuleLoad`, whose image capture
+/// reads and stores), `cuModuleLoadFatBinary` and the library API (`cuLibraryLoadData`,
+/// `cuLibraryLoadFromFile`: the library handle stands for the module).
 pub const MODULE_LOAD: u16 = 105;
-/// `cuModuleGetFunction` / `hipModuleGetFunction`.
+/// `cuModuleGetFunction` / `hipModuleGetFunction`; also `cuLibraryGetKernel` (a `CUkernel`
+/// of a library) and `cuKernelGetFunction` (the `CUfunction` behind one).
 pub const MODULE_GET_FUNCTION: u16 = 106;
 /// `cudaLaunchKernel` / `hipLaunchKernel`: launch by host stub.
 pub const LAUNCH_KERNEL: u16 = 110;
@@ -22,6 +26,9 @@ pub const LAUNCH_KERNEL_BY_HANDLE: u16 = 111;
 /// from a module loaded by the program; recorded like every launch (name, code object,
 /// grid, block, arguments).
 pub const MODULE_LAUNCH_KERNEL: u16 = 112;
+/// `cuModuleUnload` / `cuLibraryUnload` / `hipModuleUnload`: the program is done with a
+/// module (replay keeps its own module, loaded by code object, until the end).
+pub const MODULE_UNLOAD: u16 = 141;
 /// An API that no other process can reproduce (host callbacks, IPC handles).
 pub const UNREPLAYABLE: u16 = 120;
 
@@ -79,5 +86,9 @@ pub const SEMANTIC_KINDS: &[SemanticKind] = &[
     SemanticKind {
         id: UNREPLAYABLE,
         name: "Unreplayable",
+    },
+    SemanticKind {
+        id: MODULE_UNLOAD,
+        name: "ModuleUnload",
     },
 ];

@@ -85,7 +85,10 @@ pub fn validate_table() -> Result<(), TableError> {
                 | ParamKind::OutHostPtr(l)
                 | ParamKind::CopyDst(l)
                 | ParamKind::CopySrc(l)
-                | ParamKind::RegisterHostPtr(l) => vec![l],
+                | ParamKind::RegisterHostPtr(l)
+                | ParamKind::HostSrc(l)
+                | ParamKind::HostDst(l)
+                | ParamKind::OutMappedDevPtr(l) => vec![l],
                 ParamKind::OutPitchedDevPtr(a, b) => vec![a, b],
                 ParamKind::CopyDst2D(a, b, c) | ParamKind::CopySrc2D(a, b, c) => vec![a, b, c],
                 _ => vec![],
@@ -165,6 +168,7 @@ mod tests {
                 (111, "LaunchKernelByHandle"),
                 (112, "ModuleLaunchKernel"),
                 (120, "Unreplayable"),
+                (141, "ModuleUnload"),
             ]
         );
         assert_eq!((id::Malloc, id::Memcpy, id::EventDestroy), (10, 20, 46));
@@ -177,7 +181,12 @@ mod tests {
         assert_eq!(all.len(), unique.len());
         assert_eq!(
             all.len(),
-            2 * API_TABLE.len() + HAND_WRITTEN.len() + super::super::PROCESS_HOOKS.len()
+            API_TABLE
+                .iter()
+                .map(|d| d.cuda.iter().chain(d.hip.iter()).count())
+                .sum::<usize>()
+                + HAND_WRITTEN.len()
+                + super::super::PROCESS_HOOKS.len()
         );
         let launch = HAND_WRITTEN
             .iter()

@@ -2,7 +2,7 @@
 //! blobs into the staging buffers, the copy's stream awaited where a buffer is read or
 //! reused next, and the D2H result compared with the captured bytes.
 
-use hrr_archive::api::{ApiDesc, ParamKind, BLOB_FIELD};
+use hrr_archive::api::{self, ApiDesc, ParamKind, BLOB_FIELD};
 use hrr_archive::payload::Payload;
 use hrr_archive::Event;
 
@@ -72,6 +72,23 @@ impl Ctx<'_> {
         Ok((dst, (result_len, expected_len)))
     }
 
+    /// Waits for a copy's stream: a driver row's with the driver's `cuStreamSynchronize`
+    /// (its stream may belong to a context of the program's own), any other with the
+    /// runtime's.
+    fn copy_stream_sync(&mut self, desc: &ApiDesc, stream: u64, what: &str) -> EvResult {
+        if !desc.is_driver(self.rt.vendor) {
+            return self.stream_sync(stream, what);
+        }
+        // SAFETY: cuStreamSynchronize(stream) with a stream of this replay.
+        match unsafe { self.rt.call_table(api::id::CuStreamSynchronize, &[stream]) }? {
+            0 => Ok(()),
+            code => Err(EventError::Call {
+                call: format!("waiting for the copy's stream ({what})"),
+                code,
+            }),
+        }
+    }
+
     /// Waits for the copy's stream where its host buffer is read or reused next, and
     /// checks a D2H result, `d2h` = (result length, expected length), against the
     /// captured bytes.
@@ -94,12 +111,12 @@ impl Ctx<'_> {
         if let Some(s) = stream.filter(|_| {
             ret == 0 && source_in_flight && self.staging.needs_stream_sync(Role::Source)
         }) {
-            self.stream_sync(s, "source")?;
+            self.copy_stream_sync(desc, s, "source")?;
         }
         if let Some((result_len, expected_len)) = d2h {
             if ret == 0 {
                 if let Some(s) = stream {
-                    self.stream_sync(s, "result")?;
+                    self.copy_stream_sync(desc, s, "result")?;
                 }
                 let (found, expected) = self.staging.result_and_expected(result_len, expected_len);
                 match compare(expected, found) {

@@ -11,7 +11,7 @@
 
 use std::collections::HashMap;
 
-use hrr_archive::api::{memcpy3d, ApiDesc, CopyDir, ParamKind, COPY_DIR_FIELD};
+use hrr_archive::api::{drv_memcpy, memcpy3d, ApiDesc, CopyDir, ParamKind, COPY_DIR_FIELD};
 use hrr_archive::payload::Payload;
 use hrr_archive::Event;
 
@@ -42,8 +42,14 @@ enum ArgPlan {
     /// call with this parameter's blob.
     Result { what: &'static str, len: u64 },
     /// 3D copy parameters (passed by pointer); the host side is staged by the copy's
-    /// direction, the device side translated.
-    Copy3D { parms: memcpy3d::Parms, total: u64 },
+    /// direction, the device side translated. `layout` is the driver struct they came
+    /// from (None: the runtime's), written back over the captured bytes `raw`.
+    Copy3D {
+        parms: memcpy3d::Parms,
+        total: u64,
+        layout: Option<drv_memcpy::Layout>,
+        raw: Vec<u8>,
+    },
 }
 
 /// A decoded call: one plan per parameter, and pitch arguments to replace because the
@@ -90,16 +96,24 @@ fn named_length(
 
 /// The 3D copy parameters as captured, refused when they name arrays or a box larger
 /// than `max_host_bytes`.
-fn plan_copy3d(p: &Payload, i: usize, max_host_bytes: u64) -> Result<ArgPlan, EventError> {
+fn plan_copy3d(
+    p: &Payload,
+    i: usize,
+    layout: Option<drv_memcpy::Layout>,
+    max_host_bytes: u64,
+) -> Result<ArgPlan, EventError> {
     let raw = p.bytes(ApiDesc::field_id(i), "3D copy parameters")?;
-    let raw: &[u8; memcpy3d::SIZE] = raw.try_into().map_err(|_| {
+    let size = layout.map(|l| l.size()).unwrap_or(memcpy3d::SIZE);
+    let wrong_size = || {
         EventError::Inconsistent(format!(
-            "3D copy parameters are {} bytes, not {}",
-            raw.len(),
-            memcpy3d::SIZE
+            "copy parameters are {} bytes, not {size}",
+            raw.len()
         ))
-    })?;
-    let parms = memcpy3d::Parms::decode(raw);
+    };
+    let parms = match layout {
+        None => memcpy3d::Parms::decode(raw.try_into().map_err(|_| wrong_size())?),
+        Some(l) => l.decode(raw).ok_or_else(wrong_size)?,
+    };
     if parms.src_array != 0 || parms.dst_array != 0 {
         return Err(EventError::Unsupported(
             "3D copies to or from arrays are not replayable",
@@ -112,7 +126,12 @@ fn plan_copy3d(p: &Payload, i: usize, max_host_bytes: u64) -> Result<ArgPlan, Ev
             what: format!("a {:?} box", parms.extent),
             limit: None,
         })?;
-    Ok(ArgPlan::Copy3D { parms, total })
+    Ok(ArgPlan::Copy3D {
+        parms,
+        total,
+        layout,
+        raw: raw.to_vec(),
+    })
 }
 
 /// Decodes a call's payload and decides, per parameter kind, what replay passes; `dir`
@@ -131,7 +150,14 @@ fn plan_call(
             ParamKind::DevPtr | ParamKind::FreeDevPtr | ParamKind::FreeHostPtr => {
                 ArgPlan::Address(captured(p, i, param.name)?)
             }
-            ParamKind::Stream | ParamKind::Event => ArgPlan::Handle(captured(p, i, param.name)?),
+            ParamKind::Stream | ParamKind::Event | ParamKind::Context | ParamKind::FreeContext => {
+                ArgPlan::Handle(captured(p, i, param.name)?)
+            }
+            // Recorded only when null (otherwise the record is incomplete).
+            ParamKind::UnrecordedStructIn => ArgPlan::Value(0),
+            ParamKind::OutContext | ParamKind::OutContextRef | ParamKind::OutMappedDevPtr(_) => {
+                ArgPlan::OutSlot
+            }
             ParamKind::OutDevPtr(_)
             | ParamKind::OutHostPtr(_)
             | ParamKind::OutStream
@@ -150,7 +176,13 @@ fn plan_call(
                 }
                 ArgPlan::RegisterHost(n)
             }
-            ParamKind::Copy3DParms => plan_copy3d(p, i, max_host_bytes)?,
+            ParamKind::Copy3DParms => plan_copy3d(p, i, None, max_host_bytes)?,
+            ParamKind::DrvMemcpy2D => {
+                plan_copy3d(p, i, Some(drv_memcpy::Layout::Memcpy2D), max_host_bytes)?
+            }
+            ParamKind::DrvMemcpy3D => {
+                plan_copy3d(p, i, Some(drv_memcpy::Layout::Memcpy3D), max_host_bytes)?
+            }
             ParamKind::CopySrc2D(pitch, width, height)
             | ParamKind::CopyDst2D(pitch, width, height) => {
                 let value = captured(p, i, param.name)?;
@@ -187,9 +219,12 @@ fn plan_call(
                     _ => ArgPlan::Address(value),
                 }
             }
-            ParamKind::CopySrc(len) | ParamKind::CopyDst(len) => {
+            ParamKind::CopySrc(len)
+            | ParamKind::CopyDst(len)
+            | ParamKind::HostSrc(len)
+            | ParamKind::HostDst(len) => {
                 let value = captured(p, i, param.name)?;
-                let is_dst = matches!(param.kind, ParamKind::CopyDst(_));
+                let is_dst = matches!(param.kind, ParamKind::CopyDst(_) | ParamKind::HostDst(_));
                 let n = named_length(desc, p, len, "length")?;
                 match (dir, is_dst) {
                     // The count must be the blob's length (checked when staged).
@@ -246,7 +281,7 @@ pub(super) struct CallBuffers {
 impl Ctx<'_> {
     pub(super) fn replay_generic(&mut self, ev: &Event, desc: &'static ApiDesc) -> EvResult {
         let p = Payload::parse(&ev.payload)?;
-        let f = self.rt.require(self.rt.symbol_of(desc)?)?;
+        let f = self.rt.require_row(desc)?;
         let dir = copy_dir(&p)?;
         if dir == Some(CopyDir::HostToHost) {
             return Ok(()); // host memory of the captured process: nothing to re-execute
@@ -323,7 +358,12 @@ impl Ctx<'_> {
                 bufs.d2h = Some(lens);
                 dst
             }
-            ArgPlan::Copy3D { mut parms, total } => {
+            ArgPlan::Copy3D {
+                mut parms,
+                total,
+                layout,
+                raw,
+            } => {
                 match dir {
                     Some(CopyDir::HostToDevice) => {
                         let src = self.stage_source(p, id, "source box", Some(total))?;
@@ -342,7 +382,10 @@ impl Ctx<'_> {
                         parms.dst.ptr = self.translate(parms.dst.ptr);
                     }
                 }
-                bufs.keep.push(parms.encode().to_vec());
+                bufs.keep.push(match layout {
+                    None => parms.encode().to_vec(),
+                    Some(l) => l.encode(&raw, &parms),
+                });
                 bufs.keep.last().map(|d| d.as_ptr() as u64).unwrap_or(0)
             }
         })
@@ -511,7 +554,7 @@ mod tests {
         let bytes = encoded(&parms);
         let p = Payload::parse(&bytes).unwrap();
         match plan_of(id::Memcpy3D, &p, 1 << 20).unwrap().args[0] {
-            ArgPlan::Copy3D { total, .. } => assert_eq!(total, 128),
+            ArgPlan::Copy3D { total, layout, .. } => assert_eq!((total, layout), (128, None)),
             ref other => panic!("{other:?}"),
         }
         let e = plan_of(id::Memcpy3D, &p, 127).unwrap_err();
@@ -521,6 +564,124 @@ mod tests {
         let p = Payload::parse(&bytes).unwrap();
         let e = plan_of(id::Memcpy3D, &p, 1 << 20).unwrap_err();
         assert!(matches!(e, EventError::Unsupported(_)), "{e:?}");
+    }
+
+    #[test]
+    fn driver_copies_stage_by_their_apis_direction() {
+        // cuMemcpyDtoH_v2(dstHost, srcDevice, count): the host side is the result.
+        let bytes = payload(|w| {
+            w.devptr(1, 0x10).devptr(2, 0x2000).u64(3, 32);
+            w.u64(COPY_DIR_FIELD, CopyDir::DeviceToHost as u64);
+        });
+        let p = Payload::parse(&bytes).unwrap();
+        let plan = plan_of(id::MemcpyDtoH, &p, 1 << 20).unwrap();
+        assert_eq!(
+            plan.args,
+            vec![
+                ArgPlan::Result {
+                    what: "expected output",
+                    len: 32
+                },
+                ArgPlan::Address(0x2000),
+                ArgPlan::Value(32),
+            ]
+        );
+        // cuMemcpyHtoDAsync_v2(dstDevice, srcHost, count, stream).
+        let bytes = payload(|w| {
+            w.devptr(1, 0x2000)
+                .devptr(2, 0x10)
+                .u64(3, 8)
+                .handle(4, 0x55);
+            w.u64(COPY_DIR_FIELD, CopyDir::HostToDevice as u64);
+        });
+        let p = Payload::parse(&bytes).unwrap();
+        let plan = plan_of(id::MemcpyHtoDAsync, &p, 1 << 20).unwrap();
+        assert_eq!(
+            plan.args[1],
+            ArgPlan::Source {
+                what: "source bytes",
+                len: Some(8)
+            }
+        );
+        assert_eq!(plan.args[3], ArgPlan::Handle(0x55));
+    }
+
+    #[test]
+    fn contexts_are_handles_and_out_slots() {
+        // cuCtxCreate_v4(&ctx, NULL, flags, dev).
+        let bytes = payload(|w| {
+            w.handle(1, 0xc0)
+                .null(2, FieldType::Bytes)
+                .u64(3, 0)
+                .u64(4, 0);
+        });
+        let p = Payload::parse(&bytes).unwrap();
+        let plan = plan_of(id::CtxCreate, &p, 1 << 20).unwrap();
+        assert_eq!(
+            plan.args,
+            vec![
+                ArgPlan::OutSlot,
+                ArgPlan::Value(0),
+                ArgPlan::Value(0),
+                ArgPlan::Value(0)
+            ]
+        );
+        let bytes = payload(|w| {
+            w.handle(1, 0xc0);
+        });
+        let p = Payload::parse(&bytes).unwrap();
+        assert_eq!(
+            plan_of(id::CtxSetCurrent, &p, 1 << 20).unwrap().args,
+            vec![ArgPlan::Handle(0xc0)]
+        );
+        assert_eq!(
+            plan_of(id::CtxDestroy, &p, 1 << 20).unwrap().args,
+            vec![ArgPlan::Handle(0xc0)]
+        );
+    }
+
+    #[test]
+    fn a_driver_2d_copy_is_planned_by_its_layout() {
+        let l = drv_memcpy::Layout::Memcpy2D;
+        let mut raw = vec![0u8; l.size()];
+        let mut put = |i: usize, v: u64| raw[i * 8..i * 8 + 8].copy_from_slice(&v.to_le_bytes());
+        put(2, drv_memcpy::MEMORYTYPE_DEVICE);
+        put(4, 0xd000);
+        put(6, 256);
+        put(9, drv_memcpy::MEMORYTYPE_HOST);
+        put(10, 0x5000);
+        put(13, 100);
+        put(14, 64);
+        put(15, 3);
+        let bytes = payload(|w| {
+            w.bytes(1, &raw, false);
+            w.u64(COPY_DIR_FIELD, CopyDir::DeviceToHost as u64);
+        });
+        let p = Payload::parse(&bytes).unwrap();
+        match &plan_of(id::DrvMemcpy2D, &p, 1 << 20).unwrap().args[0] {
+            ArgPlan::Copy3D {
+                parms,
+                total,
+                layout,
+                ..
+            } => {
+                assert_eq!((*total, *layout), (192, Some(l)));
+                assert_eq!(
+                    (parms.src.ptr, parms.dst.ptr, parms.kind),
+                    (0xd000, 0x5000, 2)
+                );
+            }
+            other => panic!("{other:?}"),
+        }
+        let e = plan_of(id::DrvMemcpy2D, &p, 191).unwrap_err();
+        assert!(e.to_string().ends_with("box exceeds max_host_bytes"), "{e}");
+        // A 3D struct's bytes under the 2D row: refused, naming both sizes.
+        let bytes = payload(|w| {
+            w.bytes(1, &[0u8; 200], false);
+        });
+        let p = Payload::parse(&bytes).unwrap();
+        let e = plan_of(id::DrvMemcpy2D, &p, 1 << 20).unwrap_err();
+        assert_eq!(e.to_string(), "copy parameters are 200 bytes, not 128");
     }
 
     #[test]

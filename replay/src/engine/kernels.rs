@@ -4,7 +4,7 @@
 
 use std::os::raw::{c_char, c_int, c_uint, c_void};
 
-use hrr_archive::api::{fid, Vendor};
+use hrr_archive::api::{fid, semantic, Vendor};
 use hrr_archive::payload::Payload;
 use hrr_archive::Event;
 
@@ -68,6 +68,13 @@ impl Ctx<'_> {
         if let Some(m) = self.modules.get(code_object) {
             return Ok(*m);
         }
+        let m = self.load_module(code_object)?;
+        self.modules.insert(code_object.to_string(), m);
+        Ok(m)
+    }
+
+    /// Loads a captured code object as a new replay module.
+    fn load_module(&mut self, code_object: &str) -> Result<u64, EventError> {
         let image = self.proc_.load_code_object(code_object)?;
         let load = match self.rt.vendor {
             Vendor::Cuda => "cuModuleLoadData",
@@ -88,8 +95,72 @@ impl Ctx<'_> {
                 code: r,
             });
         }
-        self.modules.insert(code_object.to_string(), m as u64);
         Ok(m as u64)
+    }
+
+    /// The program's module (or library) load: its own replay instance, loaded now.
+    pub(super) fn replay_module_load(&mut self, ev: &Event) -> EvResult {
+        let p = Payload::parse(&ev.payload)?;
+        let handle = p.handle(fid::HANDLE, "module")?;
+        if ev.header.ret != 0 || handle == 0 {
+            return Ok(()); // the load failed at capture: nothing was loaded
+        }
+        let co = p.str(fid::CODE_OBJECT, "code object")?.to_string();
+        let m = self.load_module(&co)?;
+        if let Some(old) = self.module_instances.insert(handle, m) {
+            // A handle reused after an unload capture did not see.
+            let _ = self.unload_module(old);
+        }
+        Ok(())
+    }
+
+    fn unload_module(&mut self, m: u64) -> Result<std::os::raw::c_int, EventError> {
+        let unload = match self.rt.vendor {
+            Vendor::Cuda => "cuModuleUnload",
+            Vendor::Hip => "hipModuleUnload",
+        };
+        Ok(self.rt.call_ptr(unload, m)?)
+    }
+
+    /// `cuModuleUnload` / `cuLibraryUnload` / `hipModuleUnload`: the instance goes.
+    pub(super) fn replay_module_unload(&mut self, ev: &Event) -> EvResult {
+        let p = Payload::parse(&ev.payload)?;
+        let handle = p.handle(fid::HANDLE, "module")?;
+        if ev.header.ret != 0 {
+            return Ok(());
+        }
+        if let Some(m) = self.module_instances.remove(&handle) {
+            let r = self.unload_module(m)?;
+            if r != 0 {
+                return Err(EventError::Call {
+                    call: "unloading the module".into(),
+                    code: r,
+                });
+            }
+        }
+        Ok(())
+    }
+
+    /// A function (or library kernel) looked up in a module instance, or (for
+    /// `cuKernelGetFunction`) the function behind a kernel: mapped to replay's.
+    pub(super) fn replay_get_function(&mut self, ev: &Event) -> EvResult {
+        let p = Payload::parse(&ev.payload)?;
+        let handle = p.handle(fid::HANDLE, "function")?;
+        let of = p.handle(fid::KERNEL, "module")?;
+        if ev.header.ret != 0 || handle == 0 {
+            return Ok(());
+        }
+        if let Some(&f) = self.function_instances.get(&of) {
+            self.function_instances.insert(handle, f);
+            return Ok(());
+        }
+        let Some(&m) = self.module_instances.get(&of) else {
+            return Ok(()); // a module capture saw no load of: launched by code object
+        };
+        let name = p.str(fid::NAME, "kernel name")?.to_string();
+        let f = self.get_function(m, &name)?;
+        self.function_instances.insert(handle, f);
+        Ok(())
     }
 
     /// A `__device__`/`__constant__` variable's captured address, mapped to the same
@@ -100,7 +171,15 @@ impl Ctx<'_> {
         let co = p.str(fid::CODE_OBJECT, "code object")?.to_string();
         let captured = p.devptr(fid::DEVICE_ADDRESS, "device address")?;
         let size = p.u64(fid::SIZE, "size")?;
-        let module = self.module(&co)?;
+        // A driver global names its module instance; a `__device__` variable its code object.
+        let instance = p
+            .get(fid::HANDLE)
+            .and_then(|f| f.as_u64().ok())
+            .and_then(|h| self.module_instances.get(&h).copied());
+        let module = match instance {
+            Some(m) => m,
+            None => self.module(&co)?,
+        };
         let get = match self.rt.vendor {
             Vendor::Cuda => "cuModuleGetGlobal_v2",
             Vendor::Hip => "hipModuleGetGlobal",
@@ -141,6 +220,16 @@ impl Ctx<'_> {
             return Ok(*f);
         }
         let module = self.module(code_object)?;
+        let func = self.get_function(module, name)?;
+        self.functions
+            .entry(code_object.to_string())
+            .or_default()
+            .insert(name.to_string(), func);
+        Ok(func)
+    }
+
+    /// The function `name` of the replay module `module`.
+    fn get_function(&mut self, module: u64, name: &str) -> Result<u64, EventError> {
         let get = match self.rt.vendor {
             Vendor::Cuda => "cuModuleGetFunction",
             Vendor::Hip => "hipModuleGetFunction",
@@ -161,10 +250,6 @@ impl Ctx<'_> {
                 code: r,
             });
         }
-        self.functions
-            .entry(code_object.to_string())
-            .or_default()
-            .insert(name.to_string(), func as u64);
         Ok(func as u64)
     }
 
@@ -227,7 +312,15 @@ impl Ctx<'_> {
                 translate_pointer_words(slot, words.value, |v| self.translate(v))?;
             }
         }
-        let func = self.function(co, name)?;
+        // A module function the program looked up itself runs in its own instance.
+        let instance = (ev.header.api_id == semantic::MODULE_LAUNCH_KERNEL)
+            .then(|| p.handle(fid::KERNEL, "kernel").ok())
+            .flatten()
+            .and_then(|k| self.function_instances.get(&k).copied());
+        let func = match instance {
+            Some(f) => f,
+            None => self.function(co, name)?,
+        };
         let mut params: Vec<*mut c_void> = offsets
             .iter()
             .map(|&at| arg_block[pad + at..].as_mut_ptr().cast())

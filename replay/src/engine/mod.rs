@@ -46,6 +46,14 @@ struct Ctx<'a> {
     /// Code object -> kernel name -> replay function (two levels: a launch looks both up
     /// by the &str its payload holds, allocating nothing).
     functions: HashMap<String, HashMap<String, u64>>,
+    /// The program's own module loads (driver and hipModule API, libraries included):
+    /// captured module or library handle -> the replay module loaded at the same point,
+    /// so each load is its own instance (its own `__device__` variables), in the context
+    /// current then.
+    module_instances: HashMap<u64, u64>,
+    /// Captured function or kernel handle (`cuModuleGetFunction`, `cuLibraryGetKernel`,
+    /// `cuKernelGetFunction`) -> the replay function in its module instance.
+    function_instances: HashMap<u64, u64>,
     /// Host buffers replay page-locked in place of the captured process's registered
     /// memory (HostRegister), by their replay address.
     registered: HashMap<u64, Vec<u8>>,
@@ -68,6 +76,8 @@ enum Resource {
     PinnedHostMemory,
     Stream,
     Event,
+    /// A context the program created (`cuCtxCreate`, `hipCtxCreate`).
+    Context,
 }
 
 impl Resource {
@@ -78,6 +88,7 @@ impl Resource {
             Resource::PinnedHostMemory => api::id::FreeHost,
             Resource::Stream => api::id::StreamDestroy,
             Resource::Event => api::id::EventDestroy,
+            Resource::Context => api::id::CtxDestroy,
         }
     }
 }
@@ -178,6 +189,15 @@ impl<'a> Ctx<'a> {
         }
     }
 
+    /// After the program's context `ctx` (a replay handle) was destroyed: it is no longer
+    /// replay's to release, and modules loaded while it was current went with it (they
+    /// are loaded again, by code object, where a later launch needs them).
+    fn context_destroyed(&mut self, ctx: u64) {
+        self.live.remove(&ctx);
+        self.modules.clear();
+        self.functions.clear();
+    }
+
     /// A host buffer length from the archive, refused above `max_host_bytes`.
     fn host_len(&self, n: u64, what: &str) -> Result<usize, EventError> {
         let limit = self.proc_.limits.max_host_bytes;
@@ -214,6 +234,8 @@ impl<'a> Ctx<'a> {
                 self.addrs = AddressMap::default();
                 self.modules.clear();
                 self.functions.clear();
+                self.module_instances.clear();
+                self.function_instances.clear();
                 self.handles.clear();
                 self.live.clear();
                 // Registrations went with the context; the buffers are still ours.
@@ -226,9 +248,10 @@ impl<'a> Ctx<'a> {
             semantic::REGISTER_FAT_BINARY
             | semantic::REGISTER_FUNCTION
             | semantic::REGISTER_VAR
-            | semantic::UNREGISTER_FAT_BINARY
-            | semantic::MODULE_LOAD
-            | semantic::MODULE_GET_FUNCTION => Ok(()),
+            | semantic::UNREGISTER_FAT_BINARY => Ok(()),
+            semantic::MODULE_LOAD => self.replay_module_load(ev),
+            semantic::MODULE_GET_FUNCTION => self.replay_get_function(ev),
+            semantic::MODULE_UNLOAD => self.replay_module_unload(ev),
             semantic::LAUNCH_KERNEL
             | semantic::LAUNCH_KERNEL_BY_HANDLE
             | semantic::MODULE_LAUNCH_KERNEL => self.replay_launch(ev),
@@ -255,10 +278,19 @@ impl<'a> Ctx<'a> {
             Vendor::Hip => "hipDeviceSynchronize",
         };
         let _ = self.rt.call_void(sync);
-        for (handle, kind) in std::mem::take(&mut self.live) {
+        // Contexts last: what was made in one is released while it still exists.
+        let mut live: Vec<(u64, Resource)> = std::mem::take(&mut self.live).into_iter().collect();
+        live.sort_by_key(|(_, kind)| *kind == Resource::Context);
+        let contexts = live.iter().any(|(_, k)| *k == Resource::Context);
+        for (handle, kind) in live {
             // SAFETY: the row that releases `kind`, given the handle or address this
             // replay's own call created and nothing has released since.
             let _ = unsafe { self.rt.call_table(kind.release_row(), &[handle]) };
+        }
+        if contexts {
+            // The runtime makes its primary context current again on its next call.
+            // SAFETY: CtxSetCurrent(NULL) unbinds the thread's context.
+            let _ = unsafe { self.rt.call_table(api::id::CtxSetCurrent, &[0]) };
         }
         for buf in std::mem::take(&mut self.registered).keys() {
             // SAFETY: HostUnregister of a buffer this replay registered; the buffer is
@@ -272,7 +304,11 @@ impl<'a> Ctx<'a> {
         for (_, m) in std::mem::take(&mut self.modules) {
             let _ = self.rt.call_ptr(unload, m);
         }
+        for (_, m) in std::mem::take(&mut self.module_instances) {
+            let _ = self.rt.call_ptr(unload, m);
+        }
         self.functions.clear();
+        self.function_instances.clear();
         self.staging.unpin_all();
     }
 }
@@ -294,6 +330,8 @@ pub fn replay_process(rt: &Runtime, proc_: &ProcessArchive, opts: &Options) -> P
         handles: HashMap::new(),
         modules: HashMap::new(),
         functions: HashMap::new(),
+        module_instances: HashMap::new(),
+        function_instances: HashMap::new(),
         registered: HashMap::new(),
         staging: Staging::new(rt, proc_.limits.max_host_bytes),
         live: HashMap::new(),

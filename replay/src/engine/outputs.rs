@@ -98,10 +98,41 @@ impl Ctx<'_> {
                 }
                 ParamKind::Stream | ParamKind::Event
                     if ret == 0
-                        && (desc.id == api::id::StreamDestroy
-                            || desc.id == api::id::EventDestroy) =>
+                        && [
+                            api::id::StreamDestroy,
+                            api::id::EventDestroy,
+                            api::id::CuStreamDestroy,
+                            api::id::CuEventDestroy,
+                        ]
+                        .contains(&desc.id) =>
                 {
                     self.live.remove(&args[i]);
+                }
+                ParamKind::OutContext | ParamKind::OutContextRef => {
+                    let replay = slot.next().map(|s| s[0]).unwrap_or(0);
+                    if let Some(captured) = captured_out(id) {
+                        self.handles.insert(captured, replay);
+                    }
+                    if ret == 0 && replay != 0 && param.kind == ParamKind::OutContext {
+                        self.live.insert(replay, Resource::Context);
+                    }
+                }
+                ParamKind::FreeContext if ret == 0 => {
+                    self.context_destroyed(args[i]);
+                }
+                ParamKind::OutMappedDevPtr(host) => {
+                    let replay = slot.next().map(|s| s[0]).unwrap_or(0);
+                    let host_field = desc.param_index(host).map(ApiDesc::field_id);
+                    let captured_host = host_field
+                        .and_then(|f| p.get(f))
+                        .and_then(|f| f.as_u64().ok());
+                    if let (Some(captured), Some(h), true) =
+                        (captured_out(id), captured_host, ret == 0)
+                    {
+                        // The mapped address covers the rest of the host allocation.
+                        let size = self.addrs.remaining(h).unwrap_or(1);
+                        self.addrs.insert(captured, size, replay);
+                    }
                 }
                 _ => {}
             }

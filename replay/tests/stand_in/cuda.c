@@ -168,10 +168,19 @@ int cudaEventElapsedTime(float *ms, void *a, void *b) {
 int cudaEventDestroy(void *e) { (void)e; return OK; }
 
 /* The driver side replay uses for kernels: modules and functions are tokens, a launch
- * does nothing, no module has variables. */
+ * does nothing; each module has one variable of 16 bytes of its own, whatever its name
+ * (device memory, allocated when the module is loaded). */
+#define MAX_MODULES 64
+static struct { void *token; void *global; } modules[MAX_MODULES];
+static int nmodules;
 int cuModuleLoadData(void **m, const void *image) {
-    if (!image) return INVALID_VALUE;
-    return handle(m);
+    if (!image || nmodules == MAX_MODULES) return INVALID_VALUE;
+    int r = handle(m);
+    if (r != OK) return r;
+    modules[nmodules].token = *m;
+    if (allocate(&modules[nmodules].global, 16) != OK) return NO_MEMORY;
+    nmodules++;
+    return OK;
 }
 int cuModuleUnload(void *m) { (void)m; return OK; }
 int cuModuleGetFunction(void **f, void *m, const char *name) {
@@ -179,8 +188,14 @@ int cuModuleGetFunction(void **f, void *m, const char *name) {
     return handle(f);
 }
 int cuModuleGetGlobal_v2(uint64_t *d, size_t *n, void *m, const char *name) {
-    (void)d; (void)n; (void)m; (void)name;
-    return 500;
+    if (!d || !n || !name) return INVALID_VALUE;
+    for (int i = 0; i < nmodules; i++)
+        if (modules[i].token == m) {
+            *d = (uint64_t)(uintptr_t)modules[i].global;
+            *n = 16;
+            return OK;
+        }
+    return 500; /* CUDA_ERROR_NOT_FOUND */
 }
 int cuLaunchKernel(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
                    unsigned bz, unsigned shmem, void *stream, void **params, void **extra) {
@@ -188,3 +203,102 @@ int cuLaunchKernel(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, 
     (void)params; (void)extra;
     return f ? OK : INVALID_VALUE;
 }
+
+/* The driver API's rows (ids 200-299), which replay calls through the library
+ * HRR_REPLAY_LIBCUDA names (this one in tests): contexts are tokens, one is current;
+ * copies and memsets check their device side as the runtime's do. */
+typedef unsigned long long CUdeviceptr;
+static void *current_ctx;
+int cuInit(unsigned f) { return f == 0 ? OK : INVALID_VALUE; }
+int cuDeviceGet(int *d, int ordinal) {
+    if (!d || ordinal != 0) return INVALID_VALUE;
+    *d = 0;
+    return OK;
+}
+int cuCtxCreate_v4(void **ctx, void *params, unsigned flags, int dev) {
+    (void)flags;
+    if (params || dev != 0) return INVALID_VALUE;
+    int r = handle(ctx);
+    if (r == OK) current_ctx = *ctx;
+    return r;
+}
+int cuCtxDestroy_v2(void *ctx) {
+    if (!ctx) return INVALID_VALUE;
+    if (ctx == current_ctx) current_ctx = 0;
+    return OK;
+}
+int cuCtxSetCurrent(void *ctx) { current_ctx = ctx; return OK; }
+int cuCtxGetCurrent(void **ctx) {
+    if (!ctx) return INVALID_VALUE;
+    *ctx = current_ctx;
+    return OK;
+}
+int cuCtxSynchronize(void) { return OK; }
+int cuMemAlloc_v2(CUdeviceptr *d, size_t n) {
+    void *p = 0;
+    if (!d) return INVALID_VALUE;
+    int r = allocate(&p, n);
+    if (r == OK) *d = (CUdeviceptr)(uintptr_t)p;
+    return r;
+}
+int cuMemFree_v2(CUdeviceptr d) { return release((void *)(uintptr_t)d); }
+#define DEV(d) ((void *)(uintptr_t)(d))
+int cuMemcpyHtoD_v2(CUdeviceptr d, const void *s, size_t n) {
+    if (side(DEV(d), n) != 1 || side(s, n) != 0 || (n && !s)) return INVALID_VALUE;
+    memmove(DEV(d), s, n);
+    return OK;
+}
+int cuMemcpyDtoH_v2(void *d, CUdeviceptr s, size_t n) {
+    if (side(DEV(s), n) != 1 || side(d, n) != 0 || (n && !d)) return INVALID_VALUE;
+    memmove(d, DEV(s), n);
+    return OK;
+}
+int cuMemcpyDtoD_v2(CUdeviceptr d, CUdeviceptr s, size_t n) {
+    if (side(DEV(d), n) != 1 || side(DEV(s), n) != 1) return INVALID_VALUE;
+    memmove(DEV(d), DEV(s), n);
+    return OK;
+}
+int cuMemcpyHtoDAsync_v2(CUdeviceptr d, const void *s, size_t n, void *st) { (void)st; return cuMemcpyHtoD_v2(d, s, n); }
+int cuMemcpyDtoHAsync_v2(void *d, CUdeviceptr s, size_t n, void *st) { (void)st; return cuMemcpyDtoH_v2(d, s, n); }
+int cuMemcpyDtoDAsync_v2(CUdeviceptr d, CUdeviceptr s, size_t n, void *st) { (void)st; return cuMemcpyDtoD_v2(d, s, n); }
+static int fill(CUdeviceptr d, const void *v, size_t width, size_t n) {
+    if (n > SIZE_MAX / width || side(DEV(d), n * width) != 1) return INVALID_VALUE;
+    for (size_t i = 0; i < n; i++) memcpy((char *)DEV(d) + i * width, v, width);
+    return OK;
+}
+int cuMemsetD8_v2(CUdeviceptr d, unsigned char v, size_t n) { return fill(d, &v, 1, n); }
+int cuMemsetD16_v2(CUdeviceptr d, unsigned short v, size_t n) { return fill(d, &v, 2, n); }
+int cuMemsetD32_v2(CUdeviceptr d, unsigned v, size_t n) { return fill(d, &v, 4, n); }
+int cuMemsetD32Async(CUdeviceptr d, unsigned v, size_t n, void *st) { (void)st; return fill(d, &v, 4, n); }
+/* CUDA_MEMCPY2D as 16 words: src x, y, memory type, host, device, array, pitch; the
+ * same for dst; width in bytes, height. Host (1) and device (2) sides only. */
+static int side_2d(const size_t *w, size_t width, size_t height, char **at) {
+    unsigned type = (unsigned)w[2];
+    size_t n;
+    if ((type != 1 && type != 2) || w[5] || !span(w[6], width, height, &n)) return 0;
+    char *base = (char *)(uintptr_t)(type == 1 ? w[3] : w[4]);
+    if (!base || w[1] > SIZE_MAX / (w[6] ? w[6] : 1)) return 0;
+    *at = base + w[1] * w[6] + w[0];
+    return side(*at, n) == (type == 2 ? 1 : 0);
+}
+int cuMemcpy2D_v2(const void *p) {
+    const size_t *w = p;
+    char *s, *d;
+    if (!w || !side_2d(w, w[14], w[15], &s) || !side_2d(w + 7, w[14], w[15], &d)) return INVALID_VALUE;
+    for (size_t r = 0; r < w[15]; r++) memmove(d + r * w[13], s + r * w[6], w[14]);
+    return OK;
+}
+int cuMemcpy2DAsync_v2(const void *p, void *st) { (void)st; return cuMemcpy2D_v2(p); }
+int cuStreamCreate(void **s, unsigned f) { (void)f; return handle(s); }
+int cuStreamDestroy_v2(void *s) { return s ? OK : INVALID_VALUE; }
+int cuStreamSynchronize(void *s) { (void)s; return OK; }
+int cuEventCreate(void **e, unsigned f) { (void)f; return handle(e); }
+int cuEventRecord(void *e, void *s) { (void)s; return e ? OK : INVALID_VALUE; }
+int cuEventDestroy_v2(void *e) { return e ? OK : INVALID_VALUE; }
+int cuMemHostAlloc(void **p, size_t n, unsigned flags) { (void)flags; return allocate(p, n); }
+int cuMemHostGetDevicePointer_v2(CUdeviceptr *d, void *p, unsigned flags) {
+    if (!d || flags || side(p, 1) != 1) return INVALID_VALUE;
+    *d = (CUdeviceptr)(uintptr_t)p;
+    return OK;
+}
+int cuMemFreeHost(void *p) { return release(p); }

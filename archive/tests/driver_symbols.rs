@@ -1,0 +1,82 @@
+//! Every CUDA symbol the API table and the hand-written rows declare is one the H200's
+//! libraries export (libcuda.so.1 of driver 580, libcudart.so.13), and no driver symbol
+//! is a name CUDA 13's cuda.h renames: a program's call of `cuMemAlloc` binds to
+//! `cuMemAlloc_v2`, so a shim named `cuMemAlloc` would never see it. The lists in
+//! tests/data were taken from that machine (`nm -D --defined-only`) and its cuda.h.
+
+use std::collections::{HashMap, HashSet};
+
+use hrr_archive::api::{
+    driver::is_driver_symbol, exported_symbols, Vendor, API_TABLE, HAND_WRITTEN,
+};
+
+fn lines(name: &str) -> Vec<String> {
+    let path = format!("{}/tests/data/{name}", env!("CARGO_MANIFEST_DIR"));
+    std::fs::read_to_string(&path)
+        .unwrap_or_else(|e| panic!("{path}: {e}"))
+        .lines()
+        .filter(|l| !l.starts_with('#') && !l.is_empty())
+        // `name@@VERSION` as nm prints a versioned definition: the name.
+        .map(|l| l.split('@').next().unwrap_or(l).to_string())
+        .collect()
+}
+
+fn cuda_symbols() -> Vec<&'static str> {
+    API_TABLE
+        .iter()
+        .filter_map(|d| d.cuda)
+        .chain(
+            HAND_WRITTEN
+                .iter()
+                .filter(|h| h.vendor == Vendor::Cuda)
+                .map(|h| h.symbol),
+        )
+        .collect()
+}
+
+#[test]
+fn every_driver_symbol_is_exported_by_libcuda_and_is_the_name_programs_bind() {
+    let driver: HashSet<String> = lines("libcuda-580.syms").into_iter().collect();
+    let renames: HashMap<String, String> = lines("cuda13-renames.txt")
+        .into_iter()
+        .filter_map(|l| {
+            l.split_once(' ')
+                .map(|(a, b)| (a.to_string(), b.to_string()))
+        })
+        .collect();
+    let mut checked = 0;
+    for s in cuda_symbols().into_iter().filter(|s| is_driver_symbol(s)) {
+        assert!(driver.contains(s), "{s} is not exported by libcuda.so.1");
+        assert!(
+            !renames.contains_key(s),
+            "{s}: cuda.h renames it to {}; a program's call binds to that",
+            renames[s]
+        );
+        checked += 1;
+    }
+    assert!(checked >= 60, "only {checked} driver symbols");
+}
+
+/// Runtime symbols of CUDA 12 that CUDA 13 dropped; each has a CUDA 13 row beside it.
+const CUDA12_ONLY: &[(&str, &str)] = &[("cudaGetDeviceProperties_v2", "cudaGetDeviceProperties")];
+
+#[test]
+fn every_runtime_symbol_is_exported_by_libcudart() {
+    let rt: HashSet<String> = lines("cudart-13.syms").into_iter().collect();
+    let symbols = cuda_symbols();
+    for s in symbols.iter().filter(|s| s.starts_with("cuda")) {
+        match CUDA12_ONLY.iter().find(|(old, _)| old == s) {
+            Some((_, new)) => assert!(symbols.contains(new), "{s}: no row for CUDA 13's {new}"),
+            None => assert!(rt.contains(*s), "{s} is not exported by libcudart.so.13"),
+        }
+    }
+}
+
+#[test]
+fn driver_and_runtime_calls_are_one_table() {
+    // One table: runtime and driver rows side by side, no symbol exported twice.
+    let all: Vec<&str> = exported_symbols().collect();
+    let unique: HashSet<&str> = all.iter().copied().collect();
+    assert_eq!(all.len(), unique.len());
+    assert!(all.contains(&"cudaMemcpy") && all.contains(&"cuMemcpyDtoH_v2"));
+}

@@ -1,0 +1,510 @@
+//! The driver API's module and library calls beyond `modules` (loads from a file, fat
+//! binaries, globals, unloads, the CUDA 12+ library API) and `cuLaunchKernelEx`. A load
+//! stores its image as `cuModuleLoadData` does (a file's bytes are read once the driver
+//! has read them); a library is a module whose kernels are `CUkernel`s, launched like
+//! module functions; a global's address is recorded as a `__device__` variable's
+//! (`SYMBOL_ADDRESS`) and entered in the allocation table. The memory, copy, context,
+//! stream and event calls of the driver are table rows (`generic`).
+
+use std::ffi::c_char;
+use std::os::raw::{c_int, c_uint, c_void};
+
+use hrr_archive::api::{fid, semantic, Vendor};
+use hrr_archive::payload::PayloadWriter;
+
+use crate::alloc::Space;
+use crate::ffi::{c_string, read_at, Dim3};
+use crate::launch::{cuda_param_layout, CudaHandle, LaunchShape};
+use crate::modules::{
+    record_get_function, record_module_image, record_module_launch, stored_handle,
+};
+use crate::real::NO_REAL_FUNCTION;
+use crate::state::{self, guarded};
+
+/// Largest module file read back from disk.
+const MAX_MODULE_FILE: u64 = 1 << 30;
+
+/// The bytes of the module file `path` names, as the driver has just read them.
+fn module_file(path: &str) -> Result<Vec<u8>, String> {
+    let len = std::fs::metadata(path)
+        .map_err(|e| format!("module file {path} not read back: {e}"))?
+        .len();
+    if len > MAX_MODULE_FILE {
+        return Err(format!(
+            "module file {path} is {len} bytes, over {MAX_MODULE_FILE}"
+        ));
+    }
+    std::fs::read(path).map_err(|e| format!("module file {path} not read back: {e}"))
+}
+
+/// Records a load from the file `fname` into `*out`.
+fn record_file_load(
+    vendor: Vendor,
+    out: *mut *mut c_void,
+    fname: *const c_char,
+    ret: c_int,
+    api: &str,
+) {
+    // SAFETY: the path the program passed, which the driver has just read.
+    let path = unsafe { c_string(fname) };
+    let image = module_file(&path);
+    record_module_image(
+        vendor,
+        out,
+        Some(image.as_deref().map_err(Clone::clone)),
+        ret,
+        api,
+    );
+}
+
+/// C type of `cuModuleGetGlobal_v2` / `cuLibraryGetGlobal` / `hipModuleGetGlobal`:
+/// `(devptr*, size_t*, module or library, const char* name)`.
+type GetGlobalFn = unsafe extern "C" fn(*mut u64, *mut usize, *mut c_void, *const c_char) -> c_int;
+
+/// Records a global's address after a successful lookup: asked again of the driver with
+/// capture's own out parameters (the program may pass null for either), recorded as a
+/// `__device__` variable's and entered in the allocation table.
+fn record_global(
+    vendor: Vendor,
+    real: GetGlobalFn,
+    module: *mut c_void,
+    name: *const c_char,
+    api: &str,
+) {
+    let Some((cap, _g)) = state::enter(vendor) else {
+        return;
+    };
+    guarded(api, || {
+        let (mut dptr, mut bytes) = (0u64, 0usize);
+        // SAFETY: valid out pointers; the module and name the program's call just used.
+        if unsafe { real(&mut dptr, &mut bytes, module, name) } != 0 || dptr == 0 {
+            return;
+        }
+        // SAFETY: the name the program passed, which the driver has just read.
+        let var = unsafe { c_string(name) };
+        cap.allocs.insert(dptr, bytes as u64, Space::Device);
+        let mut p = PayloadWriter::new();
+        p.u64(fid::HOST_STUB, 0)
+            .handle(fid::HANDLE, module as u64)
+            .str(fid::NAME, &var)
+            .devptr(fid::DEVICE_ADDRESS, dptr)
+            .u64(fid::SIZE, bytes as u64);
+        let co = cap.kernels.module_code_object(module as u64);
+        if let Some(h) = co {
+            p.str(fid::CODE_OBJECT, &h.to_hex());
+        }
+        let incomplete = co
+            .is_none()
+            .then_some("the global's module was loaded before capture saw it");
+        cap.record(semantic::SYMBOL_ADDRESS, 0, &p, incomplete, api);
+    });
+}
+
+fn record_unload(vendor: Vendor, module: *mut c_void, ret: c_int, api: &str) {
+    let Some((cap, _g)) = state::enter(vendor) else {
+        return;
+    };
+    guarded(api, || {
+        let mut p = PayloadWriter::new();
+        p.handle(fid::HANDLE, module as u64);
+        cap.record(semantic::MODULE_UNLOAD, ret, &p, None, api);
+    });
+}
+
+/// The file-load, global and unload shims of one vendor.
+macro_rules! driver_module_shims {
+    ($vendor:expr, $load:ident, $get_global:ident, $unload:ident) => {
+        /// # Safety
+        /// Called by the program in place of the driver's or runtime's function.
+        #[no_mangle]
+        pub unsafe extern "C" fn $load(module: *mut *mut c_void, fname: *const c_char) -> c_int {
+            // (module*, const char* fname)
+            let real = real!($load: unsafe extern "C" fn(*mut *mut c_void, *const c_char) -> c_int);
+            let Some(f) = real.for_shim() else {
+                return NO_REAL_FUNCTION;
+            };
+            // SAFETY: the program's own arguments.
+            let ret = unsafe { f(module, fname) };
+            record_file_load($vendor, module, fname, ret, stringify!($load));
+            ret
+        }
+
+        /// # Safety
+        /// Called by the program in place of the driver's or runtime's function.
+        #[no_mangle]
+        pub unsafe extern "C" fn $get_global(
+            dptr: *mut u64,
+            bytes: *mut usize,
+            module: *mut c_void,
+            name: *const c_char,
+        ) -> c_int {
+            let Some(f) = real!($get_global: GetGlobalFn).for_shim() else {
+                return NO_REAL_FUNCTION;
+            };
+            // SAFETY: the program's own arguments.
+            let ret = unsafe { f(dptr, bytes, module, name) };
+            if ret == 0 {
+                record_global($vendor, f, module, name, stringify!($get_global));
+            }
+            ret
+        }
+
+        /// # Safety
+        /// Called by the program in place of the driver's or runtime's function.
+        #[no_mangle]
+        pub unsafe extern "C" fn $unload(module: *mut c_void) -> c_int {
+            let Some(f) = real!($unload: unsafe extern "C" fn(*mut c_void) -> c_int).for_shim() else {
+                return NO_REAL_FUNCTION;
+            };
+            // SAFETY: the program's own argument.
+            let ret = unsafe { f(module) };
+            record_unload($vendor, module, ret, stringify!($unload));
+            ret
+        }
+    };
+}
+
+driver_module_shims!(
+    Vendor::Cuda,
+    cuModuleLoad,
+    cuModuleGetGlobal_v2,
+    cuModuleUnload
+);
+driver_module_shims!(
+    Vendor::Hip,
+    hipModuleLoad,
+    hipModuleGetGlobal,
+    hipModuleUnload
+);
+
+/// # Safety
+/// Called by the program in place of the driver's function.
+#[no_mangle]
+pub unsafe extern "C" fn cuModuleLoadFatBinary(
+    module: *mut *mut c_void,
+    fat: *const c_void,
+) -> c_int {
+    // CUresult cuModuleLoadFatBinary(CUmodule*, const void* fatCubin).
+    let real = real!(cuModuleLoadFatBinary: unsafe extern "C" fn(*mut *mut c_void, *const c_void) -> c_int);
+    let Some(f) = real.for_shim() else {
+        return NO_REAL_FUNCTION;
+    };
+    // SAFETY: the program's own arguments.
+    let ret = unsafe { f(module, fat) };
+    // SAFETY: the image the driver has just read in full.
+    let image = unsafe { crate::modules::module_image(fat) };
+    record_module_image(
+        Vendor::Cuda,
+        module,
+        image.map(Ok),
+        ret,
+        "cuModuleLoadFatBinary",
+    );
+    ret
+}
+
+/// C type of `cuLibraryLoadData` / `cuLibraryLoadFromFile`: `(CUlibrary*, const void*
+/// code or const char* file, CUjit_option*, void**, unsigned, CUlibraryOption*, void**,
+/// unsigned)`.
+type LibraryLoadFn = unsafe extern "C" fn(
+    *mut *mut c_void,
+    *const c_void,
+    *mut c_void,
+    *mut *mut c_void,
+    c_uint,
+    *mut c_void,
+    *mut *mut c_void,
+    c_uint,
+) -> c_int;
+
+/// # Safety
+/// Called by the program in place of the driver's function.
+#[no_mangle]
+#[allow(clippy::too_many_arguments)]
+pub unsafe extern "C" fn cuLibraryLoadData(
+    library: *mut *mut c_void,
+    code: *const c_void,
+    jit_options: *mut c_void,
+    jit_values: *mut *mut c_void,
+    n_jit: c_uint,
+    lib_options: *mut c_void,
+    lib_values: *mut *mut c_void,
+    n_lib: c_uint,
+) -> c_int {
+    let Some(f) = real!(cuLibraryLoadData: LibraryLoadFn).for_shim() else {
+        return NO_REAL_FUNCTION;
+    };
+    // SAFETY: the program's own arguments.
+    let ret = unsafe {
+        f(
+            library,
+            code,
+            jit_options,
+            jit_values,
+            n_jit,
+            lib_options,
+            lib_values,
+            n_lib,
+        )
+    };
+    // SAFETY: the image the driver has just read in full.
+    let image = unsafe { crate::modules::module_image(code) };
+    record_module_image(
+        Vendor::Cuda,
+        library,
+        image.map(Ok),
+        ret,
+        "cuLibraryLoadData",
+    );
+    ret
+}
+
+/// # Safety
+/// Called by the program in place of the driver's function.
+#[no_mangle]
+#[allow(clippy::too_many_arguments)]
+pub unsafe extern "C" fn cuLibraryLoadFromFile(
+    library: *mut *mut c_void,
+    file: *const c_char,
+    jit_options: *mut c_void,
+    jit_values: *mut *mut c_void,
+    n_jit: c_uint,
+    lib_options: *mut c_void,
+    lib_values: *mut *mut c_void,
+    n_lib: c_uint,
+) -> c_int {
+    let Some(f) = real!(cuLibraryLoadFromFile: LibraryLoadFn).for_shim() else {
+        return NO_REAL_FUNCTION;
+    };
+    // SAFETY: the program's own arguments.
+    let ret = unsafe {
+        f(
+            library,
+            file.cast(),
+            jit_options,
+            jit_values,
+            n_jit,
+            lib_options,
+            lib_values,
+            n_lib,
+        )
+    };
+    record_file_load(Vendor::Cuda, library, file, ret, "cuLibraryLoadFromFile");
+    ret
+}
+
+/// # Safety
+/// Called by the program in place of the driver's function.
+#[no_mangle]
+pub unsafe extern "C" fn cuLibraryGetKernel(
+    kernel: *mut *mut c_void,
+    library: *mut c_void,
+    name: *const c_char,
+) -> c_int {
+    // CUresult cuLibraryGetKernel(CUkernel*, CUlibrary, const char*).
+    let real = real!(cuLibraryGetKernel: unsafe extern "C" fn(*mut *mut c_void, *mut c_void, *const c_char) -> c_int);
+    let Some(f) = real.for_shim() else {
+        return NO_REAL_FUNCTION;
+    };
+    // SAFETY: the program's own arguments.
+    let ret = unsafe { f(kernel, library, name) };
+    record_get_function(
+        Vendor::Cuda,
+        kernel,
+        library,
+        name,
+        ret,
+        "cuLibraryGetKernel",
+    );
+    // A CUkernel passed to cuLaunchKernel: its layout is the kernel's, asked now.
+    // SAFETY: the program's out pointer, written on success.
+    let k = unsafe { stored_handle(ret, kernel) };
+    if let (Some(cap), true) = (state::current(), k != 0) {
+        guarded("cuLibraryGetKernel", || {
+            cuda_param_layout(&cap.kernels, k, CudaHandle::Kernel)
+        });
+    }
+    ret
+}
+
+/// # Safety
+/// Called by the program in place of the driver's function.
+#[no_mangle]
+pub unsafe extern "C" fn cuKernelGetFunction(func: *mut *mut c_void, kernel: *mut c_void) -> c_int {
+    // CUresult cuKernelGetFunction(CUfunction*, CUkernel).
+    let real =
+        real!(cuKernelGetFunction: unsafe extern "C" fn(*mut *mut c_void, *mut c_void) -> c_int);
+    let Some(f) = real.for_shim() else {
+        return NO_REAL_FUNCTION;
+    };
+    // SAFETY: the program's own arguments.
+    let ret = unsafe { f(func, kernel) };
+    let Some((cap, _g)) = state::enter(Vendor::Cuda) else {
+        return ret;
+    };
+    guarded("cuKernelGetFunction", || {
+        // SAFETY: the program's out pointer, written on success.
+        let handle = unsafe { stored_handle(ret, func) };
+        let mut p = PayloadWriter::new();
+        p.handle(fid::HANDLE, handle)
+            .handle(fid::KERNEL, kernel as u64);
+        let known = cap.kernels.alias_function(kernel as u64, handle);
+        if let Some((name, co)) = &known {
+            p.str(fid::NAME, name).str(fid::CODE_OBJECT, &co.to_hex());
+        }
+        let incomplete = known
+            .is_none()
+            .then_some("the kernel's library was loaded before capture saw it");
+        cap.record(
+            semantic::MODULE_GET_FUNCTION,
+            ret,
+            &p,
+            incomplete,
+            "cuKernelGetFunction",
+        );
+    });
+    ret
+}
+
+/// # Safety
+/// Called by the program in place of the driver's function.
+#[no_mangle]
+pub unsafe extern "C" fn cuLibraryGetGlobal(
+    dptr: *mut u64,
+    bytes: *mut usize,
+    library: *mut c_void,
+    name: *const c_char,
+) -> c_int {
+    let Some(f) = real!(cuLibraryGetGlobal: GetGlobalFn).for_shim() else {
+        return NO_REAL_FUNCTION;
+    };
+    // SAFETY: the program's own arguments.
+    let ret = unsafe { f(dptr, bytes, library, name) };
+    if ret == 0 {
+        record_global(Vendor::Cuda, f, library, name, "cuLibraryGetGlobal");
+    }
+    ret
+}
+
+/// # Safety
+/// Called by the program in place of the driver's function.
+#[no_mangle]
+pub unsafe extern "C" fn cuLibraryUnload(library: *mut c_void) -> c_int {
+    let Some(f) = real!(cuLibraryUnload: unsafe extern "C" fn(*mut c_void) -> c_int).for_shim()
+    else {
+        return NO_REAL_FUNCTION;
+    };
+    // SAFETY: the program's own argument.
+    let ret = unsafe { f(library) };
+    record_unload(Vendor::Cuda, library, ret, "cuLibraryUnload");
+    ret
+}
+
+/// `CUlaunchConfig` on x86-64: grid x, y, z, block x, y, z, shared memory (7 u32), the
+/// stream at 32, the attribute array at 40, their count at 48.
+const LAUNCH_CONFIG_SIZE: usize = 56;
+
+/// A launch's shape and attribute count from a `CUlaunchConfig`'s bytes.
+fn launch_config(b: &[u8; LAUNCH_CONFIG_SIZE]) -> (LaunchShape, u32) {
+    let u32_at = |i: usize| u32::from_le_bytes(b[i..i + 4].try_into().unwrap_or([0; 4]));
+    let u64_at = |i: usize| u64::from_le_bytes(b[i..i + 8].try_into().unwrap_or([0; 8]));
+    let shape = LaunchShape {
+        grid: Dim3 {
+            x: u32_at(0),
+            y: u32_at(4),
+            z: u32_at(8),
+        },
+        block: Dim3 {
+            x: u32_at(12),
+            y: u32_at(16),
+            z: u32_at(20),
+        },
+        shmem: u32_at(24) as usize,
+        stream: u64_at(32),
+    };
+    (shape, u32_at(48))
+}
+
+/// # Safety
+/// Called by the program in place of the driver's function.
+#[no_mangle]
+pub unsafe extern "C" fn cuLaunchKernelEx(
+    config: *const c_void,
+    f: *mut c_void,
+    params: *mut *mut c_void,
+    extra: *mut *mut c_void,
+) -> c_int {
+    // CUresult cuLaunchKernelEx(const CUlaunchConfig*, CUfunction, void**, void**).
+    type LaunchExFn = unsafe extern "C" fn(
+        *const c_void,
+        *mut c_void,
+        *mut *mut c_void,
+        *mut *mut c_void,
+    ) -> c_int;
+    let Some(real) = real!(cuLaunchKernelEx: LaunchExFn).for_shim() else {
+        return NO_REAL_FUNCTION;
+    };
+    // SAFETY: the program's own arguments.
+    let ret = unsafe { real(config, f, params, extra) };
+    if config.is_null() {
+        return ret;
+    }
+    // SAFETY: the config the driver has just read in full.
+    let raw: [u8; LAUNCH_CONFIG_SIZE] = unsafe { read_at(config as u64) };
+    let (shape, attrs) = launch_config(&raw);
+    record_module_launch(
+        Vendor::Cuda,
+        "cuLaunchKernelEx",
+        f as u64,
+        shape,
+        params,
+        extra,
+        ret,
+    );
+    if attrs > 0 {
+        if let Some(cap) = state::current() {
+            cap.writer().note_unreplayable(
+                "cuLaunchKernelEx attributes",
+                "launch attributes (clusters, priorities, programmatic serialization) are not recorded: the kernel is replayed with a plain launch",
+            );
+        }
+    }
+    ret
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_launch_config_gives_grid_block_memory_stream_and_attributes() {
+        let mut b = [0u8; LAUNCH_CONFIG_SIZE];
+        for (i, v) in [4u32, 2, 1, 128, 1, 1, 256].iter().enumerate() {
+            b[i * 4..i * 4 + 4].copy_from_slice(&v.to_le_bytes());
+        }
+        b[32..40].copy_from_slice(&0x7700u64.to_le_bytes());
+        b[48..52].copy_from_slice(&2u32.to_le_bytes());
+        let (s, attrs) = launch_config(&b);
+        assert_eq!(
+            (s.grid, s.block),
+            (Dim3 { x: 4, y: 2, z: 1 }, Dim3 { x: 128, y: 1, z: 1 })
+        );
+        assert_eq!((s.shmem, s.stream, attrs), (256, 0x7700, 2));
+    }
+
+    #[test]
+    fn a_module_file_is_read_back_or_its_failure_named() {
+        let dir = std::env::temp_dir().join(format!("hrr-driver-{}", std::process::id()));
+        std::fs::write(&dir, b"\x7fELF image").unwrap();
+        assert_eq!(
+            module_file(dir.to_str().unwrap()).unwrap(),
+            b"\x7fELF image"
+        );
+        std::fs::remove_file(&dir).unwrap();
+        let e = module_file(dir.to_str().unwrap()).unwrap_err();
+        assert!(
+            e.starts_with("module file ") && e.contains("not read back"),
+            "{e}"
+        );
+    }
+}

@@ -1,0 +1,230 @@
+//! A driver-API program (tests/stand_in/driver_program.c) against a stand-in libcuda.so.1
+//! (tests/stand_in/driver.c) under libhrr_capture.so: each driver call is one record in
+//! the program's one event order, a runtime call that reaches the driver's exported
+//! functions is recorded once (as the runtime call), a driver D2H copy's expected bytes
+//! are read after its stream was waited for, a 2D copy by CUDA_MEMCPY2D keeps its rows
+//! packed, a module loaded from a file stores the file, a module global is recorded as
+//! a variable's address, a launch with `extra`'s parameter buffer is recorded as one with
+//! kernelParams, and a library kernel and its function launch like module functions.
+//!
+//! Needs cc.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use hrr_archive::api::{fid, id, semantic, BLOB_FIELD};
+use hrr_archive::payload::Payload;
+use hrr_archive::{Archive, Limits, ProcessArchive};
+
+mod common;
+use common::capture_so;
+
+/// A scratch directory, removed when dropped.
+struct TempDir(PathBuf);
+
+impl TempDir {
+    fn new() -> TempDir {
+        let d = std::env::temp_dir().join(format!("hrr-capture-driver-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&d);
+        std::fs::create_dir_all(&d).unwrap();
+        TempDir(d)
+    }
+    fn path(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+fn cc(args: &[&str]) {
+    let o = Command::new("cc").args(args).output().expect("cc");
+    assert!(
+        o.status.success(),
+        "cc {args:?}: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+}
+
+/// Builds the stand-in driver and the program into `dir`; the program's path.
+fn build(dir: &Path) -> PathBuf {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/stand_in");
+    let lib = dir.join("libcuda.so.1");
+    let exe = dir.join("driver_program");
+    cc(&[
+        "-O1",
+        "-shared",
+        "-fPIC",
+        "-Wl,-soname,libcuda.so.1",
+        "-o",
+        &lib.to_string_lossy(),
+        &src.join("driver.c").to_string_lossy(),
+    ]);
+    cc(&[
+        "-O1",
+        "-o",
+        &exe.to_string_lossy(),
+        &src.join("driver_program.c").to_string_lossy(),
+        &format!("-L{}", dir.display()),
+        "-l:libcuda.so.1",
+        &format!("-Wl,-rpath,{}", dir.display()),
+    ]);
+    exe
+}
+
+fn payload(p: &ProcessArchive, i: usize) -> Payload<'_> {
+    Payload::parse(&p.events[i].payload).unwrap()
+}
+
+#[test]
+fn driver_calls_are_recorded_once_each_in_one_order() {
+    let dir = TempDir::new();
+    let exe = build(dir.path());
+    let ptx = ".version 8.0\n.target sm_90\n.visible .entry k()\n{\n ret;\n}\n";
+    let module = dir.path().join("module.ptx");
+    std::fs::write(&module, ptx).unwrap();
+    let out = dir.path().join("archive");
+    let run = Command::new(&exe)
+        .arg(&module)
+        .env("HRR_CAPTURE_OUTPUT", &out)
+        .env("LD_PRELOAD", capture_so())
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&run.stdout);
+    assert!(
+        run.status.success(),
+        "{stdout}{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    // Every call returned the stand-in's result.
+    assert!(stdout.lines().count() >= 30, "{stdout}");
+    assert!(stdout.lines().all(|l| l.ends_with("=0")), "{stdout}");
+
+    let a = Archive::open(&out, Limits::default()).unwrap();
+    let p = &a.processes[0];
+    let ids: Vec<u16> = p.events.iter().map(|e| e.header.api_id).collect();
+    assert_eq!(
+        ids,
+        [
+            id::Init,
+            id::DeviceGet,
+            id::CtxCreate,
+            // cudaMalloc reached the exported cuMemAlloc_v2: one record, the runtime's.
+            id::Malloc,
+            id::MemAlloc,
+            id::MemcpyHtoD,
+            id::MemsetD32,
+            id::CuStreamCreate,
+            id::MemcpyDtoHAsync,
+            id::CuStreamSynchronize,
+            id::MemcpyDtoH,
+            id::DrvMemcpy2D,
+            semantic::MODULE_LOAD,
+            semantic::MODULE_GET_FUNCTION,
+            semantic::SYMBOL_ADDRESS,
+            id::MemHostAlloc,
+            id::MemHostGetDevicePointer,
+            semantic::MODULE_LAUNCH_KERNEL,
+            semantic::MODULE_LOAD,
+            semantic::MODULE_GET_FUNCTION,
+            semantic::MODULE_LAUNCH_KERNEL,
+            semantic::MODULE_GET_FUNCTION,
+            semantic::MODULE_LAUNCH_KERNEL,
+            id::CtxGetCurrent,
+            semantic::MODULE_UNLOAD,
+            semantic::MODULE_UNLOAD,
+            id::MemFreeHost,
+            id::MemFree,
+            id::CuStreamDestroy,
+            id::CtxDestroy,
+        ]
+    );
+    assert!(p
+        .events
+        .iter()
+        .all(|e| e.header.ret == 0 && e.header.flags == 0));
+    assert!(
+        p.manifest.capture_failures.is_empty(),
+        "{:?}",
+        p.manifest.capture_failures
+    );
+
+    // The device buffer after the upload and the memset; both downloads expect it (the
+    // asynchronous one read only after its stream was waited for).
+    let mut device: Vec<u8> = (0..256u32).map(|i| (i * 7) as u8).collect();
+    for i in 0..4 {
+        device[16 + 4 * i..20 + 4 * i].copy_from_slice(&0xdead_beefu32.to_le_bytes());
+    }
+    let up = payload(p, 5).blob(BLOB_FIELD | 2, "source").unwrap();
+    assert_eq!(p.load_blob(&up).unwrap()[..16], device[..16]);
+    for i in [8, 10] {
+        let r = payload(p, i).blob(BLOB_FIELD | 1, "expected").unwrap();
+        assert_eq!(p.load_blob(&r).unwrap(), device, "event {i}");
+    }
+    // The 2D copy: the struct whole, and 3 rows of 16 bytes from (8, 1), pitch 64, packed.
+    let c2 = payload(p, 11);
+    assert_eq!(c2.bytes(1, "struct").unwrap().len(), 128);
+    let rows = c2.blob(BLOB_FIELD | 1, "rows").unwrap();
+    let want: Vec<u8> = (0..3)
+        .flat_map(|r| device[(1 + r) * 64 + 8..(1 + r) * 64 + 24].to_vec())
+        .collect();
+    assert_eq!(p.load_blob(&rows).unwrap(), want);
+
+    // The module file's bytes, as loaded; its global as a variable's address.
+    let load = payload(p, 12);
+    assert_eq!(load.u64(fid::SIZE, "size").unwrap(), ptx.len() as u64);
+    let global = payload(p, 14);
+    assert_eq!(global.str(fid::NAME, "name").unwrap(), "var");
+    assert_eq!(global.u64(fid::SIZE, "size").unwrap(), 16);
+    assert_eq!(global.handle(fid::HANDLE, "module").unwrap(), 0x30);
+    assert_eq!(
+        global.str(fid::CODE_OBJECT, "co").unwrap(),
+        load.str(fid::CODE_OBJECT, "co").unwrap()
+    );
+
+    // The `extra` launch: two 8-byte arguments from the buffer, a device pointer and the
+    // mapped pinned memory (snapshotted), as a kernelParams launch records them.
+    let l = payload(p, 17);
+    assert_eq!(l.str(fid::NAME, "name").unwrap(), "k");
+    let args: Vec<Payload> = l.all(fid::ARG).map(|a| a.as_nested().unwrap()).collect();
+    assert_eq!(args.len(), 2);
+    for a in &args {
+        assert_eq!(a.u64(fid::ARG_SIZE, "size").unwrap(), 8);
+        assert_eq!(a.u64_array(fid::ARG_POINTER_WORDS, "words").unwrap(), [0]);
+    }
+    let snap = l.get(fid::PINNED_SNAPSHOT).unwrap().as_nested().unwrap();
+    let snap = snap.blob(fid::SNAPSHOT_BYTES, "snapshot").unwrap();
+    assert_eq!(p.load_blob(&snap).unwrap(), vec![0x5a; 32]);
+
+    // The library kernel launched as a CUfunction, then its function by cuLaunchKernelEx
+    // with the config's shape: both name the library's code object.
+    let lib_co = payload(p, 18)
+        .str(fid::CODE_OBJECT, "co")
+        .unwrap()
+        .to_string();
+    for i in [20, 22] {
+        let l = payload(p, i);
+        assert_eq!(l.str(fid::NAME, "name").unwrap(), "k", "event {i}");
+        assert_eq!(l.str(fid::CODE_OBJECT, "co").unwrap(), lib_co, "event {i}");
+        assert_eq!(l.all(fid::ARG).count(), 2, "event {i}");
+    }
+    let ex = payload(p, 22);
+    assert_eq!(ex.u64_array(fid::GRID, "grid").unwrap(), [3, 1, 1]);
+    assert_eq!(ex.u64_array(fid::BLOCK, "block").unwrap(), [128, 1, 1]);
+    assert_eq!(ex.u64(fid::SHARED_MEM, "shmem").unwrap(), 32);
+    assert_eq!(ex.handle(fid::STREAM, "stream").unwrap(), 0x5e);
+    let f = payload(p, 21);
+    assert_eq!(
+        (
+            f.handle(fid::HANDLE, "f").unwrap(),
+            f.handle(fid::KERNEL, "k").unwrap()
+        ),
+        (0x42, 0x41)
+    );
+    // The context the program created, current when asked.
+    assert_eq!(payload(p, 2).handle(1, "ctx").unwrap(), 0xc7);
+    assert_eq!(payload(p, 23).handle(1, "ctx").unwrap(), 0xc7);
+}

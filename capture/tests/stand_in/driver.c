@@ -1,0 +1,114 @@
+// A stand-in CUDA driver (soname libcuda.so.1) with the one runtime call a driver-API
+// program mixes in: "device" memory is host memory, contexts and streams are tokens, an
+// asynchronous copy happens when its stream is waited for (as on a GPU it may), every
+// kernel has two 8-byte parameters, every module one 16-byte global. cudaMalloc
+// allocates through the exported cuMemAlloc_v2, which capture interposes: its record
+// must still be the runtime call's alone.
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef unsigned long long CUdeviceptr;
+
+// ---- the runtime call, and what capture asks for the manifest ----
+int cuMemAlloc_v2(CUdeviceptr* d, size_t n);
+int cudaMalloc(void** p, size_t n) {
+    CUdeviceptr d = 0;
+    int r = cuMemAlloc_v2(&d, n);
+    *p = (void*)(uintptr_t)d;
+    return r;
+}
+int cudaRuntimeGetVersion(int* v) { *v = 13000; return 0; }
+int cudaDriverGetVersion(int* v) { *v = 13000; return 0; }
+int cudaGetDeviceCount(int* n) { *n = 1; return 0; }
+int cudaDeviceGetAttribute(int* v, int attr, int dev) { (void)dev; *v = attr == 75 ? 9 : 0; return 0; }
+int cuDeviceGetName(char* name, int len, int dev) { (void)dev; strncpy(name, "Stand-in GPU", (size_t)len); return 0; }
+
+// ---- init, devices, contexts ----
+static void* current;
+int cuInit(unsigned f) { return f ? 1 : 0; }
+int cuDeviceGet(int* d, int ordinal) { *d = ordinal; return ordinal ? 101 : 0; }
+int cuCtxCreate_v4(void** ctx, void* params, unsigned flags, int dev) {
+    (void)params; (void)flags; (void)dev;
+    *ctx = current = (void*)0xc7;
+    return 0;
+}
+int cuCtxGetCurrent(void** ctx) { *ctx = current; return 0; }
+int cuCtxDestroy_v2(void* ctx) { if (ctx == current) current = 0; return 0; }
+
+// ---- memory and copies ----
+int cuMemAlloc_v2(CUdeviceptr* d, size_t n) { *d = (CUdeviceptr)(uintptr_t)calloc(1, n); return *d ? 0 : 2; }
+int cuMemFree_v2(CUdeviceptr d) { free((void*)(uintptr_t)d); return 0; }
+int cuMemHostAlloc(void** p, size_t n, unsigned flags) { (void)flags; *p = calloc(1, n); return 0; }
+int cuMemHostGetDevicePointer_v2(CUdeviceptr* d, void* p, unsigned flags) { (void)flags; *d = (CUdeviceptr)(uintptr_t)p; return 0; }
+int cuMemFreeHost(void* p) { free(p); return 0; }
+int cuMemcpyHtoD_v2(CUdeviceptr d, const void* s, size_t n) { memmove((void*)(uintptr_t)d, s, n); return 0; }
+int cuMemcpyDtoH_v2(void* d, CUdeviceptr s, size_t n) { memmove(d, (void*)(uintptr_t)s, n); return 0; }
+static struct { void* dst; const void* src; size_t n; } pending;
+int cuMemcpyDtoHAsync_v2(void* d, CUdeviceptr s, size_t n, void* stream) {
+    (void)stream;
+    pending.dst = d;
+    pending.src = (const void*)(uintptr_t)s;
+    pending.n = n;
+    return 0;
+}
+int cuMemsetD32_v2(CUdeviceptr d, unsigned v, size_t n) {
+    for (size_t i = 0; i < n; i++) memcpy((char*)(uintptr_t)d + 4 * i, &v, 4);
+    return 0;
+}
+// CUDA_MEMCPY2D as 16 words (host 1, device 2): src x, y, type, host, device, array,
+// pitch; the same for dst; width, height.
+int cuMemcpy2D_v2(const size_t* w) {
+    const char* s = (const char*)(w[2] == 1 ? w[3] : w[4]) + w[1] * w[6] + w[0];
+    char* d = (char*)(w[9] == 1 ? w[10] : w[11]) + w[8] * w[13] + w[7];
+    for (size_t r = 0; r < w[15]; r++) memmove(d + r * w[13], s + r * w[6], w[14]);
+    return 0;
+}
+
+// ---- streams ----
+int cuStreamCreate(void** s, unsigned flags) { (void)flags; *s = (void*)0x5e; return 0; }
+int cuStreamSynchronize(void* s) {
+    (void)s;
+    if (pending.n) memmove(pending.dst, pending.src, pending.n);
+    pending.n = 0;
+    return 0;
+}
+int cuStreamDestroy_v2(void* s) { (void)s; return 0; }
+
+// ---- modules, libraries, kernels ----
+static char global[16];
+int cuModuleLoad(void** m, const char* path) { (void)path; *m = (void*)0x30; return 0; }
+int cuModuleGetFunction(void** f, void* m, const char* name) { (void)m; (void)name; *f = (void*)0x31; return 0; }
+int cuModuleGetGlobal_v2(CUdeviceptr* d, size_t* n, void* m, const char* name) {
+    (void)m; (void)name;
+    if (d) *d = (CUdeviceptr)(uintptr_t)global;
+    if (n) *n = sizeof global;
+    return 0;
+}
+int cuModuleUnload(void* m) { (void)m; return 0; }
+int cuLibraryLoadData(void** lib, const void* code, void* o, void** ov, unsigned no, void* lo, void** lv, unsigned nl) {
+    (void)code; (void)o; (void)ov; (void)no; (void)lo; (void)lv; (void)nl;
+    *lib = (void*)0x40;
+    return 0;
+}
+int cuLibraryGetKernel(void** k, void* lib, const char* name) { (void)lib; (void)name; *k = (void*)0x41; return 0; }
+int cuKernelGetFunction(void** f, void* k) { (void)k; *f = (void*)0x42; return 0; }
+int cuLibraryUnload(void* lib) { (void)lib; return 0; }
+static int param_info(size_t i, size_t* off, size_t* size) {
+    if (i >= 2) return 1;
+    *off = i * 8;
+    *size = 8;
+    return 0;
+}
+int cuKernelGetParamInfo(void* k, size_t i, size_t* off, size_t* size) { (void)k; return param_info(i, off, size); }
+int cuFuncGetParamInfo(void* f, size_t i, size_t* off, size_t* size) { (void)f; return param_info(i, off, size); }
+int cuLaunchKernel(void* f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
+                   unsigned shmem, void* stream, void** params, void** extra) {
+    (void)f; (void)gx; (void)gy; (void)gz; (void)bx; (void)by; (void)bz; (void)shmem; (void)stream;
+    (void)params; (void)extra;
+    return 0;
+}
+int cuLaunchKernelEx(const void* config, void* f, void** params, void** extra) {
+    (void)config; (void)f; (void)params; (void)extra;
+    return 0;
+}

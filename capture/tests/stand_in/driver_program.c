@@ -1,0 +1,94 @@
+// A driver-API program for capture's GPU-free test (against driver.c): each call once,
+// its return code printed as name=code. argv[1] is a module file (PTX text).
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+typedef unsigned long long CUdeviceptr;
+int cudaMalloc(void** p, size_t n);
+int cuInit(unsigned);
+int cuDeviceGet(int*, int);
+int cuCtxCreate_v4(void**, void*, unsigned, int);
+int cuCtxGetCurrent(void**);
+int cuCtxDestroy_v2(void*);
+int cuMemAlloc_v2(CUdeviceptr*, size_t);
+int cuMemFree_v2(CUdeviceptr);
+int cuMemHostAlloc(void**, size_t, unsigned);
+int cuMemHostGetDevicePointer_v2(CUdeviceptr*, void*, unsigned);
+int cuMemFreeHost(void*);
+int cuMemcpyHtoD_v2(CUdeviceptr, const void*, size_t);
+int cuMemcpyDtoH_v2(void*, CUdeviceptr, size_t);
+int cuMemcpyDtoHAsync_v2(void*, CUdeviceptr, size_t, void*);
+int cuMemsetD32_v2(CUdeviceptr, unsigned, size_t);
+int cuMemcpy2D_v2(const size_t*);
+int cuStreamCreate(void**, unsigned);
+int cuStreamSynchronize(void*);
+int cuStreamDestroy_v2(void*);
+int cuModuleLoad(void**, const char*);
+int cuModuleGetFunction(void**, void*, const char*);
+int cuModuleGetGlobal_v2(CUdeviceptr*, size_t*, void*, const char*);
+int cuModuleUnload(void*);
+int cuLibraryLoadData(void**, const void*, void*, void**, unsigned, void*, void**, unsigned);
+int cuLibraryGetKernel(void**, void*, const char*);
+int cuKernelGetFunction(void**, void*);
+int cuLibraryUnload(void*);
+int cuLaunchKernel(void*, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, void*, void**, void**);
+int cuLaunchKernelEx(const void*, void*, void**, void**);
+
+#define CALL(name, call) printf("%s=%d\n", name, (call))
+
+int main(int argc, char** argv) {
+    if (argc < 2) return 2;
+    int dev = -1;
+    void *ctx = 0, *cur = 0, *stream = 0, *module = 0, *fn = 0, *lib = 0, *kernel = 0, *kfn = 0, *rt = 0;
+    CALL("init", cuInit(0));
+    CALL("device", cuDeviceGet(&dev, 0));
+    CALL("ctx", cuCtxCreate_v4(&ctx, NULL, 0, dev));
+    CALL("runtime_malloc", cudaMalloc(&rt, 64));
+    CUdeviceptr d = 0;
+    CALL("alloc", cuMemAlloc_v2(&d, 256));
+    unsigned char src[256], host[256], again[256], rows[48];
+    for (int i = 0; i < 256; i++) src[i] = (unsigned char)(i * 7);
+    CALL("htod", cuMemcpyHtoD_v2(d, src, 256));
+    CALL("memset", cuMemsetD32_v2(d + 16, 0xdeadbeefu, 4));
+    CALL("stream", cuStreamCreate(&stream, 0));
+    memset(host, 0, sizeof host);
+    CALL("dtoh_async", cuMemcpyDtoHAsync_v2(host, d, 256, stream));
+    CALL("sync", cuStreamSynchronize(stream));
+    CALL("dtoh", cuMemcpyDtoH_v2(again, d, 256));
+    // 3 rows of 16 bytes from (8, 1) of the buffer seen with a pitch of 64.
+    size_t m2[16] = {8, 1, 2, 0, (size_t)d, 0, 64, 0, 0, 1, (size_t)rows, 0, 0, 16, 16, 3};
+    CALL("copy2d", cuMemcpy2D_v2(m2));
+    CALL("module", cuModuleLoad(&module, argv[1]));
+    CALL("function", cuModuleGetFunction(&fn, module, "k"));
+    CUdeviceptr global = 0;
+    size_t global_size = 0;
+    CALL("global", cuModuleGetGlobal_v2(&global, &global_size, module, "var"));
+    void* mapped = 0;
+    CUdeviceptr mapped_dev = 0;
+    CALL("host_alloc", cuMemHostAlloc(&mapped, 32, 1));
+    memset(mapped, 0x5a, 32);
+    CALL("mapped", cuMemHostGetDevicePointer_v2(&mapped_dev, mapped, 0));
+    // The arguments in `extra`'s buffer: the device buffer and the mapped host memory.
+    struct { CUdeviceptr a, b; } packed = {d, mapped_dev};
+    size_t packed_size = sizeof packed;
+    void* extra[] = {(void*)1, &packed, (void*)2, &packed_size, (void*)0};
+    CALL("launch_extra", cuLaunchKernel(fn, 2, 1, 1, 64, 1, 1, 0, stream, NULL, extra));
+    static const char ptx[] = ".version 8.0\n.target sm_90\n";
+    CALL("library", cuLibraryLoadData(&lib, ptx, NULL, NULL, 0, NULL, NULL, 0));
+    CALL("kernel", cuLibraryGetKernel(&kernel, lib, "k"));
+    CALL("kernel_launch", cuLaunchKernel(kernel, 1, 1, 1, 32, 1, 1, 0, NULL, (void*[]){&d, &global}, NULL));
+    CALL("kernel_function", cuKernelGetFunction(&kfn, kernel));
+    struct { unsigned g[3], b[3], shmem; void* stream; void* attrs; unsigned nattrs; } cfg = {{3, 1, 1}, {128, 1, 1}, 32, stream, NULL, 0};
+    CALL("launch_ex", cuLaunchKernelEx(&cfg, kfn, (void*[]){&d, &d}, NULL));
+    CALL("current", cuCtxGetCurrent(&cur));
+    CALL("unload", cuModuleUnload(module));
+    CALL("library_unload", cuLibraryUnload(lib));
+    CALL("free_host", cuMemFreeHost(mapped));
+    CALL("free", cuMemFree_v2(d));
+    CALL("stream_destroy", cuStreamDestroy_v2(stream));
+    CALL("ctx_destroy", cuCtxDestroy_v2(ctx));
+    // The program's own checks: the copies saw what the stand-in device holds.
+    if (memcmp(host, again, 256) != 0 || cur != ctx || global_size != 16) return 1;
+    return 0;
+}
