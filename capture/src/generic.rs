@@ -198,6 +198,10 @@ impl Recorder<'_> {
                 at: _,
                 expect_output,
             } => self.parms_3d(fid, expect_output),
+            Plan::ReadBytes { at, len } => {
+                // SAFETY: the plan's struct the call reads, `len` bytes by its layout.
+                self.p.bytes(fid, unsafe { host_bytes(at, len) }, false);
+            }
         }
     }
 

@@ -129,8 +129,10 @@ fn record_get_function(
     });
 }
 
-/// Records a module launch; `params`/`extra` as the driver takes them.
-fn record_module_launch(
+/// Records a module launch as record kind `id`; `params`/`extra` as the driver takes them.
+#[allow(clippy::too_many_arguments)]
+pub fn record_module_launch(
+    id: u16,
     vendor: Vendor,
     api: &str,
     f: u64,
@@ -157,7 +159,7 @@ fn record_module_launch(
         unsafe {
             record_launch(
                 cap,
-                semantic::MODULE_LAUNCH_KERNEL,
+                id,
                 api,
                 &info,
                 shape,
@@ -249,7 +251,7 @@ macro_rules! module_shims {
                 shmem: shmem as usize,
                 stream: stream as u64,
             };
-            record_module_launch($vendor, stringify!($launch), f as u64, shape, params, extra, ret);
+            record_module_launch(semantic::MODULE_LAUNCH_KERNEL, $vendor, stringify!($launch), f as u64, shape, params, extra, ret);
             ret
         }
     };
@@ -359,6 +361,7 @@ pub unsafe extern "C" fn hipExtModuleLaunchKernel(
         stream: stream as u64,
     };
     record_module_launch(
+        semantic::MODULE_LAUNCH_KERNEL,
         Vendor::Hip,
         "hipExtModuleLaunchKernel",
         f as u64,

@@ -13,6 +13,8 @@ mod copies;
 mod error;
 mod generic;
 mod kernels;
+mod launchcfg;
+mod mempool;
 mod outputs;
 
 use std::collections::HashMap;
@@ -59,6 +61,9 @@ struct Ctx<'a> {
     failures: Vec<Failure>,
     /// The first event that showed the archive invalid or refused by a limit.
     refused: Option<String>,
+    /// Devices whose current memory pool the program set (`DeviceSetMemPool`): given
+    /// back their default pool at the end, before the program's pools are destroyed.
+    pool_devices: Vec<u64>,
 }
 
 /// A device resource a replay owns until the program's own call releases it.
@@ -68,6 +73,7 @@ enum Resource {
     PinnedHostMemory,
     Stream,
     Event,
+    MemPool,
 }
 
 impl Resource {
@@ -78,6 +84,7 @@ impl Resource {
             Resource::PinnedHostMemory => api::id::FreeHost,
             Resource::Stream => api::id::StreamDestroy,
             Resource::Event => api::id::EventDestroy,
+            Resource::MemPool => api::id::MemPoolDestroy,
         }
     }
 }
@@ -215,6 +222,7 @@ impl<'a> Ctx<'a> {
                 self.modules.clear();
                 self.functions.clear();
                 self.handles.clear();
+                self.pool_devices.clear();
                 self.live.clear();
                 // Registrations went with the context; the buffers are still ours.
                 self.registered.clear();
@@ -233,6 +241,12 @@ impl<'a> Ctx<'a> {
             | semantic::LAUNCH_KERNEL_BY_HANDLE
             | semantic::MODULE_LAUNCH_KERNEL => self.replay_launch(ev),
             semantic::SYMBOL_ADDRESS => self.replay_symbol_address(ev),
+            semantic::FUNC_SET_ATTRIBUTE
+            | semantic::FUNC_SET_CACHE_CONFIG
+            | semantic::FUNC_SET_SHARED_MEM_CONFIG => self.replay_func_setting(ev),
+            semantic::LAUNCH_COOPERATIVE | semantic::LAUNCH_KERNEL_EX | semantic::HIP_EXT_LAUNCH => {
+                self.replay_configured_launch(ev)
+            }
             semantic::UNREPLAYABLE => {
                 self.counts.unreplayable_refused += 1;
                 let p = Payload::parse(&ev.payload)?;
@@ -255,6 +269,7 @@ impl<'a> Ctx<'a> {
             Vendor::Hip => "hipDeviceSynchronize",
         };
         let _ = self.rt.call_void(sync);
+        self.restore_device_pools();
         for (handle, kind) in std::mem::take(&mut self.live) {
             // SAFETY: the row that releases `kind`, given the handle or address this
             // replay's own call created and nothing has released since.
@@ -303,6 +318,7 @@ pub fn replay_process(rt: &Runtime, proc_: &ProcessArchive, opts: &Options) -> P
         },
         failures: Vec::new(),
         refused: None,
+        pool_devices: Vec::new(),
     };
     for ev in &proc_.events {
         match ctx.replay_event(ev) {
