@@ -364,7 +364,19 @@ unsafe fn launch(
     // SAFETY: the program's own arguments, for the runtime's `f`.
     let call = || unsafe { f(first, grid, block, args, shmem, stream) };
     // SAFETY: `args` are the launch's argument pointers, which `call` hands the runtime.
-    unsafe { launch_by(call, vendor, id, api, first as u64, shape, args, resolve, &|_| {}) }
+    unsafe {
+        launch_by(
+            call,
+            vendor,
+            id,
+            api,
+            first as u64,
+            shape,
+            args,
+            resolve,
+            &|_| {},
+        )
+    }
 }
 
 /// The launch path of every launch by stub or kernel handle: `call` makes the real call

@@ -45,7 +45,8 @@ impl FuncSetting {
     pub fn encode(self, p: &mut PayloadWriter) {
         match self {
             FuncSetting::Attribute { attr, value } => {
-                p.i64(fid::FUNC_ATTRIBUTE, attr).i64(fid::CONFIG_VALUE, value);
+                p.i64(fid::FUNC_ATTRIBUTE, attr)
+                    .i64(fid::CONFIG_VALUE, value);
             }
             FuncSetting::CacheConfig(v) | FuncSetting::SharedMemConfig(v) => {
                 p.i64(fid::CONFIG_VALUE, v);
@@ -65,7 +66,13 @@ fn stub_of(reg: &KernelRegistry, func: u64) -> u64 {
 }
 
 /// Records a function setting (after the real call returned `ret`).
-fn record_setting(vendor: Vendor, api: &str, func: *const c_void, setting: FuncSetting, ret: c_int) {
+fn record_setting(
+    vendor: Vendor,
+    api: &str,
+    func: *const c_void,
+    setting: FuncSetting,
+    ret: c_int,
+) {
     let Some((cap, _g)) = state::enter(vendor) else {
         return;
     };
@@ -201,8 +208,14 @@ pub unsafe extern "C" fn hipLaunchCooperativeKernel(
     stream: *mut c_void,
 ) -> c_int {
     // hipError_t (const void*, dim3, dim3, void**, unsigned int sharedMemBytes, hipStream_t).
-    type CoopFn =
-        unsafe extern "C" fn(*const c_void, Dim3, Dim3, *mut *mut c_void, c_uint, *mut c_void) -> c_int;
+    type CoopFn = unsafe extern "C" fn(
+        *const c_void,
+        Dim3,
+        Dim3,
+        *mut *mut c_void,
+        c_uint,
+        *mut c_void,
+    ) -> c_int;
     let Some(f) = real!(hipLaunchCooperativeKernel: CoopFn).for_shim() else {
         return NO_REAL_FUNCTION;
     };
@@ -265,8 +278,16 @@ pub unsafe extern "C" fn hipModuleLaunchCooperativeKernel(
     // SAFETY: the program's own arguments.
     let ret = unsafe { real(f, gx, gy, gz, bx, by, bz, shmem, stream, params) };
     let shape = LaunchShape {
-        grid: Dim3 { x: gx, y: gy, z: gz },
-        block: Dim3 { x: bx, y: by, z: bz },
+        grid: Dim3 {
+            x: gx,
+            y: gy,
+            z: gz,
+        },
+        block: Dim3 {
+            x: bx,
+            y: by,
+            z: bz,
+        },
         shmem: shmem as usize,
         stream: stream as u64,
     };
@@ -353,7 +374,10 @@ mod tests {
 
     #[test]
     fn each_setting_has_its_record_and_fields() {
-        let s = FuncSetting::Attribute { attr: 8, value: 99 * 1024 };
+        let s = FuncSetting::Attribute {
+            attr: 8,
+            value: 99 * 1024,
+        };
         assert_eq!(s.record_id(), semantic::FUNC_SET_ATTRIBUTE);
         let mut w = PayloadWriter::new();
         s.encode(&mut w);

@@ -156,17 +156,7 @@ pub fn record_module_launch(
         let info = KernelInfo::new(&cap.kernels, f, f, layout);
         // SAFETY: `params` are the program's argument pointers (the driver's `params`),
         // which the driver has just read; with `extra` instead, no layout is used.
-        unsafe {
-            record_launch(
-                cap,
-                id,
-                api,
-                &info,
-                shape,
-                params,
-                ret,
-            )
-        };
+        unsafe { record_launch(cap, id, api, &info, shape, params, ret) };
     });
 }
 

@@ -484,7 +484,10 @@ mod tests {
             plan(Param::InStruct { at: 0, len: 88 }, 1, None),
             Plan::Null(FieldType::Bytes)
         );
-        assert_eq!(params_of(id::MemPoolDestroy, &[0x30]), [Param::Handle(0x30)]);
+        assert_eq!(
+            params_of(id::MemPoolDestroy, &[0x30]),
+            [Param::Handle(0x30)]
+        );
         // cudaMemPoolSetAttribute(pool, attr, &value): an int for the reuse flags, a
         // u64 for the release threshold; an attribute capture does not know is null.
         let int = params_of(id::MemPoolSetAttribute, &[0x30, 1, 0x40])[2];

@@ -19,7 +19,8 @@ const HOST_CODE: &str =
     "runs a host function of the captured program, which no other process can execute";
 const IPC: &str = "creates an inter-process handle to memory or an event of the captured process, which does not exist at replay";
 
-const MULTI_DEVICE: &str = "launches one cooperative kernel on several devices at once, which replay does not re-create";
+const MULTI_DEVICE: &str =
+    "launches one cooperative kernel on several devices at once, which replay does not re-create";
 
 static WARNED: Mutex<Option<HashSet<&'static str>>> = Mutex::new(None);
 

@@ -231,11 +231,18 @@ mod tests {
         assert_eq!((max.driver, max.name), (8, "MaxDynamicSharedMemorySize"));
         // The driver's 16 is DEVICE_NODE_UPDATE_SUPPORTED; the runtime's 16 is its 17.
         assert_eq!(func_attribute(16).unwrap().driver, 17);
-        assert!(func_attribute(7).is_none(), "read-only attributes are not settable");
+        assert!(
+            func_attribute(7).is_none(),
+            "read-only attributes are not settable"
+        );
         assert!(func_attribute(17).is_none());
         let mut seen = std::collections::HashSet::new();
         for a in FUNC_ATTRIBUTES {
-            assert!(seen.insert(a.driver), "{} maps to a driver value twice", a.name);
+            assert!(
+                seen.insert(a.driver),
+                "{} maps to a driver value twice",
+                a.name
+            );
         }
         assert_eq!(cache_config_name(2), Some("PreferL1"));
         assert_eq!(cache_config_name(4), None);

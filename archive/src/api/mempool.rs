@@ -23,7 +23,8 @@ pub fn props_for_replay(captured: &[u8; PROPS_SIZE]) -> [u8; PROPS_SIZE] {
 
 /// The device a pool's properties place it on (location type 1 is a device).
 pub fn props_device(props: &[u8; PROPS_SIZE]) -> Option<i32> {
-    let word = |at: usize| i32::from_le_bytes([props[at], props[at + 1], props[at + 2], props[at + 3]]);
+    let word =
+        |at: usize| i32::from_le_bytes([props[at], props[at + 1], props[at + 2], props[at + 3]]);
     (word(LOCATION_TYPE) == 1).then(|| word(LOCATION_ID))
 }
 
@@ -56,7 +57,10 @@ mod tests {
         p[WIN32_SECURITY_ATTRIBUTES..WIN32_SECURITY_ATTRIBUTES + 8].fill(0x77);
         p[24] = 9; // CUDA maxSize / HIP reserved: kept
         let r = props_for_replay(&p);
-        assert_eq!(r[WIN32_SECURITY_ATTRIBUTES..WIN32_SECURITY_ATTRIBUTES + 8], [0; 8]);
+        assert_eq!(
+            r[WIN32_SECURITY_ATTRIBUTES..WIN32_SECURITY_ATTRIBUTES + 8],
+            [0; 8]
+        );
         assert_eq!((r[ALLOC_TYPE], r[24]), (1, 9));
         assert_eq!(props_device(&r), Some(3));
         p[LOCATION_TYPE] = 0;

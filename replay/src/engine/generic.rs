@@ -621,7 +621,8 @@ mod tests {
         let p = Payload::parse(&bytes).unwrap();
         let e = plan_of(id::MemPoolSetAttribute, &p, 1 << 20).unwrap_err();
         assert!(
-            e.to_string().starts_with("cannot honour memory pool attribute 42"),
+            e.to_string()
+                .starts_with("cannot honour memory pool attribute 42"),
             "{e}"
         );
         // cudaMemPoolGetAttribute's value is an out slot; destroy maps its handle.

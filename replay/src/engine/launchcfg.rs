@@ -63,7 +63,10 @@ pub(super) fn plan_setting(vendor: Vendor, id: u16, p: &Payload) -> Result<Setti
         }
         semantic::FUNC_SET_CACHE_CONFIG => {
             cache_config_name(value).ok_or_else(|| {
-                unknown(format!("cache configuration {value}"), "not a cudaFuncCache value")
+                unknown(
+                    format!("cache configuration {value}"),
+                    "not a cudaFuncCache value",
+                )
             })?;
             Ok(Setting {
                 call: match vendor {
@@ -112,14 +115,20 @@ pub(super) fn plan_attrs(
             AttrValue::DevPtrAt(at) => {
                 let v = a.word(at);
                 let t = translate(v).ok_or_else(|| {
-                    refuse(&a, format!("address {v:#x} lies in no allocation of this replay"))
+                    refuse(
+                        &a,
+                        format!("address {v:#x} lies in no allocation of this replay"),
+                    )
                 })?;
                 a.set_word(at, t);
             }
             AttrValue::EventAt(at) => {
                 let v = a.word(at);
                 let t = event(v).ok_or_else(|| {
-                    refuse(&a, format!("event {v:#x} was never created in this capture"))
+                    refuse(
+                        &a,
+                        format!("event {v:#x} was never created in this capture"),
+                    )
                 })?;
                 a.set_word(at, t);
             }
@@ -236,7 +245,13 @@ impl Ctx<'_> {
                     crate::translate::Translated::Null => Some(0),
                     crate::translate::Translated::Unmapped => None,
                 },
-                |e| if e == 0 { Some(0) } else { handles.get(&e).copied() },
+                |e| {
+                    if e == 0 {
+                        Some(0)
+                    } else {
+                        handles.get(&e).copied()
+                    }
+                },
             )?
         } else {
             Vec::new()
@@ -280,7 +295,10 @@ impl Ctx<'_> {
             }
             (semantic::HIP_EXT_LAUNCH, Vendor::Hip) => {
                 let (start, stop, flags) = events.unwrap_or((0, 0, 0));
-                ("hipExtModuleLaunchKernel", self.ext_launch(&mut l, start, stop, flags)?)
+                (
+                    "hipExtModuleLaunchKernel",
+                    self.ext_launch(&mut l, start, stop, flags)?,
+                )
             }
             _ => {
                 return Err(EventError::Unsupported(
@@ -298,7 +316,11 @@ impl Ctx<'_> {
     }
 
     /// `cuLaunchKernelEx(const CUlaunchConfig*, CUfunction, void** params, void** extra)`.
-    fn launch_ex(&mut self, l: &mut PreparedLaunch, attrs: &[RecordedAttr]) -> Result<c_int, EventError> {
+    fn launch_ex(
+        &mut self,
+        l: &mut PreparedLaunch,
+        attrs: &[RecordedAttr],
+    ) -> Result<c_int, EventError> {
         let f = self.rt.require("cuLaunchKernelEx")?;
         let mut encoded: Vec<u8> = attrs.iter().flat_map(|a| a.encode()).collect();
         let cfg = CuLaunchConfig {
@@ -388,10 +410,7 @@ mod tests {
     use hrr_archive::payload::PayloadWriter;
 
     fn attr(id: u32, words: &[u64]) -> RecordedAttr {
-        let mut a = RecordedAttr {
-            id,
-            value: [0; 64],
-        };
+        let mut a = RecordedAttr { id, value: [0; 64] };
         for (i, w) in words.iter().enumerate() {
             a.set_word(i * 8, *w);
         }
@@ -402,9 +421,9 @@ mod tests {
     fn attributes_keep_plain_values_and_translate_pointers_and_events() {
         let attrs = vec![
             attr(4, &[0x0000_0001_0000_0002, 1]), // ClusterDimension {2, 1, 1}
-            attr(1, &[0x7000_0040, 4096]),         // AccessPolicyWindow {base, bytes}
-            attr(12, &[0xe0, 0]),                  // LaunchCompletionEvent {event, flags}
-            attr(77, &[0xdead]),                   // an id CUDA 13 does not define
+            attr(1, &[0x7000_0040, 4096]),        // AccessPolicyWindow {base, bytes}
+            attr(12, &[0xe0, 0]),                 // LaunchCompletionEvent {event, flags}
+            attr(77, &[0xdead]),                  // an id CUDA 13 does not define
         ];
         let out = plan_attrs(
             attrs.clone(),
@@ -426,9 +445,17 @@ mod tests {
             "cannot honour launch attribute ProgrammaticEvent: event 0xee was never created in this capture"
         );
         let e = plan_attrs(vec![attr(1, &[0x5])], |_| None, Some).unwrap_err();
-        assert!(e.to_string().starts_with("cannot honour launch attribute AccessPolicyWindow"), "{e}");
+        assert!(
+            e.to_string()
+                .starts_with("cannot honour launch attribute AccessPolicyWindow"),
+            "{e}"
+        );
         let e = plan_attrs(vec![attr(13, &[1])], Some, Some).unwrap_err();
-        assert!(e.to_string().starts_with("cannot honour launch attribute DeviceUpdatableKernelNode"), "{e}");
+        assert!(
+            e.to_string()
+                .starts_with("cannot honour launch attribute DeviceUpdatableKernelNode"),
+            "{e}"
+        );
     }
 
     #[test]
@@ -450,7 +477,10 @@ mod tests {
         });
         let bytes = w.finish();
         let e = recorded_attrs(&Payload::parse(&bytes).unwrap()).unwrap_err();
-        assert_eq!(e.to_string(), "launch attribute ClusterDimension: 12 value bytes, not 64");
+        assert_eq!(
+            e.to_string(),
+            "launch attribute ClusterDimension: 12 value bytes, not 64"
+        );
     }
 
     fn setting(fill: impl FnOnce(&mut PayloadWriter)) -> Vec<u8> {
@@ -481,7 +511,11 @@ mod tests {
         });
         let p = Payload::parse(&bytes).unwrap();
         let e = plan_setting(Vendor::Cuda, semantic::FUNC_SET_ATTRIBUTE, &p).unwrap_err();
-        assert!(e.to_string().starts_with("cannot honour function attribute 3"), "{e}");
+        assert!(
+            e.to_string()
+                .starts_with("cannot honour function attribute 3"),
+            "{e}"
+        );
         let bytes = setting(|w| {
             w.i64(fid::CONFIG_VALUE, 2);
         });

@@ -33,7 +33,10 @@ impl Ctx<'_> {
             };
             if matches!(got, Ok(0)) && pool != 0 {
                 // SAFETY: DeviceSetMemPool(int device, pool): the device's own default pool.
-                let _ = unsafe { self.rt.call_table(api::id::DeviceSetMemPool, &[device, pool]) };
+                let _ = unsafe {
+                    self.rt
+                        .call_table(api::id::DeviceSetMemPool, &[device, pool])
+                };
             }
         }
     }

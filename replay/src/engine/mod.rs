@@ -244,9 +244,9 @@ impl<'a> Ctx<'a> {
             semantic::FUNC_SET_ATTRIBUTE
             | semantic::FUNC_SET_CACHE_CONFIG
             | semantic::FUNC_SET_SHARED_MEM_CONFIG => self.replay_func_setting(ev),
-            semantic::LAUNCH_COOPERATIVE | semantic::LAUNCH_KERNEL_EX | semantic::HIP_EXT_LAUNCH => {
-                self.replay_configured_launch(ev)
-            }
+            semantic::LAUNCH_COOPERATIVE
+            | semantic::LAUNCH_KERNEL_EX
+            | semantic::HIP_EXT_LAUNCH => self.replay_configured_launch(ev),
             semantic::UNREPLAYABLE => {
                 self.counts.unreplayable_refused += 1;
                 let p = Payload::parse(&ev.payload)?;
