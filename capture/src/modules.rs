@@ -131,7 +131,7 @@ fn record_get_function(
 
 /// Records a module launch as record kind `id`; `params`/`extra` as the driver takes them.
 #[allow(clippy::too_many_arguments)]
-pub fn record_module_launch(
+pub(crate) fn record_module_launch(
     id: u16,
     vendor: Vendor,
     api: &str,
