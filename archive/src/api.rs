@@ -193,7 +193,7 @@ macro_rules! hrr_api_table {
             (51, DeviceGetCacheConfig, cudaDeviceGetCacheConfig, hipDeviceGetCacheConfig, Exact; config: *mut ::std::os::raw::c_int => OutValue),
             (52, DeviceSetSharedMemConfig, cudaDeviceSetSharedMemConfig, hipDeviceSetSharedMemConfig, Exact; config: ::std::os::raw::c_int => Value),
             (53, DeviceGetSharedMemConfig, cudaDeviceGetSharedMemConfig, hipDeviceGetSharedMemConfig, Exact; config: *mut ::std::os::raw::c_int => OutValue),
-            (54, DeviceSetLimit, cudaDeviceSetLimit, none, Exact; limit: ::std::os::raw::c_int => Value, value: usize => Value),
+            (54, DeviceSetLimit, cudaDeviceSetLimit, hipDeviceSetLimit, Exact; limit: ::std::os::raw::c_int => Value, value: usize => Value),
             (55, DeviceGetLimit, cudaDeviceGetLimit, hipDeviceGetLimit, Exact; value: *mut usize => OutSize, limit: ::std::os::raw::c_int => Value),
             (56, MallocAsync, cudaMallocAsync, hipMallocAsync, Exact; ptr: *mut *mut ::std::os::raw::c_void => OutDevPtr(size), size: usize => Value, stream: *mut ::std::os::raw::c_void => Stream),
             (57, FreeAsync, cudaFreeAsync, hipFreeAsync, Exact; ptr: *mut ::std::os::raw::c_void => FreeDevPtr, stream: *mut ::std::os::raw::c_void => Stream),
