@@ -38,6 +38,8 @@ enum Variant {
     NoFuncAttribute,
     /// A launch attribute names an event the program never created.
     UnknownEvent,
+    /// The program ends with its own pool as the device's current pool, not destroyed.
+    LeavesPoolSet,
 }
 
 fn append(w: &ProcessWriter, id: u16, p: &PayloadWriter) {
@@ -256,18 +258,56 @@ fn write(root: &Path, v: Variant) {
             p.handle(1, POOL).u64(2, 0);
         }),
     );
+    if v != Variant::LeavesPoolSet {
+        append(
+            &w,
+            id::DeviceSetMemPool,
+            &row(|p| {
+                p.u64(1, 0).handle(2, DEFAULT_POOL);
+            }),
+        );
+        append(
+            &w,
+            id::MemPoolDestroy,
+            &row(|p| {
+                p.handle(1, POOL);
+            }),
+        );
+    }
+    w.finish().unwrap();
+}
+
+/// A process that allocates from the device's current pool on a new stream, and copies
+/// through the allocation.
+fn write_malloc_async(root: &Path) {
+    let w = seeds::writer(root, Compression::None);
     append(
         &w,
-        id::DeviceSetMemPool,
+        id::StreamCreate,
         &row(|p| {
-            p.u64(1, 0).handle(2, DEFAULT_POOL);
+            p.handle(1, STREAM);
         }),
     );
     append(
         &w,
-        id::MemPoolDestroy,
+        id::MallocAsync,
         &row(|p| {
-            p.handle(1, POOL);
+            p.devptr(1, DEV_C).u64(2, 4096).handle(3, STREAM);
+        }),
+    );
+    let blob = w.put_blob(&[0x5c; 4096]).unwrap();
+    for (dir, dst, src) in [
+        (CopyDir::HostToDevice, DEV_C, 0x1000),
+        (CopyDir::DeviceToHost, 0x2000, DEV_C),
+    ] {
+        let bytes = seeds::memcpy(dir, dst, src, 4096, blob);
+        w.append(id::Memcpy, 0, 1, 0, &bytes).unwrap();
+    }
+    append(
+        &w,
+        id::FreeAsync,
+        &row(|p| {
+            p.devptr(1, DEV_C).handle(2, STREAM);
         }),
     );
     w.finish().unwrap();
@@ -343,4 +383,34 @@ fn a_launch_attribute_replay_cannot_honour_fails_naming_it() {
         failures(&r),
         ["LaunchKernelEx: cannot honour launch attribute LaunchCompletionEvent: event 0x9990 was never created in this capture"]
     );
+}
+
+/// Two archives in one replay process (as `--serve` replays every case of a worker): the
+/// first leaves its own pool as the device's current pool; replay gives the device its
+/// default pool back before destroying that pool, so the second allocates from a live one.
+#[test]
+fn the_next_archive_allocates_from_a_live_pool() {
+    let Some(so) = stand_in::library() else {
+        eprintln!("SKIPPED: needs a C compiler (cc) for the stand-in runtime");
+        return;
+    };
+    let (a, b) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    write(a.path(), Variant::LeavesPoolSet);
+    write_malloc_async(b.path());
+    let json = a.path().join("result.json");
+    let o = Command::new(env!("CARGO_BIN_EXE_hrr-replay"))
+        .arg(a.path())
+        .arg(b.path())
+        .arg("--json")
+        .arg(&json)
+        .env("HRR_REPLAY_CUDART", so)
+        .output()
+        .unwrap();
+    let r: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    let results = r.as_array().unwrap();
+    assert_eq!(results.len(), 2);
+    for r in results {
+        assert_eq!(r["verdict"], "PASS", "{:?}", failures(r));
+    }
+    assert_eq!(o.status.code(), Some(0));
 }

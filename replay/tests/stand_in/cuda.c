@@ -300,7 +300,7 @@ int cudaMemPoolCreate(void **pool, const unsigned char *props) {
 }
 int cudaMemPoolDestroy(void *pool) {
     for (int i = 0; i < npools; i++)
-        if (pools[i] == pool) { pools[i] = 0; if (current_pool == pool) current_pool = DEFAULT_POOL; return OK; }
+        if (pools[i] == pool) { pools[i] = 0; return OK; }
     return INVALID_VALUE;
 }
 int cudaMemPoolSetAttribute(void *pool, int attr, const void *v) {
