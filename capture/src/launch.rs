@@ -7,6 +7,10 @@
 //! offset, size, bytes and the offsets of words that point into live allocations. What
 //! a launch needs about its kernel is resolved once per kernel per thread
 //! ([`KernelInfo`]): a launch then takes no global lock and copies no parameter list.
+//!
+//! `cudaLaunchKernelExC` with launch attributes is a `LaunchKernelEx` record: the launch
+//! record and each attribute's id and 64-byte value verbatim, in the program's order
+//! (replay hands them to `cuLaunchKernelEx`); without attributes it is a plain launch.
 
 use std::cell::RefCell;
 use std::collections::HashMap;
@@ -468,7 +472,7 @@ launch_shim!(
     resolve_hip_stub
 );
 
-/// The head of CUDA's `cudaLaunchConfig_t` (CUDA 11.8+).
+/// CUDA's `cudaLaunchConfig_t` (CUDA 11.8+).
 #[repr(C)]
 pub struct LaunchConfig {
     grid: Dim3,
