@@ -21,7 +21,9 @@ pub mod driver;
 pub mod drv_memcpy;
 pub mod fid;
 mod hand_written;
+pub mod launch_config;
 pub mod memcpy3d;
+pub mod mempool;
 pub mod semantic;
 mod validate;
 
@@ -109,6 +111,24 @@ pub enum ParamKind {
     /// `CUctxCreateParams`): null replays as null; a non-null one makes the record
     /// incomplete.
     UnrecordedStructIn,
+    /// `pool*` out: a memory pool the call creates (replay maps it like a stream and
+    /// destroys it at the end if the program did not).
+    OutMemPool,
+    /// `pool*` out: a device's existing pool the call reports (mapped, not owned).
+    OutDevicePool,
+    /// A memory pool handle, mapped like a stream.
+    MemPool,
+    /// A memory pool being destroyed.
+    FreeMemPool,
+    /// `const cudaMemPoolProps*` / `const hipMemPoolProps*`: recorded by its layout
+    /// (`mempool`), passed again with the captured host pointer cleared.
+    MemPoolProps,
+    /// `void*` to a pool attribute's value the call reads; its width follows the named
+    /// attribute parameter (`mempool::pool_attribute`).
+    PoolAttrValue(&'static str),
+    /// `void*` to a pool attribute's value the call writes (not compared: usage
+    /// counters depend on timing).
+    OutPoolAttrValue(&'static str),
 }
 
 /// What replay expects of the call's return code.
@@ -263,6 +283,23 @@ macro_rules! hrr_api_table {
             // CUDA 13's libcudart exports cudaGetDeviceProperties (no _v2, which row 6
             // binds for CUDA 12); found by tests/driver_symbols.rs.
             (280, GetDeviceProperties13, cudaGetDeviceProperties, none, Exact; prop: *mut ::std::os::raw::c_void => OutStruct, device: ::std::os::raw::c_int => Value),
+            (50, DeviceSetCacheConfig, cudaDeviceSetCacheConfig, hipDeviceSetCacheConfig, Exact; config: ::std::os::raw::c_int => Value),
+            (51, DeviceGetCacheConfig, cudaDeviceGetCacheConfig, hipDeviceGetCacheConfig, Exact; config: *mut ::std::os::raw::c_int => OutValue),
+            (52, DeviceSetSharedMemConfig, cudaDeviceSetSharedMemConfig, hipDeviceSetSharedMemConfig, Exact; config: ::std::os::raw::c_int => Value),
+            (53, DeviceGetSharedMemConfig, cudaDeviceGetSharedMemConfig, hipDeviceGetSharedMemConfig, Exact; config: *mut ::std::os::raw::c_int => OutValue),
+            (54, DeviceSetLimit, cudaDeviceSetLimit, hipDeviceSetLimit, Exact; limit: ::std::os::raw::c_int => Value, value: usize => Value),
+            (55, DeviceGetLimit, cudaDeviceGetLimit, hipDeviceGetLimit, Exact; value: *mut usize => OutSize, limit: ::std::os::raw::c_int => Value),
+            (56, MallocAsync, cudaMallocAsync, hipMallocAsync, Exact; ptr: *mut *mut ::std::os::raw::c_void => OutDevPtr(size), size: usize => Value, stream: *mut ::std::os::raw::c_void => Stream),
+            (57, FreeAsync, cudaFreeAsync, hipFreeAsync, Exact; ptr: *mut ::std::os::raw::c_void => FreeDevPtr, stream: *mut ::std::os::raw::c_void => Stream),
+            (58, MemPoolCreate, cudaMemPoolCreate, hipMemPoolCreate, Exact; pool: *mut *mut ::std::os::raw::c_void => OutMemPool, props: *const ::std::os::raw::c_void => MemPoolProps),
+            (59, MemPoolDestroy, cudaMemPoolDestroy, hipMemPoolDestroy, Exact; pool: *mut ::std::os::raw::c_void => FreeMemPool),
+            (60, MemPoolSetAttribute, cudaMemPoolSetAttribute, hipMemPoolSetAttribute, Exact; pool: *mut ::std::os::raw::c_void => MemPool, attr: ::std::os::raw::c_int => Value, value: *mut ::std::os::raw::c_void => PoolAttrValue(attr)),
+            (61, MemPoolGetAttribute, cudaMemPoolGetAttribute, hipMemPoolGetAttribute, Exact; pool: *mut ::std::os::raw::c_void => MemPool, attr: ::std::os::raw::c_int => Value, value: *mut ::std::os::raw::c_void => OutPoolAttrValue(attr)),
+            (62, MemPoolTrimTo, cudaMemPoolTrimTo, hipMemPoolTrimTo, Exact; pool: *mut ::std::os::raw::c_void => MemPool, keep: usize => Value),
+            (63, DeviceGetDefaultMemPool, cudaDeviceGetDefaultMemPool, hipDeviceGetDefaultMemPool, Exact; pool: *mut *mut ::std::os::raw::c_void => OutDevicePool, device: ::std::os::raw::c_int => Value),
+            (64, DeviceSetMemPool, cudaDeviceSetMemPool, hipDeviceSetMemPool, Exact; device: ::std::os::raw::c_int => Value, pool: *mut ::std::os::raw::c_void => MemPool),
+            (65, DeviceGetMemPool, cudaDeviceGetMemPool, hipDeviceGetMemPool, Exact; pool: *mut *mut ::std::os::raw::c_void => OutDevicePool, device: ::std::os::raw::c_int => Value),
+            (66, MallocFromPoolAsync, cudaMallocFromPoolAsync, hipMallocFromPoolAsync, Exact; ptr: *mut *mut ::std::os::raw::c_void => OutDevPtr(size), size: usize => Value, pool: *mut ::std::os::raw::c_void => MemPool, stream: *mut ::std::os::raw::c_void => Stream),
         }
     };
 }

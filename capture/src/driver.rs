@@ -453,6 +453,7 @@ pub unsafe extern "C" fn cuLaunchKernelEx(
     let raw: [u8; LAUNCH_CONFIG_SIZE] = unsafe { read_at(config as u64) };
     let (shape, attrs) = launch_config(&raw);
     record_module_launch(
+        semantic::MODULE_LAUNCH_KERNEL,
         Vendor::Cuda,
         "cuLaunchKernelEx",
         f as u64,

@@ -256,6 +256,10 @@ impl Recorder<'_> {
                     self.desc.params[(fid - 1) as usize].name
                 ));
             }
+            Plan::ReadBytes { at, len } => {
+                // SAFETY: the plan's struct the call reads, `len` bytes by its layout.
+                self.p.bytes(fid, unsafe { host_bytes(at, len) }, false);
+            }
         }
     }
 

@@ -7,12 +7,17 @@
 //! offset, size, bytes and the offsets of words that point into live allocations. What
 //! a launch needs about its kernel is resolved once per kernel per thread
 //! ([`KernelInfo`]): a launch then takes no global lock and copies no parameter list.
+//!
+//! `cudaLaunchKernelExC` with launch attributes is a `LaunchKernelEx` record: the launch
+//! record and each attribute's id and 64-byte value verbatim, in the program's order
+//! (replay hands them to `cuLaunchKernelEx`); without attributes it is a plain launch.
 
 use std::cell::RefCell;
 use std::collections::HashMap;
 use std::os::raw::{c_int, c_uint, c_void};
 use std::sync::Arc;
 
+use hrr_archive::api::launch_config::{self, RecordedAttr};
 use hrr_archive::api::{fid, semantic, Vendor};
 use hrr_archive::payload::PayloadWriter;
 
@@ -135,7 +140,7 @@ pub fn cuda_param_layout(reg: &KernelRegistry, handle: u64, of: CudaHandle) -> O
 }
 
 /// CUDA, launch by host stub: the driver function behind the stub, for its layout.
-fn resolve_cuda_stub(reg: &KernelRegistry, stub: u64) -> Resolved {
+pub fn resolve_cuda_stub(reg: &KernelRegistry, stub: u64) -> Resolved {
     let get =
         real!(cudaGetFuncBySymbol: unsafe extern "C" fn(*mut *mut c_void, *const c_void) -> c_int);
     let mut function: *mut c_void = std::ptr::null_mut();
@@ -157,7 +162,7 @@ fn resolve_cuda_stub(reg: &KernelRegistry, stub: u64) -> Resolved {
 }
 
 /// CUDA, launch by `cudaKernel_t` (the stub it came from was noted by `__cudaGetKernel`).
-fn resolve_cuda_kernel(reg: &KernelRegistry, kernel: u64) -> Resolved {
+pub fn resolve_cuda_kernel(reg: &KernelRegistry, kernel: u64) -> Resolved {
     Resolved {
         kernel,
         stub: reg.stub_of_kernel(kernel),
@@ -166,7 +171,7 @@ fn resolve_cuda_kernel(reg: &KernelRegistry, kernel: u64) -> Resolved {
 }
 
 /// HIP, launch by host stub: the layout comes from the code object's metadata note.
-fn resolve_hip_stub(reg: &KernelRegistry, stub: u64) -> Resolved {
+pub fn resolve_hip_stub(reg: &KernelRegistry, stub: u64) -> Resolved {
     Resolved {
         kernel: 0,
         stub,
@@ -260,6 +265,26 @@ pub unsafe fn record_launch(
     args: *mut *mut c_void,
     ret: c_int,
 ) {
+    // SAFETY: the caller's contract.
+    unsafe { record_launch_with(cap, id, api, info, shape, args, ret, &|_| {}) }
+}
+
+/// [`record_launch`], with `extra` adding the fields of a launch path that carries more
+/// than the shape (launch attributes, events).
+///
+/// # Safety
+/// As [`record_launch`].
+#[allow(clippy::too_many_arguments)]
+pub unsafe fn record_launch_with(
+    cap: &Capture,
+    id: u16,
+    api: &str,
+    info: &KernelInfo,
+    shape: LaunchShape,
+    args: *mut *mut c_void,
+    ret: c_int,
+    extra: &dyn Fn(&mut PayloadWriter),
+) {
     // This thread's payload buffer from its last launch, reused: no allocation per launch.
     let mut p = LAUNCH_PAYLOAD
         .try_with(|b| std::mem::take(&mut *b.borrow_mut()))
@@ -304,13 +329,14 @@ pub unsafe fn record_launch(
             incomplete = Some("kernel parameter layout unavailable: arguments not recorded".into())
         }
     }
+    extra(&mut p);
     cap.record(id, ret, &p, incomplete.as_deref(), api);
     let _ = LAUNCH_PAYLOAD.try_with(|b| *b.borrow_mut() = p);
 }
 
 /// C type shared by `__cudaLaunchKernel`, `cudaLaunchKernel` and `hipLaunchKernel` (the
 /// first parameter is a kernel handle or a host stub).
-type LaunchFn =
+pub type LaunchFn =
     unsafe extern "C" fn(*const c_void, Dim3, Dim3, *mut *mut c_void, usize, *mut c_void) -> c_int;
 
 /// The path every [`LaunchFn`] shim shares: call the real function exactly once (inside
@@ -333,22 +359,57 @@ unsafe fn launch(
     stream: *mut c_void,
     resolve: fn(&KernelRegistry, u64) -> Resolved,
 ) -> c_int {
-    let Some((cap, _g)) = state::enter(vendor) else {
-        // SAFETY: the program's own arguments.
-        return unsafe { f(first, grid, block, args, shmem, stream) };
+    let shape = LaunchShape {
+        grid,
+        block,
+        shmem,
+        stream: stream as u64,
     };
-    // SAFETY: the program's own arguments.
-    let ret = unsafe { f(first, grid, block, args, shmem, stream) };
+    // SAFETY: the program's own arguments, for the runtime's `f`.
+    let call = || unsafe { f(first, grid, block, args, shmem, stream) };
+    // SAFETY: `args` are the launch's argument pointers, which `call` hands the runtime.
+    unsafe {
+        launch_by(
+            call,
+            vendor,
+            id,
+            api,
+            first as u64,
+            shape,
+            args,
+            resolve,
+            &|_| {},
+        )
+    }
+}
+
+/// The launch path of every launch by stub or kernel handle: `call` makes the real call
+/// exactly once (inside the shim guard, so the runtime's own calls go straight through),
+/// then the launch is recorded as `id`, its kernel resolved from `first` by `resolve`,
+/// `extra` adding the path's own fields.
+///
+/// # Safety
+/// `args` must be the argument pointers `call` passes to the runtime.
+#[allow(clippy::too_many_arguments)]
+pub unsafe fn launch_by(
+    call: impl FnOnce() -> c_int,
+    vendor: Vendor,
+    id: u16,
+    api: &str,
+    first: u64,
+    shape: LaunchShape,
+    args: *mut *mut c_void,
+    resolve: fn(&KernelRegistry, u64) -> Resolved,
+    extra: &dyn Fn(&mut PayloadWriter),
+) -> c_int {
+    let Some((cap, _g)) = state::enter(vendor) else {
+        return call();
+    };
+    let ret = call();
     guarded(api, || {
-        let info = kernel_info_cached(&cap.kernels, id, first as u64, resolve);
-        let shape = LaunchShape {
-            grid,
-            block,
-            shmem,
-            stream: stream as u64,
-        };
+        let info = kernel_info_cached(&cap.kernels, id, first, resolve);
         // SAFETY: the program's argument pointers, which the runtime has just read.
-        unsafe { record_launch(cap, id, api, &info, shape, args, ret) };
+        unsafe { record_launch_with(cap, id, api, &info, shape, args, ret, extra) };
     });
     ret
 }
@@ -411,7 +472,7 @@ launch_shim!(
     resolve_hip_stub
 );
 
-/// The head of CUDA's `cudaLaunchConfig_t` (CUDA 11.8+).
+/// CUDA's `cudaLaunchConfig_t` (CUDA 11.8+).
 #[repr(C)]
 pub struct LaunchConfig {
     grid: Dim3,
@@ -447,39 +508,65 @@ pub unsafe extern "C" fn cudaLaunchKernelExC(
     }
     // SAFETY: the runtime has just read the same configuration.
     let cfg = unsafe { &*config };
+    // SAFETY: the runtime has just read `num_attrs` attributes there.
+    let attrs = unsafe { launch_attrs(cfg) };
+    let id = if attrs.is_empty() {
+        semantic::LAUNCH_KERNEL
+    } else {
+        semantic::LAUNCH_KERNEL_EX
+    };
     guarded("cudaLaunchKernelExC", || {
-        let info = kernel_info_cached(
-            &cap.kernels,
-            semantic::LAUNCH_KERNEL,
-            func as u64,
-            resolve_cuda_stub,
-        );
+        let info = kernel_info_cached(&cap.kernels, id, func as u64, resolve_cuda_stub);
         let shape = LaunchShape {
             grid: cfg.grid,
             block: cfg.block,
             shmem: cfg.shmem,
             stream: cfg.stream as u64,
         };
+        let extra = |p: &mut PayloadWriter| encode_launch_attrs(p, &attrs);
         // SAFETY: the program's argument pointers, which the runtime has just read.
         unsafe {
-            record_launch(
+            record_launch_with(
                 cap,
-                semantic::LAUNCH_KERNEL,
+                id,
                 "cudaLaunchKernelExC",
                 &info,
                 shape,
                 args,
                 ret,
+                &extra,
             )
         };
-        if cfg.num_attrs > 0 {
-            cap.writer().note_unreplayable(
-                "cudaLaunchKernelExC attributes",
-                "launch attributes (clusters, priorities, programmatic serialization) are not recorded: the kernel is replayed with a plain launch",
-            );
-        }
     });
     ret
+}
+
+/// The launch attributes of a configuration, each as recorded (id and value verbatim).
+///
+/// # Safety
+/// `cfg.attrs` must hold `cfg.num_attrs` attributes when it is not null (the runtime
+/// reads them so).
+unsafe fn launch_attrs(cfg: &LaunchConfig) -> Vec<RecordedAttr> {
+    if cfg.attrs.is_null() || cfg.num_attrs == 0 {
+        return Vec::new();
+    }
+    let len = cfg.num_attrs as usize * launch_config::ATTR_SIZE;
+    // SAFETY: the caller's contract.
+    let raw = unsafe { bytes_at(cfg.attrs as *const u8, len) };
+    raw.chunks_exact(launch_config::ATTR_SIZE)
+        .filter_map(|c| c.try_into().ok())
+        .map(RecordedAttr::decode)
+        .collect()
+}
+
+/// One nested field per launch attribute, in the program's order.
+pub fn encode_launch_attrs(p: &mut PayloadWriter, attrs: &[RecordedAttr]) {
+    for a in attrs {
+        p.nested_with(fid::LAUNCH_ATTR, |n| {
+            n.u64(fid::LAUNCH_ATTR_ID, a.id as u64);
+            n.bytes(fid::LAUNCH_ATTR_VALUE, &a.value, false);
+        });
+    }
 }
 
 #[cfg(test)]

@@ -20,6 +20,8 @@
 //!   the API table;
 //! - `pinned`: pinned-memory snapshots of a launch; `launch`: launches and the launch
 //!   record; `register`: code-object registration; `modules`: the module API;
+//!   `launchcfg`: function attributes and configurations, cooperative and extended
+//!   launches;
 //!   `symbols`: copies to and from device variables; `unreplayable`: calls recorded as
 //!   unreplayable; `driver`: the driver's module loads from files, globals, unloads, the
 //!   library API and `cuLaunchKernelEx`.
@@ -41,6 +43,7 @@ pub mod driver;
 pub mod ffi;
 pub mod generic;
 pub mod launch;
+pub mod launchcfg;
 pub mod modules;
 pub mod params;
 pub mod pinned;

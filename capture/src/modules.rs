@@ -186,8 +186,10 @@ pub(crate) fn params_in_buffer(
         .collect()
 }
 
-/// Records a module launch; `params`/`extra` as the driver takes them.
+/// Records a module launch as record kind `id`; `params`/`extra` as the driver takes them.
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn record_module_launch(
+    id: u16,
     vendor: Vendor,
     api: &str,
     f: u64,
@@ -228,17 +230,7 @@ pub(crate) fn record_module_launch(
         // SAFETY: `params` are the program's argument pointers (the driver's `params`),
         // which the driver has just read, or pointers into its `extra` buffer at the
         // layout's offsets, each inside the buffer; without a layout none is read.
-        unsafe {
-            record_launch(
-                cap,
-                semantic::MODULE_LAUNCH_KERNEL,
-                api,
-                &info,
-                shape,
-                params,
-                ret,
-            )
-        };
+        unsafe { record_launch(cap, id, api, &info, shape, params, ret) };
     });
 }
 
@@ -323,7 +315,7 @@ macro_rules! module_shims {
                 shmem: shmem as usize,
                 stream: stream as u64,
             };
-            record_module_launch($vendor, stringify!($launch), f as u64, shape, params, extra, ret);
+            record_module_launch(semantic::MODULE_LAUNCH_KERNEL, $vendor, stringify!($launch), f as u64, shape, params, extra, ret);
             ret
         }
     };
@@ -433,6 +425,7 @@ pub unsafe extern "C" fn hipExtModuleLaunchKernel(
         stream: stream as u64,
     };
     record_module_launch(
+        semantic::MODULE_LAUNCH_KERNEL,
         Vendor::Hip,
         "hipExtModuleLaunchKernel",
         f as u64,

@@ -6,7 +6,7 @@
 
 use std::os::raw::c_int;
 
-use hrr_archive::api::{memcpy3d, ApiDesc, CopyDir, ParamKind};
+use hrr_archive::api::{memcpy3d, mempool, ApiDesc, CopyDir, ParamKind};
 use hrr_archive::payload::FieldType;
 
 use crate::alloc::Space;
@@ -72,6 +72,17 @@ pub enum Param {
     },
     /// An input struct capture does not record (null, or the record is incomplete).
     Unrecorded(u64),
+    /// A struct the call reads, `len` bytes at `at` (memory pool properties).
+    InStruct {
+        at: u64,
+        len: u64,
+    },
+    /// A value the call reads through a pointer, `width` bytes (None: a width capture
+    /// does not know, for an attribute it does not know).
+    InValue {
+        at: u64,
+        width: Option<usize>,
+    },
 }
 
 /// Parameter `i` of a call of `desc` with raw `args`.
@@ -143,6 +154,21 @@ pub fn decode(desc: &ApiDesc, i: usize, args: &[u64]) -> Param {
             host: arg(host),
         },
         ParamKind::UnrecordedStructIn => Param::Unrecorded(a),
+        ParamKind::OutMemPool | ParamKind::OutDevicePool => Param::OutHandle { at: a },
+        ParamKind::MemPool | ParamKind::FreeMemPool => Param::Handle(a),
+        ParamKind::MemPoolProps => Param::InStruct {
+            at: a,
+            len: mempool::PROPS_SIZE as u64,
+        },
+        ParamKind::PoolAttrValue(attr) => Param::InValue {
+            at: a,
+            width: mempool::pool_attribute(arg(attr)).map(|(_, w)| w),
+        },
+        ParamKind::OutPoolAttrValue(attr) => match mempool::pool_attribute(arg(attr)) {
+            Some((_, 4)) => Param::OutU32 { at: a },
+            Some(_) => Param::OutSize { at: a },
+            None => Param::OutStruct,
+        },
     }
 }
 
@@ -212,6 +238,11 @@ pub enum Plan {
     },
     /// The pointer of an input struct capture does not record: the record is incomplete.
     Unrecorded(u64),
+    /// `len` bytes read at `at`, recorded verbatim.
+    ReadBytes {
+        at: u64,
+        len: u64,
+    },
 }
 
 /// Capture's policy for one parameter: what a call with result `ret` and copy direction
@@ -260,6 +291,12 @@ pub fn plan(param: Param, ret: c_int, dir: Option<CopyDir>) -> Plan {
             at,
             expect_output: d2h_done,
         },
+        // Inputs: read whatever the call returned (the runtime may have refused them).
+        Param::InStruct { at, len } if at != 0 => Plan::ReadBytes { at, len },
+        Param::InStruct { .. } => Plan::Null(FieldType::Bytes),
+        Param::InValue { at, width: Some(4) } if at != 0 => Plan::ReadU32 { at },
+        Param::InValue { at, width: Some(8) } if at != 0 => Plan::ReadU64 { at },
+        Param::InValue { .. } => Plan::Null(FieldType::U64),
     }
 }
 
@@ -531,6 +568,49 @@ mod tests {
             params_of(id::DrvMemcpy2DAsync, &[0x60, 0])[0],
             Param::Parms3D { at: 0x60 }
         );
+    }
+
+    #[test]
+    fn pools_are_handles_and_their_inputs_are_read_by_their_width() {
+        // cudaMemPoolCreate(&pool, &props).
+        let p = params_of(id::MemPoolCreate, &[0x10, 0x20]);
+        assert_eq!(p[0], Param::OutHandle { at: 0x10 });
+        assert_eq!(p[1], Param::InStruct { at: 0x20, len: 88 });
+        assert_eq!(plan(p[1], 0, None), Plan::ReadBytes { at: 0x20, len: 88 });
+        // Read even when the call failed: replay passes the same struct and expects the
+        // same failure.
+        assert_eq!(plan(p[1], 1, None), Plan::ReadBytes { at: 0x20, len: 88 });
+        assert_eq!(
+            plan(Param::InStruct { at: 0, len: 88 }, 1, None),
+            Plan::Null(FieldType::Bytes)
+        );
+        assert_eq!(
+            params_of(id::MemPoolDestroy, &[0x30]),
+            [Param::Handle(0x30)]
+        );
+        // cudaMemPoolSetAttribute(pool, attr, &value): an int for the reuse flags, a
+        // u64 for the release threshold; an attribute capture does not know is null.
+        let int = params_of(id::MemPoolSetAttribute, &[0x30, 1, 0x40])[2];
+        assert_eq!(plan(int, 0, None), Plan::ReadU32 { at: 0x40 });
+        let wide = params_of(id::MemPoolSetAttribute, &[0x30, 4, 0x40])[2];
+        assert_eq!(plan(wide, 0, None), Plan::ReadU64 { at: 0x40 });
+        let unknown = params_of(id::MemPoolSetAttribute, &[0x30, 99, 0x40])[2];
+        assert_eq!(plan(unknown, 0, None), Plan::Null(FieldType::U64));
+        let got = params_of(id::MemPoolGetAttribute, &[0x30, 7, 0x40])[2];
+        assert_eq!(got, Param::OutSize { at: 0x40 });
+        let got = params_of(id::MemPoolGetAttribute, &[0x30, 2, 0x40])[2];
+        assert_eq!(got, Param::OutU32 { at: 0x40 });
+        // cudaMallocFromPoolAsync(&p, size, pool, stream): a device allocation.
+        let p = params_of(id::MallocFromPoolAsync, &[0x50, 4096, 0x30, 0x60]);
+        assert_eq!(
+            p[0],
+            Param::OutAlloc {
+                at: 0x50,
+                len: 4096,
+                space: Space::Device
+            }
+        );
+        assert_eq!((p[2], p[3]), (Param::Handle(0x30), Param::Handle(0x60)));
     }
 
     #[test]

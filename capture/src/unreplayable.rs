@@ -1,6 +1,6 @@
-//! Calls no other process can reproduce: host callbacks (they run this program's code)
-//! and IPC handles (they name another process's memory). Each is passed through
-//! unchanged, recorded as an `UNREPLAYABLE` event with its name, reason and raw
+//! Calls no other process can reproduce: host callbacks (they run this program's code),
+//! IPC handles (they name another process's memory) and multi-device cooperative
+//! launches. Each is passed through unchanged, recorded as an `UNREPLAYABLE` event with its name, reason and raw
 //! arguments, listed in the manifest, and warned about once on stderr; replay refuses it
 //! by name.
 
@@ -18,6 +18,9 @@ use crate::state::{self, guarded};
 const HOST_CODE: &str =
     "runs a host function of the captured program, which no other process can execute";
 const IPC: &str = "creates an inter-process handle to memory or an event of the captured process, which does not exist at replay";
+
+const MULTI_DEVICE: &str =
+    "launches one cooperative kernel on several devices at once, which replay does not re-create";
 
 static WARNED: Mutex<Option<HashSet<&'static str>>> = Mutex::new(None);
 
@@ -103,3 +106,11 @@ unreplayable_shim!(
 );
 unreplayable_shim!(hipIpcGetMemHandle, Vendor::Hip, IPC, handle, dev_ptr);
 unreplayable_shim!(hipIpcGetEventHandle, Vendor::Hip, IPC, handle, event);
+unreplayable_shim!(
+    hipLaunchCooperativeKernelMultiDevice,
+    Vendor::Hip,
+    MULTI_DEVICE,
+    launch_params,
+    num_devices,
+    flags
+);

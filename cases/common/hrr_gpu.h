@@ -76,6 +76,39 @@
 #define hipErrorNotReady cudaErrorNotReady
 #define hipErrorInvalidDevice cudaErrorInvalidDevice
 #define hipErrorOutOfMemory cudaErrorMemoryAllocation
+// Launch configuration (cases/launch_config).
+#define hipFuncSetAttribute cudaFuncSetAttribute
+#define hipFuncAttributeMaxDynamicSharedMemorySize cudaFuncAttributeMaxDynamicSharedMemorySize
+#define hipFuncSetCacheConfig cudaFuncSetCacheConfig
+#define hipFuncCache_t cudaFuncCache
+#define hipFuncCachePreferNone cudaFuncCachePreferNone
+#define hipFuncCachePreferShared cudaFuncCachePreferShared
+#define hipFuncCachePreferL1 cudaFuncCachePreferL1
+#define hipDeviceSetCacheConfig cudaDeviceSetCacheConfig
+#define hipDeviceGetCacheConfig cudaDeviceGetCacheConfig
+#define hipDeviceGetLimit cudaDeviceGetLimit
+#define hipLimitMallocHeapSize cudaLimitMallocHeapSize
+#define hipLimitPrintfFifoSize cudaLimitPrintfFifoSize
+#define hipLaunchCooperativeKernel cudaLaunchCooperativeKernel
+// Stream-ordered memory (cases/stream_ordered).
+#define hipMallocAsync cudaMallocAsync
+#define hipFreeAsync cudaFreeAsync
+#define hipMallocFromPoolAsync cudaMallocFromPoolAsync
+#define hipMemPool_t cudaMemPool_t
+#define hipMemPoolProps cudaMemPoolProps
+#define hipMemPoolCreate cudaMemPoolCreate
+#define hipMemPoolDestroy cudaMemPoolDestroy
+#define hipMemPoolSetAttribute cudaMemPoolSetAttribute
+#define hipMemPoolGetAttribute cudaMemPoolGetAttribute
+#define hipMemPoolTrimTo cudaMemPoolTrimTo
+#define hipDeviceGetDefaultMemPool cudaDeviceGetDefaultMemPool
+#define hipDeviceSetMemPool cudaDeviceSetMemPool
+#define hipDeviceGetMemPool cudaDeviceGetMemPool
+#define hipMemAllocationTypePinned cudaMemAllocationTypePinned
+#define hipMemLocationTypeDevice cudaMemLocationTypeDevice
+#define hipMemPoolReuseAllowOpportunistic cudaMemPoolReuseAllowOpportunistic
+#define hipMemPoolAttrReleaseThreshold cudaMemPoolAttrReleaseThreshold
+#define hipMemPoolAttrUsedMemCurrent cudaMemPoolAttrUsedMemCurrent
 #endif
 
 #include <cstdio>

@@ -252,3 +252,105 @@ fn a_fatal_signal_flushes_buffered_events_and_a_program_handler_is_kept() {
     assert!(o.status.success(), "{o:?}");
     assert_eq!(String::from_utf8_lossy(&o.stdout), "own handler\n");
 }
+
+/// Launch configuration and stream-ordered memory through HIP 5.2's real runtime: the HIP
+/// source compiles with hipcc, capture changes nothing, and each call is its record with
+/// the runtime's code (hipLaunchCooperativeKernel's `unsigned` shared memory read as such,
+/// hipExtLaunchKernel's events, the pool properties by their 88-byte layout).
+const LAUNCH_CONFIG_PROGRAM: &str = r#"
+#include <hip/hip_runtime.h>
+#include <hip/hip_ext.h>
+#include <cstdio>
+#include <cstring>
+__global__ void k(int* p) { if (p) p[0] = 1; }
+int main() {
+    int* d = nullptr;
+    void* args[] = {&d};
+    std::printf("attr=%d\n", (int)hipFuncSetAttribute((const void*)k, hipFuncAttributeMaxDynamicSharedMemorySize, 1024));
+    std::printf("cache=%d\n", (int)hipFuncSetCacheConfig((const void*)k, hipFuncCachePreferL1));
+    std::printf("coop=%d\n", (int)hipLaunchCooperativeKernel((const void*)k, dim3(2), dim3(64), args, 128u, 0));
+    std::printf("ext=%d\n", (int)hipExtLaunchKernel((const void*)k, dim3(2), dim3(64), args, 0, 0, nullptr, nullptr, 0));
+    hipMemPoolProps props;
+    std::memset(&props, 0, sizeof props);
+    props.allocType = hipMemAllocationTypePinned;
+    props.location.type = hipMemLocationTypeDevice;
+    hipMemPool_t pool = nullptr;
+    std::printf("pool=%d\n", (int)hipMemPoolCreate(&pool, &props));
+    void* a = nullptr;
+    std::printf("malloc_async=%d\n", (int)hipMallocAsync(&a, 64, 0));
+    std::printf("cache_dev=%d\n", (int)hipDeviceSetCacheConfig(hipFuncCachePreferShared));
+    return 0;
+}
+"#;
+
+#[test]
+fn hip_launch_configuration_and_pools_are_recorded_against_the_real_runtime() {
+    if Path::new("/dev/kfd").exists() {
+        eprintln!("SKIPPED: this machine has an AMD GPU; the no-GPU path does not apply");
+        return;
+    }
+    let t = tempfile::tempdir().unwrap();
+    let Some(exe) = hip_program(t.path(), "launch_config", LAUNCH_CONFIG_PROGRAM) else {
+        return;
+    };
+    let so = capture_so().expect("libhrr_capture.so was not built");
+    let native = Command::new(&exe).output().unwrap();
+    let native_out = String::from_utf8_lossy(&native.stdout).into_owned();
+    let archive = t.path().join("archive");
+    let cap = Command::new(&exe)
+        .env("HRR_CAPTURE_OUTPUT", &archive)
+        .env("LD_PRELOAD", &so)
+        .output()
+        .unwrap();
+    assert_eq!(
+        String::from_utf8_lossy(&cap.stdout),
+        native_out,
+        "capture changed the program's results"
+    );
+    assert_eq!(native_out.lines().count(), 7, "{native_out}");
+    let events = replay_stdout("--events", &archive);
+    let lines: Vec<&str> = events.lines().collect();
+    let kinds: Vec<&str> = lines
+        .iter()
+        .filter_map(|l| l.split_whitespace().nth(2))
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            "RegisterFatBinary",
+            "RegisterFunction",
+            "FuncSetAttribute",
+            "FuncSetCacheConfig",
+            "LaunchCooperativeKernel",
+            "HipExtLaunchKernel",
+            "MemPoolCreate",
+            "MallocAsync",
+            "DeviceSetCacheConfig",
+        ],
+        "{events}"
+    );
+    // Each record carries the code the program saw.
+    for (line, name) in lines[2..].iter().zip([
+        "attr",
+        "cache",
+        "coop",
+        "ext",
+        "pool",
+        "malloc_async",
+        "cache_dev",
+    ]) {
+        let code = native_out
+            .lines()
+            .find_map(|l| l.strip_prefix(&format!("{name}=")))
+            .unwrap();
+        assert!(line.contains(&format!(" ret={code} ")), "{name}: {line}");
+    }
+    assert!(
+        lines[2].contains("f4=\"_Z1kPi\"") && lines[2].contains("f40=8 f41=1024"),
+        "{}",
+        lines[2]
+    );
+    assert!(lines[4].contains("f8=128 "), "{}", lines[4]);
+    assert!(lines[5].contains("f43=0x0 f44=0x0 f45=0"), "{}", lines[5]);
+    assert!(lines[6].contains("(88B)"), "{}", lines[6]);
+}

@@ -30,3 +30,19 @@ pub const PINNED_SNAPSHOT: u16 = 15;
 pub const SNAPSHOT_START: u16 = 1;
 pub const SNAPSHOT_SIZE: u16 = 2;
 pub const SNAPSHOT_BYTES: u16 = 3;
+
+// Launch configuration (semantic kinds 121-126); ids 40-49 are theirs.
+/// A function attribute as the program passed it (`cudaFuncAttribute` /
+/// `hipFuncAttribute`), on a FuncSetAttribute record.
+pub const FUNC_ATTRIBUTE: u16 = 40;
+/// The value set: an attribute's int, a cache or shared-memory configuration.
+pub const CONFIG_VALUE: u16 = 41;
+/// Repeated on a LaunchKernelEx record, one per launch attribute in the program's order:
+/// nested {LAUNCH_ATTR_ID, LAUNCH_ATTR_VALUE (64 bytes, verbatim)}.
+pub const LAUNCH_ATTR: u16 = 42;
+pub const LAUNCH_ATTR_ID: u16 = 1;
+pub const LAUNCH_ATTR_VALUE: u16 = 2;
+/// hipExtLaunchKernel's start and stop events (handles, 0 for none) and flags.
+pub const START_EVENT: u16 = 43;
+pub const STOP_EVENT: u16 = 44;
+pub const LAUNCH_FLAGS: u16 = 45;

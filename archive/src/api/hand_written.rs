@@ -42,9 +42,20 @@ pub const HAND_WRITTEN: &[HandWritten] = hand_written! {
     (__cudaGetKernel, Cuda, [], register),
     // Launches of registered kernels.
     (cudaLaunchKernel, Cuda, [k::LAUNCH_KERNEL], launch),
-    (cudaLaunchKernelExC, Cuda, [k::LAUNCH_KERNEL], launch),
+    (cudaLaunchKernelExC, Cuda, [k::LAUNCH_KERNEL, k::LAUNCH_KERNEL_EX], launch),
     (hipLaunchKernel, Hip, [k::LAUNCH_KERNEL], launch),
     (__cudaLaunchKernel, Cuda, [k::LAUNCH_KERNEL_BY_HANDLE], launch),
+    // Launch configuration: function attributes and cooperative launches.
+    (cudaFuncSetAttribute, Cuda, [k::FUNC_SET_ATTRIBUTE], launchcfg),
+    (hipFuncSetAttribute, Hip, [k::FUNC_SET_ATTRIBUTE], launchcfg),
+    (cudaFuncSetCacheConfig, Cuda, [k::FUNC_SET_CACHE_CONFIG], launchcfg),
+    (hipFuncSetCacheConfig, Hip, [k::FUNC_SET_CACHE_CONFIG], launchcfg),
+    (cudaFuncSetSharedMemConfig, Cuda, [k::FUNC_SET_SHARED_MEM_CONFIG], launchcfg),
+    (hipFuncSetSharedMemConfig, Hip, [k::FUNC_SET_SHARED_MEM_CONFIG], launchcfg),
+    (cudaLaunchCooperativeKernel, Cuda, [k::LAUNCH_COOPERATIVE], launchcfg),
+    (hipLaunchCooperativeKernel, Hip, [k::LAUNCH_COOPERATIVE], launchcfg),
+    (hipModuleLaunchCooperativeKernel, Hip, [k::LAUNCH_COOPERATIVE], launchcfg),
+    (hipExtLaunchKernel, Hip, [k::HIP_EXT_LAUNCH], launchcfg),
     // Modules loaded by the program, and launches of their functions.
     (cuModuleLoadData, Cuda, [k::MODULE_LOAD], modules),
     (cuModuleLoadDataEx, Cuda, [k::MODULE_LOAD], modules),
@@ -90,6 +101,7 @@ pub const HAND_WRITTEN: &[HandWritten] = hand_written! {
     (hipLaunchHostFunc, Hip, [k::UNREPLAYABLE], unreplayable),
     (hipIpcGetMemHandle, Hip, [k::UNREPLAYABLE], unreplayable),
     (hipIpcGetEventHandle, Hip, [k::UNREPLAYABLE], unreplayable),
+    (hipLaunchCooperativeKernelMultiDevice, Hip, [k::UNREPLAYABLE], unreplayable),
 };
 
 /// C library functions capture also exports, as `(symbol, owner module)`: no runtime's

@@ -1,5 +1,5 @@
 //! Record kinds that capture writes by hand (registration, launches, symbol addresses,
-//! unreplayable calls): their ids, stable because archives record them, and names.
+//! function configuration, unreplayable calls): their ids, stable because archives record them, and names.
 
 pub const REGISTER_FAT_BINARY: u16 = 100;
 pub const REGISTER_FUNCTION: u16 = 101;
@@ -31,6 +31,23 @@ pub const MODULE_LAUNCH_KERNEL: u16 = 112;
 pub const MODULE_UNLOAD: u16 = 141;
 /// An API that no other process can reproduce (host callbacks, IPC handles).
 pub const UNREPLAYABLE: u16 = 120;
+/// `cudaFuncSetAttribute` / `hipFuncSetAttribute`: a kernel (name, code object, as a
+/// launch names it) and the attribute and value the program set; replay applies it to
+/// its own function (`cuFuncSetAttribute`).
+pub const FUNC_SET_ATTRIBUTE: u16 = 121;
+/// `cudaFuncSetCacheConfig` / `hipFuncSetCacheConfig`: a kernel and its cache preference.
+pub const FUNC_SET_CACHE_CONFIG: u16 = 122;
+/// `cudaLaunchCooperativeKernel` / `hipLaunchCooperativeKernel` /
+/// `hipModuleLaunchCooperativeKernel`: a launch record, replayed cooperatively.
+pub const LAUNCH_COOPERATIVE: u16 = 123;
+/// `cudaLaunchKernelExC` with launch attributes: a launch record and every attribute
+/// (id and value, verbatim), replayed through `cuLaunchKernelEx`.
+pub const LAUNCH_KERNEL_EX: u16 = 124;
+/// `cudaFuncSetSharedMemConfig` / `hipFuncSetSharedMemConfig`: a kernel and its bank size.
+pub const FUNC_SET_SHARED_MEM_CONFIG: u16 = 125;
+/// `hipExtLaunchKernel`: a launch record with its start and stop events and flags,
+/// replayed through `hipExtModuleLaunchKernel`.
+pub const HIP_EXT_LAUNCH: u16 = 126;
 
 /// A record kind that capture writes by hand rather than from a table row. Its id is
 /// stable: archives record it.
@@ -90,5 +107,29 @@ pub const SEMANTIC_KINDS: &[SemanticKind] = &[
     SemanticKind {
         id: MODULE_UNLOAD,
         name: "ModuleUnload",
+    },
+    SemanticKind {
+        id: FUNC_SET_ATTRIBUTE,
+        name: "FuncSetAttribute",
+    },
+    SemanticKind {
+        id: FUNC_SET_CACHE_CONFIG,
+        name: "FuncSetCacheConfig",
+    },
+    SemanticKind {
+        id: LAUNCH_COOPERATIVE,
+        name: "LaunchCooperativeKernel",
+    },
+    SemanticKind {
+        id: LAUNCH_KERNEL_EX,
+        name: "LaunchKernelEx",
+    },
+    SemanticKind {
+        id: FUNC_SET_SHARED_MEM_CONFIG,
+        name: "FuncSetSharedMemConfig",
+    },
+    SemanticKind {
+        id: HIP_EXT_LAUNCH,
+        name: "HipExtLaunchKernel",
     },
 ];

@@ -137,3 +137,32 @@ int cuLaunchKernel(void* f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, 
     (void)params; (void)extra;
     return 0;
 }
+
+// ---- launch configuration and memory pools (tests/launch_config.rs) ----
+int cudaFuncSetAttribute(const void* f, int attr, int value) { (void)f; return attr >= 8 && attr <= 16 && value >= 0 ? 0 : 1; }
+int cudaFuncSetCacheConfig(const void* f, int c) { (void)f; return c >= 0 && c <= 3 ? 0 : 1; }
+int cudaDeviceSetLimit(int limit, size_t value) { (void)value; return limit >= 0 && limit <= 6 ? 0 : 1; }
+int cudaDeviceGetLimit(size_t* value, int limit) { *value = 1024u * (unsigned)(limit + 1); return 0; }
+int cudaLaunchCooperativeKernel(const void* f, dim3 g, dim3 b, void** args, size_t shmem, void* s) {
+    (void)f; (void)g; (void)b; (void)args; (void)shmem; (void)s;
+    return 0;
+}
+int cudaMallocAsync(void** p, size_t n, void* s) { (void)s; *p = calloc(1, n); return *p ? 0 : 2; }
+int cudaFreeAsync(void* p, void* s) { (void)s; free(p); return 0; }
+int cudaMemPoolCreate(void** pool, const void* props) { (void)props; *pool = (void*)0x7001; return 0; }
+int cudaMemPoolDestroy(void* pool) { return pool == (void*)0x7001 ? 0 : 1; }
+int cudaMemPoolSetAttribute(void* pool, int attr, void* v) { (void)pool; return attr >= 1 && attr <= 8 && v ? 0 : 1; }
+int cudaMemPoolGetAttribute(void* pool, int attr, void* v) {
+    (void)pool;
+    if (attr >= 1 && attr <= 3) *(int*)v = 1;
+    else *(unsigned long long*)v = 4096;
+    return 0;
+}
+int cudaMemPoolTrimTo(void* pool, size_t keep) { (void)pool; (void)keep; return 0; }
+int cudaMallocFromPoolAsync(void** p, size_t n, void* pool, void* s) {
+    (void)s;
+    if (pool != (void*)0x7001) return 1;
+    *p = calloc(1, n);
+    return *p ? 0 : 2;
+}
+int cudaDeviceGetDefaultMemPool(void** pool, int dev) { (void)dev; *pool = (void*)0x7000; return 0; }

@@ -64,6 +64,10 @@ pub enum EventError {
     /// A call replay cannot re-execute as recorded.
     #[error("{0}")]
     Unsupported(&'static str),
+    /// A recorded setting replay cannot honour, named (a launch attribute, a function
+    /// attribute, a pool attribute): replaying without it would run something else.
+    #[error("cannot honour {what}: {why}")]
+    CannotHonour { what: String, why: String },
     /// The archive's record contradicts itself or the replay module (sizes, geometry,
     /// pitches, snapshots): what differs.
     #[error("{0}")]

@@ -11,7 +11,9 @@
 
 use std::collections::HashMap;
 
-use hrr_archive::api::{drv_memcpy, memcpy3d, ApiDesc, CopyDir, ParamKind, COPY_DIR_FIELD};
+use hrr_archive::api::{
+    drv_memcpy, memcpy3d, mempool, ApiDesc, CopyDir, ParamKind, COPY_DIR_FIELD,
+};
 use hrr_archive::payload::Payload;
 use hrr_archive::Event;
 
@@ -50,6 +52,8 @@ enum ArgPlan {
         layout: Option<drv_memcpy::Layout>,
         raw: Vec<u8>,
     },
+    /// Bytes passed by pointer (pool properties, a pool attribute's value).
+    HostBytes(Vec<u8>),
 }
 
 /// A decoded call: one plan per parameter, and pitch arguments to replace because the
@@ -134,6 +138,39 @@ fn plan_copy3d(
     })
 }
 
+/// Pool properties as captured (null stays null), with the captured host pointer cleared.
+fn plan_pool_props(p: &Payload, i: usize) -> Result<ArgPlan, EventError> {
+    let id = ApiDesc::field_id(i);
+    if p.get(id).is_some_and(|f| f.is_null()) {
+        return Ok(ArgPlan::Value(0));
+    }
+    let raw = p.bytes(id, "pool properties")?;
+    let raw: &[u8; mempool::PROPS_SIZE] = raw.try_into().map_err(|_| {
+        EventError::Inconsistent(format!(
+            "pool properties are {} bytes, not {}",
+            raw.len(),
+            mempool::PROPS_SIZE
+        ))
+    })?;
+    Ok(ArgPlan::HostBytes(mempool::props_for_replay(raw).to_vec()))
+}
+
+/// A pool attribute's value, passed by pointer at its attribute's width (null stays null).
+fn plan_pool_attr_value(p: &Payload, i: usize, attr: u64) -> Result<ArgPlan, EventError> {
+    let id = ApiDesc::field_id(i);
+    if p.get(id).is_some_and(|f| f.is_null()) {
+        return Ok(ArgPlan::Value(0));
+    }
+    let Some((_, width)) = mempool::pool_attribute(attr) else {
+        return Err(EventError::CannotHonour {
+            what: format!("memory pool attribute {attr}"),
+            why: "an attribute this replay does not know; its value's width is unknown".into(),
+        });
+    };
+    let v = p.u64(id, "pool attribute value")?;
+    Ok(ArgPlan::HostBytes(v.to_le_bytes()[..width].to_vec()))
+}
+
 /// Decodes a call's payload and decides, per parameter kind, what replay passes; `dir`
 /// is the copy direction capture resolved (`copy_dir`).
 fn plan_call(
@@ -165,7 +202,17 @@ fn plan_call(
             | ParamKind::OutValue
             | ParamKind::OutStruct
             | ParamKind::OutSize
-            | ParamKind::OutPitchedDevPtr(..) => ArgPlan::OutSlot,
+            | ParamKind::OutPitchedDevPtr(..)
+            | ParamKind::OutMemPool
+            | ParamKind::OutDevicePool
+            | ParamKind::OutPoolAttrValue(_) => ArgPlan::OutSlot,
+            ParamKind::MemPool | ParamKind::FreeMemPool => {
+                ArgPlan::Handle(captured(p, i, param.name)?)
+            }
+            ParamKind::MemPoolProps => plan_pool_props(p, i)?,
+            ParamKind::PoolAttrValue(attr) => {
+                plan_pool_attr_value(p, i, named_length(desc, p, attr, "attribute")?)?
+            }
             ParamKind::RegisterHostPtr(len) => {
                 let n = named_length(desc, p, len, "size")?;
                 if n > max_host_bytes {
@@ -308,6 +355,7 @@ impl Ctx<'_> {
         }
         self.check_ret(ev, desc.ret, ret)?;
         self.record_outputs(desc, &p, ret, &args, &bufs)?;
+        self.note_device_pool(desc, ret, &args);
         self.finish_copies(ev, desc, ret, &args, bufs.source_in_flight, bufs.d2h)
     }
 
@@ -386,6 +434,10 @@ impl Ctx<'_> {
                     None => parms.encode().to_vec(),
                     Some(l) => l.encode(&raw, &parms),
                 });
+                bufs.keep.last().map(|d| d.as_ptr() as u64).unwrap_or(0)
+            }
+            ArgPlan::HostBytes(bytes) => {
+                bufs.keep.push(bytes);
                 bufs.keep.last().map(|d| d.as_ptr() as u64).unwrap_or(0)
             }
         })
@@ -682,6 +734,73 @@ mod tests {
         let p = Payload::parse(&bytes).unwrap();
         let e = plan_of(id::DrvMemcpy2D, &p, 1 << 20).unwrap_err();
         assert_eq!(e.to_string(), "copy parameters are 200 bytes, not 128");
+    }
+
+    #[test]
+    fn pools_map_as_handles_and_their_inputs_pass_by_pointer() {
+        // cudaMemPoolCreate(&pool, &props): an out slot, and the props without the
+        // captured host pointer.
+        let mut props = [0u8; 88];
+        props[0] = 1;
+        props[16..24].fill(0x55);
+        let bytes = payload(|w| {
+            w.handle(1, 0x9000);
+            w.bytes(2, &props, false);
+        });
+        let p = Payload::parse(&bytes).unwrap();
+        let plan = plan_of(id::MemPoolCreate, &p, 1 << 20).unwrap();
+        let mut want = props;
+        want[16..24].fill(0);
+        assert_eq!(
+            plan.args,
+            vec![ArgPlan::OutSlot, ArgPlan::HostBytes(want.to_vec())]
+        );
+        let short = payload(|w| {
+            w.handle(1, 0x9000);
+            w.bytes(2, &props[..80], false);
+        });
+        let p = Payload::parse(&short).unwrap();
+        let e = plan_of(id::MemPoolCreate, &p, 1 << 20).unwrap_err();
+        assert_eq!(e.to_string(), "pool properties are 80 bytes, not 88");
+        // cudaMemPoolSetAttribute(pool, attr, &value): the value at its attribute's width.
+        let set = |attr: u64| {
+            payload(|w| {
+                w.handle(1, 0x9000).u64(2, attr).u64(3, 0x1_0000_0007);
+            })
+        };
+        let bytes = set(4);
+        let p = Payload::parse(&bytes).unwrap();
+        let plan = plan_of(id::MemPoolSetAttribute, &p, 1 << 20).unwrap();
+        assert_eq!(plan.args[0], ArgPlan::Handle(0x9000));
+        assert_eq!(
+            plan.args[2],
+            ArgPlan::HostBytes(0x1_0000_0007u64.to_le_bytes().to_vec())
+        );
+        let bytes = set(2);
+        let p = Payload::parse(&bytes).unwrap();
+        let plan = plan_of(id::MemPoolSetAttribute, &p, 1 << 20).unwrap();
+        assert_eq!(plan.args[2], ArgPlan::HostBytes(vec![7, 0, 0, 0]));
+        let bytes = set(42);
+        let p = Payload::parse(&bytes).unwrap();
+        let e = plan_of(id::MemPoolSetAttribute, &p, 1 << 20).unwrap_err();
+        assert!(
+            e.to_string()
+                .starts_with("cannot honour memory pool attribute 42"),
+            "{e}"
+        );
+        // cudaMemPoolGetAttribute's value is an out slot; destroy maps its handle.
+        let bytes = payload(|w| {
+            w.handle(1, 0x9000).u64(2, 7);
+        });
+        let p = Payload::parse(&bytes).unwrap();
+        let plan = plan_of(id::MemPoolGetAttribute, &p, 1 << 20);
+        assert_eq!(plan.unwrap().args[2], ArgPlan::OutSlot);
+        let bytes = payload(|w| {
+            w.handle(1, 0x9000);
+        });
+        let p = Payload::parse(&bytes).unwrap();
+        let plan = plan_of(id::MemPoolDestroy, &p, 1 << 20).unwrap();
+        assert_eq!(plan.args, vec![ArgPlan::Handle(0x9000)]);
     }
 
     #[test]

@@ -4,7 +4,7 @@
 
 use std::os::raw::{c_char, c_int, c_uint, c_void};
 
-use hrr_archive::api::{fid, semantic, Vendor};
+use hrr_archive::api::{fid, Vendor};
 use hrr_archive::payload::Payload;
 use hrr_archive::Event;
 
@@ -215,7 +215,7 @@ impl Ctx<'_> {
         Ok(())
     }
 
-    fn function(&mut self, code_object: &str, name: &str) -> Result<u64, EventError> {
+    pub(super) fn function(&mut self, code_object: &str, name: &str) -> Result<u64, EventError> {
         if let Some(f) = self.functions.get(code_object).and_then(|m| m.get(name)) {
             return Ok(*f);
         }
@@ -282,17 +282,17 @@ impl Ctx<'_> {
         Ok(())
     }
 
-    pub(super) fn replay_launch(&mut self, ev: &Event) -> EvResult {
-        let p = Payload::parse(&ev.payload)?;
-        let name = p.str(fid::NAME, "kernel name")?;
+    /// A launch record's kernel, shape and arguments, ready for whichever launch call
+    /// its path takes: pinned snapshots restored, every argument's bytes in one
+    /// 16-byte-aligned block with pointer words translated in place.
+    pub(super) fn prepare_launch(&mut self, p: &Payload) -> Result<PreparedLaunch, EventError> {
+        let name = p.str(fid::NAME, "kernel name")?.to_string();
         let co = p.str(fid::CODE_OBJECT, "code object")?;
         let grid: [u64; 3] = p.u64_array_of(fid::GRID, "grid")?;
         let block: [u64; 3] = p.u64_array_of(fid::BLOCK, "block")?;
         let shmem = p.u64(fid::SHARED_MEM, "shared memory")?;
         let stream = self.handle(p.handle(fid::STREAM, "stream")?)?;
-        self.restore_pinned_snapshots(&p)?;
-        // Every argument's bytes in one 16-byte-aligned block, pointer words translated
-        // in place.
+        self.restore_pinned_snapshots(p)?;
         let args: Vec<Payload> = p
             .all(fid::ARG)
             .map(|a| a.as_nested())
@@ -312,19 +312,63 @@ impl Ctx<'_> {
                 translate_pointer_words(slot, words.value, |v| self.translate(v))?;
             }
         }
-        // A module function the program looked up itself runs in its own instance.
-        let instance = (ev.header.api_id == semantic::MODULE_LAUNCH_KERNEL)
-            .then(|| p.handle(fid::KERNEL, "kernel").ok())
-            .flatten()
+        // A module function the program looked up itself runs in its own instance (the
+        // keys are captured function handles: a registered kernel's host stub, another
+        // object of the same process, can never equal one).
+        let instance = p
+            .handle(fid::KERNEL, "kernel")
+            .ok()
             .and_then(|k| self.function_instances.get(&k).copied());
         let func = match instance {
             Some(f) => f,
-            None => self.function(co, name)?,
+            None => self.function(co, &name)?,
         };
-        let mut params: Vec<*mut c_void> = offsets
+        let params: Vec<*mut c_void> = offsets
             .iter()
             .map(|&at| arg_block[pad + at..].as_mut_ptr().cast())
             .collect();
+        Ok(PreparedLaunch {
+            name,
+            func,
+            grid: grid.map(|v| v as c_uint),
+            block: block.map(|v| v as c_uint),
+            shmem: shmem as c_uint,
+            stream,
+            _arg_block: arg_block,
+            params,
+        })
+    }
+
+    /// A launch call's result against capture's: the runtime's and the driver's error
+    /// numbers differ, so success and failure are compared.
+    pub(super) fn launch_outcome(
+        &mut self,
+        ev: &Event,
+        call: &'static str,
+        kernel: String,
+        r: c_int,
+    ) -> EvResult {
+        match (ev.header.ret == 0, r == 0) {
+            (true, true) => {
+                self.counts.kernels_launched += 1;
+                Ok(())
+            }
+            (false, false) => {
+                self.counts.failed_as_captured += 1;
+                Ok(())
+            }
+            _ => Err(EventError::LaunchReturnCode {
+                call,
+                kernel,
+                got: r,
+                want: ev.header.ret,
+            }),
+        }
+    }
+
+    pub(super) fn replay_launch(&mut self, ev: &Event) -> EvResult {
+        let p = Payload::parse(&ev.payload)?;
+        let mut l = self.prepare_launch(&p)?;
         let launch = match self.rt.vendor {
             Vendor::Cuda => "cuLaunchKernel",
             Vendor::Hip => "hipModuleLaunchKernel",
@@ -348,37 +392,34 @@ impl Ctx<'_> {
             ) -> c_int;
             let f: Launch = std::mem::transmute(f);
             f(
-                func as usize as *mut c_void,
-                grid[0] as c_uint,
-                grid[1] as c_uint,
-                grid[2] as c_uint,
-                block[0] as c_uint,
-                block[1] as c_uint,
-                block[2] as c_uint,
-                shmem as c_uint,
-                stream as usize as *mut c_void,
-                params.as_mut_ptr(),
+                l.func as usize as *mut c_void,
+                l.grid[0],
+                l.grid[1],
+                l.grid[2],
+                l.block[0],
+                l.block[1],
+                l.block[2],
+                l.shmem,
+                l.stream as usize as *mut c_void,
+                l.params.as_mut_ptr(),
                 std::ptr::null_mut(),
             )
         };
-        // The runtime's and the driver's error numbers differ; compare success/failure.
-        match (ev.header.ret == 0, r == 0) {
-            (true, true) => {
-                self.counts.kernels_launched += 1;
-                Ok(())
-            }
-            (false, false) => {
-                self.counts.failed_as_captured += 1;
-                Ok(())
-            }
-            _ => Err(EventError::LaunchReturnCode {
-                call: launch,
-                kernel: name.to_string(),
-                got: r,
-                want: ev.header.ret,
-            }),
-        }
+        self.launch_outcome(ev, launch, l.name, r)
     }
+}
+
+/// A launch ready to issue: the replay function, the shape, and the argument pointers
+/// (`params`, pointing into the block this keeps alive).
+pub(super) struct PreparedLaunch {
+    pub(super) name: String,
+    pub(super) func: u64,
+    pub(super) grid: [c_uint; 3],
+    pub(super) block: [c_uint; 3],
+    pub(super) shmem: c_uint,
+    pub(super) stream: u64,
+    _arg_block: Vec<u8>,
+    pub(super) params: Vec<*mut c_void>,
 }
 
 #[cfg(test)]

@@ -13,6 +13,8 @@ mod copies;
 mod error;
 mod generic;
 mod kernels;
+mod launchcfg;
+mod mempool;
 mod outputs;
 
 use std::collections::HashMap;
@@ -67,6 +69,9 @@ struct Ctx<'a> {
     failures: Vec<Failure>,
     /// The first event that showed the archive invalid or refused by a limit.
     refused: Option<String>,
+    /// Devices whose current memory pool the program set (`DeviceSetMemPool`): given
+    /// back their default pool at the end, before the program's pools are destroyed.
+    pool_devices: Vec<u64>,
 }
 
 /// A device resource a replay owns until the program's own call releases it.
@@ -78,6 +83,7 @@ enum Resource {
     Event,
     /// A context the program created (`cuCtxCreate`, `hipCtxCreate`).
     Context,
+    MemPool,
 }
 
 impl Resource {
@@ -89,6 +95,7 @@ impl Resource {
             Resource::Stream => api::id::StreamDestroy,
             Resource::Event => api::id::EventDestroy,
             Resource::Context => api::id::CtxDestroy,
+            Resource::MemPool => api::id::MemPoolDestroy,
         }
     }
 }
@@ -237,6 +244,7 @@ impl<'a> Ctx<'a> {
                 self.module_instances.clear();
                 self.function_instances.clear();
                 self.handles.clear();
+                self.pool_devices.clear();
                 self.live.clear();
                 // Registrations went with the context; the buffers are still ours.
                 self.registered.clear();
@@ -256,6 +264,12 @@ impl<'a> Ctx<'a> {
             | semantic::LAUNCH_KERNEL_BY_HANDLE
             | semantic::MODULE_LAUNCH_KERNEL => self.replay_launch(ev),
             semantic::SYMBOL_ADDRESS => self.replay_symbol_address(ev),
+            semantic::FUNC_SET_ATTRIBUTE
+            | semantic::FUNC_SET_CACHE_CONFIG
+            | semantic::FUNC_SET_SHARED_MEM_CONFIG => self.replay_func_setting(ev),
+            semantic::LAUNCH_COOPERATIVE
+            | semantic::LAUNCH_KERNEL_EX
+            | semantic::HIP_EXT_LAUNCH => self.replay_configured_launch(ev),
             semantic::UNREPLAYABLE => {
                 self.counts.unreplayable_refused += 1;
                 let p = Payload::parse(&ev.payload)?;
@@ -278,6 +292,7 @@ impl<'a> Ctx<'a> {
             Vendor::Hip => "hipDeviceSynchronize",
         };
         let _ = self.rt.call_void(sync);
+        self.restore_device_pools();
         // Contexts last: what was made in one is released while it still exists.
         let mut live: Vec<(u64, Resource)> = std::mem::take(&mut self.live).into_iter().collect();
         live.sort_by_key(|(_, kind)| *kind == Resource::Context);
@@ -341,6 +356,7 @@ pub fn replay_process(rt: &Runtime, proc_: &ProcessArchive, opts: &Options) -> P
         },
         failures: Vec::new(),
         refused: None,
+        pool_devices: Vec::new(),
     };
     for ev in &proc_.events {
         match ctx.replay_event(ev) {

@@ -48,8 +48,25 @@ impl Ctx<'_> {
                         }
                     }
                 }
-                ParamKind::OutSize | ParamKind::OutValue | ParamKind::OutStruct => {
+                ParamKind::OutSize
+                | ParamKind::OutValue
+                | ParamKind::OutStruct
+                | ParamKind::OutPoolAttrValue(_) => {
                     slot.next();
+                }
+                ParamKind::OutMemPool | ParamKind::OutDevicePool => {
+                    let replay = slot.next().map(|s| s[0]).unwrap_or(0);
+                    if let Some(captured) = captured_out(id) {
+                        self.handles.insert(captured, replay);
+                    }
+                    // A created pool is replay's until the program destroys it; a
+                    // device's pool is the device's.
+                    if ret == 0 && replay != 0 && param.kind == ParamKind::OutMemPool {
+                        self.live.insert(replay, Resource::MemPool);
+                    }
+                }
+                ParamKind::FreeMemPool if ret == 0 => {
+                    self.live.remove(&args[i]);
                 }
                 ParamKind::RegisterHostPtr(len) if ret == 0 => {
                     if let (Some(captured), Some(buf)) =

@@ -197,11 +197,38 @@ int cuModuleGetGlobal_v2(uint64_t *d, size_t *n, void *m, const char *name) {
         }
     return 500; /* CUDA_ERROR_NOT_FOUND */
 }
+/* Dynamic shared memory per function, as a GPU enforces it: 48 KiB unless raised by
+ * cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES), at most 227 KiB. */
+#define DEFAULT_DYN_SMEM (48u << 10)
+#define MAX_DYN_SMEM (227u << 10)
+static struct { void *f; unsigned max_dyn; } fattrs[256];
+static int nfattrs;
+static unsigned max_dyn_of(void *f) {
+    for (int i = 0; i < nfattrs; i++)
+        if (fattrs[i].f == f) return fattrs[i].max_dyn;
+    return DEFAULT_DYN_SMEM;
+}
+int cuFuncSetAttribute(void *f, int attr, int value) {
+    if (!f || attr < 8 || attr > 17 || attr == 16 || value < 0) return INVALID_VALUE;
+    if (attr != 8) return OK;
+    if ((unsigned)value > MAX_DYN_SMEM) return INVALID_VALUE;
+    for (int i = 0; i < nfattrs; i++)
+        if (fattrs[i].f == f) { fattrs[i].max_dyn = (unsigned)value; return OK; }
+    if (nfattrs == 256) return NO_MEMORY;
+    fattrs[nfattrs].f = f;
+    fattrs[nfattrs++].max_dyn = (unsigned)value;
+    return OK;
+}
+int cuFuncSetCacheConfig(void *f, int c) { return f && c >= 0 && c <= 3 ? OK : INVALID_VALUE; }
+int cuFuncSetSharedMemConfig(void *f, int c) { return f && c >= 0 && c <= 2 ? OK : INVALID_VALUE; }
+static int launchable(void *f, unsigned shmem) {
+    return f && shmem <= max_dyn_of(f) ? OK : INVALID_VALUE;
+}
 int cuLaunchKernel(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
                    unsigned bz, unsigned shmem, void *stream, void **params, void **extra) {
-    (void)gx; (void)gy; (void)gz; (void)bx; (void)by; (void)bz; (void)shmem; (void)stream;
+    (void)gx; (void)gy; (void)gz; (void)bx; (void)by; (void)bz; (void)stream;
     (void)params; (void)extra;
-    return f ? OK : INVALID_VALUE;
+    return launchable(f, shmem);
 }
 
 /* The driver API's rows (ids 200-299), which replay calls through the library
@@ -302,3 +329,110 @@ int cuMemHostGetDevicePointer_v2(CUdeviceptr *d, void *p, unsigned flags) {
     return OK;
 }
 int cuMemFreeHost(void *p) { return release(p); }
+int cuLaunchCooperativeKernel(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
+                              unsigned by, unsigned bz, unsigned shmem, void *stream,
+                              void **params) {
+    (void)by; (void)bz; (void)stream; (void)params;
+    /* Every block must be resident at once: a small grid only. */
+    if ((size_t)gx * gy * gz > 1024 || bx > 1024) return INVALID_VALUE;
+    return launchable(f, shmem);
+}
+/* CUlaunchConfig and CUlaunchAttribute: the checks a GPU makes on what replay passes. */
+struct launch_attr { unsigned id; char pad[4]; unsigned char val[64]; };
+struct launch_config {
+    unsigned grid[3], block[3], shmem;
+    void *stream;
+    struct launch_attr *attrs;
+    unsigned num_attrs;
+};
+static uint64_t word(const unsigned char *v) { uint64_t w; memcpy(&w, v, 8); return w; }
+static int is_handle(uint64_t h) { return h > 0x1000 && h <= next_handle; }
+int cuLaunchKernelEx(const struct launch_config *c, void *f, void **params, void **extra) {
+    (void)params; (void)extra;
+    if (!c || (c->num_attrs && !c->attrs)) return INVALID_VALUE;
+    for (unsigned i = 0; i < c->num_attrs; i++) {
+        const struct launch_attr *a = &c->attrs[i];
+        unsigned dims[3];
+        memcpy(dims, a->val, sizeof dims);
+        switch (a->id) {
+        case 1: /* access policy window: its base must be device memory */
+            if (side((const void *)(uintptr_t)word(a->val), 1) != 1) return INVALID_VALUE;
+            break;
+        case 4: /* cluster dimension: divides the grid */
+            for (int d = 0; d < 3; d++)
+                if (!dims[d] || c->grid[d] % dims[d]) return INVALID_VALUE;
+            break;
+        case 7: case 12: /* events: handles this runtime made */
+            if (!is_handle(word(a->val))) return INVALID_VALUE;
+            break;
+        case 13: return INVALID_VALUE; /* graph kernel nodes only */
+        default: break;
+        }
+    }
+    return launchable(f, c->shmem);
+}
+
+/* Device settings. */
+static int cache_config, shared_config;
+static size_t limits[7] = {1024, 1 << 20, 8 << 20};
+int cudaDeviceSetCacheConfig(int c) { if (c < 0 || c > 3) return INVALID_VALUE; cache_config = c; return OK; }
+int cudaDeviceGetCacheConfig(int *c) { if (!c) return INVALID_VALUE; *c = cache_config; return OK; }
+int cudaDeviceSetSharedMemConfig(int c) { if (c < 0 || c > 2) return INVALID_VALUE; shared_config = c; return OK; }
+int cudaDeviceGetSharedMemConfig(int *c) { if (!c) return INVALID_VALUE; *c = shared_config; return OK; }
+int cudaDeviceSetLimit(int l, size_t v) { if (l < 0 || l > 6) return INVALID_VALUE; limits[l] = v; return OK; }
+int cudaDeviceGetLimit(size_t *v, int l) { if (!v || l < 0 || l > 6) return INVALID_VALUE; *v = limits[l]; return OK; }
+
+/* Memory pools: the default pool and those created, as tokens; allocations from any of
+ * them are device memory like cudaMalloc's. */
+#define DEFAULT_POOL ((void *)(uintptr_t)0xd00)
+static void *pools[64];
+static int npools;
+static void *current_pool = DEFAULT_POOL;
+static int is_pool(void *p) {
+    if (p == DEFAULT_POOL) return 1;
+    for (int i = 0; i < npools; i++)
+        if (pools[i] == p) return 1;
+    return 0;
+}
+int cudaMallocAsync(void **p, size_t n, void *s) { (void)s; return is_pool(current_pool) ? allocate(p, n) : INVALID_VALUE; }
+int cudaFreeAsync(void *p, void *s) { (void)s; return release(p); }
+int cudaMallocFromPoolAsync(void **p, size_t n, void *pool, void *s) {
+    (void)s;
+    return is_pool(pool) ? allocate(p, n) : INVALID_VALUE;
+}
+int cudaMemPoolCreate(void **pool, const unsigned char *props) {
+    /* Pinned, on device 0, and no Windows security pointer (it must be null here). */
+    int type, loc, id;
+    if (!pool || !props || npools == 64) return INVALID_VALUE;
+    memcpy(&type, props, 4);
+    memcpy(&loc, props + 8, 4);
+    memcpy(&id, props + 12, 4);
+    if (type != 1 || loc != 1 || id != 0 || word(props + 16) != 0) return INVALID_VALUE;
+    if (handle(pool) != OK) return NO_MEMORY;
+    pools[npools++] = *pool;
+    return OK;
+}
+int cudaMemPoolDestroy(void *pool) {
+    for (int i = 0; i < npools; i++)
+        if (pools[i] == pool) { pools[i] = 0; return OK; }
+    return INVALID_VALUE;
+}
+int cudaMemPoolSetAttribute(void *pool, int attr, const void *v) {
+    if (!is_pool(pool) || !v) return INVALID_VALUE;
+    if (attr >= 1 && attr <= 3) {
+        int flag;
+        memcpy(&flag, v, 4);
+        return flag == 0 || flag == 1 ? OK : INVALID_VALUE;
+    }
+    return attr == 4 || attr == 6 || attr == 8 ? OK : INVALID_VALUE;
+}
+int cudaMemPoolGetAttribute(void *pool, int attr, void *v) {
+    if (!is_pool(pool) || !v || attr < 1 || attr > 8) return INVALID_VALUE;
+    if (attr <= 3) { int one = 1; memcpy(v, &one, 4); }
+    else { uint64_t z = 0; memcpy(v, &z, 8); }
+    return OK;
+}
+int cudaMemPoolTrimTo(void *pool, size_t keep) { (void)keep; return is_pool(pool) ? OK : INVALID_VALUE; }
+int cudaDeviceGetDefaultMemPool(void **pool, int d) { if (!pool || d) return INVALID_VALUE; *pool = DEFAULT_POOL; return OK; }
+int cudaDeviceSetMemPool(int d, void *pool) { if (d || !is_pool(pool)) return INVALID_VALUE; current_pool = pool; return OK; }
+int cudaDeviceGetMemPool(void **pool, int d) { if (!pool || d) return INVALID_VALUE; *pool = current_pool; return OK; }
