@@ -80,6 +80,23 @@ pub enum ParamKind {
     /// Host memory being page-locked (`HostRegister`) of the named size: replay registers a
     /// buffer of its own of that size and maps the captured range onto it.
     RegisterHostPtr(&'static str),
+    /// A graph (`cudaGraph_t` / `hipGraph_t`): a handle replay maps like a stream's.
+    Graph,
+    /// `cudaGraph_t*` out: a graph the call creates (or stream capture returns).
+    OutGraph,
+    /// A graph being destroyed: mapped, then released from replay's resources.
+    FreeGraph,
+    /// An executable graph (`cudaGraphExec_t` / `hipGraphExec_t`).
+    GraphExec,
+    /// `cudaGraphExec_t*` out: an instantiated graph.
+    OutGraphExec,
+    /// An executable graph being destroyed.
+    FreeGraphExec,
+    /// A `cudaStreamCaptureMode` / `hipStreamCaptureMode` that starts a capture. Replay runs
+    /// every thread's calls on one thread, so it begins each capture in relaxed mode
+    /// (the mode restricts other calls, never what the graph holds): the captured mode
+    /// would forbid the other threads' calls that now share replay's thread.
+    CaptureMode,
 }
 
 /// What replay expects of the call's return code.
@@ -168,6 +185,16 @@ macro_rules! hrr_api_table {
             (43, EventSynchronize, cudaEventSynchronize, hipEventSynchronize, Exact; event: *mut ::std::os::raw::c_void => Event),
             (44, EventQuery, cudaEventQuery, hipEventQuery, Any; event: *mut ::std::os::raw::c_void => Event),
             (45, EventElapsedTime, cudaEventElapsedTime, hipEventElapsedTime, Exact; ms: *mut f32 => OutValue, start: *mut ::std::os::raw::c_void => Event, end: *mut ::std::os::raw::c_void => Event),
+            (70, StreamBeginCapture, cudaStreamBeginCapture, hipStreamBeginCapture, Exact; stream: *mut ::std::os::raw::c_void => Stream, mode: ::std::os::raw::c_int => CaptureMode),
+            (71, StreamEndCapture, cudaStreamEndCapture, hipStreamEndCapture, Exact; stream: *mut ::std::os::raw::c_void => Stream, graph: *mut *mut ::std::os::raw::c_void => OutGraph),
+            (72, StreamIsCapturing, cudaStreamIsCapturing, hipStreamIsCapturing, Exact; stream: *mut ::std::os::raw::c_void => Stream, status: *mut ::std::os::raw::c_int => OutValue),
+            (73, StreamGetCaptureInfo, cudaStreamGetCaptureInfo, none, Exact; stream: *mut ::std::os::raw::c_void => Stream, status: *mut ::std::os::raw::c_int => OutValue, id: *mut u64 => OutSize, graph: *mut ::std::os::raw::c_void => OutStruct, deps: *mut ::std::os::raw::c_void => OutStruct, edges: *mut ::std::os::raw::c_void => OutStruct, count: *mut ::std::os::raw::c_void => OutStruct),
+            (74, HipStreamGetCaptureInfo, none, hipStreamGetCaptureInfo, Exact; stream: *mut ::std::os::raw::c_void => Stream, status: *mut ::std::os::raw::c_int => OutValue, id: *mut u64 => OutSize),
+            (75, GraphInstantiate, cudaGraphInstantiate, none, Exact; exec: *mut *mut ::std::os::raw::c_void => OutGraphExec, graph: *mut ::std::os::raw::c_void => Graph, flags: u64 => Value),
+            (76, HipGraphInstantiate, none, hipGraphInstantiate, Exact; exec: *mut *mut ::std::os::raw::c_void => OutGraphExec, graph: *mut ::std::os::raw::c_void => Graph, error_node: *mut ::std::os::raw::c_void => OutStruct, log: *mut ::std::os::raw::c_void => OutStruct, log_size: usize => Value),
+            (77, GraphInstantiateWithFlags, cudaGraphInstantiateWithFlags, hipGraphInstantiateWithFlags, Exact; exec: *mut *mut ::std::os::raw::c_void => OutGraphExec, graph: *mut ::std::os::raw::c_void => Graph, flags: u64 => Value),
+            (78, GraphExecDestroy, cudaGraphExecDestroy, hipGraphExecDestroy, Exact; exec: *mut ::std::os::raw::c_void => FreeGraphExec),
+            (79, GraphDestroy, cudaGraphDestroy, hipGraphDestroy, Exact; graph: *mut ::std::os::raw::c_void => FreeGraph),
             (46, EventDestroy, cudaEventDestroy, hipEventDestroy, Exact; event: *mut ::std::os::raw::c_void => Event),
         }
     };
@@ -210,6 +237,14 @@ impl<T> FfiArg for *const T {
 pub const BLOB_FIELD: u16 = 0x100;
 /// Field id of the copy direction capture resolved (a [`CopyDir`] as u64).
 pub const COPY_DIR_FIELD: u16 = 0x200;
+/// Field id on a call made into a capturing stream: the capture sequence's id (u64;
+/// [`CAPTURE_INVALIDATED`] for a sequence already invalidated). Such a call is not
+/// executed when it is made: it becomes a node of the graph being captured. Its host
+/// destination is checked at each launch of that graph (`semantic::GRAPH_LAUNCH`), its
+/// host source restored before each launch.
+pub const CAPTURE_FIELD: u16 = 0x201;
+/// [`CAPTURE_FIELD`]'s value for a capture sequence the runtime reported invalidated.
+pub const CAPTURE_INVALIDATED: u64 = u64::MAX;
 
 /// Direction of a memcpy, as capture resolved it (for "default" from the allocation table).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -8,12 +8,16 @@
 use std::borrow::Cow;
 use std::os::raw::c_int;
 
-use hrr_archive::api::{memcpy3d, ApiDesc, CopyDir, ParamKind, Vendor, BLOB_FIELD, COPY_DIR_FIELD};
+use hrr_archive::api::{
+    memcpy3d, ApiDesc, CopyDir, ParamKind, Vendor, BLOB_FIELD, CAPTURE_FIELD, COPY_DIR_FIELD,
+};
 use hrr_archive::payload::{BlobRef, FieldType, PayloadWriter};
 use hrr_archive::{ArchiveError, ProcessWriter};
 
 use crate::alloc::Space;
+use crate::capturing::{read_plan, relaxed, stream_capture, ReadPlan};
 use crate::ffi::{host_bytes, read_at};
+use crate::graph_io::{self, NodeIo};
 use crate::params::{self, Plan};
 use crate::real::stream_synchronize;
 use crate::regions::{HostRegion, RegionError};
@@ -78,10 +82,12 @@ fn stream_of(desc: &ApiDesc, args: &[u64]) -> Option<u64> {
 }
 
 /// Waits for an asynchronous copy's stream, so its host destination holds the result
-/// before capture reads it; Some(why) when waiting failed.
+/// before capture reads it; Some(why) when waiting failed. Only for a stream that is not
+/// capturing ([`ReadPlan::ReadNow`]); in relaxed mode, so another thread's global capture
+/// does not forbid it (`capturing`).
 fn wait_for_copy(vendor: Vendor, desc: &ApiDesc, args: &[u64]) -> Option<String> {
     let s = stream_of(desc, args)?;
-    let r = stream_synchronize(vendor, s);
+    let r = relaxed(vendor, || stream_synchronize(vendor, s));
     (r != 0).then(|| format!("waiting for stream {s:#x} before reading the copy failed ({r})"))
 }
 
@@ -91,6 +97,10 @@ struct BeforeCall {
     parms: Option<(memcpy3d::Parms, [u8; memcpy3d::SIZE])>,
     /// An H2D copy's source bytes, stored.
     source: Option<Result<BlobRef, BytesError>>,
+    /// The host region an H2D copy reads (a graph node reads it again at each launch).
+    source_region: Option<HostRegion>,
+    /// What a graph row needs from before its call.
+    graph_row: graph_io::BeforeRow,
 }
 
 fn before_call(cap: &Capture, desc: &ApiDesc, args: &[u64]) -> BeforeCall {
@@ -98,17 +108,39 @@ fn before_call(cap: &Capture, desc: &ApiDesc, args: &[u64]) -> BeforeCall {
     let parms = unsafe { parms_3d(desc, args) };
     let decoded = parms.as_ref().map(|(p, _)| p);
     let dir = params::copy_dir(desc, args, decoded, |a| cap.allocs.is_device(a));
-    let source = if dir == Some(CopyDir::HostToDevice) {
+    let source_region = if dir == Some(CopyDir::HostToDevice) {
         // The last source parameter's (every row has at most one).
         (0..desc.params.len())
             .rev()
             .find_map(|i| params::source(params::decode(desc, i, args), decoded))
-            // SAFETY: an H2D copy reads this region at its source (API contract).
-            .map(|region| unsafe { store(cap.writer(), region) })
     } else {
         None
     };
-    BeforeCall { dir, parms, source }
+    // SAFETY: an H2D copy reads this region at its source (API contract).
+    let source = source_region.map(|region| unsafe { store(cap.writer(), region) });
+    BeforeCall {
+        dir,
+        parms,
+        source,
+        source_region,
+        graph_row: graph_io::BeforeRow::default(),
+    }
+}
+
+/// Whether a successful copy's host side is read now or belongs to a graph: decided by
+/// the stream's capture state before any wait (a copy without a stream ran already).
+fn host_side_plan(
+    vendor: Vendor,
+    desc: &ApiDesc,
+    args: &[u64],
+    ret: c_int,
+    dir: Option<CopyDir>,
+) -> ReadPlan {
+    let host_side = matches!(dir, Some(CopyDir::HostToDevice | CopyDir::DeviceToHost));
+    match stream_of(desc, args).filter(|_| ret == 0 && host_side) {
+        Some(s) => read_plan(stream_capture(vendor, s), s),
+        None => ReadPlan::ReadNow,
+    }
 }
 
 /// Encodes a call's parameters once it returned: reads what each plan names, writes the
@@ -120,6 +152,10 @@ struct Recorder<'a> {
     desc: &'a ApiDesc,
     args: &'a [u64],
     before: &'a BeforeCall,
+    /// Read now, or deferred to the graph the copy was captured into.
+    read: ReadPlan,
+    /// The graph nodes this call made (their sequence id set once it is recorded).
+    nodes: Vec<NodeIo>,
     p: PayloadWriter,
     failure: Option<String>,
 }
@@ -225,8 +261,20 @@ impl Recorder<'_> {
         }
     }
 
-    /// The bytes a completed D2H copy wrote: read only once the copy's stream is done.
+    /// The bytes a completed D2H copy wrote: read only once the copy's stream is done. A
+    /// copy captured into a graph has not run: each launch of the graph reads them.
     fn expected_output(&mut self, fid: u16, region: HostRegion) {
+        match &self.read {
+            ReadPlan::ReadNow => {}
+            ReadPlan::DeferToGraph { .. } => {
+                self.nodes.push(NodeIo::Output { seq: 0, region });
+                return;
+            }
+            ReadPlan::Refuse(why) => {
+                self.failure = Some(why.clone());
+                return;
+            }
+        }
         if let Some(why) = wait_for_copy(self.vendor, self.desc, self.args) {
             self.failure = Some(why);
         }
@@ -250,7 +298,10 @@ pub fn capture_row(
     let Some((cap, _guard)) = state::enter(vendor) else {
         return call();
     };
-    let before = state::guarded(desc.name, || before_call(cap, desc, args));
+    let before = state::guarded(desc.name, || BeforeCall {
+        graph_row: graph_io::before_row(vendor, desc.id, args),
+        ..before_call(cap, desc, args)
+    });
     let ret = call();
     let Some(before) = before else {
         return ret;
@@ -262,6 +313,8 @@ pub fn capture_row(
             desc,
             args,
             before: &before,
+            read: host_side_plan(vendor, desc, args, ret, before.dir),
+            nodes: Vec::new(),
             p: PayloadWriter::new(),
             failure: None,
         };
@@ -272,8 +325,22 @@ pub fn capture_row(
         if let Some(d) = before.dir {
             rec.p.u64(COPY_DIR_FIELD, d as u64);
         }
+        let capture_id = match rec.read {
+            ReadPlan::DeferToGraph { id } => Some(id),
+            _ => None,
+        };
+        if let Some(id) = capture_id {
+            rec.p.u64(CAPTURE_FIELD, id);
+            if let Some(region) = before.source_region {
+                rec.nodes.push(NodeIo::Input { seq: 0, region });
+            }
+        }
         let api = desc.symbol(vendor).unwrap_or(desc.name);
-        cap.record(desc.id, ret, &rec.p, rec.failure.as_deref(), api);
+        let seq = cap.record(desc.id, ret, &rec.p, rec.failure.as_deref(), api);
+        if let (Some(id), Some(seq)) = (capture_id, seq) {
+            graph_io::add_nodes(id, rec.nodes.iter().map(|n| n.at(seq)));
+        }
+        graph_io::after_row(before.graph_row, desc.id, args, ret);
         if desc.id == hrr_archive::api::id::Malloc && ret == 0 {
             note_runtime_once(vendor);
         }

@@ -15,13 +15,16 @@
 //!   fork (a child's writer opened on its first call), panic containment, the exit notice;
 //! - `regions`, `params`: host regions of copies, and the pure decode and policy per
 //!   parameter kind;
+//! - `capturing`: which streams capture into a graph, and capture's own calls made so
+//!   that no capture mode forbids them; `graph_io`: each graph's host side (copy nodes'
+//!   sources and destinations, pinned memory its kernels read);
 //! - `runtime_info`: runtime and device metadata for the manifest;
 //! - `generic`: recording a table row; `shims`: the extern "C" functions generated from
 //!   the API table;
 //! - `pinned`: pinned-memory snapshots of a launch; `launch`: launches and the launch
 //!   record; `register`: code-object registration; `modules`: the module API;
 //!   `symbols`: copies to and from device variables; `unreplayable`: calls recorded as
-//!   unreplayable.
+//!   unreplayable; `graph_launch`: graph launches and the host side of each.
 //!
 //! Every exported symbol is declared once, in `hrr_archive::api` (the table's rows and
 //! `HAND_WRITTEN`); `tests/shims_exported.rs` checks the built library against it.
@@ -34,10 +37,13 @@
 pub mod real;
 
 pub mod alloc;
+pub mod capturing;
 pub mod config;
 pub mod crash;
 pub mod ffi;
 pub mod generic;
+pub mod graph_io;
+pub mod graph_launch;
 pub mod launch;
 pub mod modules;
 pub mod params;

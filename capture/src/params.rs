@@ -78,10 +78,16 @@ pub fn decode(desc: &ApiDesc, i: usize, args: &[u64]) -> Param {
         height: arg(height),
     };
     match desc.params[i].kind {
-        ParamKind::Value | ParamKind::CopyKind => Param::Value(a),
+        ParamKind::Value | ParamKind::CopyKind | ParamKind::CaptureMode => Param::Value(a),
         ParamKind::DevPtr => Param::DevPtr(a),
         ParamKind::FreeDevPtr | ParamKind::FreeHostPtr => Param::Freed(a),
-        ParamKind::Stream | ParamKind::Event => Param::Handle(a),
+        ParamKind::Stream
+        | ParamKind::Event
+        | ParamKind::Graph
+        | ParamKind::GraphExec
+        | ParamKind::FreeGraph
+        | ParamKind::FreeGraphExec => Param::Handle(a),
+        ParamKind::OutGraph | ParamKind::OutGraphExec => Param::OutHandle { at: a },
         ParamKind::OutDevPtr(len) => Param::OutAlloc {
             at: a,
             len: arg(len),

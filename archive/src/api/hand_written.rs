@@ -73,6 +73,9 @@ pub const HAND_WRITTEN: &[HandWritten] = hand_written! {
     (hipLaunchHostFunc, Hip, [k::UNREPLAYABLE], unreplayable),
     (hipIpcGetMemHandle, Hip, [k::UNREPLAYABLE], unreplayable),
     (hipIpcGetEventHandle, Hip, [k::UNREPLAYABLE], unreplayable),
+    // Graph launches: the host side of the graph's copy nodes at each launch.
+    (cudaGraphLaunch, Cuda, [k::GRAPH_LAUNCH], graph_launch),
+    (hipGraphLaunch, Hip, [k::GRAPH_LAUNCH], graph_launch),
 };
 
 /// C library functions capture also exports, as `(symbol, owner module)`: no runtime's

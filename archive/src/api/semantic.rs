@@ -24,6 +24,12 @@ pub const LAUNCH_KERNEL_BY_HANDLE: u16 = 111;
 pub const MODULE_LAUNCH_KERNEL: u16 = 112;
 /// An API that no other process can reproduce (host callbacks, IPC handles).
 pub const UNREPLAYABLE: u16 = 120;
+/// `cudaGraphLaunch` / `hipGraphLaunch`: the executable graph and stream, the host
+/// sources of its H2D nodes as they were at this launch (`fid::GRAPH_INPUT`), the pinned
+/// memory its kernels read (`fid::PINNED_SNAPSHOT`), and after the launch completed the
+/// bytes each D2H node wrote (`fid::GRAPH_OUTPUT`). A node is named by the sequence id
+/// of the call that created it.
+pub const GRAPH_LAUNCH: u16 = 131;
 
 /// A record kind that capture writes by hand rather than from a table row. Its id is
 /// stable: archives record it.
@@ -79,5 +85,9 @@ pub const SEMANTIC_KINDS: &[SemanticKind] = &[
     SemanticKind {
         id: UNREPLAYABLE,
         name: "Unreplayable",
+    },
+    SemanticKind {
+        id: GRAPH_LAUNCH,
+        name: "GraphLaunch",
     },
 ];

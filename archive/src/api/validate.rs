@@ -165,6 +165,7 @@ mod tests {
                 (111, "LaunchKernelByHandle"),
                 (112, "ModuleLaunchKernel"),
                 (120, "Unreplayable"),
+                (131, "GraphLaunch"),
             ]
         );
         assert_eq!((id::Malloc, id::Memcpy, id::EventDestroy), (10, 20, 46));
@@ -177,7 +178,12 @@ mod tests {
         assert_eq!(all.len(), unique.len());
         assert_eq!(
             all.len(),
-            2 * API_TABLE.len() + HAND_WRITTEN.len() + super::super::PROCESS_HOOKS.len()
+            API_TABLE
+                .iter()
+                .map(|d| usize::from(d.cuda.is_some()) + usize::from(d.hip.is_some()))
+                .sum::<usize>()
+                + HAND_WRITTEN.len()
+                + super::super::PROCESS_HOOKS.len()
         );
         let launch = HAND_WRITTEN
             .iter()

@@ -18,6 +18,9 @@ use hrr_archive::Event;
 use super::{Ctx, EvResult, EventError};
 use crate::runtime::{call_row, RuntimeError};
 
+/// `cudaStreamCaptureModeRelaxed` / `hipStreamCaptureModeRelaxed`.
+const CAPTURE_MODE_RELAXED: u64 = 2;
+
 /// What replay passes for one parameter: its kind's policy applied to the captured value.
 #[derive(Clone, Debug, PartialEq, Eq)]
 enum ArgPlan {
@@ -131,7 +134,17 @@ fn plan_call(
             ParamKind::DevPtr | ParamKind::FreeDevPtr | ParamKind::FreeHostPtr => {
                 ArgPlan::Address(captured(p, i, param.name)?)
             }
-            ParamKind::Stream | ParamKind::Event => ArgPlan::Handle(captured(p, i, param.name)?),
+            ParamKind::Stream
+            | ParamKind::Event
+            | ParamKind::Graph
+            | ParamKind::GraphExec
+            | ParamKind::FreeGraph
+            | ParamKind::FreeGraphExec => ArgPlan::Handle(captured(p, i, param.name)?),
+            // Replay runs every thread's calls on one thread: a captured global or
+            // thread-local mode would forbid the other threads' calls now made beside
+            // the capture. The mode never changes what the graph holds.
+            ParamKind::CaptureMode => ArgPlan::Value(CAPTURE_MODE_RELAXED),
+            ParamKind::OutGraph | ParamKind::OutGraphExec => ArgPlan::OutSlot,
             ParamKind::OutDevPtr(_)
             | ParamKind::OutHostPtr(_)
             | ParamKind::OutStream

@@ -68,6 +68,8 @@ enum Resource {
     PinnedHostMemory,
     Stream,
     Event,
+    Graph,
+    GraphExec,
 }
 
 impl Resource {
@@ -78,6 +80,8 @@ impl Resource {
             Resource::PinnedHostMemory => api::id::FreeHost,
             Resource::Stream => api::id::StreamDestroy,
             Resource::Event => api::id::EventDestroy,
+            Resource::Graph => api::id::GraphDestroy,
+            Resource::GraphExec => api::id::GraphExecDestroy,
         }
     }
 }

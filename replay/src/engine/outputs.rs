@@ -74,19 +74,26 @@ impl Ctx<'_> {
                         self.live.insert(replay, kind);
                     }
                 }
-                ParamKind::OutStream | ParamKind::OutEvent => {
+                ParamKind::OutStream
+                | ParamKind::OutEvent
+                | ParamKind::OutGraph
+                | ParamKind::OutGraphExec => {
                     let replay = slot.next().map(|s| s[0]).unwrap_or(0);
                     if let Some(captured) = captured_out(id) {
                         self.handles.insert(captured, replay);
                     }
                     if ret == 0 && replay != 0 {
-                        let kind = if param.kind == ParamKind::OutStream {
-                            Resource::Stream
-                        } else {
-                            Resource::Event
+                        let kind = match param.kind {
+                            ParamKind::OutStream => Resource::Stream,
+                            ParamKind::OutEvent => Resource::Event,
+                            ParamKind::OutGraph => Resource::Graph,
+                            _ => Resource::GraphExec,
                         };
                         self.live.insert(replay, kind);
                     }
+                }
+                ParamKind::FreeGraph | ParamKind::FreeGraphExec if ret == 0 => {
+                    self.live.remove(&args[i]);
                 }
                 ParamKind::FreeDevPtr | ParamKind::FreeHostPtr if ret == 0 => {
                     if let Some(captured) = p.get(id).and_then(|f| f.as_u64().ok()) {
