@@ -254,6 +254,9 @@ pub(super) struct CallBuffers {
     source_in_flight: bool,
     /// The stand-in buffer being registered.
     pub(super) registering: Option<u64>,
+    /// The call is captured into a graph as the node of this sequence id: its host side
+    /// is the node's buffer, and nothing runs until the graph is launched (`graphs`).
+    node: Option<u64>,
 }
 
 impl Ctx<'_> {
@@ -265,7 +268,10 @@ impl Ctx<'_> {
             return Ok(()); // host memory of the captured process: nothing to re-execute
         }
         let plan = plan_call(desc, &p, dir, self.proc_.limits.max_host_bytes)?;
-        let mut bufs = CallBuffers::default();
+        let mut bufs = CallBuffers {
+            node: super::graphs::captured_node(&p, ev.header.seq),
+            ..CallBuffers::default()
+        };
         let mut args = Vec::with_capacity(plan.args.len());
         for (i, arg) in plan.args.into_iter().enumerate() {
             args.push(self.encode(&p, i, arg, dir, &mut bufs)?);
@@ -286,6 +292,10 @@ impl Ctx<'_> {
         }
         self.check_ret(ev, desc.ret, ret)?;
         self.record_outputs(desc, &p, ret, &args, &bufs)?;
+        if bufs.node.is_some() {
+            // Not run yet: each launch of its graph checks it.
+            return Ok(());
+        }
         self.finish_copies(ev, desc, ret, &args, bufs.source_in_flight, bufs.d2h)
     }
 
@@ -327,6 +337,13 @@ impl Ctx<'_> {
                 bufs.registering = Some(aligned);
                 aligned
             }
+            ArgPlan::Source { what, len } if bufs.node.is_some() => {
+                let seq = bufs.node.unwrap_or_default();
+                self.node_source(seq, p, id, what, len)?
+            }
+            ArgPlan::Result { len, .. } if bufs.node.is_some() => {
+                self.node_buffer(bufs.node.unwrap_or_default(), len)?.at
+            }
             ArgPlan::Source { what, len } => {
                 bufs.source_in_flight = true;
                 self.stage_source(p, id, what, len)?
@@ -338,6 +355,19 @@ impl Ctx<'_> {
             }
             ArgPlan::Copy3D { mut parms, total } => {
                 match dir {
+                    Some(CopyDir::HostToDevice) if bufs.node.is_some() => {
+                        let seq = bufs.node.unwrap_or_default();
+                        parms.src = packed_side(
+                            self.node_source(seq, p, id, "source box", Some(total))?,
+                            parms.extent,
+                        );
+                        parms.dst.ptr = self.translate(parms.dst.ptr);
+                    }
+                    Some(CopyDir::DeviceToHost) if bufs.node.is_some() => {
+                        let seq = bufs.node.unwrap_or_default();
+                        parms.dst = packed_side(self.node_buffer(seq, total)?.at, parms.extent);
+                        parms.src.ptr = self.translate(parms.src.ptr);
+                    }
                     Some(CopyDir::HostToDevice) => {
                         let src = self.stage_source(p, id, "source box", Some(total))?;
                         bufs.source_in_flight = true;

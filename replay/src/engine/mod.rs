@@ -12,6 +12,7 @@ mod compare;
 mod copies;
 mod error;
 mod generic;
+mod graphs;
 mod kernels;
 mod outputs;
 
@@ -51,6 +52,9 @@ struct Ctx<'a> {
     registered: HashMap<u64, Vec<u8>>,
     /// Reused host buffers for copies' sources, results and expected bytes.
     staging: Staging<'a>,
+    /// Host buffers of graph copy nodes, by the sequence id of the call that made the
+    /// node (held in `registered`; `graphs`).
+    nodes: HashMap<u64, graphs::NodeBuffer>,
     /// What this replay created and has not released yet, by replay address or handle:
     /// released when the process's replay ends, so the next archive replayed in the same
     /// process (`hrr-replay --serve`) starts on an empty device.
@@ -222,6 +226,7 @@ impl<'a> Ctx<'a> {
                 self.live.clear();
                 // Registrations went with the context; the buffers are still ours.
                 self.registered.clear();
+                self.nodes.clear();
             }
             return r;
         }
@@ -237,6 +242,7 @@ impl<'a> Ctx<'a> {
             | semantic::LAUNCH_KERNEL_BY_HANDLE
             | semantic::MODULE_LAUNCH_KERNEL => self.replay_launch(ev),
             semantic::SYMBOL_ADDRESS => self.replay_symbol_address(ev),
+            semantic::GRAPH_LAUNCH => self.replay_graph_launch(ev),
             semantic::UNREPLAYABLE => {
                 self.counts.unreplayable_refused += 1;
                 let p = Payload::parse(&ev.payload)?;
@@ -300,6 +306,7 @@ pub fn replay_process(rt: &Runtime, proc_: &ProcessArchive, opts: &Options) -> P
         functions: HashMap::new(),
         registered: HashMap::new(),
         staging: Staging::new(rt, proc_.limits.max_host_bytes),
+        nodes: HashMap::new(),
         live: HashMap::new(),
         counts: Counts {
             events_total: proc_.events.len() as u64,

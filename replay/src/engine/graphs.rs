@@ -1,0 +1,216 @@
+//! Graphs at replay: the host side of copy nodes, and graph launches.
+//!
+//! A copy capture recorded into a capturing stream (`CAPTURE_FIELD`) is re-issued into
+//! replay's capturing stream, so replay's runtime builds the same node; it runs at each
+//! launch of the graph, not now. Its host side is a buffer of replay's own, one per node
+//! (named by the copy's sequence id), page-locked where the runtime allows and kept until
+//! the process's replay ends (past the life of every graph that uses it): nothing is
+//! waited for or compared when the copy is issued. A `GRAPH_LAUNCH` event restores the
+//! H2D nodes' sources and the pinned memory the graph's kernels read as they were at
+//! that launch, fills each D2H node's buffer with the complement of its expected bytes
+//! (a byte the launch never writes cannot pass), launches, waits for the stream and
+//! compares every D2H node, as for any D2H copy.
+
+use std::os::raw::{c_int, c_void};
+
+use hrr_archive::api::{self, fid, RetPolicy, Vendor, BLOB_FIELD, CAPTURE_FIELD};
+use hrr_archive::payload::{BlobRef, Payload};
+use hrr_archive::Event;
+
+use super::compare::{compare, mismatch_failure};
+use super::{Ctx, EvResult, EventError};
+
+/// One copy node's host buffer: its address and length.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) struct NodeBuffer {
+    pub(super) at: u64,
+    pub(super) len: usize,
+}
+
+/// The node a call was captured into a graph as, from its payload (None: it ran when it
+/// was issued).
+pub(super) fn captured_node(p: &Payload, seq: u64) -> Option<u64> {
+    p.get(CAPTURE_FIELD).map(|_| seq)
+}
+
+/// A node's bytes in a graph launch: (node seq, blob).
+fn node_blobs(p: &Payload, field: u16) -> Result<Vec<(u64, BlobRef)>, EventError> {
+    p.all(field)
+        .map(|f| {
+            let n = f.as_nested()?;
+            Ok((
+                n.u64(fid::NODE_SEQ, "node seq")?,
+                n.blob(fid::NODE_BYTES, "node bytes")?,
+            ))
+        })
+        .collect()
+}
+
+impl Ctx<'_> {
+    /// A host buffer of `len` bytes for node `seq` (page-locked where the runtime allows:
+    /// a graph's copies run asynchronously at each launch), made once.
+    pub(super) fn node_buffer(&mut self, seq: u64, len: u64) -> Result<NodeBuffer, EventError> {
+        let n = self.host_len(len, "a graph copy node's host side")?;
+        if let Some(b) = self.nodes.get(&seq) {
+            return Ok(*b);
+        }
+        let bytes = n
+            .checked_add(4096)
+            .ok_or(crate::staging::NoMemory { bytes: n })?;
+        let mut probe: Vec<u8> = Vec::new();
+        probe
+            .try_reserve_exact(bytes)
+            .map_err(|_| crate::staging::NoMemory { bytes })?;
+        drop(probe);
+        let mut buf = vec![0u8; bytes];
+        let at = (buf.as_mut_ptr() as u64 + 4095) & !4095;
+        // SAFETY: HostRegister of `n` bytes inside `buf`, which `registered` keeps alive
+        // until release_all unregisters it. A refusal leaves it pageable, which copies
+        // accept.
+        let _ = unsafe {
+            self.rt
+                .call_table(api::id::HostRegister, &[at, n as u64, 0])
+        };
+        self.registered.insert(at, buf);
+        let b = NodeBuffer { at, len: n };
+        self.nodes.insert(seq, b);
+        Ok(b)
+    }
+
+    /// An H2D node's source: its buffer, holding the bytes capture stored with the call
+    /// (each launch restores what the node reads then).
+    pub(super) fn node_source(
+        &mut self,
+        seq: u64,
+        p: &Payload,
+        id: u16,
+        what: &'static str,
+        len: Option<u64>,
+    ) -> Result<u64, EventError> {
+        let r = p.blob(BLOB_FIELD | id, what)?;
+        if let Some(n) = len.filter(|&n| n != r.len) {
+            return Err(EventError::BlobLength {
+                what,
+                blob: r.len,
+                copy: n,
+            });
+        }
+        let b = self.node_buffer(seq, r.len)?;
+        self.proc_.load_blob_into(&r, self.node_bytes(b))?;
+        Ok(b.at)
+    }
+
+    fn node_bytes(&mut self, b: NodeBuffer) -> &mut [u8] {
+        // SAFETY: `b` lies inside a buffer `registered` owns (node_buffer made it), and
+        // the returned borrow of `self` keeps it from being released meanwhile.
+        unsafe { std::slice::from_raw_parts_mut(b.at as usize as *mut u8, b.len) }
+    }
+
+    /// The node a graph launch names, which replay must have built.
+    fn launched_node(&self, seq: u64, r: &BlobRef) -> Result<NodeBuffer, EventError> {
+        let b = self.nodes.get(&seq).copied().ok_or_else(|| {
+            EventError::Inconsistent(format!(
+                "the graph launch names node seq {seq}, which replay never built as a graph copy"
+            ))
+        })?;
+        if b.len as u64 != r.len {
+            return Err(EventError::BlobLength {
+                what: "graph node bytes",
+                blob: r.len,
+                copy: b.len as u64,
+            });
+        }
+        Ok(b)
+    }
+
+    pub(super) fn replay_graph_launch(&mut self, ev: &Event) -> EvResult {
+        let p = Payload::parse(&ev.payload)?;
+        let exec = self.handle(p.handle(fid::HANDLE, "graph exec")?)?;
+        let stream = self.handle(p.handle(fid::STREAM, "stream")?)?;
+        for (seq, r) in node_blobs(&p, fid::GRAPH_INPUT)? {
+            let b = self.launched_node(seq, &r)?;
+            self.proc_.load_blob_into(&r, self.node_bytes(b))?;
+        }
+        self.restore_pinned_snapshots(&p)?;
+        let mut outputs = Vec::new();
+        for (seq, r) in node_blobs(&p, fid::GRAPH_OUTPUT)? {
+            let b = self.launched_node(seq, &r)?;
+            let expected = self.proc_.load_blob(&r)?;
+            for (d, e) in self.node_bytes(b).iter_mut().zip(&expected) {
+                *d = !e;
+            }
+            outputs.push((seq, b, expected));
+        }
+        let name = match self.rt.vendor {
+            Vendor::Cuda => "cudaGraphLaunch",
+            Vendor::Hip => "hipGraphLaunch",
+        };
+        let f = self.rt.require(name)?;
+        // SAFETY: `f` is the runtime's cudaGraphLaunch / hipGraphLaunch, C type
+        // int(graphExec, stream).
+        let f: unsafe extern "C" fn(*mut c_void, *mut c_void) -> c_int =
+            unsafe { std::mem::transmute(f) };
+        // SAFETY: an executable graph and a stream this replay created (or 0..2).
+        let ret = unsafe { f(exec as usize as *mut c_void, stream as usize as *mut c_void) };
+        self.check_ret(ev, RetPolicy::Exact, ret)?;
+        if ret != 0 || outputs.is_empty() {
+            return Ok(());
+        }
+        if p.get(fid::GRAPH_UNCHECKED).is_some() {
+            // Launched into a capturing stream: the graph has not run.
+            return Ok(());
+        }
+        self.stream_sync(stream, "graph outputs")?;
+        for (seq, b, expected) in outputs {
+            let found = self.node_bytes(b).to_vec();
+            match compare(&expected, &found) {
+                None => self.counts.d2h_pass += 1,
+                Some(m) => {
+                    self.counts.d2h_fail += 1;
+                    let api = format!("{name} (D2H node seq {seq})");
+                    let f = mismatch_failure(
+                        self.proc_.entry.pid,
+                        ev.header.seq,
+                        api,
+                        expected.len(),
+                        m,
+                    );
+                    self.failures.push(f);
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use hrr_archive::payload::PayloadWriter;
+    use hrr_archive::ContentHash;
+
+    #[test]
+    fn a_launch_names_its_nodes_bytes_and_a_captured_call_its_node() {
+        let r = BlobRef {
+            hash: ContentHash::of(b"abcd"),
+            len: 4,
+        };
+        let mut w = PayloadWriter::new();
+        w.handle(fid::HANDLE, 0xe0);
+        for seq in [12u64, 15] {
+            let mut n = PayloadWriter::new();
+            n.u64(fid::NODE_SEQ, seq).blob(fid::NODE_BYTES, r);
+            w.nested(fid::GRAPH_OUTPUT, &n);
+        }
+        let bytes = w.finish();
+        let p = Payload::parse(&bytes).unwrap();
+        let outs = node_blobs(&p, fid::GRAPH_OUTPUT).unwrap();
+        assert_eq!(outs, vec![(12, r), (15, r)]);
+        assert!(node_blobs(&p, fid::GRAPH_INPUT).unwrap().is_empty());
+        assert_eq!(captured_node(&p, 3), None);
+        let mut w = PayloadWriter::new();
+        w.u64(CAPTURE_FIELD, 77);
+        let bytes = w.finish();
+        assert_eq!(captured_node(&Payload::parse(&bytes).unwrap(), 3), Some(3));
+    }
+}
