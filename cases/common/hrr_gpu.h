@@ -76,6 +76,23 @@
 #define hipErrorNotReady cudaErrorNotReady
 #define hipErrorInvalidDevice cudaErrorInvalidDevice
 #define hipErrorOutOfMemory cudaErrorMemoryAllocation
+#define hipGraph_t cudaGraph_t
+#define hipGraphExec_t cudaGraphExec_t
+#define hipStreamCaptureMode cudaStreamCaptureMode
+#define hipStreamCaptureModeGlobal cudaStreamCaptureModeGlobal
+#define hipStreamCaptureModeThreadLocal cudaStreamCaptureModeThreadLocal
+#define hipStreamCaptureModeRelaxed cudaStreamCaptureModeRelaxed
+#define hipStreamCaptureStatus cudaStreamCaptureStatus
+#define hipStreamCaptureStatusNone cudaStreamCaptureStatusNone
+#define hipStreamCaptureStatusActive cudaStreamCaptureStatusActive
+#define hipStreamBeginCapture cudaStreamBeginCapture
+#define hipStreamEndCapture cudaStreamEndCapture
+#define hipStreamIsCapturing cudaStreamIsCapturing
+#define hipThreadExchangeStreamCaptureMode cudaThreadExchangeStreamCaptureMode
+#define hipGraphInstantiateWithFlags cudaGraphInstantiateWithFlags
+#define hipGraphLaunch cudaGraphLaunch
+#define hipGraphExecDestroy cudaGraphExecDestroy
+#define hipGraphDestroy cudaGraphDestroy
 #endif
 
 #include <cstdio>
