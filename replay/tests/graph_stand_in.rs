@@ -1,0 +1,163 @@
+//! Stream capture into a graph, end to end without a GPU: a C program
+//! (tests/stand_in/graph_program.c) captures two streams joined by events in global mode
+//! while a second thread copies on a stream of its own, then launches the graph three
+//! times with new input, against a stand-in runtime (tests/stand_in/graph_runtime.c) that
+//! enforces stream capture's rules: waiting for a capturing stream, or for any stream
+//! from a thread in global mode while another thread captures globally, invalidates the
+//! capture and EndCapture fails. The program must run under libhrr_capture.so as it runs
+//! without it; the archive must hold each launch's input and output; replay against the
+//! same runtime must pass every D2H check, and fail exactly an edited graph output.
+//!
+//! Needs cc.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use hrr_archive::api::{fid, id, semantic, BLOB_FIELD, CAPTURE_FIELD};
+use hrr_archive::payload::Payload;
+use hrr_archive::{Archive, Limits};
+use hrr_contract::{ReplayResult, Verdict};
+
+fn cc(args: &[&str]) {
+    let o = Command::new("cc").args(args).output().expect("cc");
+    assert!(
+        o.status.success(),
+        "cc {args:?}: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+}
+
+/// The stand-in runtime (as libcudart.so.13) and the program, built into `dir`.
+fn build(dir: &Path) -> (PathBuf, PathBuf) {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/stand_in");
+    let lib = dir.join("libcudart.so.13");
+    let exe = dir.join("graph_program");
+    cc(&[
+        "-O1",
+        "-shared",
+        "-fPIC",
+        "-Wl,-soname,libcudart.so.13",
+        "-o",
+        &lib.to_string_lossy(),
+        &src.join("graph_runtime.c").to_string_lossy(),
+        "-lpthread",
+    ]);
+    cc(&[
+        "-O1",
+        "-o",
+        &exe.to_string_lossy(),
+        &src.join("graph_program.c").to_string_lossy(),
+        &format!("-L{}", dir.display()),
+        "-l:libcudart.so.13",
+        &format!("-Wl,-rpath,{}", dir.display()),
+        "-lpthread",
+    ]);
+    (lib, exe)
+}
+
+fn capture_so() -> PathBuf {
+    let exe = PathBuf::from(env!("CARGO_BIN_EXE_hrr-replay"));
+    let dir = exe.parent().unwrap().to_path_buf();
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let mut c = Command::new(cargo);
+    c.args(["build", "-q", "-p", "hrr-capture"]);
+    if dir.ends_with("release") {
+        c.arg("--release");
+    }
+    let _ = c.status();
+    let so = dir.join("libhrr_capture.so");
+    assert!(so.is_file(), "libhrr_capture.so was not built");
+    so
+}
+
+/// Replays `archive` against the stand-in runtime: its result.
+fn replay(lib: &Path, archive: &Path) -> ReplayResult {
+    let json = archive.with_extension("json");
+    let o = Command::new(env!("CARGO_BIN_EXE_hrr-replay"))
+        .arg(archive)
+        .arg("--json")
+        .arg(&json)
+        .env("HRR_REPLAY_CUDART", lib)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&o.stdout).to_string();
+    let r: ReplayResult = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    assert_eq!(r.exit_code as i32, o.status.code().unwrap(), "{text}");
+    r
+}
+
+#[test]
+fn a_captured_graph_is_recorded_without_changing_the_program_and_replayed() {
+    let d = tempfile::tempdir().unwrap();
+    let (lib, exe) = build(d.path());
+    let native = Command::new(&exe).output().unwrap();
+    assert!(native.status.success(), "native: {native:?}");
+
+    let out = d.path().join("archive");
+    let run = Command::new(&exe)
+        .env("HRR_CAPTURE_OUTPUT", &out)
+        .env("LD_PRELOAD", capture_so())
+        .output()
+        .unwrap();
+    assert_eq!(
+        run.status.code(),
+        native.status.code(),
+        "capture changed the program: {}{}",
+        String::from_utf8_lossy(&run.stdout),
+        String::from_utf8_lossy(&run.stderr)
+    );
+
+    let a = Archive::open(&out, Limits::default()).unwrap();
+    let p = &a.processes[0];
+    assert!(p.manifest.capture_failures.is_empty());
+    let payload = |i: usize| Payload::parse(&p.events[i].payload).unwrap();
+    // The copies made into the capturing streams carry their capture; the D2H one has no
+    // expected bytes of its own (it had not run).
+    let captured: Vec<usize> = (0..p.events.len())
+        .filter(|&i| payload(i).get(CAPTURE_FIELD).is_some())
+        .collect();
+    assert_eq!(captured.len(), 2, "the H2D and the D2H copy of the graph");
+    let d2h_node = p.events[captured[1]].header.seq;
+    assert_eq!(p.events[captured[1]].header.api_id, id::MemcpyAsync);
+    assert!(payload(captured[1]).get(BLOB_FIELD | 1).is_none());
+    // Each launch: the input as it was at that launch, the output after it.
+    let launches: Vec<usize> = (0..p.events.len())
+        .filter(|&i| p.events[i].header.api_id == semantic::GRAPH_LAUNCH)
+        .collect();
+    assert_eq!(launches.len(), 3);
+    for (l, &i) in launches.iter().enumerate() {
+        let pl = payload(i);
+        let node = |f: u16| {
+            let n = pl.get(f).unwrap().as_nested().unwrap();
+            let bytes = p.load_blob(&n.blob(fid::NODE_BYTES, "bytes").unwrap());
+            (n.u64(fid::NODE_SEQ, "seq").unwrap(), bytes.unwrap())
+        };
+        let want: Vec<u8> = (0..256).map(|b| (b * 7 + l * 50) as u8).collect();
+        let (in_seq, input) = node(fid::GRAPH_INPUT);
+        let (out_seq, output) = node(fid::GRAPH_OUTPUT);
+        assert_eq!(
+            (in_seq, out_seq),
+            (p.events[captured[0]].header.seq, d2h_node)
+        );
+        assert_eq!((input, output), (want.clone(), want), "launch {l}");
+    }
+
+    let r = replay(&lib, &out);
+    assert_eq!(r.verdict, Verdict::Pass, "{:?}", r.failures);
+    // Three launches' D2H node and the second thread's copy.
+    assert_eq!((r.counts.d2h_pass, r.counts.d2h_fail), (4, 0));
+
+    // One byte of the second launch's output edited: exactly that check fails.
+    let seq = p.events[launches[1]].header.seq;
+    let edited = Command::new(env!("CARGO_BIN_EXE_hrr-replay"))
+        .args(["--edit-expected", "5", "--seq", &seq.to_string()])
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(edited.status.success(), "{edited:?}");
+    let r = replay(&lib, &out);
+    assert_eq!((r.counts.d2h_pass, r.counts.d2h_fail), (3, 1));
+    let f = &r.failures[0];
+    assert_eq!((f.seq, f.first_differing_offset), (seq, Some(5)));
+    assert!(f.api.contains(&format!("node seq {d2h_node}")), "{}", f.api);
+}

@@ -1,0 +1,198 @@
+/* A stand-in CUDA runtime with stream capture, for the GPU-free graph test: "device"
+ * memory is host memory, an async copy on an ordinary stream runs when its stream is
+ * waited for, a copy on a capturing stream becomes a node of the capture's graph, and a
+ * graph launch runs its nodes in order. It enforces the rules that made capture change
+ * real programs (issue 12):
+ *  - waiting for a capturing stream is illegal: the capture is invalidated and the wait
+ *    fails (900, cudaErrorStreamCaptureUnsupported);
+ *  - a thread in global mode may not wait for any stream while another thread captures
+ *    in global mode (nor while it captures itself in a mode other than relaxed): the
+ *    capture is invalidated and the wait fails;
+ *  - ending an invalidated capture returns no graph and 901
+ *    (cudaErrorStreamCaptureInvalidated).
+ * cudaThreadExchangeStreamCaptureMode sets the calling thread's mode. One device. */
+#include <pthread.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { OK = 0, INVALID = 1, UNSUPPORTED = 900, INVALIDATED = 901 };
+enum { GLOBAL = 0, THREAD_LOCAL = 1, RELAXED = 2 };
+#define MAX 64
+
+struct op { void *dst; const void *src; size_t n; };
+struct ops { struct op op[MAX]; int n; };
+struct capture { int live, invalid, mode; pthread_t thread; struct ops ops; };
+struct stream { int used, capture; struct ops pending; };
+struct event { int used, capture; };
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static struct capture captures[MAX];
+static struct stream streams[MAX];
+static struct event events[MAX];
+static struct ops graphs[MAX], execs[MAX];
+static int ncaptures = 1, ngraphs = 1, nexecs = 1;
+static __thread int thread_mode = GLOBAL;
+
+/* Handles are small integers shifted past the default streams (0, 1, 2). */
+#define H(i) ((void *)(uintptr_t)(0x100 + (i)))
+#define I(h) ((int)((uintptr_t)(h) - 0x100))
+static int valid(void *h) { int i = I(h); return i > 0 && i < MAX; }
+
+static void push(struct ops *o, void *dst, const void *src, size_t n) {
+    if (o->n < MAX) o->op[o->n++] = (struct op){dst, src, n};
+}
+static void run(struct ops *o) {
+    for (int i = 0; i < o->n; i++) memmove(o->op[i].dst, o->op[i].src, o->op[i].n);
+}
+
+/* The capture that forbids this thread an unsafe call, or 0. */
+static int forbidding(void) {
+    for (int c = 1; c < ncaptures; c++) {
+        if (!captures[c].live || captures[c].invalid) continue;
+        int mine = pthread_equal(captures[c].thread, pthread_self());
+        if (mine && captures[c].mode != RELAXED) return c;
+        if (!mine && captures[c].mode == GLOBAL && thread_mode == GLOBAL) return c;
+    }
+    return 0;
+}
+
+int cudaGetDeviceCount(int *n) { *n = 1; return OK; }
+int cudaGetDevice(int *d) { *d = 0; return OK; }
+int cudaSetDevice(int d) { return d == 0 ? OK : INVALID; }
+int cudaDeviceSynchronize(void) { return OK; }
+int cudaMalloc(void **p, size_t n) { *p = calloc(1, n ? n : 1); return OK; }
+int cudaFree(void *p) { free(p); return OK; }
+int cudaHostAlloc(void **p, size_t n, unsigned f) { (void)f; *p = calloc(1, n ? n : 1); return OK; }
+int cudaFreeHost(void *p) { free(p); return OK; }
+int cudaHostRegister(void *p, size_t n, unsigned f) { (void)p; (void)n; (void)f; return OK; }
+int cudaHostUnregister(void *p) { (void)p; return OK; }
+
+int cudaStreamCreateWithFlags(void **s, unsigned f) {
+    (void)f;
+    pthread_mutex_lock(&lock);
+    int i = 1;
+    while (i < MAX && streams[i].used) i++;
+    if (i < MAX) streams[i] = (struct stream){1, 0, {{{0}}, 0}};
+    pthread_mutex_unlock(&lock);
+    if (i == MAX) return INVALID;
+    *s = H(i);
+    return OK;
+}
+int cudaStreamDestroy(void *s) { if (valid(s)) streams[I(s)].used = 0; return OK; }
+int cudaEventCreateWithFlags(void **e, unsigned f) {
+    (void)f;
+    pthread_mutex_lock(&lock);
+    int i = 1;
+    while (i < MAX && events[i].used) i++;
+    if (i < MAX) events[i] = (struct event){1, 0};
+    pthread_mutex_unlock(&lock);
+    if (i == MAX) return INVALID;
+    *e = H(i);
+    return OK;
+}
+int cudaEventDestroy(void *e) { if (valid(e)) events[I(e)].used = 0; return OK; }
+
+int cudaMemcpyAsync(void *dst, const void *src, size_t n, int kind, void *s) {
+    (void)kind;
+    if (!valid(s)) { memmove(dst, src, n); return OK; }
+    pthread_mutex_lock(&lock);
+    struct stream *st = &streams[I(s)];
+    if (st->capture) push(&captures[st->capture].ops, dst, src, n);
+    else push(&st->pending, dst, src, n);
+    pthread_mutex_unlock(&lock);
+    return OK;
+}
+
+int cudaStreamSynchronize(void *s) {
+    pthread_mutex_lock(&lock);
+    int r = OK;
+    struct stream *st = valid(s) ? &streams[I(s)] : 0;
+    int c = st && st->capture ? st->capture : forbidding();
+    if (c) {
+        captures[c].invalid = 1;
+        r = UNSUPPORTED;
+    } else if (st) {
+        run(&st->pending);
+        st->pending.n = 0;
+    }
+    pthread_mutex_unlock(&lock);
+    return r;
+}
+
+int cudaEventRecord(void *e, void *s) {
+    if (!valid(e)) return INVALID;
+    events[I(e)].capture = valid(s) ? streams[I(s)].capture : 0;
+    return OK;
+}
+int cudaStreamWaitEvent(void *s, void *e, unsigned f) {
+    (void)f;
+    if (!valid(s) || !valid(e)) return INVALID;
+    int c = events[I(e)].capture;
+    if (c && captures[c].live) streams[I(s)].capture = c;
+    return OK;
+}
+
+int cudaStreamBeginCapture(void *s, int mode) {
+    if (!valid(s) || streams[I(s)].capture) return INVALID;
+    pthread_mutex_lock(&lock);
+    int c = ncaptures++;
+    captures[c] = (struct capture){1, 0, mode, pthread_self(), {{{0}}, 0}};
+    streams[I(s)].capture = c;
+    pthread_mutex_unlock(&lock);
+    return OK;
+}
+int cudaStreamEndCapture(void *s, void **graph) {
+    if (!valid(s) || !streams[I(s)].capture) return INVALID;
+    pthread_mutex_lock(&lock);
+    int c = streams[I(s)].capture;
+    for (int i = 1; i < MAX; i++) if (streams[i].capture == c) streams[i].capture = 0;
+    captures[c].live = 0;
+    int r = OK;
+    if (captures[c].invalid) {
+        *graph = 0;
+        r = INVALIDATED;
+    } else {
+        int g = ngraphs++;
+        graphs[g] = captures[c].ops;
+        *graph = H(g);
+    }
+    pthread_mutex_unlock(&lock);
+    return r;
+}
+static int status_of(void *s) {
+    int c = valid(s) ? streams[I(s)].capture : 0;
+    return c ? (captures[c].invalid ? 2 : 1) : 0;
+}
+int cudaStreamIsCapturing(void *s, int *status) { *status = status_of(s); return OK; }
+int cudaStreamGetCaptureInfo(void *s, int *status, unsigned long long *id, void *g, void *d,
+                             void *e, void *n) {
+    (void)g; (void)d; (void)e; (void)n;
+    *status = status_of(s);
+    if (id) *id = valid(s) ? (unsigned long long)streams[I(s)].capture : 0;
+    return OK;
+}
+int cudaThreadExchangeStreamCaptureMode(int *mode) {
+    int old = thread_mode;
+    thread_mode = *mode;
+    *mode = old;
+    return OK;
+}
+
+int cudaGraphInstantiateWithFlags(void **exec, void *graph, unsigned long long f) {
+    (void)f;
+    if (!valid(graph)) return INVALID;
+    int x = nexecs++;
+    execs[x] = graphs[I(graph)];
+    *exec = H(x);
+    return OK;
+}
+/* The graph's nodes run at launch: its H2D nodes read their host source now. */
+int cudaGraphLaunch(void *exec, void *s) {
+    (void)s;
+    if (!valid(exec)) return INVALID;
+    run(&execs[I(exec)]);
+    return OK;
+}
+int cudaGraphExecDestroy(void *exec) { return valid(exec) ? OK : INVALID; }
+int cudaGraphDestroy(void *graph) { return valid(graph) ? OK : INVALID; }
