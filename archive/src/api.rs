@@ -97,7 +97,13 @@ pub enum ParamKind {
     /// (the mode restricts other calls, never what the graph holds): the captured mode
     /// would forbid the other threads' calls that now share replay's thread.
     CaptureMode,
+    /// `cudaGraphInstantiateParams*` (flags, upload stream, and two outputs: 32 bytes):
+    /// recorded as its bytes; replay passes the flags and its own upload stream.
+    InstantiateParams,
 }
+
+/// Size of `cudaGraphInstantiateParams` (u64 flags, stream, node out, result out + pad).
+pub const INSTANTIATE_PARAMS_SIZE: u64 = 32;
 
 /// What replay expects of the call's return code.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -193,6 +199,7 @@ macro_rules! hrr_api_table {
             (75, GraphInstantiate, cudaGraphInstantiate, none, Exact; exec: *mut *mut ::std::os::raw::c_void => OutGraphExec, graph: *mut ::std::os::raw::c_void => Graph, flags: u64 => Value),
             (76, HipGraphInstantiate, none, hipGraphInstantiate, Exact; exec: *mut *mut ::std::os::raw::c_void => OutGraphExec, graph: *mut ::std::os::raw::c_void => Graph, error_node: *mut ::std::os::raw::c_void => OutStruct, log: *mut ::std::os::raw::c_void => OutStruct, log_size: usize => Value),
             (77, GraphInstantiateWithFlags, cudaGraphInstantiateWithFlags, hipGraphInstantiateWithFlags, Exact; exec: *mut *mut ::std::os::raw::c_void => OutGraphExec, graph: *mut ::std::os::raw::c_void => Graph, flags: u64 => Value),
+            (80, GraphInstantiateWithParams, cudaGraphInstantiateWithParams, none, Exact; exec: *mut *mut ::std::os::raw::c_void => OutGraphExec, graph: *mut ::std::os::raw::c_void => Graph, params: *mut ::std::os::raw::c_void => InstantiateParams),
             (78, GraphExecDestroy, cudaGraphExecDestroy, hipGraphExecDestroy, Exact; exec: *mut ::std::os::raw::c_void => FreeGraphExec),
             (79, GraphDestroy, cudaGraphDestroy, hipGraphDestroy, Exact; graph: *mut ::std::os::raw::c_void => FreeGraph),
             (46, EventDestroy, cudaEventDestroy, hipEventDestroy, Exact; event: *mut ::std::os::raw::c_void => Event),

@@ -234,6 +234,11 @@ impl Recorder<'_> {
                 at: _,
                 expect_output,
             } => self.parms_3d(fid, expect_output),
+            Plan::StructBytes { at, len } => {
+                // SAFETY: a struct of this row's parameter kind, which the call read and
+                // wrote in full.
+                self.p.bytes(fid, unsafe { host_bytes(at, len) }, false);
+            }
         }
     }
 

@@ -138,7 +138,10 @@ pub fn after_row(before: BeforeRow, row: u16, args: &[u64], ret: i32) {
                 with(|r| r.end_capture(seq, graph));
             }
         }
-        id::GraphInstantiate | id::HipGraphInstantiate | id::GraphInstantiateWithFlags => {
+        id::GraphInstantiate
+        | id::HipGraphInstantiate
+        | id::GraphInstantiateWithFlags
+        | id::GraphInstantiateWithParams => {
             if let Some(exec) = out(0) {
                 with(|r| r.instantiate(args[1], exec));
             }

@@ -65,6 +65,12 @@ pub enum Param {
     Parms3D {
         at: u64,
     },
+    /// A pointer to a struct of `len` bytes recorded as it is (graph instantiation
+    /// parameters).
+    Struct {
+        at: u64,
+        len: u64,
+    },
 }
 
 /// Parameter `i` of a call of `desc` with raw `args`.
@@ -130,6 +136,10 @@ pub fn decode(desc: &ApiDesc, i: usize, args: &[u64]) -> Param {
             region: rows(pitch, width, height),
         },
         ParamKind::Copy3DParms => Param::Parms3D { at: a },
+        ParamKind::InstantiateParams => Param::Struct {
+            at: a,
+            len: hrr_archive::api::INSTANTIATE_PARAMS_SIZE,
+        },
     }
 }
 
@@ -191,6 +201,11 @@ pub enum Plan {
         at: u64,
         expect_output: bool,
     },
+    /// `len` bytes read at `at`, as they are after the call.
+    StructBytes {
+        at: u64,
+        len: u64,
+    },
 }
 
 /// Capture's policy for one parameter: what a call with result `ret` and copy direction
@@ -235,6 +250,8 @@ pub fn plan(param: Param, ret: c_int, dir: Option<CopyDir>) -> Plan {
             at,
             expect_output: d2h_done,
         },
+        Param::Struct { at: 0, .. } => Plan::Null(FieldType::Bytes),
+        Param::Struct { at, len } => Plan::StructBytes { at, len },
     }
 }
 
@@ -437,6 +454,29 @@ mod tests {
         // "default": the direction follows where the pointers live.
         let dir = copy_dir(d, &[0x40], Some(&parms), |a| a == 0x100);
         assert_eq!(dir, Some(CopyDir::DeviceToHost));
+    }
+
+    #[test]
+    fn graph_handles_are_handles_and_instantiation_parameters_their_bytes() {
+        // cudaStreamEndCapture(stream, &graph): a handle in, a handle out.
+        let p = params_of(id::StreamEndCapture, &[0x51, 0x7000]);
+        assert_eq!(p, [Param::Handle(0x51), Param::OutHandle { at: 0x7000 }]);
+        assert_eq!(plan(p[1], 0, None), Plan::ReadHandle { at: 0x7000 });
+        assert_eq!(plan(p[1], 901, None), Plan::Null(FieldType::Handle));
+        // The capture mode is recorded as given.
+        let p = params_of(id::StreamBeginCapture, &[0x51, 0]);
+        assert_eq!(p[1], Param::Value(0));
+        // cudaGraphInstantiateWithParams(&exec, graph, &params).
+        let p = params_of(id::GraphInstantiateWithParams, &[0x10, 0xa0, 0x40]);
+        assert_eq!(p[2], Param::Struct { at: 0x40, len: 32 });
+        assert_eq!(plan(p[2], 0, None), Plan::StructBytes { at: 0x40, len: 32 });
+        let none = params_of(id::GraphInstantiateWithParams, &[0x10, 0xa0, 0])[2];
+        assert_eq!(plan(none, 1, None), Plan::Null(FieldType::Bytes));
+        assert_eq!(
+            params_of(id::GraphDestroy, &[0xa0]),
+            [Param::Handle(0xa0)],
+            "a graph is no allocation: destroying it changes no allocation table"
+        );
     }
 
     #[test]

@@ -11,7 +11,9 @@
 
 use std::collections::HashMap;
 
-use hrr_archive::api::{memcpy3d, ApiDesc, CopyDir, ParamKind, COPY_DIR_FIELD};
+use hrr_archive::api::{
+    memcpy3d, ApiDesc, CopyDir, ParamKind, COPY_DIR_FIELD, INSTANTIATE_PARAMS_SIZE,
+};
 use hrr_archive::payload::Payload;
 use hrr_archive::Event;
 
@@ -47,6 +49,9 @@ enum ArgPlan {
     /// 3D copy parameters (passed by pointer); the host side is staged by the copy's
     /// direction, the device side translated.
     Copy3D { parms: memcpy3d::Parms, total: u64 },
+    /// Graph instantiation parameters: the captured flags and upload stream, passed by
+    /// pointer with the outputs cleared.
+    Instantiate { flags: u64, upload_stream: u64 },
 }
 
 /// A decoded call: one plan per parameter, and pitch arguments to replace because the
@@ -118,6 +123,25 @@ fn plan_copy3d(p: &Payload, i: usize, max_host_bytes: u64) -> Result<ArgPlan, Ev
     Ok(ArgPlan::Copy3D { parms, total })
 }
 
+/// Graph instantiation parameters as captured: flags and upload stream.
+fn plan_instantiate(p: &Payload, i: usize) -> Result<ArgPlan, EventError> {
+    if p.get(ApiDesc::field_id(i)).is_some_and(|f| f.is_null()) {
+        return Ok(ArgPlan::Value(0));
+    }
+    let raw = p.bytes(ApiDesc::field_id(i), "instantiation parameters")?;
+    if raw.len() as u64 != INSTANTIATE_PARAMS_SIZE {
+        return Err(EventError::Inconsistent(format!(
+            "instantiation parameters are {} bytes, not {INSTANTIATE_PARAMS_SIZE}",
+            raw.len()
+        )));
+    }
+    let word = |k: usize| u64::from_le_bytes(raw[k * 8..k * 8 + 8].try_into().unwrap_or([0; 8]));
+    Ok(ArgPlan::Instantiate {
+        flags: word(0),
+        upload_stream: word(1),
+    })
+}
+
 /// Decodes a call's payload and decides, per parameter kind, what replay passes; `dir`
 /// is the copy direction capture resolved (`copy_dir`).
 fn plan_call(
@@ -164,6 +188,7 @@ fn plan_call(
                 ArgPlan::RegisterHost(n)
             }
             ParamKind::Copy3DParms => plan_copy3d(p, i, max_host_bytes)?,
+            ParamKind::InstantiateParams => plan_instantiate(p, i)?,
             ParamKind::CopySrc2D(pitch, width, height)
             | ParamKind::CopyDst2D(pitch, width, height) => {
                 let value = captured(p, i, param.name)?;
@@ -388,6 +413,16 @@ impl Ctx<'_> {
                 bufs.keep.push(parms.encode().to_vec());
                 bufs.keep.last().map(|d| d.as_ptr() as u64).unwrap_or(0)
             }
+            ArgPlan::Instantiate {
+                flags,
+                upload_stream,
+            } => {
+                let mut raw = vec![0u8; INSTANTIATE_PARAMS_SIZE as usize];
+                raw[..8].copy_from_slice(&flags.to_le_bytes());
+                raw[8..16].copy_from_slice(&self.handle(upload_stream)?.to_le_bytes());
+                bufs.keep.push(raw);
+                bufs.keep.last().map(|d| d.as_ptr() as u64).unwrap_or(0)
+            }
         })
     }
 }
@@ -564,6 +599,63 @@ mod tests {
         let p = Payload::parse(&bytes).unwrap();
         let e = plan_of(id::Memcpy3D, &p, 1 << 20).unwrap_err();
         assert!(matches!(e, EventError::Unsupported(_)), "{e:?}");
+    }
+
+    #[test]
+    fn instantiation_parameters_keep_flags_and_map_the_upload_stream() {
+        let mut raw = vec![0u8; 32];
+        raw[..8].copy_from_slice(&1u64.to_le_bytes());
+        raw[8..16].copy_from_slice(&0x5100u64.to_le_bytes());
+        raw[16..24].copy_from_slice(&0xdeadu64.to_le_bytes());
+        let bytes = payload(|w| {
+            w.devptr(1, 0x10).handle(2, 0xa0);
+            w.bytes(3, &raw, false);
+        });
+        let p = Payload::parse(&bytes).unwrap();
+        let plan = plan_of(id::GraphInstantiateWithParams, &p, 1 << 20).unwrap();
+        assert_eq!(
+            plan.args,
+            vec![
+                ArgPlan::OutSlot,
+                ArgPlan::Handle(0xa0),
+                ArgPlan::Instantiate {
+                    flags: 1,
+                    upload_stream: 0x5100
+                }
+            ]
+        );
+        let bytes = payload(|w| {
+            w.bytes(3, &raw[..16], false);
+        });
+        let e = plan_instantiate(&Payload::parse(&bytes).unwrap(), 2).unwrap_err();
+        assert!(e.to_string().contains("16 bytes, not 32"), "{e}");
+        let bytes = payload(|w| {
+            w.null(3, FieldType::Bytes);
+        });
+        let p = Payload::parse(&bytes).unwrap();
+        assert_eq!(plan_instantiate(&p, 2).unwrap(), ArgPlan::Value(0));
+    }
+
+    #[test]
+    fn a_capture_begins_relaxed_and_graph_handles_map() {
+        let bytes = payload(|w| {
+            w.handle(1, 0x5100).u64(2, 0);
+        });
+        let p = Payload::parse(&bytes).unwrap();
+        let plan = plan_of(id::StreamBeginCapture, &p, 1 << 20).unwrap();
+        assert_eq!(
+            plan.args,
+            vec![
+                ArgPlan::Handle(0x5100),
+                ArgPlan::Value(CAPTURE_MODE_RELAXED)
+            ]
+        );
+        let bytes = payload(|w| {
+            w.handle(1, 0xe0).handle(2, 0x5100);
+        });
+        let p = Payload::parse(&bytes).unwrap();
+        let plan = plan_of(id::StreamEndCapture, &p, 1 << 20).unwrap();
+        assert_eq!(plan.args, vec![ArgPlan::Handle(0xe0), ArgPlan::OutSlot]);
     }
 
     #[test]
