@@ -100,7 +100,19 @@ pub enum ParamKind {
     /// `cudaGraphInstantiateParams*` (flags, upload stream, and two outputs: 32 bytes):
     /// recorded as its bytes; replay passes the flags and its own upload stream.
     InstantiateParams,
+    /// `cudaGraphNode_t*` out: a node an explicit graph gains (a handle replay maps; the
+    /// graph owns it).
+    OutGraphNode,
+    /// `const cudaGraphNode_t*` of the named count: a node's dependencies, each a node
+    /// handle that replay maps like a stream's.
+    GraphNodes(&'static str),
+    /// `const cudaMemsetParams*` (dst, pitch, value, element size, width, height: 40
+    /// bytes): recorded as its bytes; replay translates `dst`.
+    MemsetNodeParams,
 }
+
+/// Size of `cudaMemsetParams`.
+pub const MEMSET_PARAMS_SIZE: u64 = 40;
 
 /// Size of `cudaGraphInstantiateParams` (u64 flags, stream, node out, result out + pad).
 pub const INSTANTIATE_PARAMS_SIZE: u64 = 32;
@@ -200,6 +212,13 @@ macro_rules! hrr_api_table {
             (76, HipGraphInstantiate, none, hipGraphInstantiate, Exact; exec: *mut *mut ::std::os::raw::c_void => OutGraphExec, graph: *mut ::std::os::raw::c_void => Graph, error_node: *mut ::std::os::raw::c_void => OutStruct, log: *mut ::std::os::raw::c_void => OutStruct, log_size: usize => Value),
             (77, GraphInstantiateWithFlags, cudaGraphInstantiateWithFlags, hipGraphInstantiateWithFlags, Exact; exec: *mut *mut ::std::os::raw::c_void => OutGraphExec, graph: *mut ::std::os::raw::c_void => Graph, flags: u64 => Value),
             (80, GraphInstantiateWithParams, cudaGraphInstantiateWithParams, none, Exact; exec: *mut *mut ::std::os::raw::c_void => OutGraphExec, graph: *mut ::std::os::raw::c_void => Graph, params: *mut ::std::os::raw::c_void => InstantiateParams),
+            (81, GraphCreate, cudaGraphCreate, hipGraphCreate, Exact; graph: *mut *mut ::std::os::raw::c_void => OutGraph, flags: ::std::os::raw::c_uint => Value),
+            (82, GraphAddEmptyNode, cudaGraphAddEmptyNode, hipGraphAddEmptyNode, Exact; node: *mut *mut ::std::os::raw::c_void => OutGraphNode, graph: *mut ::std::os::raw::c_void => Graph, deps: *mut ::std::os::raw::c_void => GraphNodes(count), count: usize => Value),
+            (83, GraphAddMemcpyNode1D, cudaGraphAddMemcpyNode1D, hipGraphAddMemcpyNode1D, Exact; node: *mut *mut ::std::os::raw::c_void => OutGraphNode, graph: *mut ::std::os::raw::c_void => Graph, deps: *mut ::std::os::raw::c_void => GraphNodes(count), count: usize => Value, dst: *mut ::std::os::raw::c_void => CopyDst(bytes), src: *const ::std::os::raw::c_void => CopySrc(bytes), bytes: usize => Value, kind: ::std::os::raw::c_int => CopyKind),
+            (84, GraphAddChildGraphNode, cudaGraphAddChildGraphNode, hipGraphAddChildGraphNode, Exact; node: *mut *mut ::std::os::raw::c_void => OutGraphNode, graph: *mut ::std::os::raw::c_void => Graph, deps: *mut ::std::os::raw::c_void => GraphNodes(count), count: usize => Value, child: *mut ::std::os::raw::c_void => Graph),
+            (85, GraphAddEventRecordNode, cudaGraphAddEventRecordNode, hipGraphAddEventRecordNode, Exact; node: *mut *mut ::std::os::raw::c_void => OutGraphNode, graph: *mut ::std::os::raw::c_void => Graph, deps: *mut ::std::os::raw::c_void => GraphNodes(count), count: usize => Value, event: *mut ::std::os::raw::c_void => Event),
+            (86, GraphAddEventWaitNode, cudaGraphAddEventWaitNode, hipGraphAddEventWaitNode, Exact; node: *mut *mut ::std::os::raw::c_void => OutGraphNode, graph: *mut ::std::os::raw::c_void => Graph, deps: *mut ::std::os::raw::c_void => GraphNodes(count), count: usize => Value, event: *mut ::std::os::raw::c_void => Event),
+            (87, GraphAddMemsetNode, cudaGraphAddMemsetNode, none, Exact; node: *mut *mut ::std::os::raw::c_void => OutGraphNode, graph: *mut ::std::os::raw::c_void => Graph, deps: *mut ::std::os::raw::c_void => GraphNodes(count), count: usize => Value, params: *const ::std::os::raw::c_void => MemsetNodeParams),
             (78, GraphExecDestroy, cudaGraphExecDestroy, hipGraphExecDestroy, Exact; exec: *mut ::std::os::raw::c_void => FreeGraphExec),
             (79, GraphDestroy, cudaGraphDestroy, hipGraphDestroy, Exact; graph: *mut ::std::os::raw::c_void => FreeGraph),
             (46, EventDestroy, cudaEventDestroy, hipEventDestroy, Exact; event: *mut ::std::os::raw::c_void => Event),

@@ -5,7 +5,7 @@
 
 use std::path::Path;
 
-use crate::api::{fid, semantic, BLOB_FIELD, CAPTURE_FIELD, COPY_DIR_FIELD};
+use crate::api::{fid, id, semantic, BLOB_FIELD, CAPTURE_FIELD, COPY_DIR_FIELD};
 use crate::manifest::EVENTS_FILE;
 use crate::payload::{self, FieldType, Payload};
 use crate::reader::Archive;
@@ -36,9 +36,11 @@ fn expected_in(e: &record::Event) -> Option<Expected> {
     if e.header.api_id == semantic::GRAPH_LAUNCH {
         return pl.get(fid::GRAPH_OUTPUT).map(|_| Expected::GraphLaunch);
     }
-    // A copy captured into a graph has no expected output of its own.
+    // A copy captured into a graph, or added to one as a node, has no expected output of
+    // its own.
     let d2h = pl.get(COPY_DIR_FIELD).and_then(|f| f.as_u64().ok()) == Some(2);
-    (d2h && pl.get(CAPTURE_FIELD).is_none()).then_some(Expected::Copy)
+    let node = pl.get(CAPTURE_FIELD).is_some() || e.header.api_id == id::GraphAddMemcpyNode1D;
+    (d2h && !node).then_some(Expected::Copy)
 }
 
 /// `payload` with the value of its first field `id` replaced, every other field unchanged.

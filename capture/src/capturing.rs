@@ -64,6 +64,9 @@ pub enum ReadPlan {
     /// [`CAPTURE_INVALIDATED`], of a sequence already invalidated): nothing is waited for
     /// or read now; each launch of the graph records the node's bytes.
     DeferToGraph { id: u64 },
+    /// The copy is a node added to explicit graph `graph` (`cudaGraphAddMemcpyNode1D`):
+    /// it runs at each launch of the graph, never now.
+    GraphNode { graph: u64 },
     /// Capture may not wait for the stream and cannot tell why: the copy's result is not
     /// recorded (the record is incomplete), the program is left alone.
     Refuse(String),

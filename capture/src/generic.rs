@@ -137,6 +137,12 @@ fn host_side_plan(
     dir: Option<CopyDir>,
 ) -> ReadPlan {
     let host_side = matches!(dir, Some(CopyDir::HostToDevice | CopyDir::DeviceToHost));
+    if desc.id == hrr_archive::api::id::GraphAddMemcpyNode1D {
+        return match ret == 0 && host_side {
+            true => ReadPlan::GraphNode { graph: args[1] },
+            false => ReadPlan::ReadNow,
+        };
+    }
     match stream_of(desc, args).filter(|_| ret == 0 && host_side) {
         Some(s) => read_plan(stream_capture(vendor, s), s),
         None => ReadPlan::ReadNow,
@@ -234,6 +240,15 @@ impl Recorder<'_> {
                 at: _,
                 expect_output,
             } => self.parms_3d(fid, expect_output),
+            Plan::ReadHandles { at, n } => {
+                // SAFETY: the call succeeded, so it read `n` handles at `at`.
+                let raw = unsafe { host_bytes(at, n * 8) };
+                let handles: Vec<u64> = raw
+                    .chunks_exact(8)
+                    .map(|w| u64::from_le_bytes(w.try_into().unwrap_or([0; 8])))
+                    .collect();
+                self.p.u64_array(fid, &handles);
+            }
             Plan::StructBytes { at, len } => {
                 // SAFETY: a struct of this row's parameter kind, which the call read and
                 // wrote in full.
@@ -271,7 +286,7 @@ impl Recorder<'_> {
     fn expected_output(&mut self, fid: u16, region: HostRegion) {
         match &self.read {
             ReadPlan::ReadNow => {}
-            ReadPlan::DeferToGraph { .. } => {
+            ReadPlan::DeferToGraph { .. } | ReadPlan::GraphNode { .. } => {
                 self.nodes.push(NodeIo::Output { seq: 0, region });
                 return;
             }
@@ -330,20 +345,21 @@ pub fn capture_row(
         if let Some(d) = before.dir {
             rec.p.u64(COPY_DIR_FIELD, d as u64);
         }
-        let capture_id = match rec.read {
-            ReadPlan::DeferToGraph { id } => Some(id),
+        let node_of = match rec.read {
+            ReadPlan::DeferToGraph { id } => Some(graph_io::NodeOf::Capture(id)),
+            ReadPlan::GraphNode { graph } => Some(graph_io::NodeOf::Graph(graph)),
             _ => None,
         };
-        if let Some(id) = capture_id {
+        if let Some(graph_io::NodeOf::Capture(id)) = node_of {
             rec.p.u64(CAPTURE_FIELD, id);
-            if let Some(region) = before.source_region {
-                rec.nodes.push(NodeIo::Input { seq: 0, region });
-            }
+        }
+        if let (Some(_), Some(region)) = (node_of, before.source_region) {
+            rec.nodes.push(NodeIo::Input { seq: 0, region });
         }
         let api = desc.symbol(vendor).unwrap_or(desc.name);
         let seq = cap.record(desc.id, ret, &rec.p, rec.failure.as_deref(), api);
-        if let (Some(id), Some(seq)) = (capture_id, seq) {
-            graph_io::add_nodes(id, rec.nodes.iter().map(|n| n.at(seq)));
+        if let (Some(of), Some(seq)) = (node_of, seq) {
+            graph_io::add_nodes(of, rec.nodes.iter().map(|n| n.at(seq)));
         }
         graph_io::after_row(before.graph_row, desc.id, args, ret);
         if desc.id == hrr_archive::api::id::Malloc && ret == 0 {

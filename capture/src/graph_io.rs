@@ -41,32 +41,51 @@ impl NodeIo {
     }
 }
 
+/// What a node was made in: a capture sequence (by its id), or an explicit graph.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NodeOf {
+    Capture(u64),
+    Graph(u64),
+}
+
 /// Capture sequences being built, graphs, and executable graphs, each with its nodes'
 /// host side.
 #[derive(Default, Debug)]
 pub struct Registry {
     building: HashMap<u64, Vec<NodeIo>>,
-    graphs: HashMap<u64, Arc<[NodeIo]>>,
+    graphs: HashMap<u64, Vec<NodeIo>>,
     execs: HashMap<u64, Arc<[NodeIo]>>,
 }
 
 impl Registry {
-    /// A node captured into sequence `id`.
-    pub fn add(&mut self, id: u64, io: NodeIo) {
-        if id != CAPTURE_INVALIDATED {
-            self.building.entry(id).or_default().push(io);
+    /// A node captured into a sequence, or added to a graph.
+    pub fn add(&mut self, of: NodeOf, io: NodeIo) {
+        match of {
+            NodeOf::Capture(CAPTURE_INVALIDATED) => {}
+            NodeOf::Capture(id) => self.building.entry(id).or_default().push(io),
+            NodeOf::Graph(g) => self.graphs.entry(g).or_default().push(io),
         }
+    }
+    /// A child-graph node: `parent` runs a copy of `child`'s nodes (their buffers are the
+    /// child's: the same host memory).
+    pub fn add_child(&mut self, parent: u64, child: u64) {
+        let nodes = self.graphs.get(&child).cloned().unwrap_or_default();
+        self.graphs.entry(parent).or_default().extend(nodes);
     }
     /// Sequence `id` ended; `graph` is what it returned (0: none, it was invalidated).
     pub fn end_capture(&mut self, id: u64, graph: u64) {
         let nodes = self.building.remove(&id).unwrap_or_default();
         if graph != 0 {
-            self.graphs.insert(graph, nodes.into());
+            self.graphs.insert(graph, nodes);
         }
     }
     /// `exec` was instantiated from `graph`: it keeps the graph's nodes as they are now.
     pub fn instantiate(&mut self, graph: u64, exec: u64) {
-        let nodes = self.graphs.get(&graph).cloned().unwrap_or_default();
+        let nodes: Arc<[NodeIo]> = self
+            .graphs
+            .get(&graph)
+            .map(|v| v.as_slice().into())
+            .unwrap_or_default();
         self.execs.insert(exec, nodes);
     }
     pub fn destroy_graph(&mut self, graph: u64) {
@@ -87,9 +106,9 @@ fn with<T>(f: impl FnOnce(&mut Registry) -> T) -> T {
     f(REGISTRY.lock().get_or_insert_with(Registry::default))
 }
 
-/// Nodes captured into sequence `id`.
-pub fn add_nodes(id: u64, nodes: impl IntoIterator<Item = NodeIo>) {
-    with(|r| nodes.into_iter().for_each(|n| r.add(id, n)));
+/// Nodes captured into a sequence or added to a graph.
+pub fn add_nodes(of: NodeOf, nodes: impl IntoIterator<Item = NodeIo>) {
+    with(|r| nodes.into_iter().for_each(|n| r.add(of, n)));
 }
 
 /// A kernel launched into `stream` read these pinned allocations: if the stream is
@@ -99,7 +118,7 @@ pub fn note_kernel_pinned(vendor: Vendor, stream: u64, pinned: &[(u64, u64)]) {
         let nodes = pinned
             .iter()
             .map(|&(start, len)| NodeIo::Pinned { start, len });
-        add_nodes(id, nodes);
+        add_nodes(NodeOf::Capture(id), nodes);
     }
 }
 
@@ -146,6 +165,7 @@ pub fn after_row(before: BeforeRow, row: u16, args: &[u64], ret: i32) {
                 with(|r| r.instantiate(args[1], exec));
             }
         }
+        id::GraphAddChildGraphNode if ret == 0 => with(|r| r.add_child(args[1], args[4])),
         id::GraphExecDestroy if ret == 0 => with(|r| r.destroy_exec(args[0])),
         id::GraphDestroy if ret == 0 => with(|r| r.destroy_graph(args[0])),
         _ => {}
@@ -169,16 +189,17 @@ mod tests {
     #[test]
     fn nodes_follow_their_capture_to_the_executable_graph() {
         let mut r = Registry::default();
-        r.add(7, out(10));
-        r.add(8, out(11));
+        let c = NodeOf::Capture;
+        r.add(c(7), out(10));
+        r.add(c(8), out(11));
         r.add(
-            7,
+            c(7),
             NodeIo::Pinned {
                 start: 0x9000,
                 len: 64,
             },
         );
-        r.add(CAPTURE_INVALIDATED, out(12));
+        r.add(c(CAPTURE_INVALIDATED), out(12));
         r.end_capture(7, 0xa0);
         r.instantiate(0xa0, 0xe0);
         r.instantiate(0xa0, 0xe1);
@@ -202,5 +223,18 @@ mod tests {
         assert!(r.building.is_empty() && r.graphs.is_empty());
         // Nothing was ever added to the invalidated marker.
         assert!(!r.building.contains_key(&CAPTURE_INVALIDATED));
+    }
+
+    #[test]
+    fn an_explicit_graph_gains_its_nodes_and_its_childrens() {
+        let mut r = Registry::default();
+        r.add(NodeOf::Graph(0xc0), out(3));
+        r.add(NodeOf::Graph(0xa0), out(4));
+        r.add_child(0xa0, 0xc0);
+        r.instantiate(0xa0, 0xe0);
+        assert_eq!(&*r.of_exec(0xe0), &[out(4), out(3)]);
+        // A node added after instantiation is not in that executable graph.
+        r.add(NodeOf::Graph(0xa0), out(5));
+        assert_eq!(r.of_exec(0xe0).len(), 2);
     }
 }

@@ -103,7 +103,7 @@ fn after_launch(
                     }
                 }
             }
-            ReadPlan::DeferToGraph { .. } => {
+            ReadPlan::DeferToGraph { .. } | ReadPlan::GraphNode { .. } => {
                 p.str(
                     fid::GRAPH_UNCHECKED,
                     "launched into a capturing stream: the graph runs only as a node of that capture's graph",

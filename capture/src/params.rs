@@ -65,13 +65,21 @@ pub enum Param {
     Parms3D {
         at: u64,
     },
+    /// `n` node handles at `at` (a graph node's dependencies).
+    Handles {
+        at: u64,
+        n: u64,
+    },
     /// A pointer to a struct of `len` bytes recorded as it is (graph instantiation
-    /// parameters).
+    /// parameters, memset node parameters).
     Struct {
         at: u64,
         len: u64,
     },
 }
+
+/// The most dependencies of one graph node capture reads.
+pub const MAX_NODE_HANDLES: u64 = 1 << 16;
 
 /// Parameter `i` of a call of `desc` with raw `args`.
 pub fn decode(desc: &ApiDesc, i: usize, args: &[u64]) -> Param {
@@ -93,7 +101,17 @@ pub fn decode(desc: &ApiDesc, i: usize, args: &[u64]) -> Param {
         | ParamKind::GraphExec
         | ParamKind::FreeGraph
         | ParamKind::FreeGraphExec => Param::Handle(a),
-        ParamKind::OutGraph | ParamKind::OutGraphExec => Param::OutHandle { at: a },
+        ParamKind::OutGraph | ParamKind::OutGraphExec | ParamKind::OutGraphNode => {
+            Param::OutHandle { at: a }
+        }
+        ParamKind::GraphNodes(count) => Param::Handles {
+            at: a,
+            n: arg(count),
+        },
+        ParamKind::MemsetNodeParams => Param::Struct {
+            at: a,
+            len: hrr_archive::api::MEMSET_PARAMS_SIZE,
+        },
         ParamKind::OutDevPtr(len) => Param::OutAlloc {
             at: a,
             len: arg(len),
@@ -201,6 +219,11 @@ pub enum Plan {
         at: u64,
         expect_output: bool,
     },
+    /// `n` handles read at `at`.
+    ReadHandles {
+        at: u64,
+        n: u64,
+    },
     /// `len` bytes read at `at`, as they are after the call.
     StructBytes {
         at: u64,
@@ -250,6 +273,12 @@ pub fn plan(param: Param, ret: c_int, dir: Option<CopyDir>) -> Plan {
             at,
             expect_output: d2h_done,
         },
+        // The runtime read the array only when the call succeeded; more nodes than any
+        // graph holds is no array it accepted.
+        Param::Handles { at, n } if ok && at != 0 && n > 0 && n <= MAX_NODE_HANDLES => {
+            Plan::ReadHandles { at, n }
+        }
+        Param::Handles { .. } => Plan::Null(FieldType::U64Array),
         Param::Struct { at: 0, .. } => Plan::Null(FieldType::Bytes),
         Param::Struct { at, len } => Plan::StructBytes { at, len },
     }

@@ -17,6 +17,8 @@ use crate::state::{self, guarded};
 
 const HOST_CODE: &str =
     "runs a host function of the captured program, which no other process can execute";
+const HOST_NODE: &str = "adds a graph node that runs a host function of the captured program, which no other process can execute";
+const KERNEL_NODE: &str = "adds a kernel node to a graph: replay does not rebuild kernel nodes yet, so the graph would run short of it";
 const IPC: &str = "creates an inter-process handle to memory or an event of the captured process, which does not exist at replay";
 
 static WARNED: Mutex<Option<HashSet<&'static str>>> = Mutex::new(None);
@@ -102,4 +104,46 @@ unreplayable_shim!(
     user_data
 );
 unreplayable_shim!(hipIpcGetMemHandle, Vendor::Hip, IPC, handle, dev_ptr);
+// Graph nodes replay cannot rebuild; field 2 is the graph they were added to (replay
+// refuses to instantiate it, naming the node).
+unreplayable_shim!(
+    cudaGraphAddHostNode,
+    Vendor::Cuda,
+    HOST_NODE,
+    node,
+    graph,
+    deps,
+    count,
+    params
+);
+unreplayable_shim!(
+    hipGraphAddHostNode,
+    Vendor::Hip,
+    HOST_NODE,
+    node,
+    graph,
+    deps,
+    count,
+    params
+);
+unreplayable_shim!(
+    cudaGraphAddKernelNode,
+    Vendor::Cuda,
+    KERNEL_NODE,
+    node,
+    graph,
+    deps,
+    count,
+    params
+);
+unreplayable_shim!(
+    hipGraphAddKernelNode,
+    Vendor::Hip,
+    KERNEL_NODE,
+    node,
+    graph,
+    deps,
+    count,
+    params
+);
 unreplayable_shim!(hipIpcGetEventHandle, Vendor::Hip, IPC, handle, event);

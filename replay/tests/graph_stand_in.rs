@@ -27,11 +27,11 @@ fn cc(args: &[&str]) {
     );
 }
 
-/// The stand-in runtime (as libcudart.so.13) and the program, built into `dir`.
-fn build(dir: &Path) -> (PathBuf, PathBuf) {
+/// The stand-in runtime (as libcudart.so.13) and the program `name`, built into `dir`.
+fn build(dir: &Path, name: &str) -> (PathBuf, PathBuf) {
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/stand_in");
     let lib = dir.join("libcudart.so.13");
-    let exe = dir.join("graph_program");
+    let exe = dir.join(name);
     cc(&[
         "-O1",
         "-shared",
@@ -46,7 +46,7 @@ fn build(dir: &Path) -> (PathBuf, PathBuf) {
         "-O1",
         "-o",
         &exe.to_string_lossy(),
-        &src.join("graph_program.c").to_string_lossy(),
+        &src.join(format!("{name}.c")).to_string_lossy(),
         &format!("-L{}", dir.display()),
         "-l:libcudart.so.13",
         &format!("-Wl,-rpath,{}", dir.display()),
@@ -72,8 +72,13 @@ fn capture_so() -> PathBuf {
 
 /// Replays `archive` against the stand-in runtime: its result.
 fn replay(lib: &Path, archive: &Path) -> ReplayResult {
+    replay_with(lib, archive, &[])
+}
+
+fn replay_with(lib: &Path, archive: &Path, flags: &[&str]) -> ReplayResult {
     let json = archive.with_extension("json");
     let o = Command::new(env!("CARGO_BIN_EXE_hrr-replay"))
+        .args(flags)
         .arg(archive)
         .arg("--json")
         .arg(&json)
@@ -86,10 +91,75 @@ fn replay(lib: &Path, archive: &Path) -> ReplayResult {
     r
 }
 
+/// Runs `exe args` natively and under capture into `out`: both must exit 0.
+fn native_and_captured(exe: &Path, args: &[&str], out: &Path) {
+    let native = Command::new(exe).args(args).output().unwrap();
+    assert!(native.status.success(), "native: {native:?}");
+    let run = Command::new(exe)
+        .args(args)
+        .env("HRR_CAPTURE_OUTPUT", out)
+        .env("LD_PRELOAD", capture_so())
+        .output()
+        .unwrap();
+    assert!(run.status.success(), "captured: {run:?}");
+}
+
+/// An explicit graph (an H2D node, a memset node, a D2D node after the H2D, an empty join,
+/// an event record node, a child graph holding the D2H node) is rebuilt node by node with
+/// its dependencies; the stand-in runs ready nodes last added first, so a graph without
+/// them computes something else. A host node is refused by name, and the graph that lacks
+/// it is not instantiated.
+#[test]
+fn an_explicit_graph_is_rebuilt_with_its_dependencies_and_a_host_node_refused() {
+    let d = tempfile::tempdir().unwrap();
+    let (lib, exe) = build(d.path(), "graph_explicit");
+    let out = d.path().join("explicit");
+    native_and_captured(&exe, &[], &out);
+    let a = Archive::open(&out, Limits::default()).unwrap();
+    let p = &a.processes[0];
+    let child_node = p
+        .events
+        .iter()
+        .find(|e| e.header.api_id == id::GraphAddMemcpyNode1D)
+        .unwrap();
+    // The D2H node in the child graph is checked at every launch of the parent.
+    let launch = p
+        .events
+        .iter()
+        .find(|e| e.header.api_id == semantic::GRAPH_LAUNCH)
+        .unwrap();
+    let pl = Payload::parse(&launch.payload).unwrap();
+    let node = pl.get(fid::GRAPH_OUTPUT).unwrap().as_nested().unwrap();
+    assert_eq!(
+        node.u64(fid::NODE_SEQ, "seq").unwrap(),
+        child_node.header.seq
+    );
+    let r = replay(&lib, &out);
+    assert_eq!(r.verdict, Verdict::Pass, "{:?}", r.failures);
+    assert_eq!((r.counts.d2h_pass, r.counts.d2h_fail), (3, 0));
+
+    let out = d.path().join("host");
+    native_and_captured(&exe, &["host"], &out);
+    let r = replay(&lib, &out);
+    assert_eq!(r.failures.len(), 1, "{:?}", r.failures);
+    assert_eq!(r.failures[0].api, "cudaGraphAddHostNode");
+    let host_seq = r.failures[0].seq;
+    let r = replay_with(&lib, &out, &["--continue-on-error"]);
+    let refused = &r.failures[1];
+    assert_eq!(refused.api, "cudaGraphInstantiateWithFlags");
+    assert!(
+        refused
+            .message
+            .contains(&format!("node seq {host_seq} (cudaGraphAddHostNode)")),
+        "{}",
+        refused.message
+    );
+}
+
 #[test]
 fn a_captured_graph_is_recorded_without_changing_the_program_and_replayed() {
     let d = tempfile::tempdir().unwrap();
-    let (lib, exe) = build(d.path());
+    let (lib, exe) = build(d.path(), "graph_program");
     let native = Command::new(&exe).output().unwrap();
     assert!(native.status.success(), "native: {native:?}");
 

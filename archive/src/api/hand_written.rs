@@ -73,6 +73,10 @@ pub const HAND_WRITTEN: &[HandWritten] = hand_written! {
     (hipLaunchHostFunc, Hip, [k::UNREPLAYABLE], unreplayable),
     (hipIpcGetMemHandle, Hip, [k::UNREPLAYABLE], unreplayable),
     (hipIpcGetEventHandle, Hip, [k::UNREPLAYABLE], unreplayable),
+    (cudaGraphAddHostNode, Cuda, [k::UNREPLAYABLE], unreplayable),
+    (hipGraphAddHostNode, Hip, [k::UNREPLAYABLE], unreplayable),
+    (cudaGraphAddKernelNode, Cuda, [k::UNREPLAYABLE], unreplayable),
+    (hipGraphAddKernelNode, Hip, [k::UNREPLAYABLE], unreplayable),
     // Graph launches: the host side of the graph's copy nodes at each launch.
     (cudaGraphLaunch, Cuda, [k::GRAPH_LAUNCH], graph_launch),
     (hipGraphLaunch, Hip, [k::GRAPH_LAUNCH], graph_launch),

@@ -85,7 +85,8 @@ pub fn validate_table() -> Result<(), TableError> {
                 | ParamKind::OutHostPtr(l)
                 | ParamKind::CopyDst(l)
                 | ParamKind::CopySrc(l)
-                | ParamKind::RegisterHostPtr(l) => vec![l],
+                | ParamKind::RegisterHostPtr(l)
+                | ParamKind::GraphNodes(l) => vec![l],
                 ParamKind::OutPitchedDevPtr(a, b) => vec![a, b],
                 ParamKind::CopyDst2D(a, b, c) | ParamKind::CopySrc2D(a, b, c) => vec![a, b, c],
                 _ => vec![],

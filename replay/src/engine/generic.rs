@@ -13,6 +13,7 @@ use std::collections::HashMap;
 
 use hrr_archive::api::{
     memcpy3d, ApiDesc, CopyDir, ParamKind, COPY_DIR_FIELD, INSTANTIATE_PARAMS_SIZE,
+    MEMSET_PARAMS_SIZE,
 };
 use hrr_archive::payload::Payload;
 use hrr_archive::Event;
@@ -52,6 +53,10 @@ enum ArgPlan {
     /// Graph instantiation parameters: the captured flags and upload stream, passed by
     /// pointer with the outputs cleared.
     Instantiate { flags: u64, upload_stream: u64 },
+    /// Graph node handles (a node's dependencies), each mapped, passed as an array.
+    Handles(Vec<u64>),
+    /// Memset node parameters as captured, `dst` translated, passed by pointer.
+    MemsetParams(Vec<u8>),
 }
 
 /// A decoded call: one plan per parameter, and pitch arguments to replace because the
@@ -168,7 +173,26 @@ fn plan_call(
             // thread-local mode would forbid the other threads' calls now made beside
             // the capture. The mode never changes what the graph holds.
             ParamKind::CaptureMode => ArgPlan::Value(CAPTURE_MODE_RELAXED),
-            ParamKind::OutGraph | ParamKind::OutGraphExec => ArgPlan::OutSlot,
+            ParamKind::OutGraph | ParamKind::OutGraphExec | ParamKind::OutGraphNode => {
+                ArgPlan::OutSlot
+            }
+            ParamKind::GraphNodes(_) => match p.get(ApiDesc::field_id(i)) {
+                Some(f) if !f.is_null() => ArgPlan::Handles(f.as_u64_array()?),
+                _ => ArgPlan::Handles(Vec::new()),
+            },
+            ParamKind::MemsetNodeParams => match p.get(ApiDesc::field_id(i)) {
+                Some(f) if !f.is_null() => {
+                    let raw = p.bytes(ApiDesc::field_id(i), "memset node parameters")?;
+                    if raw.len() as u64 != MEMSET_PARAMS_SIZE {
+                        return Err(EventError::Inconsistent(format!(
+                            "memset node parameters are {} bytes, not {MEMSET_PARAMS_SIZE}",
+                            raw.len()
+                        )));
+                    }
+                    ArgPlan::MemsetParams(raw.to_vec())
+                }
+                _ => ArgPlan::Value(0),
+            },
             ParamKind::OutDevPtr(_)
             | ParamKind::OutHostPtr(_)
             | ParamKind::OutStream
@@ -293,8 +317,11 @@ impl Ctx<'_> {
             return Ok(()); // host memory of the captured process: nothing to re-execute
         }
         let plan = plan_call(desc, &p, dir, self.proc_.limits.max_host_bytes)?;
+        self.refuse_broken_graph(desc, &p)?;
+        let explicit_node = desc.id == hrr_archive::api::id::GraphAddMemcpyNode1D;
         let mut bufs = CallBuffers {
-            node: super::graphs::captured_node(&p, ev.header.seq),
+            node: super::graphs::captured_node(&p, ev.header.seq)
+                .or(explicit_node.then_some(ev.header.seq)),
             ..CallBuffers::default()
         };
         let mut args = Vec::with_capacity(plan.args.len());
@@ -411,6 +438,21 @@ impl Ctx<'_> {
                     }
                 }
                 bufs.keep.push(parms.encode().to_vec());
+                bufs.keep.last().map(|d| d.as_ptr() as u64).unwrap_or(0)
+            }
+            ArgPlan::Handles(captured) if captured.is_empty() => 0,
+            ArgPlan::Handles(captured) => {
+                let mut raw = Vec::with_capacity(captured.len() * 8);
+                for h in captured {
+                    raw.extend_from_slice(&self.handle(h)?.to_le_bytes());
+                }
+                bufs.keep.push(raw);
+                bufs.keep.last().map(|d| d.as_ptr() as u64).unwrap_or(0)
+            }
+            ArgPlan::MemsetParams(mut raw) => {
+                let dst = u64::from_le_bytes(raw[..8].try_into().unwrap_or([0; 8]));
+                raw[..8].copy_from_slice(&self.translate(dst).to_le_bytes());
+                bufs.keep.push(raw);
                 bufs.keep.last().map(|d| d.as_ptr() as u64).unwrap_or(0)
             }
             ArgPlan::Instantiate {

@@ -13,7 +13,7 @@
 
 use std::os::raw::{c_int, c_void};
 
-use hrr_archive::api::{self, fid, RetPolicy, Vendor, BLOB_FIELD, CAPTURE_FIELD};
+use hrr_archive::api::{self, fid, ApiDesc, RetPolicy, Vendor, BLOB_FIELD, CAPTURE_FIELD};
 use hrr_archive::payload::{BlobRef, Payload};
 use hrr_archive::Event;
 
@@ -47,6 +47,60 @@ fn node_blobs(p: &Payload, field: u16) -> Result<Vec<(u64, BlobRef)>, EventError
 }
 
 impl Ctx<'_> {
+    /// An unreplayable call that added a node to a graph (field 2: the graph) leaves that
+    /// graph short of the node: it is marked, so its instantiation fails naming the node
+    /// instead of running without it (`--continue-on-error` goes past the call itself).
+    pub(super) fn note_missing_node(&mut self, ev: &Event, p: &Payload) {
+        let Ok(api) = p.str(fid::API_NAME, "api") else {
+            return;
+        };
+        if !api.contains("GraphAdd") {
+            return;
+        }
+        if let Some(graph) = p.get(2).and_then(|f| f.as_u64().ok()) {
+            let why = format!("node seq {} ({api}) could not be rebuilt", ev.header.seq);
+            self.broken_graphs.entry(graph).or_insert(why);
+        }
+    }
+
+    /// Refuses to instantiate a graph missing a node, naming it; a child-graph node of such
+    /// a graph passes the mark on to its parent.
+    pub(super) fn refuse_broken_graph(&mut self, desc: &ApiDesc, p: &Payload) -> EvResult {
+        let graph_param = |name: &str| {
+            desc.param_index(name)
+                .and_then(|i| p.get(ApiDesc::field_id(i)))
+                .and_then(|f| f.as_u64().ok())
+        };
+        match desc.id {
+            api::id::GraphAddChildGraphNode => {
+                if let (Some(parent), Some(child)) = (graph_param("graph"), graph_param("child")) {
+                    if let Some(why) = self.broken_graphs.get(&child).cloned() {
+                        self.broken_graphs.entry(parent).or_insert(why);
+                    }
+                }
+                Ok(())
+            }
+            api::id::GraphInstantiate
+            | api::id::HipGraphInstantiate
+            | api::id::GraphInstantiateWithFlags
+            | api::id::GraphInstantiateWithParams => {
+                let Some(graph) = graph_param("graph") else {
+                    return Ok(());
+                };
+                match self.broken_graphs.get(&graph) {
+                    Some(why) => Err(EventError::Unreplayable {
+                        api: desc.symbol(self.rt.vendor).unwrap_or(desc.name).to_string(),
+                        reason: format!(
+                            "graph {graph:#x} is missing a node: {why}; it is not run short of it"
+                        ),
+                    }),
+                    None => Ok(()),
+                }
+            }
+            _ => Ok(()),
+        }
+    }
+
     /// A host buffer of `len` bytes for node `seq` (page-locked where the runtime allows:
     /// a graph's copies run asynchronously at each launch), made once.
     pub(super) fn node_buffer(&mut self, seq: u64, len: u64) -> Result<NodeBuffer, EventError> {

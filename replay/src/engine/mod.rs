@@ -55,6 +55,8 @@ struct Ctx<'a> {
     /// Host buffers of graph copy nodes, by the sequence id of the call that made the
     /// node (held in `registered`; `graphs`).
     nodes: HashMap<u64, graphs::NodeBuffer>,
+    /// Graphs (by captured handle) missing a node replay could not rebuild, and which.
+    broken_graphs: HashMap<u64, String>,
     /// What this replay created and has not released yet, by replay address or handle:
     /// released when the process's replay ends, so the next archive replayed in the same
     /// process (`hrr-replay --serve`) starts on an empty device.
@@ -246,6 +248,7 @@ impl<'a> Ctx<'a> {
             semantic::UNREPLAYABLE => {
                 self.counts.unreplayable_refused += 1;
                 let p = Payload::parse(&ev.payload)?;
+                self.note_missing_node(ev, &p);
                 Err(EventError::Unreplayable {
                     api: p.str(fid::API_NAME, "api").unwrap_or("?").to_string(),
                     reason: p.str(fid::REASON, "reason").unwrap_or("?").to_string(),
@@ -307,6 +310,7 @@ pub fn replay_process(rt: &Runtime, proc_: &ProcessArchive, opts: &Options) -> P
         registered: HashMap::new(),
         staging: Staging::new(rt, proc_.limits.max_host_bytes),
         nodes: HashMap::new(),
+        broken_graphs: HashMap::new(),
         live: HashMap::new(),
         counts: Counts {
             events_total: proc_.events.len() as u64,

@@ -92,6 +92,13 @@ impl Ctx<'_> {
                         self.live.insert(replay, kind);
                     }
                 }
+                ParamKind::OutGraphNode => {
+                    // A node belongs to its graph: mapped, never released on its own.
+                    let replay = slot.next().map(|s| s[0]).unwrap_or(0);
+                    if let Some(captured) = captured_out(id) {
+                        self.handles.insert(captured, replay);
+                    }
+                }
                 ParamKind::FreeGraph | ParamKind::FreeGraphExec if ret == 0 => {
                     self.live.remove(&args[i]);
                 }

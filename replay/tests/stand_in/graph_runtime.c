@@ -10,7 +10,9 @@
  *    capture is invalidated and the wait fails;
  *  - ending an invalidated capture returns no graph and 901
  *    (cudaErrorStreamCaptureInvalidated).
- * cudaThreadExchangeStreamCaptureMode sets the calling thread's mode. One device. */
+ * cudaThreadExchangeStreamCaptureMode sets the calling thread's mode. Explicit graphs run
+ * their nodes in an order their dependencies allow but otherwise last added first, so a
+ * graph rebuilt without its dependencies computes something else. One device. */
 #include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -20,7 +22,9 @@ enum { OK = 0, INVALID = 1, UNSUPPORTED = 900, INVALIDATED = 901 };
 enum { GLOBAL = 0, THREAD_LOCAL = 1, RELAXED = 2 };
 #define MAX 64
 
-struct op { void *dst; const void *src; size_t n; };
+/* A node: a copy (src set), a memset (src 0, n > 0), a child graph (child > 0) or empty;
+ * deps are indices of nodes of the same graph. */
+struct op { void *dst; const void *src; size_t n; int value, child, ndeps, deps[8]; };
 struct ops { struct op op[MAX]; int n; };
 struct capture { int live, invalid, mode; pthread_t thread; struct ops ops; };
 struct stream { int used, capture; struct ops pending; };
@@ -30,7 +34,7 @@ static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static struct capture captures[MAX];
 static struct stream streams[MAX];
 static struct event events[MAX];
-static struct ops graphs[MAX], execs[MAX];
+static struct ops execs[MAX];
 static int ncaptures = 1, ngraphs = 1, nexecs = 1;
 static __thread int thread_mode = GLOBAL;
 
@@ -39,11 +43,34 @@ static __thread int thread_mode = GLOBAL;
 #define I(h) ((int)((uintptr_t)(h) - 0x100))
 static int valid(void *h) { int i = I(h); return i > 0 && i < MAX; }
 
+static struct ops graphs[MAX];
+/* A captured copy depends on the one before it on the capture (stream order). */
 static void push(struct ops *o, void *dst, const void *src, size_t n) {
-    if (o->n < MAX) o->op[o->n++] = (struct op){dst, src, n};
+    if (o->n == MAX) return;
+    struct op op = {dst, src, n, 0, 0, 0, {0}};
+    if (o->n) { op.ndeps = 1; op.deps[0] = o->n - 1; }
+    o->op[o->n++] = op;
+}
+static void run_graph(struct ops *o, int depth);
+static void run_op(struct op *op, int depth) {
+    if (op->child) run_graph(&graphs[op->child], depth + 1);
+    else if (op->src) memmove(op->dst, op->src, op->n);
+    else if (op->n) memset(op->dst, op->value, op->n);
+}
+/* Ready nodes run last added first; a node waits for its dependencies. */
+static void run_graph(struct ops *o, int depth) {
+    char done[MAX] = {0};
+    if (depth > 8) return;
+    for (int left = o->n; left > 0; left--) {
+        for (int i = o->n - 1; i >= 0; i--) {
+            int ready = !done[i];
+            for (int d = 0; ready && d < o->op[i].ndeps; d++) ready = done[o->op[i].deps[d]];
+            if (ready) { run_op(&o->op[i], depth); done[i] = 1; break; }
+        }
+    }
 }
 static void run(struct ops *o) {
-    for (int i = 0; i < o->n; i++) memmove(o->op[i].dst, o->op[i].src, o->op[i].n);
+    for (int i = 0; i < o->n; i++) run_op(&o->op[i], 0);
 }
 
 /* The capture that forbids this thread an unsafe call, or 0. */
@@ -191,8 +218,62 @@ int cudaGraphInstantiateWithFlags(void **exec, void *graph, unsigned long long f
 int cudaGraphLaunch(void *exec, void *s) {
     (void)s;
     if (!valid(exec)) return INVALID;
-    run(&execs[I(exec)]);
+    run_graph(&execs[I(exec)], 0);
     return OK;
+}
+
+/* Explicit graphs. A node's handle: its graph and index. */
+#define NODE(g, i) ((void *)(uintptr_t)(0x100000 + (g) * MAX + (i)))
+int cudaGraphCreate(void **graph, unsigned f) {
+    (void)f;
+    int g = ngraphs++;
+    graphs[g].n = 0;
+    *graph = H(g);
+    return OK;
+}
+static int add(void **node, void *graph, void *const *deps, size_t n, struct op op) {
+    if (!valid(graph) || n > 8) return INVALID;
+    int g = I(graph);
+    struct ops *o = &graphs[g];
+    if (o->n == MAX) return INVALID;
+    op.ndeps = (int)n;
+    for (size_t d = 0; d < n; d++) {
+        uintptr_t h = (uintptr_t)deps[d] - 0x100000;
+        if ((int)(h / MAX) != g || (int)(h % MAX) >= o->n) return INVALID;
+        op.deps[d] = (int)(h % MAX);
+    }
+    o->op[o->n] = op;
+    *node = NODE(g, o->n);
+    o->n++;
+    return OK;
+}
+int cudaGraphAddEmptyNode(void **node, void *graph, void *const *deps, size_t n) {
+    return add(node, graph, deps, n, (struct op){0});
+}
+int cudaGraphAddMemcpyNode1D(void **node, void *graph, void *const *deps, size_t n, void *dst,
+                             const void *src, size_t count, int kind) {
+    (void)kind;
+    return add(node, graph, deps, n, (struct op){dst, src, count, 0, 0, 0, {0}});
+}
+struct memset_params { void *dst; size_t pitch; unsigned value, element; size_t width, height; };
+int cudaGraphAddMemsetNode(void **node, void *graph, void *const *deps, size_t n,
+                           const struct memset_params *p) {
+    if (p->element != 1 || p->height != 1) return INVALID;
+    return add(node, graph, deps, n, (struct op){p->dst, 0, p->width, (int)p->value, 0, 0, {0}});
+}
+int cudaGraphAddChildGraphNode(void **node, void *graph, void *const *deps, size_t n, void *child) {
+    if (!valid(child)) return INVALID;
+    return add(node, graph, deps, n, (struct op){0, 0, 0, 0, I(child), 0, {0}});
+}
+int cudaGraphAddEventRecordNode(void **node, void *graph, void *const *deps, size_t n, void *e) {
+    return valid(e) ? add(node, graph, deps, n, (struct op){0}) : INVALID;
+}
+int cudaGraphAddEventWaitNode(void **node, void *graph, void *const *deps, size_t n, void *e) {
+    return valid(e) ? add(node, graph, deps, n, (struct op){0}) : INVALID;
+}
+int cudaGraphAddHostNode(void **node, void *graph, void *const *deps, size_t n, void *params) {
+    (void)params;
+    return add(node, graph, deps, n, (struct op){0});
 }
 int cudaGraphExecDestroy(void *exec) { return valid(exec) ? OK : INVALID; }
 int cudaGraphDestroy(void *graph) { return valid(graph) ? OK : INVALID; }
