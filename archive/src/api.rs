@@ -109,10 +109,15 @@ pub enum ParamKind {
     /// `const cudaMemsetParams*` (dst, pitch, value, element size, width, height: 40
     /// bytes): recorded as its bytes; replay translates `dst`.
     MemsetNodeParams,
+    /// `const hipMemsetParams*` (dst, element size, height, pitch, value, width: 48
+    /// bytes, `dst` first as in CUDA's): recorded as its bytes; replay translates `dst`.
+    HipMemsetNodeParams,
 }
 
 /// Size of `cudaMemsetParams`.
 pub const MEMSET_PARAMS_SIZE: u64 = 40;
+/// Size of `hipMemsetParams`.
+pub const HIP_MEMSET_PARAMS_SIZE: u64 = 48;
 
 /// Size of `cudaGraphInstantiateParams` (u64 flags, stream, node out, result out + pad).
 pub const INSTANTIATE_PARAMS_SIZE: u64 = 32;
@@ -219,6 +224,7 @@ macro_rules! hrr_api_table {
             (85, GraphAddEventRecordNode, cudaGraphAddEventRecordNode, hipGraphAddEventRecordNode, Exact; node: *mut *mut ::std::os::raw::c_void => OutGraphNode, graph: *mut ::std::os::raw::c_void => Graph, deps: *mut ::std::os::raw::c_void => GraphNodes(count), count: usize => Value, event: *mut ::std::os::raw::c_void => Event),
             (86, GraphAddEventWaitNode, cudaGraphAddEventWaitNode, hipGraphAddEventWaitNode, Exact; node: *mut *mut ::std::os::raw::c_void => OutGraphNode, graph: *mut ::std::os::raw::c_void => Graph, deps: *mut ::std::os::raw::c_void => GraphNodes(count), count: usize => Value, event: *mut ::std::os::raw::c_void => Event),
             (87, GraphAddMemsetNode, cudaGraphAddMemsetNode, none, Exact; node: *mut *mut ::std::os::raw::c_void => OutGraphNode, graph: *mut ::std::os::raw::c_void => Graph, deps: *mut ::std::os::raw::c_void => GraphNodes(count), count: usize => Value, params: *const ::std::os::raw::c_void => MemsetNodeParams),
+            (88, HipGraphAddMemsetNode, none, hipGraphAddMemsetNode, Exact; node: *mut *mut ::std::os::raw::c_void => OutGraphNode, graph: *mut ::std::os::raw::c_void => Graph, deps: *mut ::std::os::raw::c_void => GraphNodes(count), count: usize => Value, params: *const ::std::os::raw::c_void => HipMemsetNodeParams),
             (78, GraphExecDestroy, cudaGraphExecDestroy, hipGraphExecDestroy, Exact; exec: *mut ::std::os::raw::c_void => FreeGraphExec),
             (79, GraphDestroy, cudaGraphDestroy, hipGraphDestroy, Exact; graph: *mut ::std::os::raw::c_void => FreeGraph),
             (46, EventDestroy, cudaEventDestroy, hipEventDestroy, Exact; event: *mut ::std::os::raw::c_void => Event),

@@ -112,6 +112,10 @@ pub fn decode(desc: &ApiDesc, i: usize, args: &[u64]) -> Param {
             at: a,
             len: hrr_archive::api::MEMSET_PARAMS_SIZE,
         },
+        ParamKind::HipMemsetNodeParams => Param::Struct {
+            at: a,
+            len: hrr_archive::api::HIP_MEMSET_PARAMS_SIZE,
+        },
         ParamKind::OutDevPtr(len) => Param::OutAlloc {
             at: a,
             len: arg(len),

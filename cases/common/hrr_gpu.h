@@ -93,6 +93,15 @@
 #define hipGraphLaunch cudaGraphLaunch
 #define hipGraphExecDestroy cudaGraphExecDestroy
 #define hipGraphDestroy cudaGraphDestroy
+#define hipGraphNode_t cudaGraphNode_t
+#define hipGraphCreate cudaGraphCreate
+#define hipGraphAddEmptyNode cudaGraphAddEmptyNode
+#define hipGraphAddMemcpyNode1D cudaGraphAddMemcpyNode1D
+#define hipGraphAddChildGraphNode cudaGraphAddChildGraphNode
+#define hipGraphAddEventRecordNode cudaGraphAddEventRecordNode
+#define hipGraphAddEventWaitNode cudaGraphAddEventWaitNode
+#define hipGraphAddMemsetNode cudaGraphAddMemsetNode
+#define hipMemsetParams cudaMemsetParams
 #endif
 
 #include <cstdio>

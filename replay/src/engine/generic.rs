@@ -12,8 +12,8 @@
 use std::collections::HashMap;
 
 use hrr_archive::api::{
-    memcpy3d, ApiDesc, CopyDir, ParamKind, COPY_DIR_FIELD, INSTANTIATE_PARAMS_SIZE,
-    MEMSET_PARAMS_SIZE,
+    memcpy3d, ApiDesc, CopyDir, ParamKind, COPY_DIR_FIELD, HIP_MEMSET_PARAMS_SIZE,
+    INSTANTIATE_PARAMS_SIZE, MEMSET_PARAMS_SIZE,
 };
 use hrr_archive::payload::Payload;
 use hrr_archive::Event;
@@ -180,19 +180,25 @@ fn plan_call(
                 Some(f) if !f.is_null() => ArgPlan::Handles(f.as_u64_array()?),
                 _ => ArgPlan::Handles(Vec::new()),
             },
-            ParamKind::MemsetNodeParams => match p.get(ApiDesc::field_id(i)) {
-                Some(f) if !f.is_null() => {
-                    let raw = p.bytes(ApiDesc::field_id(i), "memset node parameters")?;
-                    if raw.len() as u64 != MEMSET_PARAMS_SIZE {
-                        return Err(EventError::Inconsistent(format!(
-                            "memset node parameters are {} bytes, not {MEMSET_PARAMS_SIZE}",
-                            raw.len()
-                        )));
+            ParamKind::MemsetNodeParams | ParamKind::HipMemsetNodeParams => {
+                match p.get(ApiDesc::field_id(i)) {
+                    Some(f) if !f.is_null() => {
+                        let raw = p.bytes(ApiDesc::field_id(i), "memset node parameters")?;
+                        let size = match param.kind {
+                            ParamKind::MemsetNodeParams => MEMSET_PARAMS_SIZE,
+                            _ => HIP_MEMSET_PARAMS_SIZE,
+                        };
+                        if raw.len() as u64 != size {
+                            return Err(EventError::Inconsistent(format!(
+                                "memset node parameters are {} bytes, not {size}",
+                                raw.len()
+                            )));
+                        }
+                        ArgPlan::MemsetParams(raw.to_vec())
                     }
-                    ArgPlan::MemsetParams(raw.to_vec())
+                    _ => ArgPlan::Value(0),
                 }
-                _ => ArgPlan::Value(0),
-            },
+            }
             ParamKind::OutDevPtr(_)
             | ParamKind::OutHostPtr(_)
             | ParamKind::OutStream
