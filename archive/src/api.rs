@@ -225,6 +225,7 @@ macro_rules! hrr_api_table {
             (86, GraphAddEventWaitNode, cudaGraphAddEventWaitNode, hipGraphAddEventWaitNode, Exact; node: *mut *mut ::std::os::raw::c_void => OutGraphNode, graph: *mut ::std::os::raw::c_void => Graph, deps: *mut ::std::os::raw::c_void => GraphNodes(count), count: usize => Value, event: *mut ::std::os::raw::c_void => Event),
             (87, GraphAddMemsetNode, cudaGraphAddMemsetNode, none, Exact; node: *mut *mut ::std::os::raw::c_void => OutGraphNode, graph: *mut ::std::os::raw::c_void => Graph, deps: *mut ::std::os::raw::c_void => GraphNodes(count), count: usize => Value, params: *const ::std::os::raw::c_void => MemsetNodeParams),
             (88, HipGraphAddMemsetNode, none, hipGraphAddMemsetNode, Exact; node: *mut *mut ::std::os::raw::c_void => OutGraphNode, graph: *mut ::std::os::raw::c_void => Graph, deps: *mut ::std::os::raw::c_void => GraphNodes(count), count: usize => Value, params: *const ::std::os::raw::c_void => HipMemsetNodeParams),
+            (89, GraphClone, cudaGraphClone, hipGraphClone, Exact; clone: *mut *mut ::std::os::raw::c_void => OutGraph, graph: *mut ::std::os::raw::c_void => Graph),
             (78, GraphExecDestroy, cudaGraphExecDestroy, hipGraphExecDestroy, Exact; exec: *mut ::std::os::raw::c_void => FreeGraphExec),
             (79, GraphDestroy, cudaGraphDestroy, hipGraphDestroy, Exact; graph: *mut ::std::os::raw::c_void => FreeGraph),
             (46, EventDestroy, cudaEventDestroy, hipEventDestroy, Exact; event: *mut ::std::os::raw::c_void => Event),

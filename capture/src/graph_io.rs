@@ -79,6 +79,12 @@ impl Registry {
             self.graphs.insert(graph, nodes);
         }
     }
+    /// `clone` is a copy of `graph`: the same nodes, reading and writing the same host
+    /// memory.
+    pub fn clone_graph(&mut self, graph: u64, clone: u64) {
+        let nodes = self.graphs.get(&graph).cloned().unwrap_or_default();
+        self.graphs.insert(clone, nodes);
+    }
     /// `exec` was instantiated from `graph`: it keeps the graph's nodes as they are now.
     pub fn instantiate(&mut self, graph: u64, exec: u64) {
         let nodes: Arc<[NodeIo]> = self
@@ -166,6 +172,11 @@ pub fn after_row(before: BeforeRow, row: u16, args: &[u64], ret: i32) {
             }
         }
         id::GraphAddChildGraphNode if ret == 0 => with(|r| r.add_child(args[1], args[4])),
+        id::GraphClone => {
+            if let Some(clone) = out(0) {
+                with(|r| r.clone_graph(args[1], clone));
+            }
+        }
         id::GraphExecDestroy if ret == 0 => with(|r| r.destroy_exec(args[0])),
         id::GraphDestroy if ret == 0 => with(|r| r.destroy_graph(args[0])),
         _ => {}
@@ -236,5 +247,9 @@ mod tests {
         // A node added after instantiation is not in that executable graph.
         r.add(NodeOf::Graph(0xa0), out(5));
         assert_eq!(r.of_exec(0xe0).len(), 2);
+        // A clone has its original's nodes.
+        r.clone_graph(0xa0, 0xa1);
+        r.instantiate(0xa1, 0xe1);
+        assert_eq!(&*r.of_exec(0xe1), &[out(4), out(3), out(5)]);
     }
 }

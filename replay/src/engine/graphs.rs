@@ -72,6 +72,15 @@ impl Ctx<'_> {
                 .and_then(|f| f.as_u64().ok())
         };
         match desc.id {
+            api::id::GraphClone => {
+                if let Some(why) = graph_param("graph").and_then(|g| self.broken_graphs.get(&g)) {
+                    let why = why.clone();
+                    if let Some(clone) = graph_param("clone") {
+                        self.broken_graphs.entry(clone).or_insert(why);
+                    }
+                }
+                Ok(())
+            }
             api::id::GraphAddChildGraphNode => {
                 if let (Some(parent), Some(child)) = (graph_param("graph"), graph_param("child")) {
                     if let Some(why) = self.broken_graphs.get(&child).cloned() {
