@@ -112,6 +112,25 @@ pub enum ParamKind {
     /// `const hipMemsetParams*` (dst, element size, height, pitch, value, width: 48
     /// bytes, `dst` first as in CUDA's): recorded as its bytes; replay translates `dst`.
     HipMemsetNodeParams,
+    /// `cudaMemAllocNodeParams*` (pool properties, access descriptors, size in; the new
+    /// allocation's address out): recorded as the struct after the call followed by its
+    /// access descriptors; replay passes its own, and maps the captured address to the
+    /// allocation its runtime returned, as for any allocation.
+    MemAllocNodeParams,
+}
+
+/// Layout of `cudaMemAllocNodeParams` (CUDA 11.4+): pool properties (88 bytes), then the
+/// access descriptors' pointer and count, the size and the address out.
+pub mod mem_alloc_node {
+    pub const SIZE: usize = 120;
+    pub const ACCESS_DESCS: usize = 88;
+    pub const ACCESS_COUNT: usize = 96;
+    pub const BYTESIZE: usize = 104;
+    pub const DPTR: usize = 112;
+    /// Size of one `cudaMemAccessDesc` (location type and id, flags).
+    pub const ACCESS_DESC_SIZE: usize = 12;
+    /// The most access descriptors (one per GPU) capture reads.
+    pub const MAX_ACCESS_DESCS: u64 = 64;
 }
 
 /// Size of `cudaMemsetParams`.
@@ -226,6 +245,8 @@ macro_rules! hrr_api_table {
             (87, GraphAddMemsetNode, cudaGraphAddMemsetNode, none, Exact; node: *mut *mut ::std::os::raw::c_void => OutGraphNode, graph: *mut ::std::os::raw::c_void => Graph, deps: *mut ::std::os::raw::c_void => GraphNodes(count), count: usize => Value, params: *const ::std::os::raw::c_void => MemsetNodeParams),
             (88, HipGraphAddMemsetNode, none, hipGraphAddMemsetNode, Exact; node: *mut *mut ::std::os::raw::c_void => OutGraphNode, graph: *mut ::std::os::raw::c_void => Graph, deps: *mut ::std::os::raw::c_void => GraphNodes(count), count: usize => Value, params: *const ::std::os::raw::c_void => HipMemsetNodeParams),
             (89, GraphClone, cudaGraphClone, hipGraphClone, Exact; clone: *mut *mut ::std::os::raw::c_void => OutGraph, graph: *mut ::std::os::raw::c_void => Graph),
+            (90, GraphAddMemAllocNode, cudaGraphAddMemAllocNode, none, Exact; node: *mut *mut ::std::os::raw::c_void => OutGraphNode, graph: *mut ::std::os::raw::c_void => Graph, deps: *mut ::std::os::raw::c_void => GraphNodes(count), count: usize => Value, params: *mut ::std::os::raw::c_void => MemAllocNodeParams),
+            (91, GraphAddMemFreeNode, cudaGraphAddMemFreeNode, none, Exact; node: *mut *mut ::std::os::raw::c_void => OutGraphNode, graph: *mut ::std::os::raw::c_void => Graph, deps: *mut ::std::os::raw::c_void => GraphNodes(count), count: usize => Value, ptr: *mut ::std::os::raw::c_void => DevPtr),
             (78, GraphExecDestroy, cudaGraphExecDestroy, hipGraphExecDestroy, Exact; exec: *mut ::std::os::raw::c_void => FreeGraphExec),
             (79, GraphDestroy, cudaGraphDestroy, hipGraphDestroy, Exact; graph: *mut ::std::os::raw::c_void => FreeGraph),
             (46, EventDestroy, cudaEventDestroy, hipEventDestroy, Exact; event: *mut ::std::os::raw::c_void => Event),

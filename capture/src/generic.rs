@@ -240,6 +240,7 @@ impl Recorder<'_> {
                 at: _,
                 expect_output,
             } => self.parms_3d(fid, expect_output),
+            Plan::NewAllocNode { at } => self.alloc_node(fid, at),
             Plan::ReadHandles { at, n } => {
                 // SAFETY: the call succeeded, so it read `n` handles at `at`.
                 let raw = unsafe { host_bytes(at, n * 8) };
@@ -254,6 +255,32 @@ impl Recorder<'_> {
                 // wrote in full.
                 self.p.bytes(fid, unsafe { host_bytes(at, len) }, false);
             }
+        }
+    }
+
+    /// A memory allocation node's parameters after the call, then its access descriptors;
+    /// the graph's allocation enters the table (kernels and copies address it).
+    fn alloc_node(&mut self, fid: u16, at: u64) {
+        use hrr_archive::api::mem_alloc_node as m;
+        // SAFETY: the call succeeded: it read the struct at `at` and wrote its address.
+        let head = unsafe { host_bytes(at, m::SIZE as u64) }.to_vec();
+        let word = |o: usize| u64::from_le_bytes(head[o..o + 8].try_into().unwrap_or([0; 8]));
+        let (descs, count) = (word(m::ACCESS_DESCS), word(m::ACCESS_COUNT));
+        let mut bytes = head.clone();
+        if descs != 0 && count > 0 {
+            if count > m::MAX_ACCESS_DESCS {
+                self.failure = Some(format!("{count} memory access descriptors"));
+                return;
+            }
+            // SAFETY: the runtime read `count` descriptors there.
+            bytes.extend_from_slice(unsafe {
+                host_bytes(descs, count * m::ACCESS_DESC_SIZE as u64)
+            });
+        }
+        self.p.bytes(fid, &bytes, false);
+        let (dptr, size) = (word(m::DPTR), word(m::BYTESIZE));
+        if dptr != 0 {
+            self.cap.allocs.insert(dptr, size, Space::Device);
         }
     }
 

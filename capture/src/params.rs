@@ -65,6 +65,10 @@ pub enum Param {
     Parms3D {
         at: u64,
     },
+    /// A graph memory allocation node's parameters at `at`.
+    AllocNode {
+        at: u64,
+    },
     /// `n` node handles at `at` (a graph node's dependencies).
     Handles {
         at: u64,
@@ -112,6 +116,7 @@ pub fn decode(desc: &ApiDesc, i: usize, args: &[u64]) -> Param {
             at: a,
             len: hrr_archive::api::MEMSET_PARAMS_SIZE,
         },
+        ParamKind::MemAllocNodeParams => Param::AllocNode { at: a },
         ParamKind::HipMemsetNodeParams => Param::Struct {
             at: a,
             len: hrr_archive::api::HIP_MEMSET_PARAMS_SIZE,
@@ -223,6 +228,11 @@ pub enum Plan {
         at: u64,
         expect_output: bool,
     },
+    /// A memory allocation node's parameters read at `at` after the call: its new
+    /// allocation enters the table.
+    NewAllocNode {
+        at: u64,
+    },
     /// `n` handles read at `at`.
     ReadHandles {
         at: u64,
@@ -283,6 +293,8 @@ pub fn plan(param: Param, ret: c_int, dir: Option<CopyDir>) -> Plan {
             Plan::ReadHandles { at, n }
         }
         Param::Handles { .. } => Plan::Null(FieldType::U64Array),
+        Param::AllocNode { at } if ok && at != 0 => Plan::NewAllocNode { at },
+        Param::AllocNode { .. } => Plan::Null(FieldType::Bytes),
         Param::Struct { at: 0, .. } => Plan::Null(FieldType::Bytes),
         Param::Struct { at, len } => Plan::StructBytes { at, len },
     }

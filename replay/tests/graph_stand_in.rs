@@ -104,8 +104,9 @@ fn native_and_captured(exe: &Path, args: &[&str], out: &Path) {
     assert!(run.status.success(), "captured: {run:?}");
 }
 
-/// An explicit graph (an H2D node, a memset node, a D2D node after the H2D, an empty join,
-/// an event record node, a child graph holding the D2H node) is rebuilt node by node with
+/// An explicit graph (an H2D node, a memset node, D2D nodes through graph memory between
+/// an allocation node and a free node, an empty join, an event record node, a child graph
+/// holding the D2H node) is rebuilt node by node with
 /// its dependencies; the stand-in runs ready nodes last added first, so a graph without
 /// them computes something else. A host node is refused by name, and the graph that lacks
 /// it is not instantiated.
@@ -137,6 +138,8 @@ fn an_explicit_graph_is_rebuilt_with_its_dependencies_and_a_host_node_refused() 
     let r = replay(&lib, &out);
     assert_eq!(r.verdict, Verdict::Pass, "{:?}", r.failures);
     assert_eq!((r.counts.d2h_pass, r.counts.d2h_fail), (3, 0));
+    // The graph memory's captured address maps to the replay allocation node's.
+    assert_eq!(r.counts.untranslated_pointers, 0);
 
     let out = d.path().join("host");
     native_and_captured(&exe, &["host"], &out);

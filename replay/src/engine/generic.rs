@@ -57,6 +57,9 @@ enum ArgPlan {
     Handles(Vec<u64>),
     /// Memset node parameters as captured, `dst` translated, passed by pointer.
     MemsetParams(Vec<u8>),
+    /// Memory allocation node parameters as captured (the struct, then its access
+    /// descriptors): passed with replay's own descriptor array and no address.
+    AllocNode(Vec<u8>),
 }
 
 /// A decoded call: one plan per parameter, and pitch arguments to replace because the
@@ -147,6 +150,31 @@ fn plan_instantiate(p: &Payload, i: usize) -> Result<ArgPlan, EventError> {
     })
 }
 
+/// A memory allocation node's parameters as captured, checked against their layout.
+fn plan_alloc_node(p: &Payload, i: usize) -> Result<ArgPlan, EventError> {
+    use hrr_archive::api::mem_alloc_node as m;
+    if p.get(ApiDesc::field_id(i)).is_none_or(|f| f.is_null()) {
+        return Ok(ArgPlan::Value(0));
+    }
+    let raw = p.bytes(ApiDesc::field_id(i), "memory allocation node parameters")?;
+    let count = raw
+        .get(m::ACCESS_COUNT..m::ACCESS_COUNT + 8)
+        .map(|w| u64::from_le_bytes(w.try_into().unwrap_or([0; 8])));
+    let descs = raw.len().checked_sub(m::SIZE);
+    match (count, descs) {
+        (Some(c), Some(d))
+            if c <= m::MAX_ACCESS_DESCS
+                && (d == 0 || d as u64 == c * m::ACCESS_DESC_SIZE as u64) =>
+        {
+            Ok(ArgPlan::AllocNode(raw.to_vec()))
+        }
+        _ => Err(EventError::Inconsistent(format!(
+            "memory allocation node parameters of {} bytes do not match their layout",
+            raw.len()
+        ))),
+    }
+}
+
 /// Decodes a call's payload and decides, per parameter kind, what replay passes; `dir`
 /// is the copy direction capture resolved (`copy_dir`).
 fn plan_call(
@@ -180,6 +208,7 @@ fn plan_call(
                 Some(f) if !f.is_null() => ArgPlan::Handles(f.as_u64_array()?),
                 _ => ArgPlan::Handles(Vec::new()),
             },
+            ParamKind::MemAllocNodeParams => plan_alloc_node(p, i)?,
             ParamKind::MemsetNodeParams | ParamKind::HipMemsetNodeParams => {
                 match p.get(ApiDesc::field_id(i)) {
                     Some(f) if !f.is_null() => {
@@ -309,6 +338,9 @@ pub(super) struct CallBuffers {
     source_in_flight: bool,
     /// The stand-in buffer being registered.
     pub(super) registering: Option<u64>,
+    /// A memory allocation node's parameters as passed (the runtime writes the address
+    /// at `mem_alloc_node::DPTR`), and its access descriptors.
+    pub(super) alloc_node: Option<(Vec<u8>, Vec<u8>)>,
     /// The call is captured into a graph as the node of this sequence id: its host side
     /// is the node's buffer, and nothing runs until the graph is launched (`graphs`).
     node: Option<u64>,
@@ -460,6 +492,22 @@ impl Ctx<'_> {
                 raw[..8].copy_from_slice(&self.translate(dst).to_le_bytes());
                 bufs.keep.push(raw);
                 bufs.keep.last().map(|d| d.as_ptr() as u64).unwrap_or(0)
+            }
+            ArgPlan::AllocNode(raw) => {
+                use hrr_archive::api::mem_alloc_node as m;
+                let mut head = raw[..m::SIZE].to_vec();
+                let descs = raw[m::SIZE..].to_vec();
+                let at = if descs.is_empty() {
+                    0
+                } else {
+                    descs.as_ptr() as u64
+                };
+                head[m::ACCESS_DESCS..m::ACCESS_DESCS + 8].copy_from_slice(&at.to_le_bytes());
+                head[m::DPTR..m::DPTR + 8].copy_from_slice(&0u64.to_le_bytes());
+                let ptr = head.as_ptr() as u64;
+                // Moving the vectors into `bufs` keeps their heap buffers where they are.
+                bufs.alloc_node = Some((head, descs));
+                ptr
             }
             ArgPlan::Instantiate {
                 flags,

@@ -1,6 +1,7 @@
 /* graph_explicit in C against the stand-in runtime (graph_runtime.c): an explicit graph
  * of an H2D copy, a memset, a D2D copy after the H2D, an empty join node, an event record
- * node and a child graph holding the D2H copy, launched three times with new input, each
+ * node and a child graph holding the D2H copy; the D2D copy goes through graph memory
+ * (an allocation node before it and a free node after it), launched three times with new input, each
  * launch's output checked. With argument "host", a second graph gains a host node (which
  * replay cannot rebuild) and is instantiated. Exit 0: right; 1: a wrong result; 2: a call
  * failed (printed). */
@@ -19,6 +20,9 @@ int cudaGraphAddMemcpyNode1D(void **, void *, void *const *, size_t, void *, con
 int cudaGraphAddChildGraphNode(void **, void *, void *const *, size_t, void *);
 int cudaGraphAddEventRecordNode(void **, void *, void *const *, size_t, void *);
 int cudaGraphAddHostNode(void **, void *, void *const *, size_t, void *);
+struct alloc_params { char pool[88]; const void *descs; size_t ndescs, bytesize; void *dptr; };
+int cudaGraphAddMemAllocNode(void **, void *, void *const *, size_t, struct alloc_params *);
+int cudaGraphAddMemFreeNode(void **, void *, void *const *, size_t, void *);
 struct memset_params { void *dst; size_t pitch; unsigned value, element; size_t width, height; };
 int cudaGraphAddMemsetNode(void **, void *, void *const *, size_t, const struct memset_params *);
 int cudaGraphInstantiateWithFlags(void **, void *, unsigned long long);
@@ -40,14 +44,21 @@ int main(int argc, char **argv) {
     CHECK(cudaStreamCreateWithFlags(&s, 1));
     CHECK(cudaEventCreateWithFlags(&ev, 2));
 
-    void *c1, *n1, *n2, *n3, *n4, *n5, *n6;
+    void *c1, *n1, *n2, *n3, *n4, *n5, *n6, *a1, *t1, *f1;
     CHECK(cudaGraphCreate(&child, 0));
     CHECK(cudaGraphAddMemcpyNode1D(&c1, child, 0, 0, h_out, d_mid, N + M, 2));
     CHECK(cudaGraphCreate(&graph, 0));
     CHECK(cudaGraphAddMemcpyNode1D(&n1, graph, 0, 0, d_in, h_in, N, 1));
     struct memset_params mp = {d_mid + N, M, 0x5a, 1, M, 1};
     CHECK(cudaGraphAddMemsetNode(&n2, graph, 0, 0, &mp));
-    CHECK(cudaGraphAddMemcpyNode1D(&n3, graph, &n1, 1, d_mid, d_in, N, 3));
+    struct alloc_params ap;
+    memset(&ap, 0, sizeof ap);
+    ap.bytesize = N;
+    CHECK(cudaGraphAddMemAllocNode(&a1, graph, 0, 0, &ap));
+    void *before[2] = {n1, a1};
+    CHECK(cudaGraphAddMemcpyNode1D(&t1, graph, before, 2, ap.dptr, d_in, N, 3));
+    CHECK(cudaGraphAddMemcpyNode1D(&n3, graph, &t1, 1, d_mid, ap.dptr, N, 3));
+    CHECK(cudaGraphAddMemFreeNode(&f1, graph, &n3, 1, ap.dptr));
     void *join[2] = {n2, n3};
     CHECK(cudaGraphAddEmptyNode(&n4, graph, join, 2));
     CHECK(cudaGraphAddEventRecordNode(&n5, graph, &n4, 1, ev));

@@ -271,6 +271,19 @@ int cudaGraphAddEventRecordNode(void **node, void *graph, void *const *deps, siz
 int cudaGraphAddEventWaitNode(void **node, void *graph, void *const *deps, size_t n, void *e) {
     return valid(e) ? add(node, graph, deps, n, (struct op){0}) : INVALID;
 }
+/* cudaMemAllocNodeParams: pool properties (88 bytes), access descriptors and their count,
+ * the size, the address out. The allocation is made when the node is. */
+struct alloc_params { char pool[88]; const void *descs; size_t ndescs, bytesize; void *dptr; };
+int cudaGraphAddMemAllocNode(void **node, void *graph, void *const *deps, size_t n,
+                             struct alloc_params *p) {
+    if (!p->bytesize || (p->ndescs && !p->descs)) return INVALID;
+    int r = add(node, graph, deps, n, (struct op){0});
+    if (r == OK) p->dptr = calloc(1, p->bytesize);
+    return r;
+}
+int cudaGraphAddMemFreeNode(void **node, void *graph, void *const *deps, size_t n, void *dptr) {
+    return dptr ? add(node, graph, deps, n, (struct op){0}) : INVALID;
+}
 int cudaGraphAddHostNode(void **node, void *graph, void *const *deps, size_t n, void *params) {
     (void)params;
     return add(node, graph, deps, n, (struct op){0});
