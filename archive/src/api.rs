@@ -117,6 +117,8 @@ pub enum ParamKind {
     /// access descriptors; replay passes its own, and maps the captured address to the
     /// allocation its runtime returned, as for any allocation.
     MemAllocNodeParams,
+    /// A graph node (`cudaGraphNode_t`): a handle replay maps like a stream's.
+    GraphNode,
 }
 
 /// Layout of `cudaMemAllocNodeParams` (CUDA 11.4+): pool properties (88 bytes), then the
@@ -247,6 +249,13 @@ macro_rules! hrr_api_table {
             (89, GraphClone, cudaGraphClone, hipGraphClone, Exact; clone: *mut *mut ::std::os::raw::c_void => OutGraph, graph: *mut ::std::os::raw::c_void => Graph),
             (90, GraphAddMemAllocNode, cudaGraphAddMemAllocNode, none, Exact; node: *mut *mut ::std::os::raw::c_void => OutGraphNode, graph: *mut ::std::os::raw::c_void => Graph, deps: *mut ::std::os::raw::c_void => GraphNodes(count), count: usize => Value, params: *mut ::std::os::raw::c_void => MemAllocNodeParams),
             (91, GraphAddMemFreeNode, cudaGraphAddMemFreeNode, none, Exact; node: *mut *mut ::std::os::raw::c_void => OutGraphNode, graph: *mut ::std::os::raw::c_void => Graph, deps: *mut ::std::os::raw::c_void => GraphNodes(count), count: usize => Value, ptr: *mut ::std::os::raw::c_void => DevPtr),
+            (92, GraphAddMemcpyNode, cudaGraphAddMemcpyNode, hipGraphAddMemcpyNode, Exact; node: *mut *mut ::std::os::raw::c_void => OutGraphNode, graph: *mut ::std::os::raw::c_void => Graph, deps: *mut ::std::os::raw::c_void => GraphNodes(count), count: usize => Value, p: *const ::std::os::raw::c_void => Copy3DParms),
+            (93, GraphMemsetNodeSetParams, cudaGraphMemsetNodeSetParams, none, Exact; node: *mut ::std::os::raw::c_void => GraphNode, params: *const ::std::os::raw::c_void => MemsetNodeParams),
+            (94, HipGraphMemsetNodeSetParams, none, hipGraphMemsetNodeSetParams, Exact; node: *mut ::std::os::raw::c_void => GraphNode, params: *const ::std::os::raw::c_void => HipMemsetNodeParams),
+            (95, GraphExecMemsetNodeSetParams, cudaGraphExecMemsetNodeSetParams, none, Exact; exec: *mut ::std::os::raw::c_void => GraphExec, node: *mut ::std::os::raw::c_void => GraphNode, params: *const ::std::os::raw::c_void => MemsetNodeParams),
+            (96, HipGraphExecMemsetNodeSetParams, none, hipGraphExecMemsetNodeSetParams, Exact; exec: *mut ::std::os::raw::c_void => GraphExec, node: *mut ::std::os::raw::c_void => GraphNode, params: *const ::std::os::raw::c_void => HipMemsetNodeParams),
+            (97, GraphExecUpdate, cudaGraphExecUpdate, none, Exact; exec: *mut ::std::os::raw::c_void => GraphExec, graph: *mut ::std::os::raw::c_void => Graph, result: *mut ::std::os::raw::c_void => OutStruct),
+            (98, HipGraphExecUpdate, none, hipGraphExecUpdate, Exact; exec: *mut ::std::os::raw::c_void => GraphExec, graph: *mut ::std::os::raw::c_void => Graph, error_node: *mut ::std::os::raw::c_void => OutStruct, result: *mut ::std::os::raw::c_void => OutStruct),
             (78, GraphExecDestroy, cudaGraphExecDestroy, hipGraphExecDestroy, Exact; exec: *mut ::std::os::raw::c_void => FreeGraphExec),
             (79, GraphDestroy, cudaGraphDestroy, hipGraphDestroy, Exact; graph: *mut ::std::os::raw::c_void => FreeGraph),
             (46, EventDestroy, cudaEventDestroy, hipEventDestroy, Exact; event: *mut ::std::os::raw::c_void => Event),

@@ -39,7 +39,11 @@ fn expected_in(e: &record::Event) -> Option<Expected> {
     // A copy captured into a graph, or added to one as a node, has no expected output of
     // its own.
     let d2h = pl.get(COPY_DIR_FIELD).and_then(|f| f.as_u64().ok()) == Some(2);
-    let node = pl.get(CAPTURE_FIELD).is_some() || e.header.api_id == id::GraphAddMemcpyNode1D;
+    let node = pl.get(CAPTURE_FIELD).is_some()
+        || matches!(
+            e.header.api_id,
+            id::GraphAddMemcpyNode1D | id::GraphAddMemcpyNode
+        );
     (d2h && !node).then_some(Expected::Copy)
 }
 

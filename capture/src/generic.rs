@@ -137,7 +137,8 @@ fn host_side_plan(
     dir: Option<CopyDir>,
 ) -> ReadPlan {
     let host_side = matches!(dir, Some(CopyDir::HostToDevice | CopyDir::DeviceToHost));
-    if desc.id == hrr_archive::api::id::GraphAddMemcpyNode1D {
+    use hrr_archive::api::id;
+    if matches!(desc.id, id::GraphAddMemcpyNode1D | id::GraphAddMemcpyNode) {
         return match ret == 0 && host_side {
             true => ReadPlan::GraphNode { graph: args[1] },
             false => ReadPlan::ReadNow,

@@ -85,6 +85,11 @@ impl Registry {
         let nodes = self.graphs.get(&graph).cloned().unwrap_or_default();
         self.graphs.insert(clone, nodes);
     }
+    /// `exec` was updated from `graph` (`cudaGraphExecUpdate`): it now runs `graph`'s
+    /// nodes.
+    pub fn update(&mut self, exec: u64, graph: u64) {
+        self.instantiate(graph, exec);
+    }
     /// `exec` was instantiated from `graph`: it keeps the graph's nodes as they are now.
     pub fn instantiate(&mut self, graph: u64, exec: u64) {
         let nodes: Arc<[NodeIo]> = self
@@ -176,6 +181,9 @@ pub fn after_row(before: BeforeRow, row: u16, args: &[u64], ret: i32) {
             if let Some(clone) = out(0) {
                 with(|r| r.clone_graph(args[1], clone));
             }
+        }
+        id::GraphExecUpdate | id::HipGraphExecUpdate if ret == 0 => {
+            with(|r| r.update(args[0], args[1]))
         }
         id::GraphExecDestroy if ret == 0 => with(|r| r.destroy_exec(args[0])),
         id::GraphDestroy if ret == 0 => with(|r| r.destroy_graph(args[0])),

@@ -104,7 +104,8 @@ pub fn decode(desc: &ApiDesc, i: usize, args: &[u64]) -> Param {
         | ParamKind::Graph
         | ParamKind::GraphExec
         | ParamKind::FreeGraph
-        | ParamKind::FreeGraphExec => Param::Handle(a),
+        | ParamKind::FreeGraphExec
+        | ParamKind::GraphNode => Param::Handle(a),
         ParamKind::OutGraph | ParamKind::OutGraphExec | ParamKind::OutGraphNode => {
             Param::OutHandle { at: a }
         }

@@ -196,7 +196,8 @@ fn plan_call(
             | ParamKind::Graph
             | ParamKind::GraphExec
             | ParamKind::FreeGraph
-            | ParamKind::FreeGraphExec => ArgPlan::Handle(captured(p, i, param.name)?),
+            | ParamKind::FreeGraphExec
+            | ParamKind::GraphNode => ArgPlan::Handle(captured(p, i, param.name)?),
             // Replay runs every thread's calls on one thread: a captured global or
             // thread-local mode would forbid the other threads' calls now made beside
             // the capture. The mode never changes what the graph holds.
@@ -356,7 +357,10 @@ impl Ctx<'_> {
         }
         let plan = plan_call(desc, &p, dir, self.proc_.limits.max_host_bytes)?;
         self.refuse_broken_graph(desc, &p)?;
-        let explicit_node = desc.id == hrr_archive::api::id::GraphAddMemcpyNode1D;
+        let explicit_node = matches!(
+            desc.id,
+            hrr_archive::api::id::GraphAddMemcpyNode1D | hrr_archive::api::id::GraphAddMemcpyNode
+        );
         let mut bufs = CallBuffers {
             node: super::graphs::captured_node(&p, ev.header.seq)
                 .or(explicit_node.then_some(ev.header.seq)),
@@ -730,6 +734,53 @@ mod tests {
         });
         let p = Payload::parse(&bytes).unwrap();
         assert_eq!(plan_instantiate(&p, 2).unwrap(), ArgPlan::Value(0));
+    }
+
+    #[test]
+    fn graph_node_rows_plan_dependencies_and_parameters() {
+        // cudaGraphAddMemcpyNode(&node, graph, deps, 2, &parms3d): a 3D copy node.
+        let parms = memcpy3d::Parms {
+            extent: [8, 2, 1],
+            kind: 2,
+            ..Default::default()
+        };
+        let raw = parms.encode();
+        let bytes = payload(|w| {
+            w.handle(1, 0x70).handle(2, 0xa0);
+            w.u64_array(3, &[0x71, 0x72]).u64(4, 2);
+            w.bytes(5, &raw, false);
+            w.u64(COPY_DIR_FIELD, CopyDir::DeviceToHost as u64);
+        });
+        let p = Payload::parse(&bytes).unwrap();
+        let plan = plan_of(id::GraphAddMemcpyNode, &p, 1 << 20).unwrap();
+        assert_eq!(
+            plan.args[..4],
+            [
+                ArgPlan::OutSlot,
+                ArgPlan::Handle(0xa0),
+                ArgPlan::Handles(vec![0x71, 0x72]),
+                ArgPlan::Value(2)
+            ]
+        );
+        assert!(matches!(plan.args[4], ArgPlan::Copy3D { total: 16, .. }));
+        // cudaGraphExecMemsetNodeSetParams(exec, node, &params): handles and the struct.
+        let bytes = payload(|w| {
+            w.handle(1, 0xe0).handle(2, 0x71);
+            w.bytes(3, &[0u8; 40], false);
+        });
+        let p = Payload::parse(&bytes).unwrap();
+        let plan = plan_of(id::GraphExecMemsetNodeSetParams, &p, 1 << 20).unwrap();
+        assert_eq!(
+            plan.args,
+            vec![
+                ArgPlan::Handle(0xe0),
+                ArgPlan::Handle(0x71),
+                ArgPlan::MemsetParams(vec![0u8; 40])
+            ]
+        );
+        // A HIP memset node's parameters are 48 bytes: 40 is refused.
+        let e = plan_of(id::HipGraphExecMemsetNodeSetParams, &p, 1 << 20).unwrap_err();
+        assert!(e.to_string().contains("40 bytes, not 48"), "{e}");
     }
 
     #[test]
