@@ -19,6 +19,9 @@ const HOST_CODE: &str =
     "runs a host function of the captured program, which no other process can execute";
 const HOST_NODE: &str = "adds a graph node that runs a host function of the captured program, which no other process can execute";
 const KERNEL_NODE: &str = "adds a kernel node to a graph: replay does not rebuild kernel nodes yet, so the graph would run short of it";
+const MOVED_COPY: &str = "moves a graph memcpy node's host side, which capture does not follow yet: its checks would compare the wrong memory";
+const KERNEL_NODE_PARAMS: &str =
+    "changes a kernel node's parameters: replay does not rebuild kernel nodes yet";
 const IPC: &str = "creates an inter-process handle to memory or an event of the captured process, which does not exist at replay";
 
 static WARNED: Mutex<Option<HashSet<&'static str>>> = Mutex::new(None);
@@ -147,3 +150,106 @@ unreplayable_shim!(
     params
 );
 unreplayable_shim!(hipIpcGetEventHandle, Vendor::Hip, IPC, handle, event);
+// Graph node parameter updates capture does not follow yet.
+unreplayable_shim!(
+    cudaGraphMemcpyNodeSetParams1D,
+    Vendor::Cuda,
+    MOVED_COPY,
+    node,
+    dst,
+    src,
+    count,
+    kind
+);
+unreplayable_shim!(
+    cudaGraphExecMemcpyNodeSetParams1D,
+    Vendor::Cuda,
+    MOVED_COPY,
+    exec,
+    node,
+    dst,
+    src,
+    count,
+    kind
+);
+unreplayable_shim!(
+    cudaGraphMemcpyNodeSetParams,
+    Vendor::Cuda,
+    MOVED_COPY,
+    node,
+    params
+);
+unreplayable_shim!(
+    cudaGraphExecMemcpyNodeSetParams,
+    Vendor::Cuda,
+    MOVED_COPY,
+    exec,
+    node,
+    params
+);
+unreplayable_shim!(
+    cudaGraphKernelNodeSetParams,
+    Vendor::Cuda,
+    KERNEL_NODE_PARAMS,
+    node,
+    params
+);
+unreplayable_shim!(
+    cudaGraphExecKernelNodeSetParams,
+    Vendor::Cuda,
+    KERNEL_NODE_PARAMS,
+    exec,
+    node,
+    params
+);
+unreplayable_shim!(
+    hipGraphMemcpyNodeSetParams1D,
+    Vendor::Hip,
+    MOVED_COPY,
+    node,
+    dst,
+    src,
+    count,
+    kind
+);
+unreplayable_shim!(
+    hipGraphExecMemcpyNodeSetParams1D,
+    Vendor::Hip,
+    MOVED_COPY,
+    exec,
+    node,
+    dst,
+    src,
+    count,
+    kind
+);
+unreplayable_shim!(
+    hipGraphMemcpyNodeSetParams,
+    Vendor::Hip,
+    MOVED_COPY,
+    node,
+    params
+);
+unreplayable_shim!(
+    hipGraphExecMemcpyNodeSetParams,
+    Vendor::Hip,
+    MOVED_COPY,
+    exec,
+    node,
+    params
+);
+unreplayable_shim!(
+    hipGraphKernelNodeSetParams,
+    Vendor::Hip,
+    KERNEL_NODE_PARAMS,
+    node,
+    params
+);
+unreplayable_shim!(
+    hipGraphExecKernelNodeSetParams,
+    Vendor::Hip,
+    KERNEL_NODE_PARAMS,
+    exec,
+    node,
+    params
+);
