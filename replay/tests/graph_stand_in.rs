@@ -10,11 +10,13 @@
 //!
 //! Needs cc.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use hrr_archive::api::{fid, id, semantic, BLOB_FIELD, CAPTURE_FIELD};
-use hrr_archive::payload::Payload;
+use hrr_archive::api::{fid, id, semantic, ApiDesc, BLOB_FIELD, CAPTURE_FIELD};
+use hrr_archive::payload::{Payload, PayloadWriter};
 use hrr_archive::{Archive, Limits};
 use hrr_contract::{ReplayResult, Verdict};
 
@@ -233,4 +235,55 @@ fn a_captured_graph_is_recorded_without_changing_the_program_and_replayed() {
     let f = &r.failures[0];
     assert_eq!((f.seq, f.first_differing_offset), (seq, Some(5)));
     assert!(f.api.contains(&format!("node seq {d2h_node}")), "{}", f.api);
+}
+
+/// A kernel first launched inside a capture: replay loads its module and function before
+/// the capture begins (the stand-in invalidates a capture during which code is loaded, so
+/// `cudaStreamEndCapture` would then fail).
+#[test]
+fn kernels_launched_in_a_capture_are_loaded_before_it() {
+    let d = tempfile::tempdir().unwrap();
+    let (lib, _) = build(d.path(), "graph_program");
+    let root = d.path().join("kernel");
+    let w = common::cuda_writer(&root);
+    let code = w.put_code_object(b"\x7fELF stand-in code object").unwrap();
+    let (stream, graph, exec) = (0x5100u64, 0xa0u64, 0xe0u64);
+    let mut p = PayloadWriter::new();
+    p.handle(ApiDesc::field_id(0), stream)
+        .u64(ApiDesc::field_id(1), 1);
+    w.append(id::StreamCreateWithFlags, 0, 1, 0, p.as_bytes())
+        .unwrap();
+    let mut p = PayloadWriter::new();
+    p.handle(1, stream).u64(2, 0);
+    w.append(id::StreamBeginCapture, 0, 1, 0, p.as_bytes())
+        .unwrap();
+    for _ in 0..2 {
+        let mut p = PayloadWriter::new();
+        p.str(fid::NAME, "kernel")
+            .str(fid::CODE_OBJECT, &code.to_hex())
+            .u64_array(fid::GRID, &[1, 1, 1])
+            .u64_array(fid::BLOCK, &[32, 1, 1])
+            .u64(fid::SHARED_MEM, 0)
+            .handle(fid::STREAM, stream);
+        w.append(semantic::LAUNCH_KERNEL, 0, 1, 0, p.as_bytes())
+            .unwrap();
+    }
+    let mut p = PayloadWriter::new();
+    p.handle(1, stream).handle(2, graph);
+    w.append(id::StreamEndCapture, 0, 1, 0, p.as_bytes())
+        .unwrap();
+    let mut p = PayloadWriter::new();
+    p.handle(1, exec).handle(2, graph).u64(3, 0);
+    w.append(id::GraphInstantiateWithFlags, 0, 1, 0, p.as_bytes())
+        .unwrap();
+    let mut p = PayloadWriter::new();
+    p.handle(fid::HANDLE, exec).handle(fid::STREAM, stream);
+    w.append(semantic::GRAPH_LAUNCH, 0, 1, 0, p.as_bytes())
+        .unwrap();
+    w.finish().unwrap();
+
+    let r = replay(&lib, &root);
+    assert!(r.failures.is_empty(), "{:?}", r.failures);
+    assert_eq!(r.counts.events_replayed, r.counts.events_total);
+    assert_eq!(r.counts.kernels_launched, 2);
 }

@@ -357,6 +357,9 @@ impl Ctx<'_> {
         }
         let plan = plan_call(desc, &p, dir, self.proc_.limits.max_host_bytes)?;
         self.refuse_broken_graph(desc, &p)?;
+        if desc.id == hrr_archive::api::id::StreamBeginCapture {
+            self.preload_captured_kernels(ev.header.seq);
+        }
         let explicit_node = matches!(
             desc.id,
             hrr_archive::api::id::GraphAddMemcpyNode1D | hrr_archive::api::id::GraphAddMemcpyNode

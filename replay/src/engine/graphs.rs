@@ -13,7 +13,9 @@
 
 use std::os::raw::{c_int, c_void};
 
-use hrr_archive::api::{self, fid, ApiDesc, RetPolicy, Vendor, BLOB_FIELD, CAPTURE_FIELD};
+use hrr_archive::api::{
+    self, fid, semantic, ApiDesc, RetPolicy, Vendor, BLOB_FIELD, CAPTURE_FIELD,
+};
 use hrr_archive::payload::{BlobRef, Payload};
 use hrr_archive::Event;
 
@@ -47,6 +49,44 @@ fn node_blobs(p: &Payload, field: u16) -> Result<Vec<(u64, BlobRef)>, EventError
 }
 
 impl Ctx<'_> {
+    /// Before a capture begins: loads the module and function of every kernel launched
+    /// until the next end of capture. Replay loads code when a launch first needs it;
+    /// inside a capture that would be a module load among captured work, which the
+    /// program's own runtime never made there (its kernels were registered at start).
+    /// A kernel that does not load is left for its launch to report.
+    pub(super) fn preload_captured_kernels(&mut self, seq: u64) {
+        let events = &self.proc_.events;
+        let Ok(start) = events.binary_search_by_key(&seq, |e| e.header.seq) else {
+            return;
+        };
+        let mut wanted: Vec<(String, String)> = Vec::new();
+        for e in &events[start + 1..] {
+            match e.header.api_id {
+                api::id::StreamEndCapture => break,
+                semantic::LAUNCH_KERNEL
+                | semantic::LAUNCH_KERNEL_BY_HANDLE
+                | semantic::MODULE_LAUNCH_KERNEL => {
+                    let Ok(p) = Payload::parse(&e.payload) else {
+                        continue;
+                    };
+                    if let (Ok(co), Ok(name)) = (
+                        p.str(fid::CODE_OBJECT, "code object"),
+                        p.str(fid::NAME, "kernel name"),
+                    ) {
+                        let k = (co.to_string(), name.to_string());
+                        if !wanted.contains(&k) {
+                            wanted.push(k);
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        for (co, name) in wanted {
+            let _ = self.function(&co, &name);
+        }
+    }
+
     /// An unreplayable call that added a node to a graph (field 2: the graph) leaves that
     /// graph short of the node: it is marked, so its instantiation fails naming the node
     /// instead of running without it (`--continue-on-error` goes past the call itself).

@@ -136,7 +136,7 @@ impl Ctx<'_> {
         Ok(())
     }
 
-    fn function(&mut self, code_object: &str, name: &str) -> Result<u64, EventError> {
+    pub(super) fn function(&mut self, code_object: &str, name: &str) -> Result<u64, EventError> {
         if let Some(f) = self.functions.get(code_object).and_then(|m| m.get(name)) {
             return Ok(*f);
         }

@@ -10,6 +10,8 @@
  *    capture is invalidated and the wait fails;
  *  - ending an invalidated capture returns no graph and 901
  *    (cudaErrorStreamCaptureInvalidated).
+ *  - loading a module or a function while any capture is open invalidates it (replay
+ *    must load what a capture launches before the capture begins).
  * cudaThreadExchangeStreamCaptureMode sets the calling thread's mode. Explicit graphs run
  * their nodes in an order their dependencies allow but otherwise last added first, so a
  * graph rebuilt without its dependencies computes something else. One device. */
@@ -290,3 +292,33 @@ int cudaGraphAddHostNode(void **node, void *graph, void *const *deps, size_t n, 
 }
 int cudaGraphExecDestroy(void *exec) { return valid(exec) ? OK : INVALID; }
 int cudaGraphDestroy(void *graph) { return valid(graph) ? OK : INVALID; }
+
+/* The driver side replay loads kernels with. */
+static int load_allowed(void) {
+    for (int c = 1; c < ncaptures; c++) {
+        if (captures[c].live) {
+            captures[c].invalid = 1;
+            return 0;
+        }
+    }
+    return 1;
+}
+int cuModuleLoadData(void **m, const void *image) {
+    if (!image) return INVALID;
+    if (!load_allowed()) return UNSUPPORTED;
+    *m = (void *)0x4d;
+    return OK;
+}
+int cuModuleUnload(void *m) { (void)m; return OK; }
+int cuModuleGetFunction(void **f, void *m, const char *name) {
+    if (!m || !name) return INVALID;
+    if (!load_allowed()) return UNSUPPORTED;
+    *f = (void *)0x46;
+    return OK;
+}
+int cuLaunchKernel(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
+                   unsigned bz, unsigned shmem, void *s, void **params, void **extra) {
+    (void)gx; (void)gy; (void)gz; (void)bx; (void)by; (void)bz; (void)shmem; (void)s;
+    (void)params; (void)extra;
+    return f ? OK : INVALID;
+}
