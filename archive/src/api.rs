@@ -129,7 +129,68 @@ pub enum ParamKind {
     /// `void*` to a pool attribute's value the call writes (not compared: usage
     /// counters depend on timing).
     OutPoolAttrValue(&'static str),
+    /// A graph (`cudaGraph_t` / `hipGraph_t`): a handle replay maps like a stream's.
+    Graph,
+    /// `cudaGraph_t*` out: a graph the call creates (or stream capture returns).
+    OutGraph,
+    /// A graph being destroyed: mapped, then released from replay's resources.
+    FreeGraph,
+    /// An executable graph (`cudaGraphExec_t` / `hipGraphExec_t`).
+    GraphExec,
+    /// `cudaGraphExec_t*` out: an instantiated graph.
+    OutGraphExec,
+    /// An executable graph being destroyed.
+    FreeGraphExec,
+    /// A `cudaStreamCaptureMode` / `hipStreamCaptureMode` that starts a capture. Replay runs
+    /// every thread's calls on one thread, so it begins each capture in relaxed mode
+    /// (the mode restricts other calls, never what the graph holds): the captured mode
+    /// would forbid the other threads' calls that now share replay's thread.
+    CaptureMode,
+    /// `cudaGraphInstantiateParams*` (flags, upload stream, and two outputs: 32 bytes):
+    /// recorded as its bytes; replay passes the flags and its own upload stream.
+    InstantiateParams,
+    /// `cudaGraphNode_t*` out: a node an explicit graph gains (a handle replay maps; the
+    /// graph owns it).
+    OutGraphNode,
+    /// `const cudaGraphNode_t*` of the named count: a node's dependencies, each a node
+    /// handle that replay maps like a stream's.
+    GraphNodes(&'static str),
+    /// `const cudaMemsetParams*` (dst, pitch, value, element size, width, height: 40
+    /// bytes): recorded as its bytes; replay translates `dst`.
+    MemsetNodeParams,
+    /// `const hipMemsetParams*` (dst, element size, height, pitch, value, width: 48
+    /// bytes, `dst` first as in CUDA's): recorded as its bytes; replay translates `dst`.
+    HipMemsetNodeParams,
+    /// `cudaMemAllocNodeParams*` (pool properties, access descriptors, size in; the new
+    /// allocation's address out): recorded as the struct after the call followed by its
+    /// access descriptors; replay passes its own, and maps the captured address to the
+    /// allocation its runtime returned, as for any allocation.
+    MemAllocNodeParams,
+    /// A graph node (`cudaGraphNode_t`): a handle replay maps like a stream's.
+    GraphNode,
 }
+
+/// Layout of `cudaMemAllocNodeParams` (CUDA 11.4+): pool properties (88 bytes), then the
+/// access descriptors' pointer and count, the size and the address out.
+pub mod mem_alloc_node {
+    pub const SIZE: usize = 120;
+    pub const ACCESS_DESCS: usize = 88;
+    pub const ACCESS_COUNT: usize = 96;
+    pub const BYTESIZE: usize = 104;
+    pub const DPTR: usize = 112;
+    /// Size of one `cudaMemAccessDesc` (location type and id, flags).
+    pub const ACCESS_DESC_SIZE: usize = 12;
+    /// The most access descriptors (one per GPU) capture reads.
+    pub const MAX_ACCESS_DESCS: u64 = 64;
+}
+
+/// Size of `cudaMemsetParams`.
+pub const MEMSET_PARAMS_SIZE: u64 = 40;
+/// Size of `hipMemsetParams`.
+pub const HIP_MEMSET_PARAMS_SIZE: u64 = 48;
+
+/// Size of `cudaGraphInstantiateParams` (u64 flags, stream, node out, result out + pad).
+pub const INSTANTIATE_PARAMS_SIZE: u64 = 32;
 
 /// What replay expects of the call's return code.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -217,6 +278,35 @@ macro_rules! hrr_api_table {
             (43, EventSynchronize, cudaEventSynchronize, hipEventSynchronize, Exact; event: *mut ::std::os::raw::c_void => Event),
             (44, EventQuery, cudaEventQuery, hipEventQuery, Any; event: *mut ::std::os::raw::c_void => Event),
             (45, EventElapsedTime, cudaEventElapsedTime, hipEventElapsedTime, Exact; ms: *mut f32 => OutValue, start: *mut ::std::os::raw::c_void => Event, end: *mut ::std::os::raw::c_void => Event),
+            (70, StreamBeginCapture, cudaStreamBeginCapture, hipStreamBeginCapture, Exact; stream: *mut ::std::os::raw::c_void => Stream, mode: ::std::os::raw::c_int => CaptureMode),
+            (71, StreamEndCapture, cudaStreamEndCapture, hipStreamEndCapture, Exact; stream: *mut ::std::os::raw::c_void => Stream, graph: *mut *mut ::std::os::raw::c_void => OutGraph),
+            (72, StreamIsCapturing, cudaStreamIsCapturing, hipStreamIsCapturing, Exact; stream: *mut ::std::os::raw::c_void => Stream, status: *mut ::std::os::raw::c_int => OutValue),
+            (73, StreamGetCaptureInfo, cudaStreamGetCaptureInfo, none, Exact; stream: *mut ::std::os::raw::c_void => Stream, status: *mut ::std::os::raw::c_int => OutValue, id: *mut u64 => OutSize, graph: *mut ::std::os::raw::c_void => OutStruct, deps: *mut ::std::os::raw::c_void => OutStruct, edges: *mut ::std::os::raw::c_void => OutStruct, count: *mut ::std::os::raw::c_void => OutStruct),
+            (74, HipStreamGetCaptureInfo, none, hipStreamGetCaptureInfo, Exact; stream: *mut ::std::os::raw::c_void => Stream, status: *mut ::std::os::raw::c_int => OutValue, id: *mut u64 => OutSize),
+            (75, GraphInstantiate, cudaGraphInstantiate, none, Exact; exec: *mut *mut ::std::os::raw::c_void => OutGraphExec, graph: *mut ::std::os::raw::c_void => Graph, flags: u64 => Value),
+            (76, HipGraphInstantiate, none, hipGraphInstantiate, Exact; exec: *mut *mut ::std::os::raw::c_void => OutGraphExec, graph: *mut ::std::os::raw::c_void => Graph, error_node: *mut ::std::os::raw::c_void => OutStruct, log: *mut ::std::os::raw::c_void => OutStruct, log_size: usize => Value),
+            (77, GraphInstantiateWithFlags, cudaGraphInstantiateWithFlags, hipGraphInstantiateWithFlags, Exact; exec: *mut *mut ::std::os::raw::c_void => OutGraphExec, graph: *mut ::std::os::raw::c_void => Graph, flags: u64 => Value),
+            (80, GraphInstantiateWithParams, cudaGraphInstantiateWithParams, none, Exact; exec: *mut *mut ::std::os::raw::c_void => OutGraphExec, graph: *mut ::std::os::raw::c_void => Graph, params: *mut ::std::os::raw::c_void => InstantiateParams),
+            (81, GraphCreate, cudaGraphCreate, hipGraphCreate, Exact; graph: *mut *mut ::std::os::raw::c_void => OutGraph, flags: ::std::os::raw::c_uint => Value),
+            (82, GraphAddEmptyNode, cudaGraphAddEmptyNode, hipGraphAddEmptyNode, Exact; node: *mut *mut ::std::os::raw::c_void => OutGraphNode, graph: *mut ::std::os::raw::c_void => Graph, deps: *mut ::std::os::raw::c_void => GraphNodes(count), count: usize => Value),
+            (83, GraphAddMemcpyNode1D, cudaGraphAddMemcpyNode1D, hipGraphAddMemcpyNode1D, Exact; node: *mut *mut ::std::os::raw::c_void => OutGraphNode, graph: *mut ::std::os::raw::c_void => Graph, deps: *mut ::std::os::raw::c_void => GraphNodes(count), count: usize => Value, dst: *mut ::std::os::raw::c_void => CopyDst(bytes), src: *const ::std::os::raw::c_void => CopySrc(bytes), bytes: usize => Value, kind: ::std::os::raw::c_int => CopyKind),
+            (84, GraphAddChildGraphNode, cudaGraphAddChildGraphNode, hipGraphAddChildGraphNode, Exact; node: *mut *mut ::std::os::raw::c_void => OutGraphNode, graph: *mut ::std::os::raw::c_void => Graph, deps: *mut ::std::os::raw::c_void => GraphNodes(count), count: usize => Value, child: *mut ::std::os::raw::c_void => Graph),
+            (85, GraphAddEventRecordNode, cudaGraphAddEventRecordNode, hipGraphAddEventRecordNode, Exact; node: *mut *mut ::std::os::raw::c_void => OutGraphNode, graph: *mut ::std::os::raw::c_void => Graph, deps: *mut ::std::os::raw::c_void => GraphNodes(count), count: usize => Value, event: *mut ::std::os::raw::c_void => Event),
+            (86, GraphAddEventWaitNode, cudaGraphAddEventWaitNode, hipGraphAddEventWaitNode, Exact; node: *mut *mut ::std::os::raw::c_void => OutGraphNode, graph: *mut ::std::os::raw::c_void => Graph, deps: *mut ::std::os::raw::c_void => GraphNodes(count), count: usize => Value, event: *mut ::std::os::raw::c_void => Event),
+            (87, GraphAddMemsetNode, cudaGraphAddMemsetNode, none, Exact; node: *mut *mut ::std::os::raw::c_void => OutGraphNode, graph: *mut ::std::os::raw::c_void => Graph, deps: *mut ::std::os::raw::c_void => GraphNodes(count), count: usize => Value, params: *const ::std::os::raw::c_void => MemsetNodeParams),
+            (88, HipGraphAddMemsetNode, none, hipGraphAddMemsetNode, Exact; node: *mut *mut ::std::os::raw::c_void => OutGraphNode, graph: *mut ::std::os::raw::c_void => Graph, deps: *mut ::std::os::raw::c_void => GraphNodes(count), count: usize => Value, params: *const ::std::os::raw::c_void => HipMemsetNodeParams),
+            (89, GraphClone, cudaGraphClone, hipGraphClone, Exact; clone: *mut *mut ::std::os::raw::c_void => OutGraph, graph: *mut ::std::os::raw::c_void => Graph),
+            (90, GraphAddMemAllocNode, cudaGraphAddMemAllocNode, none, Exact; node: *mut *mut ::std::os::raw::c_void => OutGraphNode, graph: *mut ::std::os::raw::c_void => Graph, deps: *mut ::std::os::raw::c_void => GraphNodes(count), count: usize => Value, params: *mut ::std::os::raw::c_void => MemAllocNodeParams),
+            (91, GraphAddMemFreeNode, cudaGraphAddMemFreeNode, none, Exact; node: *mut *mut ::std::os::raw::c_void => OutGraphNode, graph: *mut ::std::os::raw::c_void => Graph, deps: *mut ::std::os::raw::c_void => GraphNodes(count), count: usize => Value, ptr: *mut ::std::os::raw::c_void => DevPtr),
+            (92, GraphAddMemcpyNode, cudaGraphAddMemcpyNode, hipGraphAddMemcpyNode, Exact; node: *mut *mut ::std::os::raw::c_void => OutGraphNode, graph: *mut ::std::os::raw::c_void => Graph, deps: *mut ::std::os::raw::c_void => GraphNodes(count), count: usize => Value, p: *const ::std::os::raw::c_void => Copy3DParms),
+            (93, GraphMemsetNodeSetParams, cudaGraphMemsetNodeSetParams, none, Exact; node: *mut ::std::os::raw::c_void => GraphNode, params: *const ::std::os::raw::c_void => MemsetNodeParams),
+            (94, HipGraphMemsetNodeSetParams, none, hipGraphMemsetNodeSetParams, Exact; node: *mut ::std::os::raw::c_void => GraphNode, params: *const ::std::os::raw::c_void => HipMemsetNodeParams),
+            (95, GraphExecMemsetNodeSetParams, cudaGraphExecMemsetNodeSetParams, none, Exact; exec: *mut ::std::os::raw::c_void => GraphExec, node: *mut ::std::os::raw::c_void => GraphNode, params: *const ::std::os::raw::c_void => MemsetNodeParams),
+            (96, HipGraphExecMemsetNodeSetParams, none, hipGraphExecMemsetNodeSetParams, Exact; exec: *mut ::std::os::raw::c_void => GraphExec, node: *mut ::std::os::raw::c_void => GraphNode, params: *const ::std::os::raw::c_void => HipMemsetNodeParams),
+            (97, GraphExecUpdate, cudaGraphExecUpdate, none, Exact; exec: *mut ::std::os::raw::c_void => GraphExec, graph: *mut ::std::os::raw::c_void => Graph, result: *mut ::std::os::raw::c_void => OutStruct),
+            (98, HipGraphExecUpdate, none, hipGraphExecUpdate, Exact; exec: *mut ::std::os::raw::c_void => GraphExec, graph: *mut ::std::os::raw::c_void => Graph, error_node: *mut ::std::os::raw::c_void => OutStruct, result: *mut ::std::os::raw::c_void => OutStruct),
+            (78, GraphExecDestroy, cudaGraphExecDestroy, hipGraphExecDestroy, Exact; exec: *mut ::std::os::raw::c_void => FreeGraphExec),
+            (79, GraphDestroy, cudaGraphDestroy, hipGraphDestroy, Exact; graph: *mut ::std::os::raw::c_void => FreeGraph),
             (46, EventDestroy, cudaEventDestroy, hipEventDestroy, Exact; event: *mut ::std::os::raw::c_void => Event),
             // The driver API (ids 200-299): the cuda column is the exact symbol libcuda.so.1
             // exports and CUDA 13's cuda.h binds a program's call to; replay calls these
@@ -341,6 +431,14 @@ impl<T> FfiArg for *const T {
 pub const BLOB_FIELD: u16 = 0x100;
 /// Field id of the copy direction capture resolved (a [`CopyDir`] as u64).
 pub const COPY_DIR_FIELD: u16 = 0x200;
+/// Field id on a call made into a capturing stream: the capture sequence's id (u64;
+/// [`CAPTURE_INVALIDATED`] for a sequence already invalidated). Such a call is not
+/// executed when it is made: it becomes a node of the graph being captured. Its host
+/// destination is checked at each launch of that graph (`semantic::GRAPH_LAUNCH`), its
+/// host source restored before each launch.
+pub const CAPTURE_FIELD: u16 = 0x201;
+/// [`CAPTURE_FIELD`]'s value for a capture sequence the runtime reported invalidated.
+pub const CAPTURE_INVALIDATED: u64 = u64::MAX;
 
 /// Direction of a memcpy, as capture resolved it (for "default" from the allocation table).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

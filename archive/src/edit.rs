@@ -5,7 +5,7 @@
 
 use std::path::Path;
 
-use crate::api::{BLOB_FIELD, COPY_DIR_FIELD};
+use crate::api::{fid, id, semantic, BLOB_FIELD, CAPTURE_FIELD, COPY_DIR_FIELD};
 use crate::manifest::EVENTS_FILE;
 use crate::payload::{self, FieldType, Payload};
 use crate::reader::Archive;
@@ -22,6 +22,51 @@ pub struct EditedOutput {
     pub new: u8,
 }
 
+/// Where an event keeps an expected output.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Expected {
+    /// A D2H copy that ran when it was issued: its blob field.
+    Copy,
+    /// A graph launch: its first D2H node's bytes (checked after that launch).
+    GraphLaunch,
+}
+
+fn expected_in(e: &record::Event) -> Option<Expected> {
+    let pl = Payload::parse(&e.payload).ok()?;
+    if e.header.api_id == semantic::GRAPH_LAUNCH {
+        return pl.get(fid::GRAPH_OUTPUT).map(|_| Expected::GraphLaunch);
+    }
+    // A copy captured into a graph, or added to one as a node, has no expected output of
+    // its own.
+    let d2h = pl.get(COPY_DIR_FIELD).and_then(|f| f.as_u64().ok()) == Some(2);
+    let node = pl.get(CAPTURE_FIELD).is_some()
+        || matches!(
+            e.header.api_id,
+            id::GraphAddMemcpyNode1D | id::GraphAddMemcpyNode
+        );
+    (d2h && !node).then_some(Expected::Copy)
+}
+
+/// `payload` with the value of its first field `id` replaced, every other field unchanged.
+fn replace_first(payload: &[u8], id: u16, value: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(payload.len());
+    let mut done = false;
+    for f in payload::fields(payload).flatten() {
+        let v = if f.id == id && !done {
+            done = true;
+            value
+        } else {
+            f.value
+        };
+        out.extend_from_slice(&f.id.to_le_bytes());
+        out.push(f.ty);
+        out.push(f.flags);
+        out.extend_from_slice(&(v.len() as u32).to_le_bytes());
+        out.extend_from_slice(v);
+    }
+    out
+}
+
 /// Flips every bit of byte `offset` of the expected output of event `seq` (or of the
 /// first event with an expected output when `seq` is None) in the first process.
 pub fn edit_expected_output(
@@ -35,16 +80,10 @@ pub fn edit_expected_output(
         .processes
         .first()
         .ok_or_else(|| ArchiveError::invalid(root, "archive has no process"))?;
-    let is_d2h = |e: &record::Event| {
-        Payload::parse(&e.payload)
-            .ok()
-            .and_then(|pl| pl.get(COPY_DIR_FIELD).and_then(|f| f.as_u64().ok()))
-            == Some(2)
-    };
     let idx = p
         .events
         .iter()
-        .position(|e| seq.is_none_or(|s| e.header.seq == s) && is_d2h(e))
+        .position(|e| seq.is_none_or(|s| e.header.seq == s) && expected_in(e).is_some())
         .ok_or_else(|| {
             ArchiveError::invalid(
                 root,
@@ -55,14 +94,27 @@ pub fn edit_expected_output(
             )
         })?;
     let ev = &p.events[idx];
-    let pl = Payload::parse(&ev.payload).map_err(|e| ArchiveError::invalid(root, e.to_string()))?;
-    let field = pl
-        .iter()
-        .find(|f| f.id & BLOB_FIELD != 0 && f.field_type() == Some(FieldType::Blob))
-        .ok_or_else(|| ArchiveError::invalid(root, "event has no expected-output blob"))?;
-    let old_ref = field
-        .as_blob()
-        .map_err(|e| ArchiveError::invalid(root, e.to_string()))?;
+    let invalid = |e: crate::payload::FieldError| ArchiveError::invalid(root, e.to_string());
+    let pl = Payload::parse(&ev.payload).map_err(invalid)?;
+    let kind = expected_in(ev);
+    // The blob field, and for a graph launch the nested node field holding it.
+    let (field, node) = if kind == Some(Expected::GraphLaunch) {
+        let node = pl
+            .get(fid::GRAPH_OUTPUT)
+            .ok_or_else(|| ArchiveError::invalid(root, "graph launch has no D2H node"))?;
+        let inner = node.as_nested().map_err(invalid)?;
+        let bytes = *inner
+            .get(fid::NODE_BYTES)
+            .ok_or_else(|| ArchiveError::invalid(root, "graph node has no bytes"))?;
+        (bytes, Some(*node))
+    } else {
+        let f = pl
+            .iter()
+            .find(|f| f.id & BLOB_FIELD != 0 && f.field_type() == Some(FieldType::Blob))
+            .ok_or_else(|| ArchiveError::invalid(root, "event has no expected-output blob"))?;
+        (*f, None)
+    };
+    let old_ref = field.as_blob().map_err(invalid)?;
     let mut data = p.load_blob(&old_ref)?;
     let at = usize::try_from(offset)
         .ok()
@@ -86,21 +138,15 @@ pub fn edit_expected_output(
         false,
     )?;
     // Re-encode the payload with the new reference, every other field unchanged.
-    let mut out = Vec::with_capacity(ev.payload.len());
-    for f in payload::fields(&ev.payload).flatten() {
-        let value: Vec<u8> = if f.id == field.id {
-            let mut v = new_hash.0.to_vec();
-            v.extend_from_slice(&(data.len() as u64).to_le_bytes());
-            v
-        } else {
-            f.value.to_vec()
-        };
-        out.extend_from_slice(&f.id.to_le_bytes());
-        out.push(f.ty);
-        out.push(f.flags);
-        out.extend_from_slice(&(value.len() as u32).to_le_bytes());
-        out.extend_from_slice(&value);
-    }
+    let mut new_ref = new_hash.0.to_vec();
+    new_ref.extend_from_slice(&(data.len() as u64).to_le_bytes());
+    let out = match node {
+        Some(n) => {
+            let inner = replace_first(n.value, field.id, &new_ref);
+            replace_first(&ev.payload, n.id, &inner)
+        }
+        None => replace_first(&ev.payload, field.id, &new_ref),
+    };
     let mut log = record::file_header().to_vec();
     for (i, e) in p.events.iter().enumerate() {
         record::encode_record(

@@ -9,13 +9,16 @@ use std::borrow::Cow;
 use std::os::raw::c_int;
 
 use hrr_archive::api::{
-    drv_memcpy, memcpy3d, ApiDesc, CopyDir, ParamKind, Vendor, BLOB_FIELD, COPY_DIR_FIELD,
+    drv_memcpy, memcpy3d, ApiDesc, CopyDir, ParamKind, Vendor, BLOB_FIELD, CAPTURE_FIELD,
+    COPY_DIR_FIELD,
 };
 use hrr_archive::payload::{BlobRef, FieldType, PayloadWriter};
 use hrr_archive::{ArchiveError, ProcessWriter};
 
 use crate::alloc::Space;
+use crate::capturing::{read_plan, relaxed, stream_capture, ReadPlan};
 use crate::ffi::{host_bytes, read_at};
+use crate::graph_io::{self, NodeIo};
 use crate::params::{self, Plan};
 use crate::real::{driver_stream_synchronize, stream_synchronize};
 use crate::regions::{HostRegion, RegionError};
@@ -107,10 +110,12 @@ fn stream_of(desc: &ApiDesc, args: &[u64]) -> Option<u64> {
 }
 
 /// Waits for an asynchronous copy's stream, so its host destination holds the result
-/// before capture reads it; Some(why) when waiting failed.
+/// before capture reads it; Some(why) when waiting failed. Only for a stream that is not
+/// capturing ([`ReadPlan::ReadNow`]); in relaxed mode, so another thread's global capture
+/// does not forbid it (`capturing`).
 fn wait_for_copy(vendor: Vendor, desc: &ApiDesc, args: &[u64]) -> Option<String> {
     let s = stream_of(desc, args)?;
-    let r = stream_synchronize(vendor, s);
+    let r = relaxed(vendor, || stream_synchronize(vendor, s));
     (r != 0).then(|| format!("waiting for stream {s:#x} before reading the copy failed ({r})"))
 }
 
@@ -128,6 +133,10 @@ struct BeforeCall {
     parms: Option<(memcpy3d::Parms, Vec<u8>)>,
     /// An H2D copy's source bytes, stored.
     source: Option<Result<BlobRef, BytesError>>,
+    /// The host region an H2D copy reads (a graph node reads it again at each launch).
+    source_region: Option<HostRegion>,
+    /// What a graph row needs from before its call.
+    graph_row: graph_io::BeforeRow,
 }
 
 fn before_call(cap: &Capture, desc: &ApiDesc, args: &[u64]) -> BeforeCall {
@@ -135,17 +144,46 @@ fn before_call(cap: &Capture, desc: &ApiDesc, args: &[u64]) -> BeforeCall {
     let parms = unsafe { parms_3d(desc, args) };
     let decoded = parms.as_ref().map(|(p, _)| p);
     let dir = params::copy_dir(desc, args, decoded, |a| cap.allocs.is_device(a));
-    let source = if dir == Some(CopyDir::HostToDevice) {
+    let source_region = if dir == Some(CopyDir::HostToDevice) {
         // The last source parameter's (every row has at most one).
         (0..desc.params.len())
             .rev()
             .find_map(|i| params::source(params::decode(desc, i, args), decoded))
-            // SAFETY: an H2D copy reads this region at its source (API contract).
-            .map(|region| unsafe { store(cap.writer(), region) })
     } else {
         None
     };
-    BeforeCall { dir, parms, source }
+    // SAFETY: an H2D copy reads this region at its source (API contract).
+    let source = source_region.map(|region| unsafe { store(cap.writer(), region) });
+    BeforeCall {
+        dir,
+        parms,
+        source,
+        source_region,
+        graph_row: graph_io::BeforeRow::default(),
+    }
+}
+
+/// Whether a successful copy's host side is read now or belongs to a graph: decided by
+/// the stream's capture state before any wait (a copy without a stream ran already).
+fn host_side_plan(
+    vendor: Vendor,
+    desc: &ApiDesc,
+    args: &[u64],
+    ret: c_int,
+    dir: Option<CopyDir>,
+) -> ReadPlan {
+    let host_side = matches!(dir, Some(CopyDir::HostToDevice | CopyDir::DeviceToHost));
+    use hrr_archive::api::id;
+    if matches!(desc.id, id::GraphAddMemcpyNode1D | id::GraphAddMemcpyNode) {
+        return match ret == 0 && host_side {
+            true => ReadPlan::GraphNode { graph: args[1] },
+            false => ReadPlan::ReadNow,
+        };
+    }
+    match stream_of(desc, args).filter(|_| ret == 0 && host_side) {
+        Some(s) => read_plan(stream_capture(vendor, s), s),
+        None => ReadPlan::ReadNow,
+    }
 }
 
 /// Encodes a call's parameters once it returned: reads what each plan names, writes the
@@ -157,6 +195,10 @@ struct Recorder<'a> {
     desc: &'a ApiDesc,
     args: &'a [u64],
     before: &'a BeforeCall,
+    /// Read now, or deferred to the graph the copy was captured into.
+    read: ReadPlan,
+    /// The graph nodes this call made (their sequence id set once it is recorded).
+    nodes: Vec<NodeIo>,
     p: PayloadWriter,
     failure: Option<String>,
 }
@@ -260,6 +302,47 @@ impl Recorder<'_> {
                 // SAFETY: the plan's struct the call reads, `len` bytes by its layout.
                 self.p.bytes(fid, unsafe { host_bytes(at, len) }, false);
             }
+            Plan::NewAllocNode { at } => self.alloc_node(fid, at),
+            Plan::ReadHandles { at, n } => {
+                // SAFETY: the call succeeded, so it read `n` handles at `at`.
+                let raw = unsafe { host_bytes(at, n * 8) };
+                let handles: Vec<u64> = raw
+                    .chunks_exact(8)
+                    .map(|w| u64::from_le_bytes(w.try_into().unwrap_or([0; 8])))
+                    .collect();
+                self.p.u64_array(fid, &handles);
+            }
+            Plan::StructBytes { at, len } => {
+                // SAFETY: a struct of this row's parameter kind, which the call read and
+                // wrote in full.
+                self.p.bytes(fid, unsafe { host_bytes(at, len) }, false);
+            }
+        }
+    }
+
+    /// A memory allocation node's parameters after the call, then its access descriptors;
+    /// the graph's allocation enters the table (kernels and copies address it).
+    fn alloc_node(&mut self, fid: u16, at: u64) {
+        use hrr_archive::api::mem_alloc_node as m;
+        // SAFETY: the call succeeded: it read the struct at `at` and wrote its address.
+        let head = unsafe { host_bytes(at, m::SIZE as u64) }.to_vec();
+        let word = |o: usize| u64::from_le_bytes(head[o..o + 8].try_into().unwrap_or([0; 8]));
+        let (descs, count) = (word(m::ACCESS_DESCS), word(m::ACCESS_COUNT));
+        let mut bytes = head.clone();
+        if descs != 0 && count > 0 {
+            if count > m::MAX_ACCESS_DESCS {
+                self.failure = Some(format!("{count} memory access descriptors"));
+                return;
+            }
+            // SAFETY: the runtime read `count` descriptors there.
+            bytes.extend_from_slice(unsafe {
+                host_bytes(descs, count * m::ACCESS_DESC_SIZE as u64)
+            });
+        }
+        self.p.bytes(fid, &bytes, false);
+        let (dptr, size) = (word(m::DPTR), word(m::BYTESIZE));
+        if dptr != 0 {
+            self.cap.allocs.insert(dptr, size, Space::Device);
         }
     }
 
@@ -287,8 +370,20 @@ impl Recorder<'_> {
         }
     }
 
-    /// The bytes a completed D2H copy wrote: read only once the copy's stream is done.
+    /// The bytes a completed D2H copy wrote: read only once the copy's stream is done. A
+    /// copy captured into a graph has not run: each launch of the graph reads them.
     fn expected_output(&mut self, fid: u16, region: HostRegion) {
+        match &self.read {
+            ReadPlan::ReadNow => {}
+            ReadPlan::DeferToGraph { .. } | ReadPlan::GraphNode { .. } => {
+                self.nodes.push(NodeIo::Output { seq: 0, region });
+                return;
+            }
+            ReadPlan::Refuse(why) => {
+                self.failure = Some(why.clone());
+                return;
+            }
+        }
         let waited = if self.desc.is_driver(self.vendor) {
             wait_for_driver_copy(self.desc, self.args)
         } else {
@@ -317,7 +412,10 @@ pub fn capture_row(
     let Some((cap, _guard)) = state::enter(vendor) else {
         return call();
     };
-    let before = state::guarded(desc.name, || before_call(cap, desc, args));
+    let before = state::guarded(desc.name, || BeforeCall {
+        graph_row: graph_io::before_row(vendor, desc.id, args),
+        ..before_call(cap, desc, args)
+    });
     let ret = call();
     let Some(before) = before else {
         return ret;
@@ -329,6 +427,8 @@ pub fn capture_row(
             desc,
             args,
             before: &before,
+            read: host_side_plan(vendor, desc, args, ret, before.dir),
+            nodes: Vec::new(),
             p: PayloadWriter::new(),
             failure: None,
         };
@@ -339,8 +439,23 @@ pub fn capture_row(
         if let Some(d) = before.dir {
             rec.p.u64(COPY_DIR_FIELD, d as u64);
         }
+        let node_of = match rec.read {
+            ReadPlan::DeferToGraph { id } => Some(graph_io::NodeOf::Capture(id)),
+            ReadPlan::GraphNode { graph } => Some(graph_io::NodeOf::Graph(graph)),
+            _ => None,
+        };
+        if let Some(graph_io::NodeOf::Capture(id)) = node_of {
+            rec.p.u64(CAPTURE_FIELD, id);
+        }
+        if let (Some(_), Some(region)) = (node_of, before.source_region) {
+            rec.nodes.push(NodeIo::Input { seq: 0, region });
+        }
         let api = desc.symbol(vendor).unwrap_or(desc.name);
-        cap.record(desc.id, ret, &rec.p, rec.failure.as_deref(), api);
+        let seq = cap.record(desc.id, ret, &rec.p, rec.failure.as_deref(), api);
+        if let (Some(of), Some(seq)) = (node_of, seq) {
+            graph_io::add_nodes(of, rec.nodes.iter().map(|n| n.at(seq)));
+        }
+        graph_io::after_row(before.graph_row, desc.id, args, ret);
         if desc.id == hrr_archive::api::id::Malloc && ret == 0 {
             note_runtime_once(vendor);
         }

@@ -23,6 +23,7 @@ use hrr_archive::payload::PayloadWriter;
 
 use crate::alloc::Space;
 use crate::ffi::{bytes_at, Dim3};
+use crate::graph_io;
 use crate::pinned::snapshot_pinned;
 use crate::real::NO_REAL_FUNCTION;
 use crate::registry::{KernelRegistry, Layout};
@@ -251,6 +252,16 @@ fn scan_pointer_words(
     }
 }
 
+/// The runtime a launch API belongs to, by its name (`hip*`, else CUDA's runtime or
+/// driver).
+fn vendor_of(api: &str) -> Vendor {
+    if api.starts_with("hip") {
+        Vendor::Hip
+    } else {
+        Vendor::Cuda
+    }
+}
+
 /// Builds and records a launch event.
 ///
 /// # Safety
@@ -323,6 +334,10 @@ pub unsafe fn record_launch_with(
             }
             if let Err(why) = snapshot_pinned(cap, &mut p, &pinned) {
                 incomplete = Some(why.to_string());
+            }
+            if !pinned.is_empty() {
+                // A kernel captured into a graph reads them at each launch of the graph.
+                graph_io::note_kernel_pinned(vendor_of(api), shape.stream, &pinned);
             }
         }
         _ => {

@@ -15,6 +15,9 @@
 //!   fork (a child's writer opened on its first call), panic containment, the exit notice;
 //! - `regions`, `params`: host regions of copies, and the pure decode and policy per
 //!   parameter kind;
+//! - `capturing`: which streams capture into a graph, and capture's own calls made so
+//!   that no capture mode forbids them; `graph_io`: each graph's host side (copy nodes'
+//!   sources and destinations, pinned memory its kernels read);
 //! - `runtime_info`: runtime and device metadata for the manifest;
 //! - `generic`: recording a table row; `shims`: the extern "C" functions generated from
 //!   the API table;
@@ -24,7 +27,8 @@
 //!   launches;
 //!   `symbols`: copies to and from device variables; `unreplayable`: calls recorded as
 //!   unreplayable; `driver`: the driver's module loads from files, globals, unloads, the
-//!   library API and `cuLaunchKernelEx`.
+//!   library API and `cuLaunchKernelEx`; `graph_launch`: graph launches and the host side
+//!   of each.
 //!
 //! Every exported symbol is declared once, in `hrr_archive::api` (the table's rows and
 //! `HAND_WRITTEN`); `tests/shims_exported.rs` checks the built library against it.
@@ -37,11 +41,14 @@
 pub mod real;
 
 pub mod alloc;
+pub mod capturing;
 pub mod config;
 pub mod crash;
 pub mod driver;
 pub mod ffi;
 pub mod generic;
+pub mod graph_io;
+pub mod graph_launch;
 pub mod launch;
 pub mod launchcfg;
 pub mod modules;

@@ -83,7 +83,25 @@ pub enum Param {
         at: u64,
         width: Option<usize>,
     },
+    /// A graph memory allocation node's parameters at `at`.
+    AllocNode {
+        at: u64,
+    },
+    /// `n` node handles at `at` (a graph node's dependencies).
+    Handles {
+        at: u64,
+        n: u64,
+    },
+    /// A pointer to a struct of `len` bytes recorded as it is (graph instantiation
+    /// parameters, memset node parameters).
+    Struct {
+        at: u64,
+        len: u64,
+    },
 }
+
+/// The most dependencies of one graph node capture reads.
+pub const MAX_NODE_HANDLES: u64 = 1 << 16;
 
 /// Parameter `i` of a call of `desc` with raw `args`.
 pub fn decode(desc: &ApiDesc, i: usize, args: &[u64]) -> Param {
@@ -96,12 +114,34 @@ pub fn decode(desc: &ApiDesc, i: usize, args: &[u64]) -> Param {
         height: arg(height),
     };
     match desc.params[i].kind {
-        ParamKind::Value | ParamKind::CopyKind => Param::Value(a),
+        ParamKind::Value | ParamKind::CopyKind | ParamKind::CaptureMode => Param::Value(a),
         ParamKind::DevPtr => Param::DevPtr(a),
         ParamKind::FreeDevPtr | ParamKind::FreeHostPtr => Param::Freed(a),
-        ParamKind::Stream | ParamKind::Event | ParamKind::Context | ParamKind::FreeContext => {
-            Param::Handle(a)
+        ParamKind::Stream
+        | ParamKind::Event
+        | ParamKind::Context
+        | ParamKind::FreeContext
+        | ParamKind::Graph
+        | ParamKind::GraphExec
+        | ParamKind::FreeGraph
+        | ParamKind::FreeGraphExec
+        | ParamKind::GraphNode => Param::Handle(a),
+        ParamKind::OutGraph | ParamKind::OutGraphExec | ParamKind::OutGraphNode => {
+            Param::OutHandle { at: a }
         }
+        ParamKind::GraphNodes(count) => Param::Handles {
+            at: a,
+            n: arg(count),
+        },
+        ParamKind::MemsetNodeParams => Param::Struct {
+            at: a,
+            len: hrr_archive::api::MEMSET_PARAMS_SIZE,
+        },
+        ParamKind::MemAllocNodeParams => Param::AllocNode { at: a },
+        ParamKind::HipMemsetNodeParams => Param::Struct {
+            at: a,
+            len: hrr_archive::api::HIP_MEMSET_PARAMS_SIZE,
+        },
         ParamKind::OutDevPtr(len) => Param::OutAlloc {
             at: a,
             len: arg(len),
@@ -168,6 +208,10 @@ pub fn decode(desc: &ApiDesc, i: usize, args: &[u64]) -> Param {
             Some((_, 4)) => Param::OutU32 { at: a },
             Some(_) => Param::OutSize { at: a },
             None => Param::OutStruct,
+        },
+        ParamKind::InstantiateParams => Param::Struct {
+            at: a,
+            len: hrr_archive::api::INSTANTIATE_PARAMS_SIZE,
         },
     }
 }
@@ -243,6 +287,21 @@ pub enum Plan {
         at: u64,
         len: u64,
     },
+    /// A memory allocation node's parameters read at `at` after the call: its new
+    /// allocation enters the table.
+    NewAllocNode {
+        at: u64,
+    },
+    /// `n` handles read at `at`.
+    ReadHandles {
+        at: u64,
+        n: u64,
+    },
+    /// `len` bytes read at `at`, as they are after the call.
+    StructBytes {
+        at: u64,
+        len: u64,
+    },
 }
 
 /// Capture's policy for one parameter: what a call with result `ret` and copy direction
@@ -297,6 +356,16 @@ pub fn plan(param: Param, ret: c_int, dir: Option<CopyDir>) -> Plan {
         Param::InValue { at, width: Some(4) } if at != 0 => Plan::ReadU32 { at },
         Param::InValue { at, width: Some(8) } if at != 0 => Plan::ReadU64 { at },
         Param::InValue { .. } => Plan::Null(FieldType::U64),
+        // The runtime read the array only when the call succeeded; more nodes than any
+        // graph holds is no array it accepted.
+        Param::Handles { at, n } if ok && at != 0 && n > 0 && n <= MAX_NODE_HANDLES => {
+            Plan::ReadHandles { at, n }
+        }
+        Param::Handles { .. } => Plan::Null(FieldType::U64Array),
+        Param::AllocNode { at } if ok && at != 0 => Plan::NewAllocNode { at },
+        Param::AllocNode { .. } => Plan::Null(FieldType::Bytes),
+        Param::Struct { at: 0, .. } => Plan::Null(FieldType::Bytes),
+        Param::Struct { at, len } => Plan::StructBytes { at, len },
     }
 }
 
@@ -567,6 +636,29 @@ mod tests {
         assert_eq!(
             params_of(id::DrvMemcpy2DAsync, &[0x60, 0])[0],
             Param::Parms3D { at: 0x60 }
+        );
+    }
+
+    #[test]
+    fn graph_handles_are_handles_and_instantiation_parameters_their_bytes() {
+        // cudaStreamEndCapture(stream, &graph): a handle in, a handle out.
+        let p = params_of(id::StreamEndCapture, &[0x51, 0x7000]);
+        assert_eq!(p, [Param::Handle(0x51), Param::OutHandle { at: 0x7000 }]);
+        assert_eq!(plan(p[1], 0, None), Plan::ReadHandle { at: 0x7000 });
+        assert_eq!(plan(p[1], 901, None), Plan::Null(FieldType::Handle));
+        // The capture mode is recorded as given.
+        let p = params_of(id::StreamBeginCapture, &[0x51, 0]);
+        assert_eq!(p[1], Param::Value(0));
+        // cudaGraphInstantiateWithParams(&exec, graph, &params).
+        let p = params_of(id::GraphInstantiateWithParams, &[0x10, 0xa0, 0x40]);
+        assert_eq!(p[2], Param::Struct { at: 0x40, len: 32 });
+        assert_eq!(plan(p[2], 0, None), Plan::StructBytes { at: 0x40, len: 32 });
+        let none = params_of(id::GraphInstantiateWithParams, &[0x10, 0xa0, 0])[2];
+        assert_eq!(plan(none, 1, None), Plan::Null(FieldType::Bytes));
+        assert_eq!(
+            params_of(id::GraphDestroy, &[0xa0]),
+            [Param::Handle(0xa0)],
+            "a graph is no allocation: destroying it changes no allocation table"
         );
     }
 

@@ -27,8 +27,10 @@ fn symbol_address(vendor: Vendor, symbol: *const c_void) -> Option<u64> {
     };
     let f = real.get()?;
     let mut dptr: *mut c_void = std::ptr::null_mut();
+    // In relaxed capture mode: another thread's global capture must not forbid capture's
+    // own lookup (`capturing`).
     // SAFETY: a valid out pointer, and the symbol the program passed to its copy.
-    let r = unsafe { f(&mut dptr, symbol) };
+    let r = crate::capturing::relaxed(vendor, || unsafe { f(&mut dptr, symbol) });
     (r == 0 && !dptr.is_null()).then_some(dptr as u64)
 }
 

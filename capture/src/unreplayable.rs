@@ -17,6 +17,11 @@ use crate::state::{self, guarded};
 
 const HOST_CODE: &str =
     "runs a host function of the captured program, which no other process can execute";
+const HOST_NODE: &str = "adds a graph node that runs a host function of the captured program, which no other process can execute";
+const KERNEL_NODE: &str = "adds a kernel node to a graph: replay does not rebuild kernel nodes yet, so the graph would run short of it";
+const MOVED_COPY: &str = "moves a graph memcpy node's host side, which capture does not follow yet: its checks would compare the wrong memory";
+const KERNEL_NODE_PARAMS: &str =
+    "changes a kernel node's parameters: replay does not rebuild kernel nodes yet";
 const IPC: &str = "creates an inter-process handle to memory or an event of the captured process, which does not exist at replay";
 
 const MULTI_DEVICE: &str =
@@ -105,6 +110,48 @@ unreplayable_shim!(
     user_data
 );
 unreplayable_shim!(hipIpcGetMemHandle, Vendor::Hip, IPC, handle, dev_ptr);
+// Graph nodes replay cannot rebuild; field 2 is the graph they were added to (replay
+// refuses to instantiate it, naming the node).
+unreplayable_shim!(
+    cudaGraphAddHostNode,
+    Vendor::Cuda,
+    HOST_NODE,
+    node,
+    graph,
+    deps,
+    count,
+    params
+);
+unreplayable_shim!(
+    hipGraphAddHostNode,
+    Vendor::Hip,
+    HOST_NODE,
+    node,
+    graph,
+    deps,
+    count,
+    params
+);
+unreplayable_shim!(
+    cudaGraphAddKernelNode,
+    Vendor::Cuda,
+    KERNEL_NODE,
+    node,
+    graph,
+    deps,
+    count,
+    params
+);
+unreplayable_shim!(
+    hipGraphAddKernelNode,
+    Vendor::Hip,
+    KERNEL_NODE,
+    node,
+    graph,
+    deps,
+    count,
+    params
+);
 unreplayable_shim!(hipIpcGetEventHandle, Vendor::Hip, IPC, handle, event);
 unreplayable_shim!(
     hipLaunchCooperativeKernelMultiDevice,
@@ -113,4 +160,107 @@ unreplayable_shim!(
     launch_params,
     num_devices,
     flags
+);
+// Graph node parameter updates capture does not follow yet.
+unreplayable_shim!(
+    cudaGraphMemcpyNodeSetParams1D,
+    Vendor::Cuda,
+    MOVED_COPY,
+    node,
+    dst,
+    src,
+    count,
+    kind
+);
+unreplayable_shim!(
+    cudaGraphExecMemcpyNodeSetParams1D,
+    Vendor::Cuda,
+    MOVED_COPY,
+    exec,
+    node,
+    dst,
+    src,
+    count,
+    kind
+);
+unreplayable_shim!(
+    cudaGraphMemcpyNodeSetParams,
+    Vendor::Cuda,
+    MOVED_COPY,
+    node,
+    params
+);
+unreplayable_shim!(
+    cudaGraphExecMemcpyNodeSetParams,
+    Vendor::Cuda,
+    MOVED_COPY,
+    exec,
+    node,
+    params
+);
+unreplayable_shim!(
+    cudaGraphKernelNodeSetParams,
+    Vendor::Cuda,
+    KERNEL_NODE_PARAMS,
+    node,
+    params
+);
+unreplayable_shim!(
+    cudaGraphExecKernelNodeSetParams,
+    Vendor::Cuda,
+    KERNEL_NODE_PARAMS,
+    exec,
+    node,
+    params
+);
+unreplayable_shim!(
+    hipGraphMemcpyNodeSetParams1D,
+    Vendor::Hip,
+    MOVED_COPY,
+    node,
+    dst,
+    src,
+    count,
+    kind
+);
+unreplayable_shim!(
+    hipGraphExecMemcpyNodeSetParams1D,
+    Vendor::Hip,
+    MOVED_COPY,
+    exec,
+    node,
+    dst,
+    src,
+    count,
+    kind
+);
+unreplayable_shim!(
+    hipGraphMemcpyNodeSetParams,
+    Vendor::Hip,
+    MOVED_COPY,
+    node,
+    params
+);
+unreplayable_shim!(
+    hipGraphExecMemcpyNodeSetParams,
+    Vendor::Hip,
+    MOVED_COPY,
+    exec,
+    node,
+    params
+);
+unreplayable_shim!(
+    hipGraphKernelNodeSetParams,
+    Vendor::Hip,
+    KERNEL_NODE_PARAMS,
+    node,
+    params
+);
+unreplayable_shim!(
+    hipGraphExecKernelNodeSetParams,
+    Vendor::Hip,
+    KERNEL_NODE_PARAMS,
+    exec,
+    node,
+    params
 );

@@ -46,3 +46,16 @@ pub const LAUNCH_ATTR_VALUE: u16 = 2;
 pub const START_EVENT: u16 = 43;
 pub const STOP_EVENT: u16 = 44;
 pub const LAUNCH_FLAGS: u16 = 45;
+/// Repeated on a graph launch, one per H2D node: nested {NODE_SEQ, NODE_BYTES}: the
+/// host bytes the node reads, as they were when the graph was launched.
+pub const GRAPH_INPUT: u16 = 16;
+/// Repeated on a graph launch, one per D2H node: nested {NODE_SEQ, NODE_BYTES}: the host
+/// bytes the node wrote, read once the launch completed.
+pub const GRAPH_OUTPUT: u16 = 17;
+/// Inside a GRAPH_INPUT / GRAPH_OUTPUT: the sequence id of the call that made the node.
+pub const NODE_SEQ: u16 = 1;
+/// Inside a GRAPH_INPUT / GRAPH_OUTPUT: the bytes (a blob).
+pub const NODE_BYTES: u16 = 2;
+/// On a graph launch whose outputs were not read: why (the launch went into a capturing
+/// stream, so it ran only as part of that capture's graph).
+pub const GRAPH_UNCHECKED: u16 = 18;

@@ -102,6 +102,26 @@ pub const HAND_WRITTEN: &[HandWritten] = hand_written! {
     (hipIpcGetMemHandle, Hip, [k::UNREPLAYABLE], unreplayable),
     (hipIpcGetEventHandle, Hip, [k::UNREPLAYABLE], unreplayable),
     (hipLaunchCooperativeKernelMultiDevice, Hip, [k::UNREPLAYABLE], unreplayable),
+    (cudaGraphAddHostNode, Cuda, [k::UNREPLAYABLE], unreplayable),
+    (hipGraphAddHostNode, Hip, [k::UNREPLAYABLE], unreplayable),
+    (cudaGraphAddKernelNode, Cuda, [k::UNREPLAYABLE], unreplayable),
+    (hipGraphAddKernelNode, Hip, [k::UNREPLAYABLE], unreplayable),
+    // Node parameter updates capture does not follow yet.
+    (cudaGraphMemcpyNodeSetParams1D, Cuda, [k::UNREPLAYABLE], unreplayable),
+    (cudaGraphExecMemcpyNodeSetParams1D, Cuda, [k::UNREPLAYABLE], unreplayable),
+    (cudaGraphMemcpyNodeSetParams, Cuda, [k::UNREPLAYABLE], unreplayable),
+    (cudaGraphExecMemcpyNodeSetParams, Cuda, [k::UNREPLAYABLE], unreplayable),
+    (cudaGraphKernelNodeSetParams, Cuda, [k::UNREPLAYABLE], unreplayable),
+    (cudaGraphExecKernelNodeSetParams, Cuda, [k::UNREPLAYABLE], unreplayable),
+    (hipGraphMemcpyNodeSetParams1D, Hip, [k::UNREPLAYABLE], unreplayable),
+    (hipGraphExecMemcpyNodeSetParams1D, Hip, [k::UNREPLAYABLE], unreplayable),
+    (hipGraphMemcpyNodeSetParams, Hip, [k::UNREPLAYABLE], unreplayable),
+    (hipGraphExecMemcpyNodeSetParams, Hip, [k::UNREPLAYABLE], unreplayable),
+    (hipGraphKernelNodeSetParams, Hip, [k::UNREPLAYABLE], unreplayable),
+    (hipGraphExecKernelNodeSetParams, Hip, [k::UNREPLAYABLE], unreplayable),
+    // Graph launches: the host side of the graph's copy nodes at each launch.
+    (cudaGraphLaunch, Cuda, [k::GRAPH_LAUNCH], graph_launch),
+    (hipGraphLaunch, Hip, [k::GRAPH_LAUNCH], graph_launch),
 };
 
 /// C library functions capture also exports, as `(symbol, owner module)`: no runtime's

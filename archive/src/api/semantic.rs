@@ -48,6 +48,12 @@ pub const FUNC_SET_SHARED_MEM_CONFIG: u16 = 125;
 /// `hipExtLaunchKernel`: a launch record with its start and stop events and flags,
 /// replayed through `hipExtModuleLaunchKernel`.
 pub const HIP_EXT_LAUNCH: u16 = 126;
+/// `cudaGraphLaunch` / `hipGraphLaunch`: the executable graph and stream, the host
+/// sources of its H2D nodes as they were at this launch (`fid::GRAPH_INPUT`), the pinned
+/// memory its kernels read (`fid::PINNED_SNAPSHOT`), and after the launch completed the
+/// bytes each D2H node wrote (`fid::GRAPH_OUTPUT`). A node is named by the sequence id
+/// of the call that created it.
+pub const GRAPH_LAUNCH: u16 = 131;
 
 /// A record kind that capture writes by hand rather than from a table row. Its id is
 /// stable: archives record it.
@@ -131,5 +137,9 @@ pub const SEMANTIC_KINDS: &[SemanticKind] = &[
     SemanticKind {
         id: HIP_EXT_LAUNCH,
         name: "HipExtLaunchKernel",
+    },
+    SemanticKind {
+        id: GRAPH_LAUNCH,
+        name: "GraphLaunch",
     },
 ];

@@ -90,7 +90,8 @@ pub fn validate_table() -> Result<(), TableError> {
                 | ParamKind::HostDst(l)
                 | ParamKind::OutMappedDevPtr(l)
                 | ParamKind::PoolAttrValue(l)
-                | ParamKind::OutPoolAttrValue(l) => vec![l],
+                | ParamKind::OutPoolAttrValue(l)
+                | ParamKind::GraphNodes(l) => vec![l],
                 ParamKind::OutPitchedDevPtr(a, b) => vec![a, b],
                 ParamKind::CopyDst2D(a, b, c) | ParamKind::CopySrc2D(a, b, c) => vec![a, b, c],
                 _ => vec![],
@@ -177,6 +178,7 @@ mod tests {
                 (124, "LaunchKernelEx"),
                 (125, "FuncSetSharedMemConfig"),
                 (126, "HipExtLaunchKernel"),
+                (131, "GraphLaunch"),
             ]
         );
         assert_eq!((id::Malloc, id::Memcpy, id::EventDestroy), (10, 20, 46));

@@ -13,12 +13,16 @@ use std::collections::HashMap;
 
 use hrr_archive::api::{
     drv_memcpy, memcpy3d, mempool, ApiDesc, CopyDir, ParamKind, COPY_DIR_FIELD,
+    HIP_MEMSET_PARAMS_SIZE, INSTANTIATE_PARAMS_SIZE, MEMSET_PARAMS_SIZE,
 };
 use hrr_archive::payload::Payload;
 use hrr_archive::Event;
 
 use super::{Ctx, EvResult, EventError};
 use crate::runtime::{call_row, RuntimeError};
+
+/// `cudaStreamCaptureModeRelaxed` / `hipStreamCaptureModeRelaxed`.
+const CAPTURE_MODE_RELAXED: u64 = 2;
 
 /// What replay passes for one parameter: its kind's policy applied to the captured value.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -54,6 +58,16 @@ enum ArgPlan {
     },
     /// Bytes passed by pointer (pool properties, a pool attribute's value).
     HostBytes(Vec<u8>),
+    /// Graph instantiation parameters: the captured flags and upload stream, passed by
+    /// pointer with the outputs cleared.
+    Instantiate { flags: u64, upload_stream: u64 },
+    /// Graph node handles (a node's dependencies), each mapped, passed as an array.
+    Handles(Vec<u64>),
+    /// Memset node parameters as captured, `dst` translated, passed by pointer.
+    MemsetParams(Vec<u8>),
+    /// Memory allocation node parameters as captured (the struct, then its access
+    /// descriptors): passed with replay's own descriptor array and no address.
+    AllocNode(Vec<u8>),
 }
 
 /// A decoded call: one plan per parameter, and pitch arguments to replace because the
@@ -171,6 +185,50 @@ fn plan_pool_attr_value(p: &Payload, i: usize, attr: u64) -> Result<ArgPlan, Eve
     Ok(ArgPlan::HostBytes(v.to_le_bytes()[..width].to_vec()))
 }
 
+/// Graph instantiation parameters as captured: flags and upload stream.
+fn plan_instantiate(p: &Payload, i: usize) -> Result<ArgPlan, EventError> {
+    if p.get(ApiDesc::field_id(i)).is_some_and(|f| f.is_null()) {
+        return Ok(ArgPlan::Value(0));
+    }
+    let raw = p.bytes(ApiDesc::field_id(i), "instantiation parameters")?;
+    if raw.len() as u64 != INSTANTIATE_PARAMS_SIZE {
+        return Err(EventError::Inconsistent(format!(
+            "instantiation parameters are {} bytes, not {INSTANTIATE_PARAMS_SIZE}",
+            raw.len()
+        )));
+    }
+    let word = |k: usize| u64::from_le_bytes(raw[k * 8..k * 8 + 8].try_into().unwrap_or([0; 8]));
+    Ok(ArgPlan::Instantiate {
+        flags: word(0),
+        upload_stream: word(1),
+    })
+}
+
+/// A memory allocation node's parameters as captured, checked against their layout.
+fn plan_alloc_node(p: &Payload, i: usize) -> Result<ArgPlan, EventError> {
+    use hrr_archive::api::mem_alloc_node as m;
+    if p.get(ApiDesc::field_id(i)).is_none_or(|f| f.is_null()) {
+        return Ok(ArgPlan::Value(0));
+    }
+    let raw = p.bytes(ApiDesc::field_id(i), "memory allocation node parameters")?;
+    let count = raw
+        .get(m::ACCESS_COUNT..m::ACCESS_COUNT + 8)
+        .map(|w| u64::from_le_bytes(w.try_into().unwrap_or([0; 8])));
+    let descs = raw.len().checked_sub(m::SIZE);
+    match (count, descs) {
+        (Some(c), Some(d))
+            if c <= m::MAX_ACCESS_DESCS
+                && (d == 0 || d as u64 == c * m::ACCESS_DESC_SIZE as u64) =>
+        {
+            Ok(ArgPlan::AllocNode(raw.to_vec()))
+        }
+        _ => Err(EventError::Inconsistent(format!(
+            "memory allocation node parameters of {} bytes do not match their layout",
+            raw.len()
+        ))),
+    }
+}
+
 /// Decodes a call's payload and decides, per parameter kind, what replay passes; `dir`
 /// is the copy direction capture resolved (`copy_dir`).
 fn plan_call(
@@ -187,13 +245,50 @@ fn plan_call(
             ParamKind::DevPtr | ParamKind::FreeDevPtr | ParamKind::FreeHostPtr => {
                 ArgPlan::Address(captured(p, i, param.name)?)
             }
-            ParamKind::Stream | ParamKind::Event | ParamKind::Context | ParamKind::FreeContext => {
-                ArgPlan::Handle(captured(p, i, param.name)?)
-            }
+            ParamKind::Stream
+            | ParamKind::Event
+            | ParamKind::Context
+            | ParamKind::FreeContext
+            | ParamKind::Graph
+            | ParamKind::GraphExec
+            | ParamKind::FreeGraph
+            | ParamKind::FreeGraphExec
+            | ParamKind::GraphNode => ArgPlan::Handle(captured(p, i, param.name)?),
             // Recorded only when null (otherwise the record is incomplete).
             ParamKind::UnrecordedStructIn => ArgPlan::Value(0),
             ParamKind::OutContext | ParamKind::OutContextRef | ParamKind::OutMappedDevPtr(_) => {
                 ArgPlan::OutSlot
+            }
+            // Replay runs every thread's calls on one thread: a captured global or
+            // thread-local mode would forbid the other threads' calls now made beside
+            // the capture. The mode never changes what the graph holds.
+            ParamKind::CaptureMode => ArgPlan::Value(CAPTURE_MODE_RELAXED),
+            ParamKind::OutGraph | ParamKind::OutGraphExec | ParamKind::OutGraphNode => {
+                ArgPlan::OutSlot
+            }
+            ParamKind::GraphNodes(_) => match p.get(ApiDesc::field_id(i)) {
+                Some(f) if !f.is_null() => ArgPlan::Handles(f.as_u64_array()?),
+                _ => ArgPlan::Handles(Vec::new()),
+            },
+            ParamKind::MemAllocNodeParams => plan_alloc_node(p, i)?,
+            ParamKind::MemsetNodeParams | ParamKind::HipMemsetNodeParams => {
+                match p.get(ApiDesc::field_id(i)) {
+                    Some(f) if !f.is_null() => {
+                        let raw = p.bytes(ApiDesc::field_id(i), "memset node parameters")?;
+                        let size = match param.kind {
+                            ParamKind::MemsetNodeParams => MEMSET_PARAMS_SIZE,
+                            _ => HIP_MEMSET_PARAMS_SIZE,
+                        };
+                        if raw.len() as u64 != size {
+                            return Err(EventError::Inconsistent(format!(
+                                "memset node parameters are {} bytes, not {size}",
+                                raw.len()
+                            )));
+                        }
+                        ArgPlan::MemsetParams(raw.to_vec())
+                    }
+                    _ => ArgPlan::Value(0),
+                }
             }
             ParamKind::OutDevPtr(_)
             | ParamKind::OutHostPtr(_)
@@ -230,6 +325,7 @@ fn plan_call(
             ParamKind::DrvMemcpy3D => {
                 plan_copy3d(p, i, Some(drv_memcpy::Layout::Memcpy3D), max_host_bytes)?
             }
+            ParamKind::InstantiateParams => plan_instantiate(p, i)?,
             ParamKind::CopySrc2D(pitch, width, height)
             | ParamKind::CopyDst2D(pitch, width, height) => {
                 let value = captured(p, i, param.name)?;
@@ -323,6 +419,12 @@ pub(super) struct CallBuffers {
     source_in_flight: bool,
     /// The stand-in buffer being registered.
     pub(super) registering: Option<u64>,
+    /// A memory allocation node's parameters as passed (the runtime writes the address
+    /// at `mem_alloc_node::DPTR`), and its access descriptors.
+    pub(super) alloc_node: Option<(Vec<u8>, Vec<u8>)>,
+    /// The call is captured into a graph as the node of this sequence id: its host side
+    /// is the node's buffer, and nothing runs until the graph is launched (`graphs`).
+    node: Option<u64>,
 }
 
 impl Ctx<'_> {
@@ -334,7 +436,19 @@ impl Ctx<'_> {
             return Ok(()); // host memory of the captured process: nothing to re-execute
         }
         let plan = plan_call(desc, &p, dir, self.proc_.limits.max_host_bytes)?;
-        let mut bufs = CallBuffers::default();
+        self.refuse_broken_graph(desc, &p)?;
+        if desc.id == hrr_archive::api::id::StreamBeginCapture {
+            self.preload_captured_kernels(ev.header.seq);
+        }
+        let explicit_node = matches!(
+            desc.id,
+            hrr_archive::api::id::GraphAddMemcpyNode1D | hrr_archive::api::id::GraphAddMemcpyNode
+        );
+        let mut bufs = CallBuffers {
+            node: super::graphs::captured_node(&p, ev.header.seq)
+                .or(explicit_node.then_some(ev.header.seq)),
+            ..CallBuffers::default()
+        };
         let mut args = Vec::with_capacity(plan.args.len());
         for (i, arg) in plan.args.into_iter().enumerate() {
             args.push(self.encode(&p, i, arg, dir, &mut bufs)?);
@@ -356,6 +470,10 @@ impl Ctx<'_> {
         self.check_ret(ev, desc.ret, ret)?;
         self.record_outputs(desc, &p, ret, &args, &bufs)?;
         self.note_device_pool(desc, ret, &args);
+        if bufs.node.is_some() {
+            // Not run yet: each launch of its graph checks it.
+            return Ok(());
+        }
         self.finish_copies(ev, desc, ret, &args, bufs.source_in_flight, bufs.d2h)
     }
 
@@ -397,6 +515,13 @@ impl Ctx<'_> {
                 bufs.registering = Some(aligned);
                 aligned
             }
+            ArgPlan::Source { what, len } if bufs.node.is_some() => {
+                let seq = bufs.node.unwrap_or_default();
+                self.node_source(seq, p, id, what, len)?
+            }
+            ArgPlan::Result { len, .. } if bufs.node.is_some() => {
+                self.node_buffer(bufs.node.unwrap_or_default(), len)?.at
+            }
             ArgPlan::Source { what, len } => {
                 bufs.source_in_flight = true;
                 self.stage_source(p, id, what, len)?
@@ -413,6 +538,19 @@ impl Ctx<'_> {
                 raw,
             } => {
                 match dir {
+                    Some(CopyDir::HostToDevice) if bufs.node.is_some() => {
+                        let seq = bufs.node.unwrap_or_default();
+                        parms.src = packed_side(
+                            self.node_source(seq, p, id, "source box", Some(total))?,
+                            parms.extent,
+                        );
+                        parms.dst.ptr = self.translate(parms.dst.ptr);
+                    }
+                    Some(CopyDir::DeviceToHost) if bufs.node.is_some() => {
+                        let seq = bufs.node.unwrap_or_default();
+                        parms.dst = packed_side(self.node_buffer(seq, total)?.at, parms.extent);
+                        parms.src.ptr = self.translate(parms.src.ptr);
+                    }
                     Some(CopyDir::HostToDevice) => {
                         let src = self.stage_source(p, id, "source box", Some(total))?;
                         bufs.source_in_flight = true;
@@ -438,6 +576,47 @@ impl Ctx<'_> {
             }
             ArgPlan::HostBytes(bytes) => {
                 bufs.keep.push(bytes);
+                bufs.keep.last().map(|d| d.as_ptr() as u64).unwrap_or(0)
+            }
+            ArgPlan::Handles(captured) if captured.is_empty() => 0,
+            ArgPlan::Handles(captured) => {
+                let mut raw = Vec::with_capacity(captured.len() * 8);
+                for h in captured {
+                    raw.extend_from_slice(&self.handle(h)?.to_le_bytes());
+                }
+                bufs.keep.push(raw);
+                bufs.keep.last().map(|d| d.as_ptr() as u64).unwrap_or(0)
+            }
+            ArgPlan::MemsetParams(mut raw) => {
+                let dst = u64::from_le_bytes(raw[..8].try_into().unwrap_or([0; 8]));
+                raw[..8].copy_from_slice(&self.translate(dst).to_le_bytes());
+                bufs.keep.push(raw);
+                bufs.keep.last().map(|d| d.as_ptr() as u64).unwrap_or(0)
+            }
+            ArgPlan::AllocNode(raw) => {
+                use hrr_archive::api::mem_alloc_node as m;
+                let mut head = raw[..m::SIZE].to_vec();
+                let descs = raw[m::SIZE..].to_vec();
+                let at = if descs.is_empty() {
+                    0
+                } else {
+                    descs.as_ptr() as u64
+                };
+                head[m::ACCESS_DESCS..m::ACCESS_DESCS + 8].copy_from_slice(&at.to_le_bytes());
+                head[m::DPTR..m::DPTR + 8].copy_from_slice(&0u64.to_le_bytes());
+                let ptr = head.as_ptr() as u64;
+                // Moving the vectors into `bufs` keeps their heap buffers where they are.
+                bufs.alloc_node = Some((head, descs));
+                ptr
+            }
+            ArgPlan::Instantiate {
+                flags,
+                upload_stream,
+            } => {
+                let mut raw = vec![0u8; INSTANTIATE_PARAMS_SIZE as usize];
+                raw[..8].copy_from_slice(&flags.to_le_bytes());
+                raw[8..16].copy_from_slice(&self.handle(upload_stream)?.to_le_bytes());
+                bufs.keep.push(raw);
                 bufs.keep.last().map(|d| d.as_ptr() as u64).unwrap_or(0)
             }
         })
@@ -808,5 +987,109 @@ mod tests {
         let s = packed_side(0x9000, [32, 5, 7]);
         assert_eq!((s.ptr, s.pitch, s.xsize, s.ysize), (0x9000, 32, 32, 5));
         assert_eq!((s.x, s.y, s.z), (0, 0, 0));
+    }
+
+    #[test]
+    fn instantiation_parameters_keep_flags_and_map_the_upload_stream() {
+        let mut raw = vec![0u8; 32];
+        raw[..8].copy_from_slice(&1u64.to_le_bytes());
+        raw[8..16].copy_from_slice(&0x5100u64.to_le_bytes());
+        raw[16..24].copy_from_slice(&0xdeadu64.to_le_bytes());
+        let bytes = payload(|w| {
+            w.devptr(1, 0x10).handle(2, 0xa0);
+            w.bytes(3, &raw, false);
+        });
+        let p = Payload::parse(&bytes).unwrap();
+        let plan = plan_of(id::GraphInstantiateWithParams, &p, 1 << 20).unwrap();
+        assert_eq!(
+            plan.args,
+            vec![
+                ArgPlan::OutSlot,
+                ArgPlan::Handle(0xa0),
+                ArgPlan::Instantiate {
+                    flags: 1,
+                    upload_stream: 0x5100
+                }
+            ]
+        );
+        let bytes = payload(|w| {
+            w.bytes(3, &raw[..16], false);
+        });
+        let e = plan_instantiate(&Payload::parse(&bytes).unwrap(), 2).unwrap_err();
+        assert!(e.to_string().contains("16 bytes, not 32"), "{e}");
+        let bytes = payload(|w| {
+            w.null(3, FieldType::Bytes);
+        });
+        let p = Payload::parse(&bytes).unwrap();
+        assert_eq!(plan_instantiate(&p, 2).unwrap(), ArgPlan::Value(0));
+    }
+
+    #[test]
+    fn graph_node_rows_plan_dependencies_and_parameters() {
+        // cudaGraphAddMemcpyNode(&node, graph, deps, 2, &parms3d): a 3D copy node.
+        let parms = memcpy3d::Parms {
+            extent: [8, 2, 1],
+            kind: 2,
+            ..Default::default()
+        };
+        let raw = parms.encode();
+        let bytes = payload(|w| {
+            w.handle(1, 0x70).handle(2, 0xa0);
+            w.u64_array(3, &[0x71, 0x72]).u64(4, 2);
+            w.bytes(5, &raw, false);
+            w.u64(COPY_DIR_FIELD, CopyDir::DeviceToHost as u64);
+        });
+        let p = Payload::parse(&bytes).unwrap();
+        let plan = plan_of(id::GraphAddMemcpyNode, &p, 1 << 20).unwrap();
+        assert_eq!(
+            plan.args[..4],
+            [
+                ArgPlan::OutSlot,
+                ArgPlan::Handle(0xa0),
+                ArgPlan::Handles(vec![0x71, 0x72]),
+                ArgPlan::Value(2)
+            ]
+        );
+        assert!(matches!(plan.args[4], ArgPlan::Copy3D { total: 16, .. }));
+        // cudaGraphExecMemsetNodeSetParams(exec, node, &params): handles and the struct.
+        let bytes = payload(|w| {
+            w.handle(1, 0xe0).handle(2, 0x71);
+            w.bytes(3, &[0u8; 40], false);
+        });
+        let p = Payload::parse(&bytes).unwrap();
+        let plan = plan_of(id::GraphExecMemsetNodeSetParams, &p, 1 << 20).unwrap();
+        assert_eq!(
+            plan.args,
+            vec![
+                ArgPlan::Handle(0xe0),
+                ArgPlan::Handle(0x71),
+                ArgPlan::MemsetParams(vec![0u8; 40])
+            ]
+        );
+        // A HIP memset node's parameters are 48 bytes: 40 is refused.
+        let e = plan_of(id::HipGraphExecMemsetNodeSetParams, &p, 1 << 20).unwrap_err();
+        assert!(e.to_string().contains("40 bytes, not 48"), "{e}");
+    }
+
+    #[test]
+    fn a_capture_begins_relaxed_and_graph_handles_map() {
+        let bytes = payload(|w| {
+            w.handle(1, 0x5100).u64(2, 0);
+        });
+        let p = Payload::parse(&bytes).unwrap();
+        let plan = plan_of(id::StreamBeginCapture, &p, 1 << 20).unwrap();
+        assert_eq!(
+            plan.args,
+            vec![
+                ArgPlan::Handle(0x5100),
+                ArgPlan::Value(CAPTURE_MODE_RELAXED)
+            ]
+        );
+        let bytes = payload(|w| {
+            w.handle(1, 0xe0).handle(2, 0x5100);
+        });
+        let p = Payload::parse(&bytes).unwrap();
+        let plan = plan_of(id::StreamEndCapture, &p, 1 << 20).unwrap();
+        assert_eq!(plan.args, vec![ArgPlan::Handle(0xe0), ArgPlan::OutSlot]);
     }
 }

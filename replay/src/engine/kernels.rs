@@ -254,7 +254,7 @@ impl Ctx<'_> {
     }
 
     /// Restores the pinned host memory a kernel reads directly, as it was at capture.
-    fn restore_pinned_snapshots(&mut self, p: &Payload) -> EvResult {
+    pub(super) fn restore_pinned_snapshots(&mut self, p: &Payload) -> EvResult {
         for snap in p.all(fid::PINNED_SNAPSHOT) {
             let snap = snap.as_nested()?;
             let start = snap.u64(fid::SNAPSHOT_START, "snapshot start")?;

@@ -12,6 +12,7 @@ mod compare;
 mod copies;
 mod error;
 mod generic;
+mod graphs;
 mod kernels;
 mod launchcfg;
 mod mempool;
@@ -61,6 +62,11 @@ struct Ctx<'a> {
     registered: HashMap<u64, Vec<u8>>,
     /// Reused host buffers for copies' sources, results and expected bytes.
     staging: Staging<'a>,
+    /// Host buffers of graph copy nodes, by the sequence id of the call that made the
+    /// node (held in `registered`; `graphs`).
+    nodes: HashMap<u64, graphs::NodeBuffer>,
+    /// Graphs (by captured handle) missing a node replay could not rebuild, and which.
+    broken_graphs: HashMap<u64, String>,
     /// What this replay created and has not released yet, by replay address or handle:
     /// released when the process's replay ends, so the next archive replayed in the same
     /// process (`hrr-replay --serve`) starts on an empty device.
@@ -84,6 +90,8 @@ enum Resource {
     /// A context the program created (`cuCtxCreate`, `hipCtxCreate`).
     Context,
     MemPool,
+    Graph,
+    GraphExec,
 }
 
 impl Resource {
@@ -96,6 +104,8 @@ impl Resource {
             Resource::Event => api::id::EventDestroy,
             Resource::Context => api::id::CtxDestroy,
             Resource::MemPool => api::id::MemPoolDestroy,
+            Resource::Graph => api::id::GraphDestroy,
+            Resource::GraphExec => api::id::GraphExecDestroy,
         }
     }
 }
@@ -248,6 +258,7 @@ impl<'a> Ctx<'a> {
                 self.live.clear();
                 // Registrations went with the context; the buffers are still ours.
                 self.registered.clear();
+                self.nodes.clear();
             }
             return r;
         }
@@ -270,9 +281,11 @@ impl<'a> Ctx<'a> {
             semantic::LAUNCH_COOPERATIVE
             | semantic::LAUNCH_KERNEL_EX
             | semantic::HIP_EXT_LAUNCH => self.replay_configured_launch(ev),
+            semantic::GRAPH_LAUNCH => self.replay_graph_launch(ev),
             semantic::UNREPLAYABLE => {
                 self.counts.unreplayable_refused += 1;
                 let p = Payload::parse(&ev.payload)?;
+                self.note_missing_node(ev, &p);
                 Err(EventError::Unreplayable {
                     api: p.str(fid::API_NAME, "api").unwrap_or("?").to_string(),
                     reason: p.str(fid::REASON, "reason").unwrap_or("?").to_string(),
@@ -349,6 +362,8 @@ pub fn replay_process(rt: &Runtime, proc_: &ProcessArchive, opts: &Options) -> P
         function_instances: HashMap::new(),
         registered: HashMap::new(),
         staging: Staging::new(rt, proc_.limits.max_host_bytes),
+        nodes: HashMap::new(),
+        broken_graphs: HashMap::new(),
         live: HashMap::new(),
         counts: Counts {
             events_total: proc_.events.len() as u64,

@@ -91,19 +91,50 @@ impl Ctx<'_> {
                         self.live.insert(replay, kind);
                     }
                 }
-                ParamKind::OutStream | ParamKind::OutEvent => {
+                ParamKind::OutStream
+                | ParamKind::OutEvent
+                | ParamKind::OutGraph
+                | ParamKind::OutGraphExec => {
                     let replay = slot.next().map(|s| s[0]).unwrap_or(0);
                     if let Some(captured) = captured_out(id) {
                         self.handles.insert(captured, replay);
                     }
                     if ret == 0 && replay != 0 {
-                        let kind = if param.kind == ParamKind::OutStream {
-                            Resource::Stream
-                        } else {
-                            Resource::Event
+                        let kind = match param.kind {
+                            ParamKind::OutStream => Resource::Stream,
+                            ParamKind::OutEvent => Resource::Event,
+                            ParamKind::OutGraph => Resource::Graph,
+                            _ => Resource::GraphExec,
                         };
                         self.live.insert(replay, kind);
                     }
+                }
+                ParamKind::MemAllocNodeParams if ret == 0 => {
+                    use hrr_archive::api::mem_alloc_node as m;
+                    let word = |b: &[u8], o: usize| {
+                        b.get(o..o + 8)
+                            .map(|w| u64::from_le_bytes(w.try_into().unwrap_or([0; 8])))
+                    };
+                    let captured = p.bytes(id, "memory allocation node parameters")?;
+                    if let (Some((head, _)), Some(at), Some(size)) = (
+                        &bufs.alloc_node,
+                        word(captured, m::DPTR),
+                        word(captured, m::BYTESIZE),
+                    ) {
+                        // The graph owns the allocation: mapped like any, released by it.
+                        let replay = word(head, m::DPTR).unwrap_or(0);
+                        self.addrs.insert(at, size, replay);
+                    }
+                }
+                ParamKind::OutGraphNode => {
+                    // A node belongs to its graph: mapped, never released on its own.
+                    let replay = slot.next().map(|s| s[0]).unwrap_or(0);
+                    if let Some(captured) = captured_out(id) {
+                        self.handles.insert(captured, replay);
+                    }
+                }
+                ParamKind::FreeGraph | ParamKind::FreeGraphExec if ret == 0 => {
+                    self.live.remove(&args[i]);
                 }
                 ParamKind::FreeDevPtr | ParamKind::FreeHostPtr if ret == 0 => {
                     if let Some(captured) = p.get(id).and_then(|f| f.as_u64().ok()) {

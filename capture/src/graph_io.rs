@@ -1,0 +1,263 @@
+//! The host side of each graph, as capture learnt it: which nodes read host memory when
+//! the graph runs (H2D copies' sources, pinned memory a kernel reads) and which write it
+//! (D2H copies' destinations), from the calls captured into a stream (`generic`,
+//! `launch`), then followed through end of capture, instantiation and destruction. A
+//! graph launch (`graph_launch`) snapshots the inputs before it and reads the outputs
+//! after it completes, as for any copy.
+//!
+//! A node is named by the sequence id of the call that created it; replay keeps a host
+//! buffer per such node for the life of its graph. The registry's lock is a leaf: nothing
+//! is called while it is held.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use hrr_archive::api::{id, Vendor, CAPTURE_INVALIDATED};
+use parking_lot::Mutex;
+
+use crate::capturing::{stream_capture, StreamCapture};
+use crate::ffi::read_at;
+use crate::regions::HostRegion;
+
+/// One node's host side.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NodeIo {
+    /// An H2D copy node reads `region` at each launch.
+    Input { seq: u64, region: HostRegion },
+    /// A D2H copy node writes `region` at each launch.
+    Output { seq: u64, region: HostRegion },
+    /// A kernel node reads `len` bytes of pinned host memory at `start`.
+    Pinned { start: u64, len: u64 },
+}
+
+impl NodeIo {
+    /// The node as made by the call recorded at `seq`.
+    pub fn at(self, seq: u64) -> NodeIo {
+        match self {
+            NodeIo::Input { region, .. } => NodeIo::Input { seq, region },
+            NodeIo::Output { region, .. } => NodeIo::Output { seq, region },
+            pinned => pinned,
+        }
+    }
+}
+
+/// What a node was made in: a capture sequence (by its id), or an explicit graph.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NodeOf {
+    Capture(u64),
+    Graph(u64),
+}
+
+/// Capture sequences being built, graphs, and executable graphs, each with its nodes'
+/// host side.
+#[derive(Default, Debug)]
+pub struct Registry {
+    building: HashMap<u64, Vec<NodeIo>>,
+    graphs: HashMap<u64, Vec<NodeIo>>,
+    execs: HashMap<u64, Arc<[NodeIo]>>,
+}
+
+impl Registry {
+    /// A node captured into a sequence, or added to a graph.
+    pub fn add(&mut self, of: NodeOf, io: NodeIo) {
+        match of {
+            NodeOf::Capture(CAPTURE_INVALIDATED) => {}
+            NodeOf::Capture(id) => self.building.entry(id).or_default().push(io),
+            NodeOf::Graph(g) => self.graphs.entry(g).or_default().push(io),
+        }
+    }
+    /// A child-graph node: `parent` runs a copy of `child`'s nodes (their buffers are the
+    /// child's: the same host memory).
+    pub fn add_child(&mut self, parent: u64, child: u64) {
+        let nodes = self.graphs.get(&child).cloned().unwrap_or_default();
+        self.graphs.entry(parent).or_default().extend(nodes);
+    }
+    /// Sequence `id` ended; `graph` is what it returned (0: none, it was invalidated).
+    pub fn end_capture(&mut self, id: u64, graph: u64) {
+        let nodes = self.building.remove(&id).unwrap_or_default();
+        if graph != 0 {
+            self.graphs.insert(graph, nodes);
+        }
+    }
+    /// `clone` is a copy of `graph`: the same nodes, reading and writing the same host
+    /// memory.
+    pub fn clone_graph(&mut self, graph: u64, clone: u64) {
+        let nodes = self.graphs.get(&graph).cloned().unwrap_or_default();
+        self.graphs.insert(clone, nodes);
+    }
+    /// `exec` was updated from `graph` (`cudaGraphExecUpdate`): it now runs `graph`'s
+    /// nodes.
+    pub fn update(&mut self, exec: u64, graph: u64) {
+        self.instantiate(graph, exec);
+    }
+    /// `exec` was instantiated from `graph`: it keeps the graph's nodes as they are now.
+    pub fn instantiate(&mut self, graph: u64, exec: u64) {
+        let nodes: Arc<[NodeIo]> = self
+            .graphs
+            .get(&graph)
+            .map(|v| v.as_slice().into())
+            .unwrap_or_default();
+        self.execs.insert(exec, nodes);
+    }
+    pub fn destroy_graph(&mut self, graph: u64) {
+        self.graphs.remove(&graph);
+    }
+    pub fn destroy_exec(&mut self, exec: u64) {
+        self.execs.remove(&exec);
+    }
+    /// The host side of executable graph `exec` (empty for one capture never saw built).
+    pub fn of_exec(&self, exec: u64) -> Arc<[NodeIo]> {
+        self.execs.get(&exec).cloned().unwrap_or_default()
+    }
+}
+
+static REGISTRY: Mutex<Option<Registry>> = Mutex::new(None);
+
+fn with<T>(f: impl FnOnce(&mut Registry) -> T) -> T {
+    f(REGISTRY.lock().get_or_insert_with(Registry::default))
+}
+
+/// Nodes captured into a sequence or added to a graph.
+pub fn add_nodes(of: NodeOf, nodes: impl IntoIterator<Item = NodeIo>) {
+    with(|r| nodes.into_iter().for_each(|n| r.add(of, n)));
+}
+
+/// A kernel launched into `stream` read these pinned allocations: if the stream is
+/// capturing, its graph reads them at each launch.
+pub fn note_kernel_pinned(vendor: Vendor, stream: u64, pinned: &[(u64, u64)]) {
+    if let StreamCapture::Active { id } = stream_capture(vendor, stream) {
+        let nodes = pinned
+            .iter()
+            .map(|&(start, len)| NodeIo::Pinned { start, len });
+        add_nodes(NodeOf::Capture(id), nodes);
+    }
+}
+
+/// The host side of executable graph `exec`.
+pub fn of_exec(exec: u64) -> Arc<[NodeIo]> {
+    with(|r| r.of_exec(exec))
+}
+
+/// What a graph row needs from before its call: the capture sequence an end of capture
+/// closes.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct BeforeRow {
+    ending: Option<u64>,
+}
+
+/// Before a table row's call: an end of capture notes which sequence it ends.
+pub fn before_row(vendor: Vendor, row: u16, args: &[u64]) -> BeforeRow {
+    let ending = (row == id::StreamEndCapture)
+        .then(|| match stream_capture(vendor, args[0]) {
+            StreamCapture::Active { id } => Some(id),
+            _ => None,
+        })
+        .flatten();
+    BeforeRow { ending }
+}
+
+/// After a table row's call: graphs returned, instantiated and destroyed are followed.
+pub fn after_row(before: BeforeRow, row: u16, args: &[u64], ret: i32) {
+    // SAFETY (the reads below): on success each of these calls stored a handle at its
+    // first parameter, a `T*` out.
+    let out = |i: usize| (ret == 0 && args[i] != 0).then(|| unsafe { read_at::<u64>(args[i]) });
+    match row {
+        id::StreamEndCapture => {
+            if let Some(seq) = before.ending {
+                let graph = out(1).unwrap_or(0);
+                with(|r| r.end_capture(seq, graph));
+            }
+        }
+        id::GraphInstantiate
+        | id::HipGraphInstantiate
+        | id::GraphInstantiateWithFlags
+        | id::GraphInstantiateWithParams => {
+            if let Some(exec) = out(0) {
+                with(|r| r.instantiate(args[1], exec));
+            }
+        }
+        id::GraphAddChildGraphNode if ret == 0 => with(|r| r.add_child(args[1], args[4])),
+        id::GraphClone => {
+            if let Some(clone) = out(0) {
+                with(|r| r.clone_graph(args[1], clone));
+            }
+        }
+        id::GraphExecUpdate | id::HipGraphExecUpdate if ret == 0 => {
+            with(|r| r.update(args[0], args[1]))
+        }
+        id::GraphExecDestroy if ret == 0 => with(|r| r.destroy_exec(args[0])),
+        id::GraphDestroy if ret == 0 => with(|r| r.destroy_graph(args[0])),
+        _ => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn out(seq: u64) -> NodeIo {
+        NodeIo::Output {
+            seq,
+            region: HostRegion::Linear {
+                ptr: 0x1000,
+                len: 8,
+            },
+        }
+    }
+
+    #[test]
+    fn nodes_follow_their_capture_to_the_executable_graph() {
+        let mut r = Registry::default();
+        let c = NodeOf::Capture;
+        r.add(c(7), out(10));
+        r.add(c(8), out(11));
+        r.add(
+            c(7),
+            NodeIo::Pinned {
+                start: 0x9000,
+                len: 64,
+            },
+        );
+        r.add(c(CAPTURE_INVALIDATED), out(12));
+        r.end_capture(7, 0xa0);
+        r.instantiate(0xa0, 0xe0);
+        r.instantiate(0xa0, 0xe1);
+        assert_eq!(
+            &*r.of_exec(0xe0),
+            &[
+                out(10),
+                NodeIo::Pinned {
+                    start: 0x9000,
+                    len: 64
+                }
+            ]
+        );
+        // An executable graph keeps its nodes after its graph is destroyed.
+        r.destroy_graph(0xa0);
+        assert_eq!(r.of_exec(0xe1).len(), 2);
+        r.destroy_exec(0xe1);
+        assert!(r.of_exec(0xe1).is_empty());
+        // An invalidated capture returns no graph: its nodes go with it.
+        r.end_capture(8, 0);
+        assert!(r.building.is_empty() && r.graphs.is_empty());
+        // Nothing was ever added to the invalidated marker.
+        assert!(!r.building.contains_key(&CAPTURE_INVALIDATED));
+    }
+
+    #[test]
+    fn an_explicit_graph_gains_its_nodes_and_its_childrens() {
+        let mut r = Registry::default();
+        r.add(NodeOf::Graph(0xc0), out(3));
+        r.add(NodeOf::Graph(0xa0), out(4));
+        r.add_child(0xa0, 0xc0);
+        r.instantiate(0xa0, 0xe0);
+        assert_eq!(&*r.of_exec(0xe0), &[out(4), out(3)]);
+        // A node added after instantiation is not in that executable graph.
+        r.add(NodeOf::Graph(0xa0), out(5));
+        assert_eq!(r.of_exec(0xe0).len(), 2);
+        // A clone has its original's nodes.
+        r.clone_graph(0xa0, 0xa1);
+        r.instantiate(0xa1, 0xe1);
+        assert_eq!(&*r.of_exec(0xe1), &[out(4), out(3), out(5)]);
+    }
+}

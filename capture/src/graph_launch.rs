@@ -1,0 +1,160 @@
+//! Graph launches (`cudaGraphLaunch`, `hipGraphLaunch`): one `GRAPH_LAUNCH` record per
+//! launch with the host side of the executable graph's nodes (`graph_io`). Before the
+//! launch, the host bytes each H2D node will read and the pinned memory its kernels read
+//! are stored (they are read when the graph runs, not when it was captured); after it,
+//! once the stream completed the launch, the bytes each D2H node wrote, as for any D2H
+//! copy. A launch into a capturing stream ran nothing yet (it is a node of that capture's
+//! graph): its outputs are not read and the record says why.
+
+use std::os::raw::{c_int, c_void};
+
+use hrr_archive::api::{fid, semantic, Vendor};
+use hrr_archive::payload::PayloadWriter;
+
+use crate::capturing::{read_plan, relaxed, stream_capture, ReadPlan};
+use crate::graph_io::{self, NodeIo};
+use crate::pinned::snapshot_pinned;
+use crate::real::{stream_synchronize, NO_REAL_FUNCTION};
+use crate::regions::HostRegion;
+use crate::state::{self, guarded, Capture};
+
+/// C type of `cudaGraphLaunch(cudaGraphExec_t, cudaStream_t)` / `hipGraphLaunch`.
+type GraphLaunchFn = unsafe extern "C" fn(*mut c_void, *mut c_void) -> c_int;
+
+/// One node's bytes as a nested {NODE_SEQ, NODE_BYTES} field `field`; Err(why) when they
+/// could not be stored.
+fn node_bytes(
+    cap: &Capture,
+    p: &mut PayloadWriter,
+    field: u16,
+    seq: u64,
+    region: HostRegion,
+) -> Result<(), String> {
+    // SAFETY: a node's host region, which the program keeps valid while it launches the
+    // graph that reads or writes it (the runtime reads or has written it).
+    let bytes = unsafe { region.gather() }.map_err(|e| format!("graph node seq {seq}: {e}"))?;
+    let r = cap
+        .writer()
+        .put_blob(&bytes)
+        .map_err(|e| format!("graph node seq {seq}: {e}"))?;
+    let mut n = PayloadWriter::new();
+    n.u64(fid::NODE_SEQ, seq).blob(fid::NODE_BYTES, r);
+    p.nested(field, &n);
+    Ok(())
+}
+
+/// Before the launch: the graph's inputs as they are now.
+fn before_launch(
+    cap: &Capture,
+    exec: u64,
+    stream: u64,
+) -> (PayloadWriter, std::sync::Arc<[NodeIo]>, Option<String>) {
+    let nodes = graph_io::of_exec(exec);
+    let mut p = PayloadWriter::new();
+    p.handle(fid::HANDLE, exec).handle(fid::STREAM, stream);
+    let mut failure = None;
+    let mut pinned: Vec<(u64, u64)> = Vec::new();
+    for n in nodes.iter() {
+        match *n {
+            NodeIo::Input { seq, region } => {
+                if let Err(why) = node_bytes(cap, &mut p, fid::GRAPH_INPUT, seq, region) {
+                    failure = Some(why);
+                }
+            }
+            NodeIo::Pinned { start, len } if !pinned.contains(&(start, len)) => {
+                pinned.push((start, len))
+            }
+            _ => {}
+        }
+    }
+    if let Err(e) = snapshot_pinned(cap, &mut p, &pinned) {
+        failure = Some(e.to_string());
+    }
+    (p, nodes, failure)
+}
+
+/// After the launch: its outputs once the stream completed it, then the record.
+#[allow(clippy::too_many_arguments)]
+fn after_launch(
+    cap: &Capture,
+    vendor: Vendor,
+    api: &str,
+    stream: u64,
+    ret: c_int,
+    mut p: PayloadWriter,
+    nodes: &[NodeIo],
+    mut failure: Option<String>,
+) {
+    let has_outputs = nodes.iter().any(|n| matches!(n, NodeIo::Output { .. }));
+    if ret == 0 && has_outputs {
+        match read_plan(stream_capture(vendor, stream), stream) {
+            ReadPlan::ReadNow => {
+                let r = relaxed(vendor, || stream_synchronize(vendor, stream));
+                if r != 0 {
+                    failure = Some(format!(
+                        "waiting for stream {stream:#x} after the graph launch failed ({r})"
+                    ));
+                }
+                for n in nodes {
+                    if let NodeIo::Output { seq, region } = *n {
+                        if let Err(why) = node_bytes(cap, &mut p, fid::GRAPH_OUTPUT, seq, region) {
+                            failure = Some(why);
+                        }
+                    }
+                }
+            }
+            ReadPlan::DeferToGraph { .. } | ReadPlan::GraphNode { .. } => {
+                p.str(
+                    fid::GRAPH_UNCHECKED,
+                    "launched into a capturing stream: the graph runs only as a node of that capture's graph",
+                );
+            }
+            ReadPlan::Refuse(why) => failure = Some(why),
+        }
+    }
+    cap.record(semantic::GRAPH_LAUNCH, ret, &p, failure.as_deref(), api);
+}
+
+/// The shim body both vendors share.
+///
+/// # Safety
+/// The program's own arguments, for the runtime's `f`.
+unsafe fn graph_launch(
+    f: GraphLaunchFn,
+    vendor: Vendor,
+    api: &str,
+    exec: *mut c_void,
+    stream: *mut c_void,
+) -> c_int {
+    let Some((cap, _g)) = state::enter(vendor) else {
+        // SAFETY: the program's own arguments.
+        return unsafe { f(exec, stream) };
+    };
+    let before = guarded(api, || before_launch(cap, exec as u64, stream as u64));
+    // SAFETY: the program's own arguments.
+    let ret = unsafe { f(exec, stream) };
+    if let Some((p, nodes, failure)) = before {
+        guarded(api, || {
+            after_launch(cap, vendor, api, stream as u64, ret, p, &nodes, failure)
+        });
+    }
+    ret
+}
+
+macro_rules! graph_launch_shim {
+    ($name:ident, $vendor:expr) => {
+        /// # Safety
+        /// Called by the program in place of the runtime's function of this name.
+        #[no_mangle]
+        pub unsafe extern "C" fn $name(exec: *mut c_void, stream: *mut c_void) -> c_int {
+            let Some(f) = real!($name: GraphLaunchFn).for_shim() else {
+                return NO_REAL_FUNCTION;
+            };
+            // SAFETY: the program's own arguments, for the runtime's function.
+            unsafe { graph_launch(f, $vendor, stringify!($name), exec, stream) }
+        }
+    };
+}
+
+graph_launch_shim!(cudaGraphLaunch, Vendor::Cuda);
+graph_launch_shim!(hipGraphLaunch, Vendor::Hip);

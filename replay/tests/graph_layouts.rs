@@ -1,0 +1,105 @@
+//! The graph structs capture records as bytes and replay rebuilds have the layouts
+//! `hrr_archive::api` assumes: checked by `static_assert` against the real headers, with
+//! nvcc (CUDA: `cudaMemAllocNodeParams`, `cudaMemAccessDesc`, `cudaMemsetParams`,
+//! `cudaGraphInstantiateParams`) and hipcc (HIP: `hipMemsetParams`). A compiler that is
+//! missing is skipped with the reason printed (CI installs both).
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use hrr_archive::api::{
+    mem_alloc_node as m, HIP_MEMSET_PARAMS_SIZE, INSTANTIATE_PARAMS_SIZE, MEMSET_PARAMS_SIZE,
+};
+
+/// `$VAR`, else `name` on PATH, else `fallback` when it exists.
+fn tool(var: &str, name: &str, fallback: Option<PathBuf>) -> Option<PathBuf> {
+    if let Some(p) = std::env::var_os(var).filter(|v| !v.is_empty()) {
+        return Some(PathBuf::from(p));
+    }
+    let found = Command::new("sh")
+        .arg("-c")
+        .arg(format!("command -v {name}"))
+        .output()
+        .ok()
+        .filter(|o| o.status.success())
+        .map(|o| PathBuf::from(String::from_utf8_lossy(&o.stdout).trim()));
+    found.or(fallback.filter(|p| p.is_file()))
+}
+
+fn compile(compiler: &Path, args: &[&str], source: &str, name: &str) {
+    let d = tempfile::tempdir().unwrap();
+    let src = d.path().join(name);
+    std::fs::write(&src, source).unwrap();
+    let o = Command::new(compiler)
+        .args(args)
+        .arg("-c")
+        .arg(&src)
+        .arg("-o")
+        .arg(d.path().join("layout.o"))
+        .output()
+        .unwrap();
+    assert!(
+        o.status.success(),
+        "{}: {}{}",
+        compiler.display(),
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    );
+}
+
+#[test]
+fn cuda_graph_structs_have_the_recorded_layouts() {
+    let ci =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/ci-tools/cuda/nvidia/cu13/bin/nvcc");
+    let Some(nvcc) = tool("NVCC", "nvcc", Some(ci)) else {
+        eprintln!("SKIPPED: no nvcc (set NVCC, or install nvidia-cuda-nvcc)");
+        return;
+    };
+    let source = format!(
+        r#"#include <cuda_runtime.h>
+#include <cstddef>
+static_assert(sizeof(cudaMemAllocNodeParams) == {size}, "size");
+static_assert(offsetof(cudaMemAllocNodeParams, accessDescs) == {descs}, "accessDescs");
+static_assert(offsetof(cudaMemAllocNodeParams, accessDescCount) == {count}, "accessDescCount");
+static_assert(offsetof(cudaMemAllocNodeParams, bytesize) == {bytesize}, "bytesize");
+static_assert(offsetof(cudaMemAllocNodeParams, dptr) == {dptr}, "dptr");
+static_assert(sizeof(cudaMemAccessDesc) == {desc}, "cudaMemAccessDesc");
+static_assert(sizeof(cudaMemsetParams) == {memset}, "cudaMemsetParams");
+static_assert(offsetof(cudaMemsetParams, dst) == 0, "cudaMemsetParams.dst");
+static_assert(sizeof(cudaGraphInstantiateParams) == {inst}, "cudaGraphInstantiateParams");
+static_assert(offsetof(cudaGraphInstantiateParams, flags) == 0, "flags");
+static_assert(offsetof(cudaGraphInstantiateParams, uploadStream) == 8, "uploadStream");
+"#,
+        size = m::SIZE,
+        descs = m::ACCESS_DESCS,
+        count = m::ACCESS_COUNT,
+        bytesize = m::BYTESIZE,
+        dptr = m::DPTR,
+        desc = m::ACCESS_DESC_SIZE,
+        memset = MEMSET_PARAMS_SIZE,
+        inst = INSTANTIATE_PARAMS_SIZE,
+    );
+    compile(&nvcc, &["-x", "cu", "-std=c++17"], &source, "layout.cu");
+}
+
+#[test]
+fn hip_memset_params_have_the_recorded_layout() {
+    let Some(hipcc) = tool("HIPCC", "hipcc", None) else {
+        eprintln!("SKIPPED: no hipcc (apt install hipcc)");
+        return;
+    };
+    let source = format!(
+        r#"#include <hip/hip_runtime.h>
+#include <cstddef>
+static_assert(sizeof(hipMemsetParams) == {size}, "hipMemsetParams");
+static_assert(offsetof(hipMemsetParams, dst) == 0, "hipMemsetParams.dst");
+"#,
+        size = HIP_MEMSET_PARAMS_SIZE,
+    );
+    compile(
+        &hipcc,
+        &["-x", "hip", "--rocm-path=/usr", "--offload-arch=gfx90a"],
+        &source,
+        "layout.hip",
+    );
+}

@@ -1,0 +1,289 @@
+//! Stream capture into a graph, end to end without a GPU: a C program
+//! (tests/stand_in/graph_program.c) captures two streams joined by events in global mode
+//! while a second thread copies on a stream of its own, then launches the graph three
+//! times with new input, against a stand-in runtime (tests/stand_in/graph_runtime.c) that
+//! enforces stream capture's rules: waiting for a capturing stream, or for any stream
+//! from a thread in global mode while another thread captures globally, invalidates the
+//! capture and EndCapture fails. The program must run under libhrr_capture.so as it runs
+//! without it; the archive must hold each launch's input and output; replay against the
+//! same runtime must pass every D2H check, and fail exactly an edited graph output.
+//!
+//! Needs cc.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use hrr_archive::api::{fid, id, semantic, ApiDesc, BLOB_FIELD, CAPTURE_FIELD};
+use hrr_archive::payload::{Payload, PayloadWriter};
+use hrr_archive::{Archive, Limits};
+use hrr_contract::{ReplayResult, Verdict};
+
+fn cc(args: &[&str]) {
+    let o = Command::new("cc").args(args).output().expect("cc");
+    assert!(
+        o.status.success(),
+        "cc {args:?}: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+}
+
+/// The stand-in runtime (as libcudart.so.13) and the program `name`, built into `dir`.
+fn build(dir: &Path, name: &str) -> (PathBuf, PathBuf) {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/stand_in");
+    let lib = dir.join("libcudart.so.13");
+    let exe = dir.join(name);
+    cc(&[
+        "-O1",
+        "-shared",
+        "-fPIC",
+        "-Wl,-soname,libcudart.so.13",
+        "-o",
+        &lib.to_string_lossy(),
+        &src.join("graph_runtime.c").to_string_lossy(),
+        "-lpthread",
+    ]);
+    cc(&[
+        "-O1",
+        "-o",
+        &exe.to_string_lossy(),
+        &src.join(format!("{name}.c")).to_string_lossy(),
+        &format!("-L{}", dir.display()),
+        "-l:libcudart.so.13",
+        &format!("-Wl,-rpath,{}", dir.display()),
+        "-lpthread",
+    ]);
+    (lib, exe)
+}
+
+fn capture_so() -> PathBuf {
+    let exe = PathBuf::from(env!("CARGO_BIN_EXE_hrr-replay"));
+    let dir = exe.parent().unwrap().to_path_buf();
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let mut c = Command::new(cargo);
+    c.args(["build", "-q", "-p", "hrr-capture"]);
+    if dir.ends_with("release") {
+        c.arg("--release");
+    }
+    let _ = c.status();
+    let so = dir.join("libhrr_capture.so");
+    assert!(so.is_file(), "libhrr_capture.so was not built");
+    so
+}
+
+/// Replays `archive` against the stand-in runtime: its result.
+fn replay(lib: &Path, archive: &Path) -> ReplayResult {
+    replay_with(lib, archive, &[])
+}
+
+fn replay_with(lib: &Path, archive: &Path, flags: &[&str]) -> ReplayResult {
+    let json = archive.with_extension("json");
+    let o = Command::new(env!("CARGO_BIN_EXE_hrr-replay"))
+        .args(flags)
+        .arg(archive)
+        .arg("--json")
+        .arg(&json)
+        .env("HRR_REPLAY_CUDART", lib)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&o.stdout).to_string();
+    let r: ReplayResult = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    assert_eq!(r.exit_code as i32, o.status.code().unwrap(), "{text}");
+    r
+}
+
+/// Runs `exe args` natively and under capture into `out`: both must exit 0.
+fn native_and_captured(exe: &Path, args: &[&str], out: &Path) {
+    let native = Command::new(exe).args(args).output().unwrap();
+    assert!(native.status.success(), "native: {native:?}");
+    let run = Command::new(exe)
+        .args(args)
+        .env("HRR_CAPTURE_OUTPUT", out)
+        .env("LD_PRELOAD", capture_so())
+        .output()
+        .unwrap();
+    assert!(run.status.success(), "captured: {run:?}");
+}
+
+/// An explicit graph (an H2D node, a memset node, D2D nodes through graph memory between
+/// an allocation node and a free node, an empty join, an event record node, a child graph
+/// holding the D2H node) is rebuilt node by node with
+/// its dependencies; the stand-in runs ready nodes last added first, so a graph without
+/// them computes something else. A host node is refused by name, and the graph that lacks
+/// it is not instantiated.
+#[test]
+fn an_explicit_graph_is_rebuilt_with_its_dependencies_and_a_host_node_refused() {
+    let d = tempfile::tempdir().unwrap();
+    let (lib, exe) = build(d.path(), "graph_explicit");
+    let out = d.path().join("explicit");
+    native_and_captured(&exe, &[], &out);
+    let a = Archive::open(&out, Limits::default()).unwrap();
+    let p = &a.processes[0];
+    let child_node = p
+        .events
+        .iter()
+        .find(|e| e.header.api_id == id::GraphAddMemcpyNode1D)
+        .unwrap();
+    // The D2H node in the child graph is checked at every launch of the parent.
+    let launch = p
+        .events
+        .iter()
+        .find(|e| e.header.api_id == semantic::GRAPH_LAUNCH)
+        .unwrap();
+    let pl = Payload::parse(&launch.payload).unwrap();
+    let node = pl.get(fid::GRAPH_OUTPUT).unwrap().as_nested().unwrap();
+    assert_eq!(
+        node.u64(fid::NODE_SEQ, "seq").unwrap(),
+        child_node.header.seq
+    );
+    let r = replay(&lib, &out);
+    assert_eq!(r.verdict, Verdict::Pass, "{:?}", r.failures);
+    assert_eq!((r.counts.d2h_pass, r.counts.d2h_fail), (3, 0));
+    // The graph memory's captured address maps to the replay allocation node's.
+    assert_eq!(r.counts.untranslated_pointers, 0);
+
+    let out = d.path().join("host");
+    native_and_captured(&exe, &["host"], &out);
+    let r = replay(&lib, &out);
+    assert_eq!(r.failures.len(), 1, "{:?}", r.failures);
+    assert_eq!(r.failures[0].api, "cudaGraphAddHostNode");
+    let host_seq = r.failures[0].seq;
+    let r = replay_with(&lib, &out, &["--continue-on-error"]);
+    let refused = &r.failures[1];
+    assert_eq!(refused.api, "cudaGraphInstantiateWithFlags");
+    assert!(
+        refused
+            .message
+            .contains(&format!("node seq {host_seq} (cudaGraphAddHostNode)")),
+        "{}",
+        refused.message
+    );
+}
+
+#[test]
+fn a_captured_graph_is_recorded_without_changing_the_program_and_replayed() {
+    let d = tempfile::tempdir().unwrap();
+    let (lib, exe) = build(d.path(), "graph_program");
+    let native = Command::new(&exe).output().unwrap();
+    assert!(native.status.success(), "native: {native:?}");
+
+    let out = d.path().join("archive");
+    let run = Command::new(&exe)
+        .env("HRR_CAPTURE_OUTPUT", &out)
+        .env("LD_PRELOAD", capture_so())
+        .output()
+        .unwrap();
+    assert_eq!(
+        run.status.code(),
+        native.status.code(),
+        "capture changed the program: {}{}",
+        String::from_utf8_lossy(&run.stdout),
+        String::from_utf8_lossy(&run.stderr)
+    );
+
+    let a = Archive::open(&out, Limits::default()).unwrap();
+    let p = &a.processes[0];
+    assert!(p.manifest.capture_failures.is_empty());
+    let payload = |i: usize| Payload::parse(&p.events[i].payload).unwrap();
+    // The copies made into the capturing streams carry their capture; the D2H one has no
+    // expected bytes of its own (it had not run).
+    let captured: Vec<usize> = (0..p.events.len())
+        .filter(|&i| payload(i).get(CAPTURE_FIELD).is_some())
+        .collect();
+    assert_eq!(captured.len(), 2, "the H2D and the D2H copy of the graph");
+    let d2h_node = p.events[captured[1]].header.seq;
+    assert_eq!(p.events[captured[1]].header.api_id, id::MemcpyAsync);
+    assert!(payload(captured[1]).get(BLOB_FIELD | 1).is_none());
+    // Each launch: the input as it was at that launch, the output after it.
+    let launches: Vec<usize> = (0..p.events.len())
+        .filter(|&i| p.events[i].header.api_id == semantic::GRAPH_LAUNCH)
+        .collect();
+    assert_eq!(launches.len(), 3);
+    for (l, &i) in launches.iter().enumerate() {
+        let pl = payload(i);
+        let node = |f: u16| {
+            let n = pl.get(f).unwrap().as_nested().unwrap();
+            let bytes = p.load_blob(&n.blob(fid::NODE_BYTES, "bytes").unwrap());
+            (n.u64(fid::NODE_SEQ, "seq").unwrap(), bytes.unwrap())
+        };
+        let want: Vec<u8> = (0..256).map(|b| (b * 7 + l * 50) as u8).collect();
+        let (in_seq, input) = node(fid::GRAPH_INPUT);
+        let (out_seq, output) = node(fid::GRAPH_OUTPUT);
+        assert_eq!(
+            (in_seq, out_seq),
+            (p.events[captured[0]].header.seq, d2h_node)
+        );
+        assert_eq!((input, output), (want.clone(), want), "launch {l}");
+    }
+
+    let r = replay(&lib, &out);
+    assert_eq!(r.verdict, Verdict::Pass, "{:?}", r.failures);
+    // Three launches' D2H node and the second thread's copy.
+    assert_eq!((r.counts.d2h_pass, r.counts.d2h_fail), (4, 0));
+
+    // One byte of the second launch's output edited: exactly that check fails.
+    let seq = p.events[launches[1]].header.seq;
+    let edited = Command::new(env!("CARGO_BIN_EXE_hrr-replay"))
+        .args(["--edit-expected", "5", "--seq", &seq.to_string()])
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(edited.status.success(), "{edited:?}");
+    let r = replay(&lib, &out);
+    assert_eq!((r.counts.d2h_pass, r.counts.d2h_fail), (3, 1));
+    let f = &r.failures[0];
+    assert_eq!((f.seq, f.first_differing_offset), (seq, Some(5)));
+    assert!(f.api.contains(&format!("node seq {d2h_node}")), "{}", f.api);
+}
+
+/// A kernel first launched inside a capture: replay loads its module and function before
+/// the capture begins (the stand-in invalidates a capture during which code is loaded, so
+/// `cudaStreamEndCapture` would then fail).
+#[test]
+fn kernels_launched_in_a_capture_are_loaded_before_it() {
+    let d = tempfile::tempdir().unwrap();
+    let (lib, _) = build(d.path(), "graph_program");
+    let root = d.path().join("kernel");
+    let w = common::cuda_writer(&root);
+    let code = w.put_code_object(b"\x7fELF stand-in code object").unwrap();
+    let (stream, graph, exec) = (0x5100u64, 0xa0u64, 0xe0u64);
+    let mut p = PayloadWriter::new();
+    p.handle(ApiDesc::field_id(0), stream)
+        .u64(ApiDesc::field_id(1), 1);
+    w.append(id::StreamCreateWithFlags, 0, 1, 0, p.as_bytes())
+        .unwrap();
+    let mut p = PayloadWriter::new();
+    p.handle(1, stream).u64(2, 0);
+    w.append(id::StreamBeginCapture, 0, 1, 0, p.as_bytes())
+        .unwrap();
+    for _ in 0..2 {
+        let mut p = PayloadWriter::new();
+        p.str(fid::NAME, "kernel")
+            .str(fid::CODE_OBJECT, &code.to_hex())
+            .u64_array(fid::GRID, &[1, 1, 1])
+            .u64_array(fid::BLOCK, &[32, 1, 1])
+            .u64(fid::SHARED_MEM, 0)
+            .handle(fid::STREAM, stream);
+        w.append(semantic::LAUNCH_KERNEL, 0, 1, 0, p.as_bytes())
+            .unwrap();
+    }
+    let mut p = PayloadWriter::new();
+    p.handle(1, stream).handle(2, graph);
+    w.append(id::StreamEndCapture, 0, 1, 0, p.as_bytes())
+        .unwrap();
+    let mut p = PayloadWriter::new();
+    p.handle(1, exec).handle(2, graph).u64(3, 0);
+    w.append(id::GraphInstantiateWithFlags, 0, 1, 0, p.as_bytes())
+        .unwrap();
+    let mut p = PayloadWriter::new();
+    p.handle(fid::HANDLE, exec).handle(fid::STREAM, stream);
+    w.append(semantic::GRAPH_LAUNCH, 0, 1, 0, p.as_bytes())
+        .unwrap();
+    w.finish().unwrap();
+
+    let r = replay(&lib, &root);
+    assert!(r.failures.is_empty(), "{:?}", r.failures);
+    assert_eq!(r.counts.events_replayed, r.counts.events_total);
+    assert_eq!(r.counts.kernels_launched, 2);
+}
