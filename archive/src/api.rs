@@ -17,12 +17,15 @@
 //! the capture module that owns them. The table and those rows are every symbol capture
 //! exports.
 
+mod exempt;
 pub mod fid;
 mod hand_written;
 pub mod memcpy3d;
 pub mod semantic;
+pub mod surface;
 mod validate;
 
+pub use exempt::{exempt_reason, Exemption, EXEMPT};
 pub use hand_written::{exported_symbols, HandWritten, HAND_WRITTEN, PROCESS_HOOKS};
 pub use semantic::{SemanticKind, SEMANTIC_KINDS};
 pub use validate::{validate_table, TableError};

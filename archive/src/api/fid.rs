@@ -30,3 +30,5 @@ pub const PINNED_SNAPSHOT: u16 = 15;
 pub const SNAPSHOT_START: u16 = 1;
 pub const SNAPSHOT_SIZE: u16 = 2;
 pub const SNAPSHOT_BYTES: u16 = 3;
+/// The library an unmodelled call's symbol belongs to (`UNMODELLED_CALL`).
+pub const LIBRARY: u16 = 16;

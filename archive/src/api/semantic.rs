@@ -25,6 +25,12 @@ pub const MODULE_LAUNCH_KERNEL: u16 = 112;
 /// An API that no other process can reproduce (host callbacks, IPC handles).
 pub const UNREPLAYABLE: u16 = 120;
 
+/// The first call of a surface symbol capture does not model (`api::surface`): its
+/// name (`fid::API_NAME`), the library it belongs to (`fid::LIBRARY`) and, for an exempt
+/// call, why it is harmless (`fid::REASON`). Only the first call of each API is recorded;
+/// the manifest's `unmodelled_apis` counts them all.
+pub const UNMODELLED_CALL: u16 = 161;
+
 /// A record kind that capture writes by hand rather than from a table row. Its id is
 /// stable: archives record it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -79,5 +85,9 @@ pub const SEMANTIC_KINDS: &[SemanticKind] = &[
     SemanticKind {
         id: UNREPLAYABLE,
         name: "Unreplayable",
+    },
+    SemanticKind {
+        id: UNMODELLED_CALL,
+        name: "UnmodelledCall",
     },
 ];
