@@ -150,26 +150,31 @@ extern "C" fn resolve(index: usize) -> *mut c_void {
         std::process::abort();
     };
     let real = lookup(sym);
-    if real.is_null() {
-        if !WARNED[index].swap(true, Ordering::Relaxed) {
-            eprintln!(
-                "hrr-capture: {} has no real definition after libhrr_capture.so: the call does nothing and fails ({NO_REAL_FUNCTION} where it returns an error code)",
-                sym.name()
-            );
-        }
-        #[cfg(target_arch = "x86_64")]
-        return no_real as *mut c_void;
-        #[cfg(not(target_arch = "x86_64"))]
-        return std::ptr::null_mut();
-    }
     if state::in_shim() {
         // The runtime's own call from inside a shim: forwarded, and the program's first
         // call still finds the slot unresolved.
-        return real;
+        return if real.is_null() { missing(index, sym) } else { real };
     }
     record_first_call(index, sym);
+    if real.is_null() {
+        return missing(index, sym);
+    }
     SLOTS[index].0.store(real, Ordering::Release);
     real
+}
+
+/// Where a call of a symbol without a real function goes, said once.
+fn missing(index: usize, sym: &Unmodelled) -> *mut c_void {
+    if !WARNED[index].swap(true, Ordering::Relaxed) {
+        eprintln!(
+            "hrr-capture: {} has no real definition after libhrr_capture.so: the call does nothing and fails ({NO_REAL_FUNCTION} where it returns an error code)",
+            sym.name()
+        );
+    }
+    #[cfg(target_arch = "x86_64")]
+    return no_real as *mut c_void;
+    #[cfg(not(target_arch = "x86_64"))]
+    return std::ptr::null_mut();
 }
 
 /// Writes the `UNMODELLED_CALL` record of `sym`'s first call, once.
