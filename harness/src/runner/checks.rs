@@ -28,8 +28,21 @@ pub fn summary(r: &ReplayResult) -> String {
 /// `roundtrip`: replay passed.
 pub fn roundtrip(r: &ReplayResult) -> CheckResult {
     let ok = r.exit_code == ReplayExit::Pass && r.verdict == Verdict::Pass;
+    let unmodelled: Vec<&str> = r
+        .failures
+        .iter()
+        .filter(|f| f.kind == FailureKind::Unmodelled)
+        .map(|f| f.api.as_str())
+        .collect();
     let detail = if ok {
         summary(r)
+    } else if !unmodelled.is_empty() {
+        format!(
+            "{}; refused: the program called APIs capture does not model: {}; {}",
+            summary(r),
+            unmodelled.join(", "),
+            r.reason
+        )
     } else {
         let first_failure = r
             .failures
@@ -169,6 +182,7 @@ mod tests {
             first_differing_offset: None,
             expected_hex: None,
             found_hex: None,
+            after_unmodelled_call: false,
         }
     }
 
@@ -196,6 +210,22 @@ mod tests {
         // No failure: the reason stands in.
         let c = roundtrip(&result(ReplayExit::Fail));
         assert!(c.detail.ends_with("first failure: r"), "{}", c.detail);
+        // A refusal for unmodelled calls names its cause and the APIs.
+        let mut r = result(ReplayExit::Fail);
+        r.failures.push(failure(
+            FailureKind::Unmodelled,
+            "cudaGraphicsMapResources",
+            "not modelled by capture",
+        ));
+        let c = roundtrip(&r);
+        assert!(!c.passed);
+        assert!(
+            c.detail.contains(
+                "refused: the program called APIs capture does not model: cudaGraphicsMapResources; r"
+            ),
+            "{}",
+            c.detail
+        );
     }
 
     #[test]
