@@ -178,6 +178,7 @@ mod tests {
                 (111, "LaunchKernelByHandle"),
                 (112, "ModuleLaunchKernel"),
                 (120, "Unreplayable"),
+                (161, "UnmodelledCall"),
             ]
         );
         assert_eq!((id::Malloc, id::Memcpy, id::EventDestroy), (10, 20, 46));
