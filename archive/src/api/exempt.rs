@@ -27,13 +27,14 @@ pub const EXEMPT: &[Exemption] = &[
             "cudaGetErrorString", "cudaGetErrorName", "cudaGetLastError", "cudaPeekAtLastError",
             "cuGetErrorString", "cuGetErrorName",
             "hipGetErrorString", "hipGetErrorName", "hipGetLastError", "hipPeekAtLastError",
+            "hiprtcGetErrorString",
         ],
     },
     Exemption {
         reason: "version queries",
         symbols: &[
             "cudaRuntimeGetVersion", "cudaDriverGetVersion", "cuDriverGetVersion",
-            "hipRuntimeGetVersion", "hipDriverGetVersion",
+            "hipRuntimeGetVersion", "hipDriverGetVersion", "hiprtcVersion",
         ],
     },
     Exemption {
@@ -104,14 +105,21 @@ pub const EXEMPT: &[Exemption] = &[
         ],
     },
     Exemption {
-        reason: "stream property queries",
+        reason: "name lookups and pure value builders (HIP 5.2 also calls some of them itself, through its exported symbols, from inside other calls)",
+        symbols: &[
+            "hipApiName", "hipGetCmdName", "hipKernelNameRef", "hipKernelNameRefByPtr",
+            "hipCreateChannelDesc", "cudaCreateChannelDesc",
+        ],
+    },
+    Exemption {
+        reason: "stream property queries (HIP 5.2 calls hipGetStreamDeviceId itself from inside other calls)",
         symbols: &[
             "cudaStreamGetPriority", "cudaStreamGetPriority_ptsz", "cudaStreamGetFlags",
             "cudaStreamGetFlags_ptsz", "cudaStreamGetDevice",
             "cuStreamGetPriority", "cuStreamGetPriority_ptsz", "cuStreamGetFlags",
             "cuStreamGetFlags_ptsz", "cuStreamGetDevice",
             "hipStreamGetPriority", "hipStreamGetPriority_spt", "hipStreamGetFlags",
-            "hipStreamGetFlags_spt",
+            "hipStreamGetFlags_spt", "hipGetStreamDeviceId",
         ],
     },
     Exemption {

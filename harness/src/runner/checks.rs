@@ -64,20 +64,22 @@ pub fn failed_call(r: &ReplayResult) -> CheckResult {
     )
 }
 
-/// `refused`: replay refused exactly the unreplayable calls named (names in the matrix
-/// leave out the vendor prefix: `StreamAddCallback` matches cudaStreamAddCallback and
-/// hipStreamAddCallback), failed nothing else, and still verified some D2H result.
+/// `refused`: replay refused exactly the unreplayable or unmodelled calls named (names in
+/// the matrix leave out the vendor prefix: `StreamAddCallback` matches
+/// cudaStreamAddCallback and hipStreamAddCallback), failed nothing else, and still
+/// verified some D2H result (the harness replays with --continue-on-error).
 pub fn refused(r: &ReplayResult, apis: &[String]) -> CheckResult {
+    let is_refusal = |k: &FailureKind| matches!(k, FailureKind::Unreplayable | FailureKind::Unmodelled);
     let refused: Vec<&str> = r
         .failures
         .iter()
-        .filter(|f| f.kind == FailureKind::Unreplayable)
+        .filter(|f| is_refusal(&f.kind))
         .map(|f| f.api.as_str())
         .collect();
     let others: Vec<&str> = r
         .failures
         .iter()
-        .filter(|f| f.kind != FailureKind::Unreplayable)
+        .filter(|f| !is_refusal(&f.kind))
         .map(|f| f.message.as_str())
         .collect();
     let missing = apis
