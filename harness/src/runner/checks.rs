@@ -274,6 +274,16 @@ mod tests {
         assert!(!refused(&r, &apis).passed);
         r.counts.d2h_pass = 1;
         assert!(!refused(&r, &["GraphLaunch".to_string()]).passed);
+        // An API capture does not model, refused by name, counts as refused.
+        let mut r = result(ReplayExit::Fail);
+        r.counts.d2h_pass = 1;
+        r.failures.push(failure(
+            FailureKind::Unmodelled,
+            "cudaSetDeviceFlags",
+            "not modelled by capture: cudaSetDeviceFlags",
+        ));
+        let c = refused(&r, &["SetDeviceFlags".to_string()]);
+        assert!(c.passed, "{}", c.detail);
     }
 
     #[test]
