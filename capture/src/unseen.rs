@@ -153,7 +153,11 @@ extern "C" fn resolve(index: usize) -> *mut c_void {
     if state::in_shim() {
         // The runtime's own call from inside a shim: forwarded, and the program's first
         // call still finds the slot unresolved.
-        return if real.is_null() { missing(index, sym) } else { real };
+        return if real.is_null() {
+            missing(index, sym)
+        } else {
+            real
+        };
     }
     record_first_call(index, sym);
     if real.is_null() {

@@ -61,10 +61,20 @@ fn the_library_exports_exactly_the_declared_symbols() {
     assert!(declared.len() > 100, "{} symbols", declared.len());
     // Every surface symbol is exported: modelled by a shim or passed through counted.
     if cfg!(target_arch = "x86_64") {
-        let surface: BTreeSet<String> = surface_symbols().iter().map(|s| s.name.to_string()).collect();
+        let surface: BTreeSet<String> = surface_symbols()
+            .iter()
+            .map(|s| s.name.to_string())
+            .collect();
         let unseen: Vec<&String> = surface.difference(&exported).collect();
-        assert!(unseen.is_empty(), "surface symbols capture does not export: {unseen:?}");
-        assert!(pass_throughs.len() > 1000, "{} pass-throughs", pass_throughs.len());
+        assert!(
+            unseen.is_empty(),
+            "surface symbols capture does not export: {unseen:?}"
+        );
+        assert!(
+            pass_throughs.len() > 1000,
+            "{} pass-throughs",
+            pass_throughs.len()
+        );
     }
 }
 

@@ -47,19 +47,28 @@ fn unmodelled_calls_pass_through_unchanged_and_are_counted_and_named() {
     assert_eq!(got["missing"], "999", "NO_REAL_FUNCTION");
     let native = lines(&String::from_utf8_lossy(&native.stdout));
     for k in ["map", "ints", "doubles", "racers_bad", "fails"] {
-        assert_eq!(got[k], native[k], "{k}: capture changed what the program does");
+        assert_eq!(
+            got[k], native[k],
+            "{k}: capture changed what the program does"
+        );
     }
     assert_eq!(native["missing"], "-1", "natively no one defines it");
     assert!(
         stderr.contains("cuGraphicsMapResources has no real definition"),
         "{stderr}"
     );
-    assert_eq!(stderr.matches("cuGraphicsMapResources has no real").count(), 1);
+    assert_eq!(
+        stderr.matches("cuGraphicsMapResources has no real").count(),
+        1
+    );
     assert!(
         stderr.contains("cudaGraphicsMapResources (libcudart.so.13) is not modelled"),
         "{stderr}"
     );
-    assert!(!stderr.contains("cudaGetErrorString (libcudart.so.13) is not"), "exempt: no warning");
+    assert!(
+        !stderr.contains("cudaGetErrorString (libcudart.so.13) is not"),
+        "exempt: no warning"
+    );
 
     let a = Archive::open(&out, Limits::default()).unwrap();
     let p = &a.processes[0];
@@ -70,7 +79,11 @@ fn unmodelled_calls_pass_through_unchanged_and_are_counted_and_named() {
         "{:?}",
         m.unmodelled_coverage
     );
-    let by_name: BTreeMap<&str, _> = m.unmodelled_apis.iter().map(|u| (u.api.as_str(), u)).collect();
+    let by_name: BTreeMap<&str, _> = m
+        .unmodelled_apis
+        .iter()
+        .map(|u| (u.api.as_str(), u))
+        .collect();
     // Each recorded first call, by name: its sequence id.
     let records: BTreeMap<String, (u64, String)> = p
         .events
@@ -87,7 +100,10 @@ fn unmodelled_calls_pass_through_unchanged_and_are_counted_and_named() {
     assert_eq!((map.count, map.library.as_str()), (1, "libcudart.so.13"));
     assert_eq!(map.exempt, None);
     let (seq, lib) = &records["cudaGraphicsMapResources"];
-    assert_eq!((map.first_seq, lib.as_str()), (Some(*seq), "libcudart.so.13"));
+    assert_eq!(
+        (map.first_seq, lib.as_str()),
+        (Some(*seq), "libcudart.so.13")
+    );
     // In the event order: after the first D2H copy, before the second.
     let memcpys: Vec<u64> = p
         .events
@@ -100,7 +116,10 @@ fn unmodelled_calls_pass_through_unchanged_and_are_counted_and_named() {
     // Threads racing for the first call: every call counted, one record.
     let racers = by_name["cudaGraphicsUnmapResources"];
     assert_eq!(racers.count, 8 * 1000);
-    assert_eq!(racers.first_seq, Some(records["cudaGraphicsUnmapResources"].0));
+    assert_eq!(
+        racers.first_seq,
+        Some(records["cudaGraphicsUnmapResources"].0)
+    );
     // First-call path once, then the slot: two calls each, one record each.
     for api in ["cuFlushGPUDirectRDMAWrites", "cuCoredumpSetAttributeGlobal"] {
         assert_eq!(by_name[api].count, 2, "{api}");

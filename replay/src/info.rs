@@ -291,12 +291,15 @@ pub fn render_info(i: &Info) -> String {
                 e(&u.api),
                 e(&u.library),
                 u.count,
-                u.first_seq
-                    .map_or("call not recorded (made inside another call)".to_string(), |q| format!("at seq {q}")),
+                u.first_seq.map_or(
+                    "call not recorded (made inside another call)".to_string(),
+                    |q| format!("at seq {q}")
+                ),
                 match (&u.exempt, u.first_seq) {
                     (Some(why), _) => format!("exempt, {why}"),
                     (None, Some(_)) => "NOT exempt: replay refuses this archive".to_string(),
-                    (None, None) => "not refused: only the runtime's own work called it".to_string(),
+                    (None, None) =>
+                        "not refused: only the runtime's own work called it".to_string(),
                 }
             );
         }

@@ -176,7 +176,11 @@ fn replay(
     result.vendor = Some(vendor);
     // Calls capture does not model: named before anything runs, and without
     // --continue-on-error the archive is refused (no GPU needed to say so).
-    result.unmodelled_apis = archive.processes.iter().flat_map(unmodelled::calls).collect();
+    result.unmodelled_apis = archive
+        .processes
+        .iter()
+        .flat_map(unmodelled::calls)
+        .collect();
     for p in &archive.processes {
         if let UnmodelledCoverage::NotMeasured { reason } = &p.manifest.unmodelled_coverage {
             let _ = writeln!(

@@ -101,8 +101,11 @@ impl fmt::Display for Refusal {
 impl Refusal {
     /// The refusal of `calls`, if any of them is not exempt.
     pub fn of(calls: &[UnmodelledCall]) -> Option<Refusal> {
-        let refused: Vec<UnmodelledCall> =
-            calls.iter().filter(|c| c.exempt.is_none()).cloned().collect();
+        let refused: Vec<UnmodelledCall> = calls
+            .iter()
+            .filter(|c| c.exempt.is_none())
+            .cloned()
+            .collect();
         (!refused.is_empty()).then_some(Refusal { calls: refused })
     }
 
@@ -158,7 +161,10 @@ mod tests {
         assert!(!text.contains("cudaGetErrorString"), "exempt: {text}");
         let f = r.failures();
         assert_eq!(f.len(), 2);
-        assert_eq!((f[0].kind.clone(), f[0].seq, f[0].api.as_str()), (FailureKind::Unmodelled, 9, "cudaGraphicsMapResources"));
+        assert_eq!(
+            (f[0].kind.clone(), f[0].seq, f[0].api.as_str()),
+            (FailureKind::Unmodelled, 9, "cudaGraphicsMapResources")
+        );
         assert!(Refusal::of(&calls[..1]).is_none(), "only exempt calls");
         assert_eq!(first_refused(&calls[..1]), None);
     }

@@ -30,7 +30,8 @@ struct Seqs {
 
 fn unmodelled_record(api: &str, exempt: Option<&str>) -> Vec<u8> {
     let mut p = PayloadWriter::new();
-    p.str(fid::API_NAME, api).str(fid::LIBRARY, "libcudart.so.13");
+    p.str(fid::API_NAME, api)
+        .str(fid::LIBRARY, "libcudart.so.13");
     if let Some(why) = exempt {
         p.str(fid::REASON, why);
     }
@@ -41,7 +42,8 @@ fn unmodelled_record(api: &str, exempt: Option<&str>) -> Vec<u8> {
 fn archive(root: &Path, with_unmodelled: bool) -> Seqs {
     let w = seeds::writer(root, Compression::None);
     let dev = 0x7f00_0000_0000u64;
-    w.append(id::Malloc, 0, 1, 0, &seeds::malloc(dev, 4096)).unwrap();
+    w.append(id::Malloc, 0, 1, 0, &seeds::malloc(dev, 4096))
+        .unwrap();
     let data: Vec<u8> = (0..4096u32).map(|i| (i % 251) as u8).collect();
     let up = w.put_blob(&data).unwrap();
     let h2d = seeds::memcpy(CopyDir::HostToDevice, dev, 0x1000, 4096, up);
@@ -49,11 +51,23 @@ fn archive(root: &Path, with_unmodelled: bool) -> Seqs {
     let back = seeds::memcpy(CopyDir::DeviceToHost, 0x2000, dev, 4096, up);
     let c0 = w.append(id::Memcpy, 0, 1, 0, &back).unwrap();
     let exempt = w
-        .append(semantic::UNMODELLED_CALL, 0, 1, 0, &unmodelled_record("cudaGetErrorString", Some("error strings")))
+        .append(
+            semantic::UNMODELLED_CALL,
+            0,
+            1,
+            0,
+            &unmodelled_record("cudaGetErrorString", Some("error strings")),
+        )
         .unwrap();
     let unmodelled = if with_unmodelled {
-        w.append(semantic::UNMODELLED_CALL, 0, 1, 0, &unmodelled_record("cudaGraphicsMapResources", None))
-            .unwrap()
+        w.append(
+            semantic::UNMODELLED_CALL,
+            0,
+            1,
+            0,
+            &unmodelled_record("cudaGraphicsMapResources", None),
+        )
+        .unwrap()
     } else {
         u64::MAX
     };
@@ -62,7 +76,13 @@ fn archive(root: &Path, with_unmodelled: bool) -> Seqs {
     wrong[100] ^= 1;
     let wrong = w.put_blob(&wrong).unwrap();
     let c2 = w
-        .append(id::Memcpy, 0, 1, 0, &seeds::memcpy(CopyDir::DeviceToHost, 0x2000, dev, 4096, wrong))
+        .append(
+            id::Memcpy,
+            0,
+            1,
+            0,
+            &seeds::memcpy(CopyDir::DeviceToHost, 0x2000, dev, 4096, wrong),
+        )
         .unwrap();
     w.finish().unwrap();
     // The counts capture's manifest hook writes.
@@ -73,7 +93,9 @@ fn archive(root: &Path, with_unmodelled: bool) -> Seqs {
         .unwrap();
     let path = dir.join("manifest.json");
     let mut m: ProcessManifest = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
-    m.unmodelled_coverage = UnmodelledCoverage::Measured { pass_throughs: 1400 };
+    m.unmodelled_coverage = UnmodelledCoverage::Measured {
+        pass_throughs: 1400,
+    };
     m.unmodelled_apis.push(UnmodelledApi {
         api: "cudaGetErrorString".into(),
         library: "libcudart.so.13".into(),
@@ -139,7 +161,10 @@ fn replay_refuses_naming_the_unmodelled_api_its_count_and_first_call() {
     );
     assert!(text.contains(&named), "{text}");
     assert!(text.contains("model them in the API table"), "{text}");
-    assert!(!text.contains("cudaGetErrorString (libcudart.so.13): 5"), "exempt: {text}");
+    assert!(
+        !text.contains("cudaGetErrorString (libcudart.so.13): 5"),
+        "exempt: {text}"
+    );
     assert_eq!(v["schema_version"], "1.1");
     assert_eq!(v["verdict"], "FAIL");
     assert!(v["reason"].as_str().unwrap().contains(&named), "{v}");
@@ -155,7 +180,10 @@ fn replay_refuses_naming_the_unmodelled_api_its_count_and_first_call() {
     assert_eq!(listed[0]["api"], "cudaGetErrorString");
     assert_eq!(listed[0]["first_seq"], s.exempt);
     assert_eq!(listed[0]["count"], 5);
-    assert!(listed[0]["exempt"].as_str().unwrap().contains("error strings"));
+    assert!(listed[0]["exempt"]
+        .as_str()
+        .unwrap()
+        .contains("error strings"));
     assert_eq!(listed[1]["count"], 3);
     assert!(listed[1].get("exempt").is_none());
 }
@@ -170,7 +198,11 @@ fn continue_on_error_replays_and_marks_every_later_check() {
     };
     assert_eq!(code, Some(1), "{text}");
     let c = &v["counts"];
-    assert_eq!((c["d2h_pass"].as_u64(), c["d2h_fail"].as_u64()), (Some(2), Some(1)), "{v}");
+    assert_eq!(
+        (c["d2h_pass"].as_u64(), c["d2h_fail"].as_u64()),
+        (Some(2), Some(1)),
+        "{v}"
+    );
     // The passing check and the failing one after the call; not the one before.
     assert_eq!(c["checks_after_unmodelled"], 2, "{v}");
     let f = v["failures"].as_array().unwrap();
@@ -181,11 +213,17 @@ fn continue_on_error_replays_and_marks_every_later_check() {
     assert_eq!(f[1]["after_unmodelled_call"], true);
     assert!(f[0].get("after_unmodelled_call").is_none());
     assert!(
-        text.contains(&format!("FAILED seq {} cudaMemcpy [d2h_mismatch]", s.checks[2])),
+        text.contains(&format!(
+            "FAILED seq {} cudaMemcpy [d2h_mismatch]",
+            s.checks[2]
+        )),
         "{text}"
     );
     assert!(text.contains("(after an unmodelled call)"), "{text}");
-    assert!(text.contains("after an unmodelled call: 2 D2H check(s)"), "{text}");
+    assert!(
+        text.contains("after an unmodelled call: 2 D2H check(s)"),
+        "{text}"
+    );
     assert!(s.checks[0] < s.unmodelled && s.unmodelled < s.checks[1]);
 }
 
@@ -206,7 +244,10 @@ fn an_exempt_call_alone_is_listed_and_refuses_nothing() {
     assert_eq!(v["counts"]["checks_after_unmodelled"], 0);
     assert_eq!(v["counts"]["d2h_pass"], 2);
     assert_eq!(v["unmodelled_apis"][0]["first_seq"], s.exempt);
-    assert!(text.contains("unmodelled call      : cudaGetErrorString (libcudart.so.13) x5"), "{text}");
+    assert!(
+        text.contains("unmodelled call      : cudaGetErrorString (libcudart.so.13) x5"),
+        "{text}"
+    );
     assert!(text.contains("(exempt)"), "{text}");
 }
 
@@ -239,7 +280,8 @@ fn info_shows_coverage_and_each_unmodelled_api() {
     // An archive written without coverage says so rather than "none".
     let bare = d.path().join("bare");
     let w = seeds::writer(&bare, Compression::None);
-    w.append(id::Malloc, 0, 1, 0, &seeds::malloc(0x1000, 16)).unwrap();
+    w.append(id::Malloc, 0, 1, 0, &seeds::malloc(0x1000, 16))
+        .unwrap();
     w.finish().unwrap();
     let o = Command::new(env!("CARGO_BIN_EXE_hrr-replay"))
         .arg("--info")

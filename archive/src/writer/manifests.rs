@@ -10,8 +10,8 @@ use std::sync::OnceLock;
 
 use super::ProcessWriter;
 use crate::manifest::{
-    self, CaptureFailure, ProcessEntry, ProcessManifest, RootManifest, RuntimeInfo, SettingsRecord, UnreplayableApi,
-    MANIFEST_FILE,
+    self, CaptureFailure, ProcessEntry, ProcessManifest, RootManifest, RuntimeInfo, SettingsRecord,
+    UnreplayableApi, MANIFEST_FILE,
 };
 use crate::{ArchiveError, Limits, Result, FORMAT_VERSION};
 

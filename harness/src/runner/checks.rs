@@ -69,7 +69,8 @@ pub fn failed_call(r: &ReplayResult) -> CheckResult {
 /// cudaStreamAddCallback and hipStreamAddCallback), failed nothing else, and still
 /// verified some D2H result (the harness replays with --continue-on-error).
 pub fn refused(r: &ReplayResult, apis: &[String]) -> CheckResult {
-    let is_refusal = |k: &FailureKind| matches!(k, FailureKind::Unreplayable | FailureKind::Unmodelled);
+    let is_refusal =
+        |k: &FailureKind| matches!(k, FailureKind::Unreplayable | FailureKind::Unmodelled);
     let refused: Vec<&str> = r
         .failures
         .iter()

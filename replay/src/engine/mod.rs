@@ -312,7 +312,10 @@ pub fn replay_process(rt: &Runtime, proc_: &ProcessArchive, opts: &Options) -> P
     // did is missing from the replay).
     let after = crate::unmodelled::first_refused(&crate::unmodelled::calls(proc_));
     for ev in &proc_.events {
-        let (failures, checks) = (ctx.failures.len(), ctx.counts.d2h_pass + ctx.counts.d2h_fail);
+        let (failures, checks) = (
+            ctx.failures.len(),
+            ctx.counts.d2h_pass + ctx.counts.d2h_fail,
+        );
         match ctx.replay_event(ev) {
             Ok(()) => ctx.counts.events_replayed += 1,
             Err(e) => {
