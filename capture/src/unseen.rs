@@ -18,7 +18,11 @@
 //! `NO_REAL_FUNCTION` in eax (the slot stays at the first-call path: a runtime loaded
 //! later is found). A forked child starts again from zero: counts, records, slots.
 
+// Elsewhere than x86_64 nothing calls the first-call path: the manifest says so.
+#![cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
+
 use std::ffi::{c_void, CStr};
+use std::io::Write as _;
 use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU64, Ordering};
 
 use hrr_archive::api::surface::{Lookup, SURFACE_LISTS};
@@ -143,7 +147,6 @@ fn lookup(sym: &Unmodelled) -> *mut c_void {
 
 /// The first-call path's Rust half: where call `index` goes. Never unwinds (a panic
 /// in recording is contained by `state::guarded`).
-#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
 extern "C" fn resolve(index: usize) -> *mut c_void {
     let Some(sym) = UNMODELLED.get(index) else {
         // Only the generated pass-throughs call here, each with its own index.
@@ -170,7 +173,10 @@ extern "C" fn resolve(index: usize) -> *mut c_void {
 /// Where a call of a symbol without a real function goes, said once.
 fn missing(index: usize, sym: &Unmodelled) -> *mut c_void {
     if !WARNED[index].swap(true, Ordering::Relaxed) {
-        eprintln!(
+        // Not eprintln!: it panics when stderr is closed, and this runs in an extern "C"
+        // function reached from the program's call.
+        let _ = writeln!(
+            std::io::stderr(),
             "hrr-capture: {} has no real definition after libhrr_capture.so: the call does nothing and fails ({NO_REAL_FUNCTION} where it returns an error code)",
             sym.name()
         );
@@ -203,7 +209,7 @@ fn record_first_call(index: usize, sym: &Unmodelled) {
             FIRST_SEQ[index].store(seq, Ordering::Release);
         }
         if exempt.is_none() {
-            eprintln!("hrr-capture: warning: {name} ({}) is not modelled: capture counts it and passes it through; hrr-replay will refuse the archive", list.library);
+            let _ = writeln!(std::io::stderr(), "hrr-capture: warning: {name} ({}) is not modelled: capture counts it and passes it through; hrr-replay will refuse the archive", list.library);
         }
     });
 }
