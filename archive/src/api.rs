@@ -19,14 +19,17 @@
 
 pub mod driver;
 pub mod drv_memcpy;
+mod exempt;
 pub mod fid;
 mod hand_written;
 pub mod launch_config;
 pub mod memcpy3d;
 pub mod mempool;
 pub mod semantic;
+pub mod surface;
 mod validate;
 
+pub use exempt::{exempt_reason, Exemption, EXEMPT};
 pub use hand_written::{exported_symbols, HandWritten, HAND_WRITTEN, PROCESS_HOOKS};
 pub use semantic::{SemanticKind, SEMANTIC_KINDS};
 pub use validate::{validate_table, TableError};

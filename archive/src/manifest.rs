@@ -71,6 +71,38 @@ pub struct UnreplayableApi {
     pub count: u64,
 }
 
+/// A surface API capture does not model that the program called (`api::surface`): it
+/// passed through uncounted by any record but its first.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct UnmodelledApi {
+    pub api: String,
+    /// The library its symbol belongs to ("libcudart.so.13", "libcuda.so.1", ...).
+    pub library: String,
+    /// Calls counted, every thread's (calls the runtime made through the exported symbol
+    /// itself included).
+    pub count: u64,
+    /// The sequence id of the record of its first call; None when capture was not
+    /// recording then (a call made from inside another shim's own work).
+    pub first_seq: Option<u64>,
+    /// Why the call cannot affect results, when the API table exempts it (`api::EXEMPT`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub exempt: Option<String>,
+}
+
+/// Whether capture counted the calls it does not model.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", tag = "state")]
+pub enum UnmodelledCoverage {
+    /// Written before coverage existed, or by a writer that is not capture: unknown.
+    #[default]
+    NotRecorded,
+    /// Every surface symbol capture does not model had a counting pass-through.
+    Measured { pass_throughs: u64 },
+    /// Capture could not count them (no pass-throughs on this architecture).
+    NotMeasured { reason: String },
+}
+
 /// A call whose capture failed (a payload that could not be recorded whole).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CaptureFailure {
@@ -122,6 +154,11 @@ pub struct ProcessManifest {
     pub dropped_after_stop: u64,
     pub unreplayable_apis: Vec<UnreplayableApi>,
     pub capture_failures: Vec<CaptureFailure>,
+    /// Whether calls capture does not model were counted, and those the program made.
+    #[serde(default)]
+    pub unmodelled_coverage: UnmodelledCoverage,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub unmodelled_apis: Vec<UnmodelledApi>,
     pub runtime: RuntimeInfo,
     /// Set by `hrr-replay --repair`.
     #[serde(default)]
@@ -162,6 +199,8 @@ impl ProcessManifest {
             dropped_after_stop: 0,
             unreplayable_apis: Vec::new(),
             capture_failures: Vec::new(),
+            unmodelled_coverage: UnmodelledCoverage::NotRecorded,
+            unmodelled_apis: Vec::new(),
             runtime: RuntimeInfo::default(),
             repaired: false,
             lost_events: Vec::new(),

@@ -47,6 +47,7 @@ use blobs::{BlobStore, ContentKind};
 use eventlog::EventLog;
 pub use eventlog::{current_tid, note_fork_in_child, SignalFlush};
 use manifests::register_process;
+pub use manifests::set_manifest_hook;
 use room::whole_records_within;
 pub use room::MANIFEST_ROOM;
 

@@ -218,6 +218,12 @@ pub fn enter(vendor: Vendor) -> Option<(&'static Capture, ShimGuard)> {
     Some((cap, guard))
 }
 
+/// Whether this thread is inside a shim's own work (a call from there is the runtime's
+/// or capture's, not the program's).
+pub fn in_shim() -> bool {
+    IN_SHIM.try_with(Cell::get).unwrap_or(true)
+}
+
 /// Resets the per-thread re-entrancy flag when a shim's capture work ends.
 pub struct ShimGuard;
 impl Drop for ShimGuard {

@@ -1,13 +1,16 @@
 //! libhrr_capture.so exports exactly the symbols archive's API declares: each vendor
-//! symbol of each table row and each hand-written row (`hrr_archive::api::exported_symbols`),
-//! no more (an undeclared export would intercept a call no one records or replays) and no
-//! fewer (a declared symbol without a shim would let the program's call bypass capture).
-//! The built library's dynamic symbol table is read with `nm -D`.
+//! symbol of each table row and each hand-written row and process hook
+//! (`hrr_archive::api::exported_symbols`), and on x86_64 a counting pass-through for every
+//! other surface symbol (`api::surface::unmodelled_surface`); no more (an undeclared
+//! export would intercept a call no one records or counts) and no fewer (a declared
+//! symbol without a shim would let the program's call bypass capture). The built
+//! library's dynamic symbol table is read with `nm -D`.
 
 use std::collections::BTreeSet;
 use std::process::Command;
 
 use hrr_archive::api::exported_symbols;
+use hrr_archive::api::surface::{surface_symbols, unmodelled_surface};
 
 mod common;
 use common::capture_so;
@@ -39,7 +42,11 @@ fn exported_functions(so: &std::path::Path) -> BTreeSet<String> {
 
 #[test]
 fn the_library_exports_exactly_the_declared_symbols() {
-    let declared: BTreeSet<String> = exported_symbols().map(str::to_string).collect();
+    let mut declared: BTreeSet<String> = exported_symbols().map(str::to_string).collect();
+    let pass_throughs = unmodelled_surface();
+    if cfg!(target_arch = "x86_64") {
+        declared.extend(pass_throughs.iter().map(|s| s.name.to_string()));
+    }
     let exported = exported_functions(&capture_so());
     let undeclared: Vec<&String> = exported.difference(&declared).collect();
     let missing: Vec<&String> = declared.difference(&exported).collect();
@@ -49,9 +56,26 @@ fn the_library_exports_exactly_the_declared_symbols() {
     );
     assert!(
         undeclared.is_empty(),
-        "exported but declared in neither API_TABLE, HAND_WRITTEN nor PROCESS_HOOKS: {undeclared:?}"
+        "exported but declared in neither API_TABLE, HAND_WRITTEN, PROCESS_HOOKS nor a surface list: {undeclared:?}"
     );
     assert!(declared.len() > 100, "{} symbols", declared.len());
+    // Every surface symbol is exported: modelled by a shim or passed through counted.
+    if cfg!(target_arch = "x86_64") {
+        let surface: BTreeSet<String> = surface_symbols()
+            .iter()
+            .map(|s| s.name.to_string())
+            .collect();
+        let unseen: Vec<&String> = surface.difference(&exported).collect();
+        assert!(
+            unseen.is_empty(),
+            "surface symbols capture does not export: {unseen:?}"
+        );
+        assert!(
+            pass_throughs.len() > 1000,
+            "{} pass-throughs",
+            pass_throughs.len()
+        );
+    }
 }
 
 struct Row {

@@ -20,6 +20,6 @@ mod schema;
 mod serve;
 
 pub use exit::{ReplayExit, UnknownExitCode};
-pub use result::{Counts, Failure, FailureKind, ReplayResult, Vendor, Verdict};
+pub use result::{Counts, Failure, FailureKind, ReplayResult, UnmodelledCall, Vendor, Verdict};
 pub use schema::{SchemaError, SchemaVersion};
 pub use serve::{LimitOverrides, ServeAnswer, ServeReply, ServeRequest};

@@ -25,6 +25,10 @@ pub struct ReplayResult {
     pub reason: String,
     pub counts: Counts,
     pub failures: Vec<Failure>,
+    /// Every API the captured program called that capture does not model (schema 1.1),
+    /// exempt ones included (marked): those not exempt make replay refuse the archive.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub unmodelled_apis: Vec<UnmodelledCall>,
     /// The exit code `hrr-replay` gives this archive on its own; with several archives
     /// the process exits with the worst ([`ReplayExit::worst`]).
     #[serde(default)]
@@ -44,9 +48,26 @@ impl ReplayResult {
             reason,
             counts: Counts::default(),
             failures: Vec::new(),
+            unmodelled_apis: Vec::new(),
             exit_code,
         }
     }
+}
+
+/// An API capture passed through without modelling it, as one process called it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct UnmodelledCall {
+    pub pid: u32,
+    pub api: String,
+    pub library: String,
+    /// Calls counted at capture; None when the manifest has no count (a process killed
+    /// before capture wrote it: at least one call, the recorded one).
+    pub count: Option<u64>,
+    /// Sequence id of the record of its first call.
+    pub first_seq: u64,
+    /// Why replay does not refuse it, when the API table exempts it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub exempt: Option<String>,
 }
 
 /// Replay's verdict on one archive.
@@ -133,6 +154,9 @@ pub enum FailureKind {
     ReturnCode,
     /// A call capture recorded as unreplayable was refused ("unreplayable").
     Unreplayable,
+    /// The program called an API capture does not model and the API table does not
+    /// exempt: replay refuses the archive ("unmodelled"; schema 1.1).
+    Unmodelled,
     /// The event could not be replayed at all ("error").
     Error,
     /// A kind from a newer minor schema version, kept as written.
@@ -145,6 +169,7 @@ impl FailureKind {
             FailureKind::D2hMismatch => "d2h_mismatch",
             FailureKind::ReturnCode => "return_code",
             FailureKind::Unreplayable => "unreplayable",
+            FailureKind::Unmodelled => "unmodelled",
             FailureKind::Error => "error",
             FailureKind::Other(s) => s,
         }
@@ -154,6 +179,7 @@ impl FailureKind {
             "d2h_mismatch" => FailureKind::D2hMismatch,
             "return_code" => FailureKind::ReturnCode,
             "unreplayable" => FailureKind::Unreplayable,
+            "unmodelled" => FailureKind::Unmodelled,
             "error" => FailureKind::Error,
             other => FailureKind::Other(other.to_string()),
         }
@@ -196,6 +222,11 @@ pub struct Failure {
     pub expected_hex: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub found_hex: Option<String>,
+    /// The check or event came after the process's first call of an API capture does not
+    /// model (replayed under `--continue-on-error`): what that call did is missing from
+    /// the replay, so the failure may be its consequence (schema 1.1).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub after_unmodelled_call: bool,
 }
 
 /// What a replay did, summed over an archive's processes.
@@ -210,6 +241,10 @@ pub struct Counts {
     pub failed_as_captured: u64,
     pub untranslated_pointers: u64,
     pub unreplayable_refused: u64,
+    /// D2H checks (passed or failed) made after a process's first unmodelled call
+    /// (schema 1.1).
+    #[serde(default)]
+    pub checks_after_unmodelled: u64,
 }
 
 impl Counts {
@@ -224,6 +259,7 @@ impl Counts {
         self.failed_as_captured += c.failed_as_captured;
         self.untranslated_pointers += c.untranslated_pointers;
         self.unreplayable_refused += c.unreplayable_refused;
+        self.checks_after_unmodelled += c.checks_after_unmodelled;
     }
 }
 
@@ -248,6 +284,7 @@ mod tests {
             first_differing_offset: Some(100),
             expected_hex: Some("00".into()),
             found_hex: Some("01".into()),
+            after_unmodelled_call: false,
         });
         r
     }
@@ -256,7 +293,9 @@ mod tests {
     fn round_trips_with_the_wire_spellings() {
         let r = sample();
         let v = serde_json::to_value(&r).unwrap();
-        assert_eq!(v["schema_version"], json!("1.0"));
+        assert_eq!(v["schema_version"], json!("1.1"));
+        assert!(v["failures"][0].get("after_unmodelled_call").is_none());
+        assert!(v.get("unmodelled_apis").is_none());
         assert_eq!(v["vendor"], json!("hip"));
         assert_eq!(v["verdict"], json!("FAIL"));
         assert_eq!(v["exit_code"], json!(1));
@@ -277,6 +316,7 @@ mod tests {
             (FailureKind::D2hMismatch, "d2h_mismatch"),
             (FailureKind::ReturnCode, "return_code"),
             (FailureKind::Unreplayable, "unreplayable"),
+            (FailureKind::Unmodelled, "unmodelled"),
             (FailureKind::Error, "error"),
         ] {
             assert_eq!(serde_json::to_value(&k).unwrap(), json!(s));
@@ -361,6 +401,7 @@ mod tests {
             failed_as_captured: 8,
             untranslated_pointers: 9,
             unreplayable_refused: 11,
+            checks_after_unmodelled: 12,
         };
         a.add(&b);
         assert_eq!(

@@ -32,6 +32,11 @@ pub struct ProcessInfo {
     pub code_objects: u64,
     pub unreplayable_apis: Vec<hrr_archive::manifest::UnreplayableApi>,
     pub capture_failures: Vec<hrr_archive::manifest::CaptureFailure>,
+    /// Whether capture counted the calls it does not model.
+    pub unmodelled_coverage: hrr_archive::manifest::UnmodelledCoverage,
+    /// The calls it does not model the program made (exemption as this replay's API
+    /// table judges it: replay refuses the archive for any other).
+    pub unmodelled_apis: Vec<hrr_archive::manifest::UnmodelledApi>,
     pub runtime: hrr_archive::manifest::RuntimeInfo,
     pub dropped_after_trailer: u64,
     pub dropped_after_stop: u64,
@@ -86,6 +91,8 @@ pub fn info(a: &Archive) -> Info {
                 code_objects: codes,
                 unreplayable_apis: p.manifest.unreplayable_apis.clone(),
                 capture_failures: p.manifest.capture_failures.clone(),
+                unmodelled_coverage: p.manifest.unmodelled_coverage.clone(),
+                unmodelled_apis: unmodelled_apis(p),
                 runtime: p.manifest.runtime.clone(),
                 dropped_after_trailer: p.manifest.dropped_after_trailer,
                 dropped_after_stop: p.manifest.dropped_after_stop,
@@ -101,6 +108,27 @@ pub fn info(a: &Archive) -> Info {
         processes,
         warnings: a.warnings.clone(),
     }
+}
+
+/// The manifest's unmodelled calls, plus any whose first-call record it lacks (a process
+/// killed before its manifest was written), exemption judged by this replay's table.
+fn unmodelled_apis(p: &hrr_archive::ProcessArchive) -> Vec<hrr_archive::manifest::UnmodelledApi> {
+    let mut list = p.manifest.unmodelled_apis.clone();
+    for c in crate::unmodelled::calls(p) {
+        if !list.iter().any(|u| u.api == c.api) {
+            list.push(hrr_archive::manifest::UnmodelledApi {
+                api: c.api,
+                library: c.library,
+                count: c.count.unwrap_or(1),
+                first_seq: Some(c.first_seq),
+                exempt: None,
+            });
+        }
+    }
+    for u in &mut list {
+        u.exempt = api::exempt_reason(&u.api).map(str::to_string);
+    }
+    list
 }
 
 /// `s` with every character that could act on a terminal written as an escape: C0 and
@@ -235,6 +263,44 @@ pub fn render_info(i: &Info) -> String {
                 e(&u.api),
                 u.count,
                 e(&u.reason)
+            );
+        }
+        use hrr_archive::manifest::UnmodelledCoverage as Cov;
+        match &p.unmodelled_coverage {
+            Cov::Measured { pass_throughs } if p.unmodelled_apis.is_empty() => {
+                let _ = writeln!(
+                    s,
+                    "  unmodelled     none ({pass_throughs} APIs without a model were watched)"
+                );
+            }
+            Cov::Measured { .. } => {}
+            Cov::NotMeasured { reason } => {
+                let _ = writeln!(s, "  unmodelled     NOT MEASURED: {}", e(reason));
+            }
+            Cov::NotRecorded => {
+                let _ = writeln!(
+                    s,
+                    "  unmodelled     not recorded (captured before capture counted calls it does not model)"
+                );
+            }
+        }
+        for u in &p.unmodelled_apis {
+            let _ = writeln!(
+                s,
+                "  unmodelled     {} ({}) x{}, first {}: {}",
+                e(&u.api),
+                e(&u.library),
+                u.count,
+                u.first_seq.map_or(
+                    "call not recorded (made inside another call)".to_string(),
+                    |q| format!("at seq {q}")
+                ),
+                match (&u.exempt, u.first_seq) {
+                    (Some(why), _) => format!("exempt, {why}"),
+                    (None, Some(_)) => "NOT exempt: replay refuses this archive".to_string(),
+                    (None, None) =>
+                        "not refused: only the runtime's own work called it".to_string(),
+                }
             );
         }
         for f in &p.capture_failures {

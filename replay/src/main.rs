@@ -15,6 +15,7 @@ mod serve;
 mod session;
 mod staging;
 mod translate;
+mod unmodelled;
 
 use std::io::Write;
 use std::path::PathBuf;

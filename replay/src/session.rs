@@ -6,12 +6,14 @@ use std::io::Write;
 use std::path::PathBuf;
 
 use hrr_archive::api::Vendor;
+use hrr_archive::manifest::UnmodelledCoverage;
 use hrr_archive::{Archive, Limits};
 use hrr_contract::{ReplayExit, ReplayResult, Verdict};
 
 use crate::engine;
 use crate::info::escape_controls;
 use crate::runtime::{Runtime, RuntimeError};
+use crate::unmodelled::{self, Refusal};
 
 /// One replay job: archives replayed in order in this process, and where the result goes.
 #[derive(Clone, Debug)]
@@ -172,6 +174,31 @@ fn replay(
         return result;
     };
     result.vendor = Some(vendor);
+    // Calls capture does not model: named before anything runs, and without
+    // --continue-on-error the archive is refused (no GPU needed to say so).
+    result.unmodelled_apis = archive
+        .processes
+        .iter()
+        .flat_map(unmodelled::calls)
+        .collect();
+    for p in &archive.processes {
+        if let UnmodelledCoverage::NotMeasured { reason } = &p.manifest.unmodelled_coverage {
+            let _ = writeln!(
+                err,
+                "hrr-replay: warning: pid {}: calls capture does not model were not counted ({}): one could make a check differ without being named",
+                p.entry.pid,
+                escape_controls(reason)
+            );
+        }
+    }
+    if let Some(refusal) = Refusal::of(&result.unmodelled_apis) {
+        result.failures.extend(refusal.failures());
+        if !req.continue_on_error {
+            let _ = writeln!(err, "hrr-replay: {}", escape_controls(&refusal.to_string()));
+            result.reason = refusal.to_string();
+            return result;
+        }
+    }
     for p in &archive.processes {
         if !p.is_complete() {
             let _ = writeln!(
@@ -243,16 +270,40 @@ fn print_summary(out: &mut dyn Write, r: &ReplayResult) -> std::io::Result<()> {
     writeln!(out, "failed as at capture : {}", c.failed_as_captured)?;
     writeln!(out, "untranslated pointers: {}", c.untranslated_pointers)?;
     writeln!(out, "unreplayable refused : {}", c.unreplayable_refused)?;
+    for u in &r.unmodelled_apis {
+        writeln!(
+            out,
+            "unmodelled call      : {} ({}) x{}, first at pid {} seq {}{}",
+            escape_controls(&u.api),
+            escape_controls(&u.library),
+            u.count.map_or("?".to_string(), |n| n.to_string()),
+            u.pid,
+            u.first_seq,
+            if u.exempt.is_some() { " (exempt)" } else { "" }
+        )?;
+    }
+    if c.checks_after_unmodelled > 0 {
+        writeln!(
+            out,
+            "after an unmodelled call: {} D2H check(s) (their result may be its consequence)",
+            c.checks_after_unmodelled
+        )?;
+    }
     // The JSON result lists every failure; the text, read by people and kept in logs,
     // at most `SUMMARY_FAILURES` of them (a hostile archive can fail millions of events).
     for f in r.failures.iter().take(SUMMARY_FAILURES) {
         writeln!(
             out,
-            "FAILED seq {} {} [{}]: {}",
+            "FAILED seq {} {} [{}]: {}{}",
             f.seq,
             escape_controls(&f.api),
             f.kind,
-            escape_controls(&f.message)
+            escape_controls(&f.message),
+            if f.after_unmodelled_call {
+                " (after an unmodelled call)"
+            } else {
+                ""
+            }
         )?;
     }
     if r.failures.len() > SUMMARY_FAILURES {
@@ -300,6 +351,7 @@ mod tests {
             first_differing_offset: None,
             expected_hex: None,
             found_hex: None,
+            after_unmodelled_call: false,
         });
         assert_eq!(verdict(&mut r), ReplayExit::Fail);
         assert_eq!(

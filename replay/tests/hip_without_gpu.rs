@@ -310,9 +310,12 @@ fn hip_launch_configuration_and_pools_are_recorded_against_the_real_runtime() {
     assert_eq!(native_out.lines().count(), 7, "{native_out}");
     let events = replay_stdout("--events", &archive);
     let lines: Vec<&str> = events.lines().collect();
+    // The program's calls; the coverage marker of the runtime's unregistration at exit
+    // (an exempt unmodelled call) is not this test's subject.
     let kinds: Vec<&str> = lines
         .iter()
         .filter_map(|l| l.split_whitespace().nth(2))
+        .filter(|k| *k != "UnmodelledCall")
         .collect();
     assert_eq!(
         kinds,

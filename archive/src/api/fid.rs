@@ -59,3 +59,5 @@ pub const NODE_BYTES: u16 = 2;
 /// On a graph launch whose outputs were not read: why (the launch went into a capturing
 /// stream, so it ran only as part of that capture's graph).
 pub const GRAPH_UNCHECKED: u16 = 18;
+/// The library an unmodelled call's symbol belongs to (`UNMODELLED_CALL`).
+pub const LIBRARY: u16 = 19;

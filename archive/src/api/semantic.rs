@@ -55,6 +55,12 @@ pub const HIP_EXT_LAUNCH: u16 = 126;
 /// of the call that created it.
 pub const GRAPH_LAUNCH: u16 = 131;
 
+/// The first call of a surface symbol capture does not model (`api::surface`): its
+/// name (`fid::API_NAME`), the library it belongs to (`fid::LIBRARY`) and, for an exempt
+/// call, why it is harmless (`fid::REASON`). Only the first call of each API is recorded;
+/// the manifest's `unmodelled_apis` counts them all.
+pub const UNMODELLED_CALL: u16 = 161;
+
 /// A record kind that capture writes by hand rather than from a table row. Its id is
 /// stable: archives record it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -141,5 +147,9 @@ pub const SEMANTIC_KINDS: &[SemanticKind] = &[
     SemanticKind {
         id: GRAPH_LAUNCH,
         name: "GraphLaunch",
+    },
+    SemanticKind {
+        id: UNMODELLED_CALL,
+        name: "UnmodelledCall",
     },
 ];

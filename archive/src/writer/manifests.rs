@@ -1,18 +1,30 @@
 //! The writer's manifests: what the process manifest notes besides events (unreplayable
-//! APIs, capture failures, the runtime), writing it, and the process's entry in the root
-//! manifest.
+//! APIs, capture failures, the runtime, what capture's hook adds), writing it, and the
+//! process's entry in the root manifest.
 
 use std::fs::OpenOptions;
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::Path;
 use std::sync::atomic::Ordering;
+use std::sync::OnceLock;
 
 use super::ProcessWriter;
 use crate::manifest::{
-    self, CaptureFailure, ProcessEntry, RootManifest, RuntimeInfo, SettingsRecord, UnreplayableApi,
-    MANIFEST_FILE,
+    self, CaptureFailure, ProcessEntry, ProcessManifest, RootManifest, RuntimeInfo, SettingsRecord,
+    UnreplayableApi, MANIFEST_FILE,
 };
 use crate::{ArchiveError, Limits, Result, FORMAT_VERSION};
+
+/// What the process using this writer adds to each process manifest it writes.
+static MANIFEST_HOOK: OnceLock<fn(&mut ProcessManifest)> = OnceLock::new();
+
+/// Installs, once per process, a function that fills in part of every process manifest
+/// just before it is written (capture's count of the calls it does not model: counted
+/// outside the writer, by atomics, and read at each manifest write). It runs under the
+/// manifest's lock: it must not call the writer.
+pub fn set_manifest_hook(hook: fn(&mut ProcessManifest)) {
+    let _ = MANIFEST_HOOK.set(hook);
+}
 
 impl ProcessWriter {
     /// Lists an API that replay cannot reproduce. Returns true the first time for `api`
@@ -59,6 +71,9 @@ impl ProcessWriter {
             m.code_object_count = counts.code_objects;
             m.dropped_after_trailer = self.dropped_after_trailer.load(Ordering::Relaxed);
             m.dropped_after_stop = self.dropped_after_stop.load(Ordering::Relaxed);
+            if let Some(hook) = MANIFEST_HOOK.get() {
+                hook(&mut m);
+            }
             m.clone()
         };
         manifest::write_manifest(

@@ -166,3 +166,25 @@ int cudaMallocFromPoolAsync(void** p, size_t n, void* pool, void* s) {
     return *p ? 0 : 2;
 }
 int cudaDeviceGetDefaultMemPool(void** pool, int dev) { (void)dev; *pool = (void*)0x7000; return 0; }
+// ---- APIs capture does not model (its counting pass-throughs forward them) ----
+// Graphics interop: a real API capture has no record for.
+int cudaGraphicsMapResources(int count, void** resources, void* stream) {
+    (void)resources; (void)stream;
+    return count == 1 ? 0 : 1;
+}
+int cudaGraphicsUnmapResources(int count, void** resources, void* stream) {
+    (void)resources; (void)stream;
+    return count == 2 ? 0 : 1;
+}
+// Surface names given test signatures (the pass-through never knows a signature): eight
+// integer and pointer arguments (two on the stack), and doubles mixed with integers
+// (nine doubles: one on the stack). Each returns a value that depends on every argument
+// and its position.
+long cuFlushGPUDirectRDMAWrites(long a, const char* b, int c, long d, long e, long f, long g, long h) {
+    return a * 1 + (long)b[0] * 2 + c * 3 + d * 4 + e * 5 + f * 6 + g * 7 + h * 8;
+}
+double cuCoredumpSetAttributeGlobal(double a, int b, double c, const double* d, double e, double f,
+                                    double g, double h, double i, double j, double k) {
+    return a * 1 + b * 2 + c * 3 + *d * 4 + e * 5 + f * 6 + g * 7 + h * 8 + i * 9 + j * 10 + k * 11;
+}
+const char* cudaGetErrorString(int e) { return e == 0 ? "no error" : "error"; }

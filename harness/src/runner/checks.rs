@@ -28,8 +28,21 @@ pub fn summary(r: &ReplayResult) -> String {
 /// `roundtrip`: replay passed.
 pub fn roundtrip(r: &ReplayResult) -> CheckResult {
     let ok = r.exit_code == ReplayExit::Pass && r.verdict == Verdict::Pass;
+    let unmodelled: Vec<&str> = r
+        .failures
+        .iter()
+        .filter(|f| f.kind == FailureKind::Unmodelled)
+        .map(|f| f.api.as_str())
+        .collect();
     let detail = if ok {
         summary(r)
+    } else if !unmodelled.is_empty() {
+        format!(
+            "{}; refused: the program called APIs capture does not model: {}; {}",
+            summary(r),
+            unmodelled.join(", "),
+            r.reason
+        )
     } else {
         let first_failure = r
             .failures
@@ -51,20 +64,23 @@ pub fn failed_call(r: &ReplayResult) -> CheckResult {
     )
 }
 
-/// `refused`: replay refused exactly the unreplayable calls named (names in the matrix
-/// leave out the vendor prefix: `StreamAddCallback` matches cudaStreamAddCallback and
-/// hipStreamAddCallback), failed nothing else, and still verified some D2H result.
+/// `refused`: replay refused exactly the unreplayable or unmodelled calls named (names in
+/// the matrix leave out the vendor prefix: `StreamAddCallback` matches
+/// cudaStreamAddCallback and hipStreamAddCallback), failed nothing else, and still
+/// verified some D2H result (the harness replays with --continue-on-error).
 pub fn refused(r: &ReplayResult, apis: &[String]) -> CheckResult {
+    let is_refusal =
+        |k: &FailureKind| matches!(k, FailureKind::Unreplayable | FailureKind::Unmodelled);
     let refused: Vec<&str> = r
         .failures
         .iter()
-        .filter(|f| f.kind == FailureKind::Unreplayable)
+        .filter(|f| is_refusal(&f.kind))
         .map(|f| f.api.as_str())
         .collect();
     let others: Vec<&str> = r
         .failures
         .iter()
-        .filter(|f| f.kind != FailureKind::Unreplayable)
+        .filter(|f| !is_refusal(&f.kind))
         .map(|f| f.message.as_str())
         .collect();
     let missing = apis
@@ -169,6 +185,7 @@ mod tests {
             first_differing_offset: None,
             expected_hex: None,
             found_hex: None,
+            after_unmodelled_call: false,
         }
     }
 
@@ -196,6 +213,22 @@ mod tests {
         // No failure: the reason stands in.
         let c = roundtrip(&result(ReplayExit::Fail));
         assert!(c.detail.ends_with("first failure: r"), "{}", c.detail);
+        // A refusal for unmodelled calls names its cause and the APIs.
+        let mut r = result(ReplayExit::Fail);
+        r.failures.push(failure(
+            FailureKind::Unmodelled,
+            "cudaGraphicsMapResources",
+            "not modelled by capture",
+        ));
+        let c = roundtrip(&r);
+        assert!(!c.passed);
+        assert!(
+            c.detail.contains(
+                "refused: the program called APIs capture does not model: cudaGraphicsMapResources; r"
+            ),
+            "{}",
+            c.detail
+        );
     }
 
     #[test]
@@ -242,6 +275,16 @@ mod tests {
         assert!(!refused(&r, &apis).passed);
         r.counts.d2h_pass = 1;
         assert!(!refused(&r, &["GraphLaunch".to_string()]).passed);
+        // An API capture does not model, refused by name, counts as refused.
+        let mut r = result(ReplayExit::Fail);
+        r.counts.d2h_pass = 1;
+        r.failures.push(failure(
+            FailureKind::Unmodelled,
+            "cudaSetDeviceFlags",
+            "not modelled by capture: cudaSetDeviceFlags",
+        ));
+        let c = refused(&r, &["SetDeviceFlags".to_string()]);
+        assert!(c.passed, "{}", c.detail);
     }
 
     #[test]

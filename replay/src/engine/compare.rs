@@ -81,6 +81,7 @@ pub fn mismatch_failure(
         first_differing_offset: Some(m.first),
         expected_hex: Some(m.expected_hex),
         found_hex: Some(m.found_hex),
+        after_unmodelled_call: false,
     }
 }
 

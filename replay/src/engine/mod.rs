@@ -131,6 +131,7 @@ impl<'a> Ctx<'a> {
             first_differing_offset: None,
             expected_hex: None,
             found_hex: None,
+            after_unmodelled_call: false,
         });
     }
 
@@ -282,6 +283,9 @@ impl<'a> Ctx<'a> {
             | semantic::LAUNCH_KERNEL_EX
             | semantic::HIP_EXT_LAUNCH => self.replay_configured_launch(ev),
             semantic::GRAPH_LAUNCH => self.replay_graph_launch(ev),
+            // A marker of where an unmodelled call was made: nothing to re-execute (the
+            // archive was refused for it, or is replayed under --continue-on-error).
+            semantic::UNMODELLED_CALL => Ok(()),
             semantic::UNREPLAYABLE => {
                 self.counts.unreplayable_refused += 1;
                 let p = Payload::parse(&ev.payload)?;
@@ -373,7 +377,14 @@ pub fn replay_process(rt: &Runtime, proc_: &ProcessArchive, opts: &Options) -> P
         refused: None,
         pool_devices: Vec::new(),
     };
+    // Under --continue-on-error: checks after this are marked (what the unmodelled call
+    // did is missing from the replay).
+    let after = crate::unmodelled::first_refused(&crate::unmodelled::calls(proc_));
     for ev in &proc_.events {
+        let (failures, checks) = (
+            ctx.failures.len(),
+            ctx.counts.d2h_pass + ctx.counts.d2h_fail,
+        );
         match ctx.replay_event(ev) {
             Ok(()) => ctx.counts.events_replayed += 1,
             Err(e) => {
@@ -381,6 +392,13 @@ pub fn replay_process(rt: &Runtime, proc_: &ProcessArchive, opts: &Options) -> P
                 if !opts.continue_on_error {
                     break;
                 }
+            }
+        }
+        if after.is_some_and(|first| ev.header.seq > first) {
+            ctx.counts.checks_after_unmodelled +=
+                ctx.counts.d2h_pass + ctx.counts.d2h_fail - checks;
+            for f in &mut ctx.failures[failures..] {
+                f.after_unmodelled_call = true;
             }
         }
     }

@@ -1,0 +1,151 @@
+//! Unmodelled calls known not to affect a program's results: capture still counts them
+//! and the manifest lists them (marked exempt), but replay does not refuse an archive
+//! for them. Each group says why its calls are harmless; a name must be a surface symbol
+//! (`surface_of`), which the table's check enforces, so a misspelt name is an error,
+//! not a silent gap.
+//!
+//! What stays out on purpose: anything returning a handle or an address a later call
+//! uses (`cudaGetSymbolAddress`, `cudaDeviceGetDefaultMemPool`, `cuDeviceGetDefaultMemPool`),
+//! anything handing out functions that bypass capture (`cuGetProcAddress`,
+//! `cudaGetDriverEntryPoint*`, `cudaGetExportTable`), settings that change what a kernel
+//! may do (`cudaDeviceSetLimit`, `cudaFuncSetAttribute`), and every synchronisation or
+//! stream-capture query: their absence at replay could change a result.
+
+/// One reason and the calls it covers.
+#[derive(Clone, Copy, Debug)]
+pub struct Exemption {
+    pub reason: &'static str,
+    pub symbols: &'static [&'static str],
+}
+
+/// Every exemption.
+#[rustfmt::skip]
+pub const EXEMPT: &[Exemption] = &[
+    Exemption {
+        reason: "error strings and the last-error state: they describe results, they make none",
+        symbols: &[
+            "cudaGetErrorString", "cudaGetErrorName", "cudaGetLastError", "cudaPeekAtLastError",
+            "cuGetErrorString", "cuGetErrorName",
+            "hipGetErrorString", "hipGetErrorName", "hipGetLastError", "hipPeekAtLastError",
+            "hiprtcGetErrorString",
+        ],
+    },
+    Exemption {
+        reason: "version queries",
+        symbols: &[
+            "cudaRuntimeGetVersion", "cudaDriverGetVersion", "cuDriverGetVersion",
+            "hipRuntimeGetVersion", "hipDriverGetVersion", "hiprtcVersion",
+        ],
+    },
+    Exemption {
+        reason: "driver initialisation: replay initialises its own runtime and driver",
+        symbols: &["cuInit", "hipInit"],
+    },
+    Exemption {
+        reason: "device property and attribute queries: they read the device, change nothing on it (what a program does with the answer is recorded in the calls that follow)",
+        symbols: &[
+            "cudaGetDeviceProperties", "cudaDeviceGetAttribute", "cudaDeviceGetLimit",
+            "cudaDeviceGetCacheConfig", "cudaDeviceGetSharedMemConfig",
+            "cudaDeviceGetStreamPriorityRange", "cudaDeviceGetPCIBusId",
+            "cudaDeviceGetByPCIBusId", "cudaDeviceCanAccessPeer", "cudaDeviceGetP2PAttribute",
+            "cudaChooseDevice", "cudaMemGetInfo",
+            "cuDeviceGet", "cuDeviceGetCount", "cuDeviceGetName", "cuDeviceGetUuid",
+            "cuDeviceGetUuid_v2", "cuDeviceGetLuid", "cuDeviceTotalMem", "cuDeviceTotalMem_v2",
+            "cuDeviceGetAttribute", "cuDeviceGetProperties", "cuDeviceComputeCapability",
+            "cuDeviceGetPCIBusId", "cuDeviceGetByPCIBusId", "cuDeviceCanAccessPeer",
+            "cuDeviceGetP2PAttribute", "cuMemGetInfo", "cuMemGetInfo_v2",
+            "cuCtxGetDevice", "cuCtxGetApiVersion", "cuCtxGetFlags", "cuCtxGetLimit",
+            "cuCtxGetCacheConfig", "cuCtxGetSharedMemConfig", "cuCtxGetStreamPriorityRange",
+            "hipDeviceGet", "hipDeviceGetAttribute", "hipDeviceGetLimit", "hipDeviceGetName",
+            "hipDeviceGetUuid", "hipDeviceTotalMem", "hipDeviceComputeCapability",
+            "hipDeviceGetPCIBusId", "hipDeviceGetByPCIBusId", "hipDeviceCanAccessPeer",
+            "hipDeviceGetP2PAttribute", "hipDeviceGetCacheConfig", "hipDeviceGetSharedMemConfig",
+            "hipDeviceGetStreamPriorityRange", "hipChooseDevice", "hipMemGetInfo",
+            "hipCtxGetDevice", "hipCtxGetApiVersion", "hipCtxGetFlags", "hipCtxGetCacheConfig",
+            "hipCtxGetSharedMemConfig",
+        ],
+    },
+    Exemption {
+        reason: "kernel and function attribute queries",
+        symbols: &[
+            "cudaFuncGetAttributes", "cudaFuncGetName", "cudaFuncGetParamInfo",
+            "cuFuncGetAttribute", "cuFuncGetName", "cuFuncGetParamInfo",
+            "cuKernelGetAttribute", "cuKernelGetName", "cuKernelGetParamInfo",
+            "hipFuncGetAttribute", "hipFuncGetAttributes",
+        ],
+    },
+    Exemption {
+        reason: "occupancy queries: they compute a launch size, and the launch records the size chosen",
+        symbols: &[
+            "cudaOccupancyMaxActiveBlocksPerMultiprocessor",
+            "cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags",
+            "cudaOccupancyAvailableDynamicSMemPerBlock", "cudaOccupancyMaxPotentialClusterSize",
+            "cudaOccupancyMaxActiveClusters",
+            "cuOccupancyMaxActiveBlocksPerMultiprocessor",
+            "cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags",
+            "cuOccupancyMaxPotentialBlockSize", "cuOccupancyMaxPotentialBlockSizeWithFlags",
+            "cuOccupancyAvailableDynamicSMemPerBlock", "cuOccupancyMaxPotentialClusterSize",
+            "cuOccupancyMaxActiveClusters",
+            "hipOccupancyMaxActiveBlocksPerMultiprocessor",
+            "hipOccupancyMaxActiveBlocksPerMultiprocessorWithFlags",
+            "hipOccupancyMaxPotentialBlockSize",
+            "hipModuleOccupancyMaxActiveBlocksPerMultiprocessor",
+            "hipModuleOccupancyMaxActiveBlocksPerMultiprocessorWithFlags",
+            "hipModuleOccupancyMaxPotentialBlockSize",
+            "hipModuleOccupancyMaxPotentialBlockSizeWithFlags",
+        ],
+    },
+    Exemption {
+        reason: "pointer attribute queries: under unified addressing a mapped host buffer's device pointer is its host address, which replay maps like any pinned address",
+        symbols: &[
+            "cudaPointerGetAttributes", "cudaHostGetDevicePointer", "cudaHostGetFlags",
+            "cuPointerGetAttribute", "cuPointerGetAttributes", "cuMemHostGetFlags",
+            "hipPointerGetAttributes", "hipPointerGetAttribute", "hipDrvPointerGetAttributes",
+            "hipHostGetDevicePointer", "hipHostGetFlags",
+        ],
+    },
+    Exemption {
+        reason: "name lookups and pure value builders (HIP 5.2 also calls some of them itself, through its exported symbols, from inside other calls)",
+        symbols: &[
+            "hipApiName", "hipGetCmdName", "hipKernelNameRef", "hipKernelNameRefByPtr",
+            "hipCreateChannelDesc", "cudaCreateChannelDesc",
+        ],
+    },
+    Exemption {
+        reason: "stream property queries (HIP 5.2 calls hipGetStreamDeviceId itself from inside other calls)",
+        symbols: &[
+            "cudaStreamGetPriority", "cudaStreamGetPriority_ptsz", "cudaStreamGetFlags",
+            "cudaStreamGetFlags_ptsz", "cudaStreamGetDevice",
+            "cuStreamGetPriority", "cuStreamGetPriority_ptsz", "cuStreamGetFlags",
+            "cuStreamGetFlags_ptsz", "cuStreamGetDevice",
+            "hipStreamGetPriority", "hipStreamGetPriority_spt", "hipStreamGetFlags",
+            "hipStreamGetFlags_spt", "hipGetStreamDeviceId",
+        ],
+    },
+    Exemption {
+        reason: "the <<<>>> launch configuration stack: every triple-chevron launch pushes and pops it before the launch call, which records grid, block, memory and stream",
+        symbols: &[
+            "__cudaPushCallConfiguration", "__cudaPopCallConfiguration",
+            "__hipPushCallConfiguration", "__hipPopCallConfiguration",
+        ],
+    },
+    Exemption {
+        reason: "the end and the undoing of a code-object registration capture recorded (__cudaRegisterFatBinary and its functions and variables)",
+        symbols: &["__cudaRegisterFatBinaryEnd", "__cudaUnregisterFatBinary", "__hipUnregisterFatBinary"],
+    },
+    Exemption {
+        reason: "profiler range markers: they only tell a profiler when to record",
+        symbols: &[
+            "cudaProfilerStart", "cudaProfilerStop", "cuProfilerStart", "cuProfilerStop",
+            "hipProfilerStart", "hipProfilerStop",
+        ],
+    },
+];
+
+/// Why `symbol` is exempt, if it is.
+pub fn exempt_reason(symbol: &str) -> Option<&'static str> {
+    EXEMPT
+        .iter()
+        .find(|e| e.symbols.contains(&symbol))
+        .map(|e| e.reason)
+}
