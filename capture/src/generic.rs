@@ -8,13 +8,16 @@
 use std::borrow::Cow;
 use std::os::raw::c_int;
 
-use hrr_archive::api::{memcpy3d, ApiDesc, CopyDir, ParamKind, Vendor, BLOB_FIELD, COPY_DIR_FIELD};
+use hrr_archive::api::{
+    memcpy3d, ApiDesc, CopyDir, ParamKind, Vendor, BLOB_FIELD, COPY_DIR_FIELD, OUTPUT_PENDING_FIELD,
+};
 use hrr_archive::payload::{BlobRef, FieldType, PayloadWriter};
 use hrr_archive::{ArchiveError, ProcessWriter};
 
 use crate::alloc::Space;
 use crate::ffi::{host_bytes, read_at};
-use crate::params::{self, Plan};
+use crate::outputs::{self, Deferred};
+use crate::params::{self, Param, Plan};
 use crate::real::stream_synchronize;
 use crate::regions::{HostRegion, RegionError};
 use crate::runtime_info::note_runtime_once;
@@ -93,11 +96,31 @@ struct BeforeCall {
     source: Option<Result<BlobRef, BytesError>>,
 }
 
+/// The host side of a copy in direction `dir`: an H2D copy's source, a D2H copy's
+/// destination.
+fn host_side(
+    desc: &ApiDesc,
+    args: &[u64],
+    dir: Option<CopyDir>,
+    parms: Option<&memcpy3d::Parms>,
+) -> Option<HostRegion> {
+    (0..desc.params.len())
+        .rev()
+        .find_map(|i| match (dir?, params::decode(desc, i, args)) {
+            (CopyDir::HostToDevice, p) => params::source(p, parms),
+            (CopyDir::DeviceToHost, Param::CopyDst { region }) => Some(region),
+            (CopyDir::DeviceToHost, Param::Parms3D { .. }) => parms.map(params::destination_box),
+            _ => None,
+        })
+}
+
 fn before_call(cap: &Capture, desc: &ApiDesc, args: &[u64]) -> BeforeCall {
     // SAFETY: a Copy3DParms argument points at the struct the runtime is about to read.
     let parms = unsafe { parms_3d(desc, args) };
     let decoded = parms.as_ref().map(|(p, _)| p);
     let dir = params::copy_dir(desc, args, decoded, |a| cap.allocs.is_device(a));
+    // A pending read of these host bytes (or of memory being released) goes first.
+    outputs::before_row(cap, desc, dir, host_side(desc, args, dir, decoded), args);
     let source = if dir == Some(CopyDir::HostToDevice) {
         // The last source parameter's (every row has at most one).
         (0..desc.params.len())
@@ -122,6 +145,8 @@ struct Recorder<'a> {
     before: &'a BeforeCall,
     p: PayloadWriter,
     failure: Option<String>,
+    /// A D2H copy whose output a reader reads once it completed: (field id, the copy).
+    deferred: Option<(u16, Deferred)>,
 }
 
 impl Recorder<'_> {
@@ -225,8 +250,15 @@ impl Recorder<'_> {
         }
     }
 
-    /// The bytes a completed D2H copy wrote: read only once the copy's stream is done.
+    /// The bytes a completed D2H copy wrote: read by a reader thread when an asynchronous
+    /// copy into page-locked memory completes (the record says its output is pending),
+    /// otherwise here, once the copy's stream is done.
     fn expected_output(&mut self, fid: u16, region: HostRegion) {
+        if let Some(d) = outputs::defer(self.cap, self.vendor, self.desc, self.args, region) {
+            self.p.u64(OUTPUT_PENDING_FIELD, fid as u64);
+            self.deferred = Some((fid, d));
+            return;
+        }
         if let Some(why) = wait_for_copy(self.vendor, self.desc, self.args) {
             self.failure = Some(why);
         }
@@ -264,7 +296,10 @@ pub fn capture_row(
             before: &before,
             p: PayloadWriter::new(),
             failure: None,
+            deferred: None,
         };
+        // A synchronisation the program observes: the pending reads it covers first.
+        outputs::after_row(desc, args, ret);
         for i in 0..desc.params.len() {
             let plan = params::plan(params::decode(desc, i, args), ret, before.dir);
             rec.encode(ApiDesc::field_id(i), plan);
@@ -273,7 +308,10 @@ pub fn capture_row(
             rec.p.u64(COPY_DIR_FIELD, d as u64);
         }
         let api = desc.symbol(vendor).unwrap_or(desc.name);
-        cap.record(desc.id, ret, &rec.p, rec.failure.as_deref(), api);
+        let seq = cap.record(desc.id, ret, &rec.p, rec.failure.as_deref(), api);
+        if let (Some((fid, d)), Some(seq)) = (rec.deferred.take(), seq) {
+            outputs::submit(cap, d, seq, fid, api);
+        }
         if desc.id == hrr_archive::api::id::Malloc && ret == 0 {
             note_runtime_once(vendor);
         }

@@ -16,6 +16,9 @@
 //! - `regions`, `params`: host regions of copies, and the pure decode and policy per
 //!   parameter kind;
 //! - `runtime_info`: runtime and device metadata for the manifest;
+//! - `pending`: the pending reads' bookkeeping (pure); `outputs`: reading asynchronous
+//!   D2H copies' destinations on reader threads when the copies complete, and the waits
+//!   the program's synchronisations make for them;
 //! - `generic`: recording a table row; `shims`: the extern "C" functions generated from
 //!   the API table;
 //! - `pinned`: pinned-memory snapshots of a launch; `launch`: launches and the launch
@@ -40,7 +43,9 @@ pub mod ffi;
 pub mod generic;
 pub mod launch;
 pub mod modules;
+pub mod outputs;
 pub mod params;
+pub mod pending;
 pub mod pinned;
 pub mod regions;
 pub mod register;

@@ -54,7 +54,8 @@ impl Capture {
     }
 
     /// Appends a hand-written record; `incomplete` says what it lacks (the record is then
-    /// flagged and the manifest names the reason against `api`).
+    /// flagged and the manifest names the reason against `api`). Its sequence id, if
+    /// it was appended.
     #[inline]
     pub fn record(
         &self,
@@ -63,18 +64,18 @@ impl Capture {
         payload: &PayloadWriter,
         incomplete: Option<&str>,
         api: &str,
-    ) {
+    ) -> Option<u64> {
         let flags = if incomplete.is_some() {
             RECORD_FLAG_INCOMPLETE
         } else {
             0
         };
         let w = self.writer();
-        if let Some(seq) = w.append(id, flags, current_tid(), ret, payload.as_bytes()) {
-            if let Some(why) = incomplete {
-                w.note_capture_failure(seq, api, why);
-            }
+        let seq = w.append(id, flags, current_tid(), ret, payload.as_bytes());
+        if let (Some(seq), Some(why)) = (seq, incomplete) {
+            w.note_capture_failure(seq, api, why);
         }
+        seq
     }
 }
 

@@ -30,3 +30,8 @@ pub const PINNED_SNAPSHOT: u16 = 15;
 pub const SNAPSHOT_START: u16 = 1;
 pub const SNAPSHOT_SIZE: u16 = 2;
 pub const SNAPSHOT_BYTES: u16 = 3;
+/// On a `CopyOutput` record: the sequence id of the copy whose output it carries.
+pub const COPY_SEQ: u16 = 16;
+/// On a `CopyOutput` record: the field id of the copy's destination parameter (its
+/// bytes are the blob at `BLOB_FIELD | COPY_FIELD`).
+pub const COPY_FIELD: u16 = 17;

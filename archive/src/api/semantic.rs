@@ -24,6 +24,13 @@ pub const LAUNCH_KERNEL_BY_HANDLE: u16 = 111;
 pub const MODULE_LAUNCH_KERNEL: u16 = 112;
 /// An API that no other process can reproduce (host callbacks, IPC handles).
 pub const UNREPLAYABLE: u16 = 120;
+/// The expected output of an asynchronous device-to-host copy, read by capture once the
+/// copy completed (off the program's thread) and attached to the copy's record, which
+/// says its output is pending (`api::OUTPUT_PENDING_FIELD`). Fields: `fid::COPY_SEQ`
+/// (the copy's sequence id), `fid::COPY_FIELD` (the copy parameter's field id) and the
+/// bytes as a blob at `BLOB_FIELD | COPY_FIELD`; flagged incomplete, with the reason in
+/// the manifest, when capture could not read them.
+pub const COPY_OUTPUT: u16 = 171;
 
 /// A record kind that capture writes by hand rather than from a table row. Its id is
 /// stable: archives record it.
@@ -79,5 +86,9 @@ pub const SEMANTIC_KINDS: &[SemanticKind] = &[
     SemanticKind {
         id: UNREPLAYABLE,
         name: "Unreplayable",
+    },
+    SemanticKind {
+        id: COPY_OUTPUT,
+        name: "CopyOutput",
     },
 ];
