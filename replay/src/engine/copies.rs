@@ -2,15 +2,17 @@
 //! blobs into the staging buffers, the copy's stream awaited where a buffer is read or
 //! reused next, and the D2H result compared with the captured bytes.
 
-use hrr_archive::api::{ApiDesc, ParamKind, BLOB_FIELD};
+use hrr_archive::api::{ApiDesc, ParamKind, BLOB_FIELD, OUTPUT_PENDING_FIELD};
 use hrr_archive::payload::Payload;
 use hrr_archive::Event;
 
 use super::compare::{compare, mismatch_failure};
+use super::deferred::Staged;
+use super::generic::CallBuffers;
 use super::{Ctx, EvResult, EventError};
 use crate::staging::Role;
 
-impl Ctx<'_> {
+impl<'a> Ctx<'a> {
     /// Loads an H2D copy's source blob (payload field `BLOB_FIELD | id`) into the source
     /// buffer and returns its address; `len`, where the copy's geometry fixes it, must
     /// be the blob's.
@@ -72,6 +74,29 @@ impl Ctx<'_> {
         Ok((dst, (result_len, expected_len)))
     }
 
+    /// Where a D2H copy's result is to land: its own buffer, compared when its
+    /// `CopyOutput` record arrives, when the record says its output is pending (capture
+    /// read it when the copy completed); otherwise the result staging buffer, compared
+    /// right after the call.
+    pub(super) fn stage_d2h(
+        &mut self,
+        p: &Payload,
+        id: u16,
+        what: &'static str,
+        n: u64,
+        bufs: &mut CallBuffers<'a>,
+    ) -> Result<u64, EventError> {
+        let pending = p.get(OUTPUT_PENDING_FIELD).map(|f| f.as_u64()).transpose()?;
+        if pending == Some(id as u64) {
+            let (dst, staged) = self.stage_deferred(bufs.seq, id, what, n)?;
+            bufs.deferred = Some(staged);
+            return Ok(dst);
+        }
+        let (dst, lens) = self.stage_result(p, id, what, n)?;
+        bufs.d2h = Some(lens);
+        Ok(dst)
+    }
+
     /// Waits for the copy's stream where its host buffer is read or reused next, and
     /// checks a D2H result, `d2h` = (result length, expected length), against the
     /// captured bytes.
@@ -83,12 +108,17 @@ impl Ctx<'_> {
         args: &[u64],
         source_in_flight: bool,
         d2h: Option<(usize, usize)>,
+        deferred: Option<Staged<'a>>,
     ) -> EvResult {
         let stream = desc
             .params
             .iter()
             .position(|p| p.kind == ParamKind::Stream)
             .map(|si| args[si]);
+        if let Some(s) = deferred {
+            let api = self.api_label(ev.header.api_id);
+            self.issued_deferred(s, ret, stream.unwrap_or(0), api)?;
+        }
         // An asynchronous copy still reads a page-locked source after the call returns:
         // it must finish before the next event refills the buffer.
         if let Some(s) = stream.filter(|_| {

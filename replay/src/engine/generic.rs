@@ -229,21 +229,25 @@ fn packed_side(ptr: u64, extent: [u64; 3]) -> memcpy3d::Side {
 
 /// What the encoded arguments point at, kept alive until the call's results are read.
 #[derive(Default)]
-pub(super) struct CallBuffers {
+pub(super) struct CallBuffers<'a> {
+    /// The event's sequence id.
+    pub(super) seq: u64,
+    /// A D2H copy whose output is compared when its `CopyOutput` record arrives.
+    pub(super) deferred: Option<super::deferred::Staged<'a>>,
     /// Out parameters' slots, and which parameter each belongs to.
     pub(super) slots: Vec<Box<[u64; 2048]>>,
     pub(super) slot_of: HashMap<usize, usize>,
     /// Encoded 3D copy parameters.
     keep: Vec<Vec<u8>>,
     /// A D2H copy's (result length, expected length), both in the staging buffers.
-    d2h: Option<(usize, usize)>,
+    pub(super) d2h: Option<(usize, usize)>,
     /// The copy reads a page-locked source after an asynchronous call returns.
     source_in_flight: bool,
     /// The stand-in buffer being registered.
     pub(super) registering: Option<u64>,
 }
 
-impl Ctx<'_> {
+impl<'a> Ctx<'a> {
     pub(super) fn replay_generic(&mut self, ev: &Event, desc: &'static ApiDesc) -> EvResult {
         let p = Payload::parse(&ev.payload)?;
         let f = self.rt.require(self.rt.symbol_of(desc)?)?;
@@ -252,7 +256,10 @@ impl Ctx<'_> {
             return Ok(()); // host memory of the captured process: nothing to re-execute
         }
         let plan = plan_call(desc, &p, dir, self.proc_.limits.max_host_bytes)?;
-        let mut bufs = CallBuffers::default();
+        let mut bufs = CallBuffers {
+            seq: ev.header.seq,
+            ..CallBuffers::default()
+        };
         let mut args = Vec::with_capacity(plan.args.len());
         for (i, arg) in plan.args.into_iter().enumerate() {
             args.push(self.encode(&p, i, arg, dir, &mut bufs)?);
@@ -273,7 +280,16 @@ impl Ctx<'_> {
         }
         self.check_ret(ev, desc.ret, ret)?;
         self.record_outputs(desc, &p, ret, &args, &bufs)?;
-        self.finish_copies(ev, desc, ret, &args, bufs.source_in_flight, bufs.d2h)
+        let deferred = bufs.deferred.take();
+        self.finish_copies(
+            ev,
+            desc,
+            ret,
+            &args,
+            bufs.source_in_flight,
+            bufs.d2h,
+            deferred,
+        )
     }
 
     /// The argument word the typed call takes for parameter `i`'s plan.
@@ -283,7 +299,7 @@ impl Ctx<'_> {
         i: usize,
         plan: ArgPlan,
         dir: Option<CopyDir>,
-        bufs: &mut CallBuffers,
+        bufs: &mut CallBuffers<'a>,
     ) -> Result<u64, EventError> {
         let id = ApiDesc::field_id(i);
         Ok(match plan {
@@ -318,11 +334,7 @@ impl Ctx<'_> {
                 bufs.source_in_flight = true;
                 self.stage_source(p, id, what, len)?
             }
-            ArgPlan::Result { what, len } => {
-                let (dst, lens) = self.stage_result(p, id, what, len)?;
-                bufs.d2h = Some(lens);
-                dst
-            }
+            ArgPlan::Result { what, len } => self.stage_d2h(p, id, what, len, bufs)?,
             ArgPlan::Copy3D { mut parms, total } => {
                 match dir {
                     Some(CopyDir::HostToDevice) => {
@@ -332,8 +344,7 @@ impl Ctx<'_> {
                         parms.dst.ptr = self.translate(parms.dst.ptr);
                     }
                     Some(CopyDir::DeviceToHost) => {
-                        let (dst, lens) = self.stage_result(p, id, "expected box", total)?;
-                        bufs.d2h = Some(lens);
+                        let dst = self.stage_d2h(p, id, "expected box", total, bufs)?;
                         parms.dst = packed_side(dst, parms.extent);
                         parms.src.ptr = self.translate(parms.src.ptr);
                     }

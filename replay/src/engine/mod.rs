@@ -10,6 +10,7 @@
 
 mod compare;
 mod copies;
+mod deferred;
 mod error;
 mod generic;
 mod kernels;
@@ -51,6 +52,8 @@ struct Ctx<'a> {
     registered: HashMap<u64, Vec<u8>>,
     /// Reused host buffers for copies' sources, results and expected bytes.
     staging: Staging<'a>,
+    /// Asynchronous D2H copies compared when their `CopyOutput` record arrives.
+    deferred: deferred::Deferred<'a>,
     /// What this replay created and has not released yet, by replay address or handle:
     /// released when the process's replay ends, so the next archive replayed in the same
     /// process (`hrr-replay --serve`) starts on an empty device.
@@ -206,6 +209,7 @@ impl<'a> Ctx<'a> {
             if desc.id == api::id::DeviceReset {
                 // The reset would drop the staging buffers' registrations under them.
                 self.staging.unpin_all();
+                self.deferred.release(self.rt);
             }
             let r = self.replay_generic(ev, desc);
             if desc.id == api::id::DeviceReset && ev.header.ret == 0 {
@@ -233,6 +237,7 @@ impl<'a> Ctx<'a> {
             | semantic::LAUNCH_KERNEL_BY_HANDLE
             | semantic::MODULE_LAUNCH_KERNEL => self.replay_launch(ev),
             semantic::SYMBOL_ADDRESS => self.replay_symbol_address(ev),
+            semantic::COPY_OUTPUT => self.replay_copy_output(ev),
             semantic::UNREPLAYABLE => {
                 self.counts.unreplayable_refused += 1;
                 let p = Payload::parse(&ev.payload)?;
@@ -255,6 +260,7 @@ impl<'a> Ctx<'a> {
             Vendor::Hip => "hipDeviceSynchronize",
         };
         let _ = self.rt.call_void(sync);
+        self.deferred.release(self.rt);
         for (handle, kind) in std::mem::take(&mut self.live) {
             // SAFETY: the row that releases `kind`, given the handle or address this
             // replay's own call created and nothing has released since.
@@ -296,6 +302,7 @@ pub fn replay_process(rt: &Runtime, proc_: &ProcessArchive, opts: &Options) -> P
         functions: HashMap::new(),
         registered: HashMap::new(),
         staging: Staging::new(rt, proc_.limits.max_host_bytes),
+        deferred: deferred::Deferred::default(),
         live: HashMap::new(),
         counts: Counts {
             events_total: proc_.events.len() as u64,
