@@ -312,7 +312,7 @@ impl Drop for OwnedBuf<'_> {
 /// `out[i] = !expected[i]` over `expected`'s length, 0xa5 past it; several threads for
 /// large buffers.
 pub fn complement_into(out: &mut [u8], expected: &[u8]) {
-    const PARALLEL_BYTES: usize = 64 << 20;
+    const PARALLEL_BYTES: usize = 4 << 20;
     let n = expected.len().min(out.len());
     let (head, tail) = out.split_at_mut(n);
     tail.fill(0xa5);

@@ -14,7 +14,7 @@ use std::collections::HashMap;
 use hrr_archive::api::{fid, id, semantic, BLOB_FIELD};
 use hrr_archive::payload::Payload;
 use hrr_archive::record::RECORD_FLAG_INCOMPLETE;
-use hrr_archive::{Event, ProcessArchive};
+use hrr_archive::{ContentHash, Event, ProcessArchive};
 
 use super::compare::{compare, mismatch_failure};
 use super::{Ctx, EvResult, EventError};
@@ -29,6 +29,7 @@ const KEEP_FREE: usize = 16;
 /// A copy issued, not yet compared.
 struct Waiting<'a> {
     api: String,
+    holds: Option<ContentHash>,
     event: u64,
     result: OwnedBuf<'a>,
     expected: OwnedBuf<'a>,
@@ -39,6 +40,8 @@ pub(super) struct Staged<'a> {
     copy_seq: u64,
     result: OwnedBuf<'a>,
     expected: OwnedBuf<'a>,
+    /// The verified content the expected buffer holds.
+    holds: Option<ContentHash>,
 }
 
 /// The deferred comparisons of one process's replay.
@@ -47,7 +50,9 @@ pub(super) struct Deferred<'a> {
     /// Copy seq -> index of its `CopyOutput` record (built on first use).
     attached: Option<HashMap<u64, usize>>,
     waiting: HashMap<u64, Waiting<'a>>,
-    free: Vec<OwnedBuf<'a>>,
+    /// Buffers for reuse, each with the content it holds verified, if any (a program
+    /// reading the same bytes back again and again costs no blob read then).
+    free: Vec<(OwnedBuf<'a>, Option<ContentHash>)>,
     events: Vec<u64>,
     /// Bytes held by waiting comparisons (both buffers), bounded by max_host_bytes.
     reserved: u64,
@@ -66,19 +71,41 @@ fn attach_index(p: &ProcessArchive) -> HashMap<u64, usize> {
 }
 
 impl<'a> Deferred<'a> {
-    /// A buffer of exactly `len` bytes: a free one of that length, or a new one.
-    fn buffer(&mut self, rt: &'a Runtime, len: usize) -> Result<OwnedBuf<'a>, EventError> {
-        match self.free.iter().position(|b| b.bytes() == len) {
-            Some(i) => Ok(self.free.swap_remove(i)),
-            None => Ok(OwnedBuf::new(rt, len)?),
+    /// A buffer of exactly `len` bytes: a free one holding the verified content `want`
+    /// (then true), else a free one of that length holding nothing wanted, else a new one.
+    fn buffer(
+        &mut self,
+        rt: &'a Runtime,
+        len: usize,
+        want: Option<ContentHash>,
+    ) -> Result<(OwnedBuf<'a>, bool), EventError> {
+        if let Some(i) = self
+            .free
+            .iter()
+            .position(|(b, h)| want.is_some() && *h == want && b.bytes() == len)
+        {
+            return Ok((self.free.swap_remove(i).0, true));
+        }
+        // One that holds nothing wanted first: a verified content is kept for its reuse.
+        let fits = |(b, _): &(OwnedBuf, Option<ContentHash>)| b.bytes() == len;
+        let i = self
+            .free
+            .iter()
+            .position(|f| fits(f) && f.1.is_none())
+            .or_else(|| self.free.iter().position(fits));
+        match i {
+            Some(i) => Ok((self.free.swap_remove(i).0, false)),
+            None => Ok((OwnedBuf::new(rt, len)?, false)),
         }
     }
 
-    /// Keeps a buffer for the next copy of its length (a bounded number of them).
-    fn give_back(&mut self, b: OwnedBuf<'a>) {
-        if self.free.len() < KEEP_FREE {
-            self.free.push(b);
+    /// Keeps a buffer, and the verified content it holds, for the next copy of its
+    /// length (a bounded number of them).
+    fn give_back(&mut self, b: OwnedBuf<'a>, holds: Option<ContentHash>) {
+        if self.free.len() >= KEEP_FREE {
+            self.free.remove(0);
         }
+        self.free.push((b, holds));
     }
 
     /// Releases every buffer (their registrations) and every event (end of the
@@ -124,25 +151,30 @@ impl<'a> Ctx<'a> {
                 limit: Some(proc_.limits.max_host_bytes),
             });
         }
-        let mut expected = self.deferred.buffer(self.rt, len)?;
         let attach = &proc_.events[at];
-        if attach.header.flags & RECORD_FLAG_INCOMPLETE == 0 {
-            let pl = Payload::parse(&attach.payload)?;
-            let r = pl.blob(BLOB_FIELD | id, what)?;
+        let blob = if attach.header.flags & RECORD_FLAG_INCOMPLETE == 0 {
+            let r = Payload::parse(&attach.payload)?.blob(BLOB_FIELD | id, what)?;
             if r.len != n {
-                self.deferred.give_back(expected);
                 return Err(EventError::BlobLength {
                     what,
                     blob: r.len,
                     copy: n,
                 });
             }
-            if let Err(e) = proc_.load_blob_into(&r, expected.as_mut_slice()) {
-                self.deferred.give_back(expected);
+            Some(r)
+        } else {
+            None
+        };
+        let (mut expected, loaded) = self
+            .deferred
+            .buffer(self.rt, len, blob.as_ref().map(|r| r.hash))?;
+        if let (Some(r), false) = (&blob, loaded) {
+            if let Err(e) = proc_.load_blob_into(r, expected.as_mut_slice()) {
+                self.deferred.give_back(expected, None);
                 return Err(e.into());
             }
         }
-        let mut result = self.deferred.buffer(self.rt, len)?;
+        let (mut result, _) = self.deferred.buffer(self.rt, len, None)?;
         complement_into(result.as_mut_slice(), expected.as_slice());
         let dst = result.as_slice().as_ptr() as u64;
         Ok((
@@ -151,6 +183,7 @@ impl<'a> Ctx<'a> {
                 copy_seq,
                 result,
                 expected,
+                holds: blob.map(|r| r.hash),
             },
         ))
     }
@@ -166,8 +199,8 @@ impl<'a> Ctx<'a> {
     ) -> EvResult {
         if ret != 0 {
             self.counts.d2h_skipped += 1;
-            self.deferred.give_back(s.result);
-            self.deferred.give_back(s.expected);
+            self.deferred.give_back(s.result, None);
+            self.deferred.give_back(s.expected, s.holds);
             return Ok(());
         }
         let event = match self.deferred.events.pop() {
@@ -204,6 +237,7 @@ impl<'a> Ctx<'a> {
             s.copy_seq,
             Waiting {
                 api,
+                holds: s.holds,
                 event,
                 result: s.result,
                 expected: s.expected,
@@ -248,8 +282,8 @@ impl<'a> Ctx<'a> {
             }),
             Err(e) => Err(e.into()),
         };
-        self.deferred.give_back(w.result);
-        self.deferred.give_back(w.expected);
+        self.deferred.give_back(w.result, None);
+        self.deferred.give_back(w.expected, w.holds);
         outcome
     }
 }
