@@ -254,8 +254,9 @@ pub struct OwnedBuf<'a> {
 }
 
 impl<'a> OwnedBuf<'a> {
-    /// `len` bytes (contents unspecified), or the system's refusal.
-    pub fn new(rt: &'a Runtime, len: usize) -> Result<OwnedBuf<'a>, NoMemory> {
+    /// `len` bytes (contents unspecified), page-locked when `pin` and at least
+    /// `PIN_MIN_BYTES`, or the system's refusal.
+    pub fn new(rt: &'a Runtime, len: usize, pin: bool) -> Result<OwnedBuf<'a>, NoMemory> {
         let bytes = len.checked_add(PAGE).ok_or(NoMemory { bytes: usize::MAX })?;
         let mut probe: Vec<u8> = Vec::new();
         probe
@@ -273,6 +274,8 @@ impl<'a> OwnedBuf<'a> {
         };
         if len >= PIN_MIN_BYTES {
             touch_pages(&mut b.mem[offset..offset + len]);
+        }
+        if pin && len >= PIN_MIN_BYTES {
             let ptr = b.mem[offset..].as_mut_ptr() as u64;
             // SAFETY: HostRegister over memory this buffer owns, which stays allocated,
             // unmoved, until `drop` unregisters it.

@@ -28,10 +28,10 @@ fn data() -> Vec<u8> {
     (0..N).map(|i| (i * 31 + 7) as u8).collect()
 }
 
-/// Malloc, pinned host memory, a stream, an upload; then two asynchronous downloads
-/// into the pinned memory: the first with its output inline as before, the second (its
-/// seq returned) with its output pending, attached (when `attach`) before the stream is
-/// synchronised.
+/// Malloc, pinned host memory, a stream, an upload; then asynchronous downloads into
+/// the pinned memory: the first with its output inline as before, the next two (the
+/// first of them returned) of the same bytes with their outputs pending, attached (when
+/// `attach`) before the stream is synchronised.
 fn archive(root: &Path, attach: bool) -> u64 {
     let w = common::cuda_writer(root);
     let mut p = PayloadWriter::new();
@@ -81,15 +81,27 @@ fn archive(root: &Path, attach: bool) -> u64 {
     let first = w
         .append(id::MemcpyAsync, 0, 1, 0, download(PINNED, true).as_bytes())
         .unwrap();
+    // The same bytes again, into other memory: both wait at once for one content.
+    let second = w
+        .append(
+            id::MemcpyAsync,
+            0,
+            1,
+            0,
+            download(PINNED + N as u64, true).as_bytes(),
+        )
+        .unwrap();
     // Attached before the program's synchronisation, as capture writes it: only replay's
     // own event makes the copy land before the check.
     if attach {
-        let mut p = PayloadWriter::new();
-        p.u64(fid::COPY_SEQ, first)
-            .u64(fid::COPY_FIELD, 1)
-            .blob(BLOB_FIELD | 1, up);
-        w.append(semantic::COPY_OUTPUT, 0, 2, 0, p.as_bytes())
-            .unwrap();
+        for seq in [first, second] {
+            let mut p = PayloadWriter::new();
+            p.u64(fid::COPY_SEQ, seq)
+                .u64(fid::COPY_FIELD, 1)
+                .blob(BLOB_FIELD | 1, up);
+            w.append(semantic::COPY_OUTPUT, 0, 2, 0, p.as_bytes())
+                .unwrap();
+        }
     }
     let mut p = PayloadWriter::new();
     p.handle(1, STREAM);
@@ -123,7 +135,7 @@ fn a_pending_output_is_compared_when_it_arrives_and_its_edit_names_the_copy() {
     let (code, r) = replay(so, &root, &t.path().join("r.json"));
     assert_eq!(code, 0, "{r}");
     assert_eq!(r["verdict"], "PASS", "{r}");
-    assert_eq!(r["counts"]["d2h_pass"], 2, "{r}");
+    assert_eq!(r["counts"]["d2h_pass"], 3, "{r}");
 
     // The edit of the pending copy's output changes its CopyOutput blob and names the
     // copy.
@@ -144,6 +156,8 @@ fn a_pending_output_is_compared_when_it_arrives_and_its_edit_names_the_copy() {
     assert_eq!(f["api"], "cudaMemcpyAsync", "{r}");
     assert_eq!(f["first_differing_offset"], 100, "{r}");
     assert_eq!(f["differing_bytes"], 1, "{r}");
+    // The other copy of the same (unedited) bytes passes: the edited content is another.
+    assert_eq!(r["counts"]["d2h_pass"], 2, "{r}");
 }
 
 #[test]

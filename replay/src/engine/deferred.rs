@@ -10,6 +10,7 @@
 //! byte the replayed copy never wrote cannot pass.
 
 use std::collections::HashMap;
+use std::rc::Rc;
 
 use hrr_archive::api::{fid, id, semantic, BLOB_FIELD};
 use hrr_archive::payload::Payload;
@@ -23,25 +24,31 @@ use crate::staging::{complement_into, OwnedBuf};
 
 /// cudaEventDisableTiming / hipEventDisableTiming.
 const EVENT_DISABLE_TIMING: u64 = 0x2;
-/// Free buffers kept for reuse at most (larger sets are released as they come back).
+/// Free buffers of each kind kept for reuse at most (the oldest go first).
 const KEEP_FREE: usize = 16;
+
+/// Expected bytes loaded from a blob and verified against its hash: shared by every
+/// copy waiting for the same content (the four quarters of a buffer that hold the same
+/// bytes, a result read back again and again), and kept for the next.
+struct Expected<'a> {
+    buf: OwnedBuf<'a>,
+    hash: ContentHash,
+}
 
 /// A copy issued, not yet compared.
 struct Waiting<'a> {
     api: String,
-    holds: Option<ContentHash>,
     event: u64,
     result: OwnedBuf<'a>,
-    expected: OwnedBuf<'a>,
+    /// None when capture could not record the output (its record is refused by name).
+    expected: Option<Rc<Expected<'a>>>,
 }
 
 /// A copy staged by `stage`, until `issued` files it.
 pub(super) struct Staged<'a> {
     copy_seq: u64,
     result: OwnedBuf<'a>,
-    expected: OwnedBuf<'a>,
-    /// The verified content the expected buffer holds.
-    holds: Option<ContentHash>,
+    expected: Option<Rc<Expected<'a>>>,
 }
 
 /// The deferred comparisons of one process's replay.
@@ -50,9 +57,10 @@ pub(super) struct Deferred<'a> {
     /// Copy seq -> index of its `CopyOutput` record (built on first use).
     attached: Option<HashMap<u64, usize>>,
     waiting: HashMap<u64, Waiting<'a>>,
-    /// Buffers for reuse, each with the content it holds verified, if any (a program
-    /// reading the same bytes back again and again costs no blob read then).
-    free: Vec<(OwnedBuf<'a>, Option<ContentHash>)>,
+    /// Result buffers (page-locked from 8 MiB) for reuse.
+    free: Vec<OwnedBuf<'a>>,
+    /// Verified expected contents no copy waits for now, kept for reuse.
+    verified: Vec<Rc<Expected<'a>>>,
     events: Vec<u64>,
     /// Bytes held by waiting comparisons (both buffers), bounded by max_host_bytes.
     reserved: u64,
@@ -71,41 +79,43 @@ fn attach_index(p: &ProcessArchive) -> HashMap<u64, usize> {
 }
 
 impl<'a> Deferred<'a> {
-    /// A buffer of exactly `len` bytes: a free one holding the verified content `want`
-    /// (then true), else a free one of that length holding nothing wanted, else a new one.
-    fn buffer(
-        &mut self,
-        rt: &'a Runtime,
-        len: usize,
-        want: Option<ContentHash>,
-    ) -> Result<(OwnedBuf<'a>, bool), EventError> {
-        if let Some(i) = self
-            .free
-            .iter()
-            .position(|(b, h)| want.is_some() && *h == want && b.bytes() == len)
-        {
-            return Ok((self.free.swap_remove(i).0, true));
-        }
-        // One that holds nothing wanted first: a verified content is kept for its reuse.
-        let fits = |(b, _): &(OwnedBuf, Option<ContentHash>)| b.bytes() == len;
-        let i = self
-            .free
-            .iter()
-            .position(|f| fits(f) && f.1.is_none())
-            .or_else(|| self.free.iter().position(fits));
-        match i {
-            Some(i) => Ok((self.free.swap_remove(i).0, false)),
-            None => Ok((OwnedBuf::new(rt, len)?, false)),
+    /// A result buffer of exactly `len` bytes: a free one, or a new page-locked one.
+    fn result_buffer(&mut self, rt: &'a Runtime, len: usize) -> Result<OwnedBuf<'a>, EventError> {
+        match self.free.iter().position(|b| b.bytes() == len) {
+            Some(i) => Ok(self.free.swap_remove(i)),
+            None => Ok(OwnedBuf::new(rt, len, true)?),
         }
     }
 
-    /// Keeps a buffer, and the verified content it holds, for the next copy of its
-    /// length (a bounded number of them).
-    fn give_back(&mut self, b: OwnedBuf<'a>, holds: Option<ContentHash>) {
+    fn give_back(&mut self, b: OwnedBuf<'a>) {
         if self.free.len() >= KEEP_FREE {
             self.free.remove(0);
         }
-        self.free.push((b, holds));
+        self.free.push(b);
+    }
+
+    /// The verified content `hash` of `len` bytes, if a waiting copy or the kept ones
+    /// hold it.
+    fn shared(&self, hash: &ContentHash, len: usize) -> Option<Rc<Expected<'a>>> {
+        let fits = |e: &&Rc<Expected<'a>>| e.hash == *hash && e.buf.bytes() == len;
+        self.waiting
+            .values()
+            .filter_map(|w| w.expected.as_ref())
+            .find(fits)
+            .or_else(|| self.verified.iter().find(fits))
+            .cloned()
+    }
+
+    /// A copy is done with its expected content: kept while no one else holds it.
+    fn done_with(&mut self, e: Option<Rc<Expected<'a>>>) {
+        let Some(e) = e else { return };
+        if Rc::strong_count(&e) > 1 || self.verified.iter().any(|v| Rc::ptr_eq(v, &e)) {
+            return;
+        }
+        if self.verified.len() >= KEEP_FREE {
+            self.verified.remove(0);
+        }
+        self.verified.push(e);
     }
 
     /// Releases every buffer (their registrations) and every event (end of the
@@ -114,6 +124,7 @@ impl<'a> Deferred<'a> {
         let events: Vec<u64> = self.waiting.drain().map(|(_, w)| w.event).collect();
         self.events.extend(events);
         self.free.clear();
+        self.verified.clear();
         for e in self.events.drain(..) {
             // SAFETY: EventDestroy of an event this replay created.
             let _ = unsafe { rt.call_table(id::EventDestroy, &[e]) };
@@ -165,17 +176,22 @@ impl<'a> Ctx<'a> {
         } else {
             None
         };
-        let (mut expected, loaded) = self
-            .deferred
-            .buffer(self.rt, len, blob.as_ref().map(|r| r.hash))?;
-        if let (Some(r), false) = (&blob, loaded) {
-            if let Err(e) = proc_.load_blob_into(r, expected.as_mut_slice()) {
-                self.deferred.give_back(expected, None);
-                return Err(e.into());
-            }
+        let expected = match blob {
+            None => None,
+            Some(r) => Some(match self.deferred.shared(&r.hash, len) {
+                Some(e) => e,
+                None => {
+                    let mut buf = OwnedBuf::new(self.rt, len, false)?;
+                    proc_.load_blob_into(&r, buf.as_mut_slice())?;
+                    Rc::new(Expected { buf, hash: r.hash })
+                }
+            }),
+        };
+        let mut result = self.deferred.result_buffer(self.rt, len)?;
+        match &expected {
+            Some(e) => complement_into(result.as_mut_slice(), e.buf.as_slice()),
+            None => result.as_mut_slice().fill(0xa5),
         }
-        let (mut result, _) = self.deferred.buffer(self.rt, len, None)?;
-        complement_into(result.as_mut_slice(), expected.as_slice());
         let dst = result.as_slice().as_ptr() as u64;
         Ok((
             dst,
@@ -183,7 +199,6 @@ impl<'a> Ctx<'a> {
                 copy_seq,
                 result,
                 expected,
-                holds: blob.map(|r| r.hash),
             },
         ))
     }
@@ -199,8 +214,8 @@ impl<'a> Ctx<'a> {
     ) -> EvResult {
         if ret != 0 {
             self.counts.d2h_skipped += 1;
-            self.deferred.give_back(s.result, None);
-            self.deferred.give_back(s.expected, s.holds);
+            self.deferred.give_back(s.result);
+            self.deferred.done_with(s.expected);
             return Ok(());
         }
         let event = match self.deferred.events.pop() {
@@ -232,12 +247,11 @@ impl<'a> Ctx<'a> {
                 code: r,
             });
         }
-        self.deferred.reserved += (s.result.bytes() + s.expected.bytes()) as u64;
+        self.deferred.reserved += 2 * s.result.bytes() as u64;
         self.deferred.waiting.insert(
             s.copy_seq,
             Waiting {
                 api,
-                holds: s.holds,
                 event,
                 result: s.result,
                 expected: s.expected,
@@ -254,13 +268,13 @@ impl<'a> Ctx<'a> {
         let Some(w) = self.deferred.waiting.remove(&copy_seq) else {
             return Ok(());
         };
-        self.deferred.reserved -= (w.result.bytes() + w.expected.bytes()) as u64;
+        self.deferred.reserved -= 2 * w.result.bytes() as u64;
         // SAFETY: EventSynchronize of replay's own event, recorded after the copy.
         let r = unsafe { self.rt.call_table(id::EventSynchronize, &[w.event]) };
         self.deferred.events.push(w.event);
-        let outcome = match r {
-            Ok(0) => {
-                match compare(w.expected.as_slice(), w.result.as_slice()) {
+        let outcome = match (r, &w.expected) {
+            (Ok(0), Some(e)) => {
+                match compare(e.buf.as_slice(), w.result.as_slice()) {
                     None => self.counts.d2h_pass += 1,
                     Some(m) => {
                         self.counts.d2h_fail += 1;
@@ -268,7 +282,7 @@ impl<'a> Ctx<'a> {
                             self.proc_.entry.pid,
                             copy_seq,
                             w.api.clone(),
-                            w.expected.bytes(),
+                            e.buf.bytes(),
                             m,
                         );
                         self.failures.push(f);
@@ -276,14 +290,17 @@ impl<'a> Ctx<'a> {
                 }
                 Ok(())
             }
-            Ok(code) => Err(EventError::Call {
+            // Capture could not record the output: this record is refused by name
+            // before it reaches here, and nothing is compared.
+            (Ok(0), None) => Ok(()),
+            (Ok(code), _) => Err(EventError::Call {
                 call: format!("waiting for the copy at seq {copy_seq} ({})", w.api),
                 code,
             }),
-            Err(e) => Err(e.into()),
+            (Err(e), _) => Err(e.into()),
         };
-        self.deferred.give_back(w.result, None);
-        self.deferred.give_back(w.expected, w.holds);
+        self.deferred.give_back(w.result);
+        self.deferred.done_with(w.expected);
         outcome
     }
 }
