@@ -252,9 +252,9 @@ impl Recorder<'_> {
         }
     }
 
-    /// The bytes a completed D2H copy wrote: read by a reader thread when an asynchronous
-    /// copy into page-locked memory completes (the record says its output is pending),
-    /// otherwise here, once the copy's stream is done.
+    /// The bytes a completed D2H copy wrote: into page-locked memory, recorded by a reader
+    /// thread once the copy completed (the record says its output is pending); otherwise
+    /// read here, once the copy's stream is done.
     fn expected_output(&mut self, fid: u16, region: HostRegion) {
         if let Some(d) = outputs::defer(self.cap, self.vendor, self.desc, self.args, region) {
             self.p.u64(OUTPUT_PENDING_FIELD, fid as u64);
@@ -311,8 +311,10 @@ pub fn capture_row(
         }
         let api = desc.symbol(vendor).unwrap_or(desc.name);
         let seq = cap.record(desc.id, ret, &rec.p, rec.failure.as_deref(), api);
-        if let (Some((fid, d)), Some(seq)) = (rec.deferred.take(), seq) {
-            outputs::submit(cap, d, seq, fid, api);
+        match (rec.deferred.take(), seq) {
+            (Some((fid, d)), Some(seq)) => outputs::submit(cap, d, seq, fid, api),
+            (Some((_, d)), None) => outputs::cancel(d),
+            (None, _) => {}
         }
         if desc.id == hrr_archive::api::id::Malloc && ret == 0 {
             note_runtime_once(vendor);

@@ -16,9 +16,10 @@
 //! - `regions`, `params`: host regions of copies, and the pure decode and policy per
 //!   parameter kind;
 //! - `runtime_info`: runtime and device metadata for the manifest;
-//! - `pending`: the pending reads' bookkeeping (pure); `outputs`: reading asynchronous
-//!   D2H copies' destinations on reader threads when the copies complete, and the waits
-//!   the program's synchronisations make for them;
+//! - `pending`: the pending reads' bookkeeping (pure); `events`: capture's own events;
+//!   `reads`: the pending-read table and its waits; `reader`: the reader threads that
+//!   record D2H copies' outputs once the copies completed; `outputs`: the hooks around a
+//!   row (defer, the synchronisations' waits, exit, fork);
 //! - `generic`: recording a table row; `shims`: the extern "C" functions generated from
 //!   the API table;
 //! - `pinned`: pinned-memory snapshots of a launch; `launch`: launches and the launch
@@ -39,6 +40,7 @@ pub mod real;
 pub mod alloc;
 pub mod config;
 pub mod crash;
+pub mod events;
 pub mod ffi;
 pub mod generic;
 pub mod launch;
@@ -46,6 +48,8 @@ pub mod modules;
 pub mod outputs;
 pub mod params;
 pub mod pending;
+pub mod reader;
+pub mod reads;
 pub mod pinned;
 pub mod regions;
 pub mod register;

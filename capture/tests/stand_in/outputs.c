@@ -39,6 +39,11 @@ int main(int argc, char** argv) {
     cudaStreamSynchronize(s1);
     cudaStreamSynchronize(s2);
     printf("halves=%d\n", memcmp(pinned, a, N));
+    // A blocking copy into the same memory: complete when it returns.
+    memset(pinned, 0, N);
+    cudaMemcpy(pinned, d, N, D2H);
+    printf("blocking=%d\n", memcmp(pinned, a, N));
+    memset(pinned, 0, N);
 
     // The buffer reused in stream order: c read back, b uploaded, b read back into the
     // same bytes, then an event waited for.

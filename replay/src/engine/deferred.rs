@@ -264,7 +264,20 @@ impl<'a> Ctx<'a> {
     pub(super) fn replay_copy_output(&mut self, ev: &Event) -> EvResult {
         let p = Payload::parse(&ev.payload)?;
         let copy_seq = p.u64(fid::COPY_SEQ, "copy")?;
-        // A copy that failed at replay, or was refused, has nothing waiting.
+        // A copy that failed at replay, was refused, or was compared already (before a
+        // device reset) has nothing waiting.
+        self.compare_waiting(copy_seq)
+    }
+
+    /// Compares every copy still waiting (before a device reset, which would destroy
+    /// their events), the expected bytes being loaded already.
+    pub(super) fn compare_all_waiting(&mut self) -> EvResult {
+        let mut seqs: Vec<u64> = self.deferred.waiting.keys().copied().collect();
+        seqs.sort_unstable();
+        seqs.into_iter().try_for_each(|s| self.compare_waiting(s))
+    }
+
+    fn compare_waiting(&mut self, copy_seq: u64) -> EvResult {
         let Some(w) = self.deferred.waiting.remove(&copy_seq) else {
             return Ok(());
         };

@@ -207,8 +207,10 @@ impl<'a> Ctx<'a> {
         }
         if let Some(desc) = api::desc(ev.header.api_id) {
             if desc.id == api::id::DeviceReset {
-                // The reset would drop the staging buffers' registrations under them.
+                // The reset would drop the staging buffers' registrations under them,
+                // and the events of copies still waiting for their outputs.
                 self.staging.unpin_all();
+                self.compare_all_waiting()?;
                 self.deferred.release(self.rt);
             }
             let r = self.replay_generic(ev, desc);
