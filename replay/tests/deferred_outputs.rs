@@ -4,8 +4,9 @@
 //! is waited for): replay compares when the attaching record arrives, after waiting for
 //! its own event, so a check made before the copy landed cannot pass; the one-byte edit
 //! of such an output fails exactly that copy's check (its sequence id, API and offset);
-//! an archive of the earlier format (output inline) still replays; a copy whose output
-//! never came is refused by name.
+//! an archive of the earlier format (output inline) still replays; a blocking copy whose
+//! output is attached later is compared at the call; a copy whose output never came is
+//! refused by name.
 
 use std::path::Path;
 use std::process::Command;
@@ -180,4 +181,62 @@ fn a_copy_whose_output_never_came_is_refused_by_name() {
             .contains("no CopyOutput record carries it"),
         "{r}"
     );
+}
+
+#[test]
+fn a_blocking_copy_whose_output_is_attached_later_is_compared_at_the_call() {
+    let Some(so) = stand_in::library() else {
+        eprintln!("SKIPPED: needs a C compiler (cc) for the stand-in runtime");
+        return;
+    };
+    let t = tempfile::tempdir().unwrap();
+    let root = t.path().join("a");
+    let w = common::cuda_writer(&root);
+    let mut p = PayloadWriter::new();
+    p.devptr(ApiDesc::field_id(0), DEV)
+        .u64(ApiDesc::field_id(1), N as u64);
+    w.append(id::Malloc, 0, 1, 0, p.as_bytes()).unwrap();
+    let up = w.put_blob(&data()).unwrap();
+    let mut p = PayloadWriter::new();
+    p.devptr(1, DEV)
+        .devptr(2, 0x1000)
+        .u64(3, N as u64)
+        .u64(4, 1)
+        .blob(BLOB_FIELD | 2, up)
+        .u64(COPY_DIR_FIELD, CopyDir::HostToDevice as u64);
+    w.append(id::Memcpy, 0, 1, 0, p.as_bytes()).unwrap();
+    let mut p = PayloadWriter::new();
+    p.devptr(1, PINNED)
+        .devptr(2, DEV)
+        .u64(3, N as u64)
+        .u64(4, 2)
+        .u64(COPY_DIR_FIELD, CopyDir::DeviceToHost as u64)
+        .u64(OUTPUT_PENDING_FIELD, 1);
+    let copy = w.append(id::Memcpy, 0, 1, 0, p.as_bytes()).unwrap();
+    // Another call between the copy and its attached output (as capture writes it: a
+    // reader stores the snapshot while the program goes on).
+    let mut p = PayloadWriter::new();
+    p.devptr(1, DEV).u64(2, 0).u64(3, N as u64);
+    w.append(id::Memset, 0, 1, 0, p.as_bytes()).unwrap();
+    let mut p = PayloadWriter::new();
+    p.u64(fid::COPY_SEQ, copy)
+        .u64(fid::COPY_FIELD, 1)
+        .blob(BLOB_FIELD | 1, up);
+    w.append(semantic::COPY_OUTPUT, 0, 2, 0, p.as_bytes())
+        .unwrap();
+    w.finish().unwrap();
+    let (code, r) = replay(so, &root, &t.path().join("r.json"));
+    assert_eq!(code, 0, "{r}");
+    assert_eq!(r["counts"]["d2h_pass"], 1, "{r}");
+    let o = Command::new(env!("CARGO_BIN_EXE_hrr-replay"))
+        .args(["--edit-expected", "9"])
+        .arg(&root)
+        .output()
+        .unwrap();
+    assert!(o.status.success());
+    let (code, r) = replay(so, &root, &t.path().join("e.json"));
+    assert_eq!(code, 1, "{r}");
+    assert_eq!(r["failures"][0]["seq"], copy, "{r}");
+    assert_eq!(r["failures"][0]["api"], "cudaMemcpy", "{r}");
+    assert_eq!(r["failures"][0]["first_differing_offset"], 9, "{r}");
 }

@@ -3,7 +3,7 @@
 //! reused next, and the D2H result compared with the captured bytes.
 
 use hrr_archive::api::{ApiDesc, ParamKind, BLOB_FIELD, OUTPUT_PENDING_FIELD};
-use hrr_archive::payload::Payload;
+use hrr_archive::payload::{BlobRef, Payload};
 use hrr_archive::Event;
 
 use super::compare::{compare, mismatch_failure};
@@ -51,12 +51,10 @@ impl<'a> Ctx<'a> {
     /// buffer is allocated for either.
     pub(super) fn stage_result(
         &mut self,
-        p: &Payload,
-        id: u16,
+        r: BlobRef,
         what: &'static str,
         n: u64,
     ) -> Result<(u64, (usize, usize)), EventError> {
-        let r = p.blob(BLOB_FIELD | id, what)?;
         let result_len = self.host_len(n, "the copy's result")?;
         let expected_len = self.host_len(r.len, what)?;
         if r.len != n {
@@ -74,10 +72,10 @@ impl<'a> Ctx<'a> {
         Ok((dst, (result_len, expected_len)))
     }
 
-    /// Where a D2H copy's result is to land: its own buffer, compared when its
-    /// `CopyOutput` record arrives, when the record says its output is pending (capture
-    /// read it when the copy completed); otherwise the result staging buffer, compared
-    /// right after the call.
+    /// Where a D2H copy's result is to land: for an asynchronous copy whose output is
+    /// pending (capture read it when the copy completed), its own buffer, compared when
+    /// its `CopyOutput` record arrives; otherwise the result staging buffer, compared
+    /// right after the call with the inline or attached expected bytes.
     pub(super) fn stage_d2h(
         &mut self,
         p: &Payload,
@@ -87,12 +85,21 @@ impl<'a> Ctx<'a> {
         bufs: &mut CallBuffers<'a>,
     ) -> Result<u64, EventError> {
         let pending = p.get(OUTPUT_PENDING_FIELD).map(|f| f.as_u64()).transpose()?;
-        if pending == Some(id as u64) {
-            let (dst, staged) = self.stage_deferred(bufs.seq, id, what, n)?;
-            bufs.deferred = Some(staged);
-            return Ok(dst);
-        }
-        let (dst, lens) = self.stage_result(p, id, what, n)?;
+        let r = if pending != Some(id as u64) {
+            p.blob(BLOB_FIELD | id, what)?
+        } else {
+            match self.attached_blob(bufs.seq, id, what, n)? {
+                // A blocking copy is complete when its call returns: compared then, in
+                // the staging buffers, like a copy whose output is inline.
+                Some(r) if !bufs.streamed => r,
+                _ => {
+                    let (dst, staged) = self.stage_deferred(bufs.seq, id, what, n)?;
+                    bufs.deferred = Some(staged);
+                    return Ok(dst);
+                }
+            }
+        };
+        let (dst, lens) = self.stage_result(r, what, n)?;
         bufs.d2h = Some(lens);
         Ok(dst)
     }

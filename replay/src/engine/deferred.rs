@@ -13,7 +13,7 @@ use std::collections::HashMap;
 use std::rc::Rc;
 
 use hrr_archive::api::{fid, id, semantic, BLOB_FIELD};
-use hrr_archive::payload::Payload;
+use hrr_archive::payload::{BlobRef, Payload};
 use hrr_archive::record::RECORD_FLAG_INCOMPLETE;
 use hrr_archive::{ContentHash, Event, ProcessArchive};
 
@@ -134,6 +134,41 @@ impl<'a> Deferred<'a> {
 }
 
 impl<'a> Ctx<'a> {
+    /// The blob of the `CopyOutput` record attached to the copy at `copy_seq` (found
+    /// ahead in the log), None when capture recorded that it could not read it (that
+    /// record is refused by name), an error when no record carries it.
+    pub(super) fn attached_blob(
+        &mut self,
+        copy_seq: u64,
+        id: u16,
+        what: &'static str,
+        n: u64,
+    ) -> Result<Option<BlobRef>, EventError> {
+        let proc_ = self.proc_;
+        let index = self
+            .deferred
+            .attached
+            .get_or_insert_with(|| attach_index(proc_));
+        let Some(&at) = index.get(&copy_seq) else {
+            return Err(EventError::Incomplete(format!(
+                "its output is pending and no CopyOutput record carries it (the captured process ended before capture read {what})"
+            )));
+        };
+        let attach = &proc_.events[at];
+        if attach.header.flags & RECORD_FLAG_INCOMPLETE != 0 {
+            return Ok(None);
+        }
+        let r = Payload::parse(&attach.payload)?.blob(BLOB_FIELD | id, what)?;
+        if r.len != n {
+            return Err(EventError::BlobLength {
+                what,
+                blob: r.len,
+                copy: n,
+            });
+        }
+        Ok(Some(r))
+    }
+
     /// Stages a D2H copy at `copy_seq` whose output is pending: loads the expected bytes
     /// from its `CopyOutput` record, poisons a result buffer of its own with their
     /// complement, and returns where the copy is to land.
@@ -145,15 +180,6 @@ impl<'a> Ctx<'a> {
         n: u64,
     ) -> Result<(u64, Staged<'a>), EventError> {
         let proc_ = self.proc_;
-        let index = self
-            .deferred
-            .attached
-            .get_or_insert_with(|| attach_index(proc_));
-        let Some(&at) = index.get(&copy_seq) else {
-            return Err(EventError::Incomplete(format!(
-                "its output is pending and no CopyOutput record carries it (the captured process ended before capture read {what})"
-            )));
-        };
         let len = self.host_len(n, "the copy's result")?;
         let total = n.saturating_mul(2).saturating_add(self.deferred.reserved);
         if total > proc_.limits.max_host_bytes {
@@ -162,20 +188,7 @@ impl<'a> Ctx<'a> {
                 limit: Some(proc_.limits.max_host_bytes),
             });
         }
-        let attach = &proc_.events[at];
-        let blob = if attach.header.flags & RECORD_FLAG_INCOMPLETE == 0 {
-            let r = Payload::parse(&attach.payload)?.blob(BLOB_FIELD | id, what)?;
-            if r.len != n {
-                return Err(EventError::BlobLength {
-                    what,
-                    blob: r.len,
-                    copy: n,
-                });
-            }
-            Some(r)
-        } else {
-            None
-        };
+        let blob = self.attached_blob(copy_seq, id, what, n)?;
         let expected = match blob {
             None => None,
             Some(r) => Some(match self.deferred.shared(&r.hash, len) {

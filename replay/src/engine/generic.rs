@@ -234,6 +234,8 @@ pub(super) struct CallBuffers<'a> {
     pub(super) seq: u64,
     /// A D2H copy whose output is compared when its `CopyOutput` record arrives.
     pub(super) deferred: Option<super::deferred::Staged<'a>>,
+    /// The row has a stream (its copy may still run after the call returns).
+    pub(super) streamed: bool,
     /// Out parameters' slots, and which parameter each belongs to.
     pub(super) slots: Vec<Box<[u64; 2048]>>,
     pub(super) slot_of: HashMap<usize, usize>,
@@ -258,6 +260,7 @@ impl<'a> Ctx<'a> {
         let plan = plan_call(desc, &p, dir, self.proc_.limits.max_host_bytes)?;
         let mut bufs = CallBuffers {
             seq: ev.header.seq,
+            streamed: desc.params.iter().any(|p| p.kind == ParamKind::Stream),
             ..CallBuffers::default()
         };
         let mut args = Vec::with_capacity(plan.args.len());
