@@ -24,7 +24,10 @@ pub struct EditedOutput {
 
 /// The index of the `CopyOutput` record attached to the copy at `idx`, when the copy's
 /// output is pending; Err when it is pending and no record carries it.
-fn attached_output(p: &crate::ProcessArchive, idx: usize) -> Option<std::result::Result<usize, String>> {
+fn attached_output(
+    p: &crate::ProcessArchive,
+    idx: usize,
+) -> Option<std::result::Result<usize, String>> {
     let copy = &p.events[idx];
     let pending = Payload::parse(&copy.payload)
         .ok()?
@@ -84,9 +87,9 @@ pub fn edit_expected_output(
     let copy_seq = p.events[idx].header.seq;
     // An asynchronous copy's output may be in the CopyOutput record attached to it: that
     // record's blob is edited, and the check replay must fail is still the copy's.
-    let idx = attached_output(p, idx).unwrap_or(Ok(idx)).map_err(|why| {
-        ArchiveError::invalid(root, format!("copy at seq {copy_seq}: {why}"))
-    })?;
+    let idx = attached_output(p, idx)
+        .unwrap_or(Ok(idx))
+        .map_err(|why| ArchiveError::invalid(root, format!("copy at seq {copy_seq}: {why}")))?;
     let ev = &p.events[idx];
     let pl = Payload::parse(&ev.payload).map_err(|e| ArchiveError::invalid(root, e.to_string()))?;
     let field = pl

@@ -338,9 +338,6 @@ mod tests {
         };
         let start = 4096 + 128 + 32 + 2;
         assert_eq!(span(&b), (start, start + 128 + 32 + 8));
-        assert_eq!(
-            span(&HostRegion::Linear { ptr: 5, len: 7 }),
-            (5, 12)
-        );
+        assert_eq!(span(&HostRegion::Linear { ptr: 5, len: 7 }), (5, 12));
     }
 }

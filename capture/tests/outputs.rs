@@ -37,7 +37,9 @@ fn outputs(p: &ProcessArchive) -> Vec<(u64, usize, Vec<u8>)> {
             assert_eq!(field, 1, "the destination is parameter 1");
             let r = pl.blob(BLOB_FIELD | field, "output").unwrap();
             assert!(
-                attached.insert(seq, (i, p.load_blob(&r).unwrap())).is_none(),
+                attached
+                    .insert(seq, (i, p.load_blob(&r).unwrap()))
+                    .is_none(),
                 "one CopyOutput per copy"
             );
         }

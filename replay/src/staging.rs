@@ -257,7 +257,9 @@ impl<'a> OwnedBuf<'a> {
     /// `len` bytes (contents unspecified), page-locked when `pin` and at least
     /// `PIN_MIN_BYTES`, or the system's refusal.
     pub fn new(rt: &'a Runtime, len: usize, pin: bool) -> Result<OwnedBuf<'a>, NoMemory> {
-        let bytes = len.checked_add(PAGE).ok_or(NoMemory { bytes: usize::MAX })?;
+        let bytes = len
+            .checked_add(PAGE)
+            .ok_or(NoMemory { bytes: usize::MAX })?;
         let mut probe: Vec<u8> = Vec::new();
         probe
             .try_reserve_exact(bytes)

@@ -147,7 +147,10 @@ fn a_pending_output_is_compared_when_it_arrives_and_its_edit_names_the_copy() {
         .unwrap();
     let out = String::from_utf8_lossy(&o.stdout);
     assert!(o.status.success(), "{out}");
-    assert!(out.contains(&format!("seq {first}: expected output byte 100")), "{out}");
+    assert!(
+        out.contains(&format!("seq {first}: expected output byte 100")),
+        "{out}"
+    );
     let (code, r) = replay(so, &root, &t.path().join("e.json"));
     assert_eq!(code, 1, "{r}");
     let f = &r["failures"][0];

@@ -84,7 +84,10 @@ impl<'a> Ctx<'a> {
         n: u64,
         bufs: &mut CallBuffers<'a>,
     ) -> Result<u64, EventError> {
-        let pending = p.get(OUTPUT_PENDING_FIELD).map(|f| f.as_u64()).transpose()?;
+        let pending = p
+            .get(OUTPUT_PENDING_FIELD)
+            .map(|f| f.as_u64())
+            .transpose()?;
         let r = if pending != Some(id as u64) {
             p.blob(BLOB_FIELD | id, what)?
         } else {
