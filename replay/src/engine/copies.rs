@@ -7,7 +7,6 @@ use hrr_archive::payload::{BlobRef, Payload};
 use hrr_archive::Event;
 
 use super::compare::{compare, mismatch_failure};
-use super::deferred::Staged;
 use super::generic::CallBuffers;
 use super::{Ctx, EvResult, EventError};
 use crate::staging::Role;
@@ -107,25 +106,24 @@ impl<'a> Ctx<'a> {
         Ok(dst)
     }
 
-    /// Waits for the copy's stream where its host buffer is read or reused next, and
-    /// checks a D2H result, `d2h` = (result length, expected length), against the
-    /// captured bytes.
+    /// Waits for the copy's stream where its host buffer is read or reused next, checks a
+    /// D2H result in the staging buffers against the captured bytes, and files a copy
+    /// whose output is pending to be compared when its `CopyOutput` record arrives.
     pub(super) fn finish_copies(
         &mut self,
         ev: &Event,
         desc: &ApiDesc,
         ret: i32,
         args: &[u64],
-        source_in_flight: bool,
-        d2h: Option<(usize, usize)>,
-        deferred: Option<Staged<'a>>,
+        bufs: &mut CallBuffers<'a>,
     ) -> EvResult {
+        let (source_in_flight, d2h) = (bufs.source_in_flight, bufs.d2h);
         let stream = desc
             .params
             .iter()
             .position(|p| p.kind == ParamKind::Stream)
             .map(|si| args[si]);
-        if let Some(s) = deferred {
+        if let Some(s) = bufs.deferred.take() {
             let api = self.api_label(ev.header.api_id);
             self.issued_deferred(s, ret, stream.unwrap_or(0), api)?;
         }

@@ -244,7 +244,7 @@ pub(super) struct CallBuffers<'a> {
     /// A D2H copy's (result length, expected length), both in the staging buffers.
     pub(super) d2h: Option<(usize, usize)>,
     /// The copy reads a page-locked source after an asynchronous call returns.
-    source_in_flight: bool,
+    pub(super) source_in_flight: bool,
     /// The stand-in buffer being registered.
     pub(super) registering: Option<u64>,
 }
@@ -283,16 +283,7 @@ impl<'a> Ctx<'a> {
         }
         self.check_ret(ev, desc.ret, ret)?;
         self.record_outputs(desc, &p, ret, &args, &bufs)?;
-        let deferred = bufs.deferred.take();
-        self.finish_copies(
-            ev,
-            desc,
-            ret,
-            &args,
-            bufs.source_in_flight,
-            bufs.d2h,
-            deferred,
-        )
+        self.finish_copies(ev, desc, ret, &args, &mut bufs)
     }
 
     /// The argument word the typed call takes for parameter `i`'s plan.
