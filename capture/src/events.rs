@@ -92,10 +92,15 @@ pub fn record_after(stream: u64) -> Option<u64> {
         None => NO_REAL_FUNCTION,
     };
     if r != 0 {
-        give_back(event);
+        // Not returned to the pool: an event the runtime refuses stays refused.
         return None;
     }
     Some(event)
+}
+
+/// Forgets the pool (a device reset destroys every event).
+pub fn forget_all() {
+    POOL.lock().clear();
 }
 
 /// Returns an event to the pool once its copy was read.

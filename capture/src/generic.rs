@@ -120,9 +120,7 @@ fn before_call(cap: &Capture, desc: &ApiDesc, args: &[u64]) -> BeforeCall {
     let decoded = parms.as_ref().map(|(p, _)| p);
     let dir = params::copy_dir(desc, args, decoded, |a| cap.allocs.is_device(a));
     // A pending read of these host bytes (or of memory being released) goes first.
-    if outputs::any_pending() {
-        outputs::before_row(cap, desc, dir, host_side(desc, args, dir, decoded), args);
-    }
+    outputs::before_row(cap, desc, dir, || host_side(desc, args, dir, decoded), args);
     let source = if dir == Some(CopyDir::HostToDevice) {
         // The last source parameter's (every row has at most one).
         (0..desc.params.len())

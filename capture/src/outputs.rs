@@ -161,12 +161,6 @@ pub fn cancel(d: Deferred) {
     }
 }
 
-/// Whether any read is pending (the hooks' fast path).
-#[inline]
-pub fn any_pending() -> bool {
-    reads::any()
-}
-
 /// Waits for the pending reads overlapping `[start, end)` (host bytes capture or the
 /// program is about to read or write).
 pub fn wait_overlapping(start: u64, end: u64) {
@@ -179,12 +173,17 @@ pub fn before_row(
     cap: &Capture,
     desc: &ApiDesc,
     dir: Option<CopyDir>,
-    host_side: Option<HostRegion>,
+    host_side: impl FnOnce() -> Option<HostRegion>,
     args: &[u64],
 ) {
     if desc.id == id::DeviceReset {
-        // Every output recorded before the reset's own record.
+        // Every output recorded before the reset's own record; the reset destroys the
+        // pool's events.
         reads::wait_all();
+        events::forget_all();
+        return;
+    }
+    if !reads::any() {
         return;
     }
     if desc.id == id::FreeHost || desc.id == id::HostUnregister {
@@ -197,7 +196,7 @@ pub fn before_row(
         dir,
         Some(CopyDir::HostToDevice) | Some(CopyDir::DeviceToHost)
     ) {
-        if let Some(r) = host_side {
+        if let Some(r) = host_side() {
             let (s, e) = pending::span(&r);
             reads::wait_overlapping(s, e);
         }
