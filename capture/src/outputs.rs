@@ -25,7 +25,7 @@ use hrr_archive::api::{id, ApiDesc, CopyDir, ParamKind, Vendor};
 
 use crate::alloc::Space;
 use crate::events;
-use crate::pending::{self, Ticket};
+use crate::pending::{self, Cover, Ticket};
 use crate::reader::{self, Note, Snapshot, Source};
 use crate::reads;
 use crate::regions::HostRegion;
@@ -210,9 +210,8 @@ pub fn after_row(desc: &ApiDesc, args: &[u64], ret: c_int) {
         id::EventRecord if ret == 0 => reads::lock().on_event_record(args[0], args[1]),
         id::EventDestroy if ret == 0 => reads::lock().on_event_destroy(args[0]),
         _ if !reads::any() => {}
-        id::DeviceSynchronize | id::Memcpy | id::Memcpy2D | id::Memcpy3D => {
-            reads::wait_covered(|_| pending::ALL)
-        }
+        id::DeviceSynchronize => reads::wait_covered(|_| pending::ALL),
+        id::Memcpy | id::Memcpy2D | id::Memcpy3D => reads::wait_covered(|_| Cover::DefaultStreams),
         id::StreamSynchronize => reads::wait_covered(|r| r.stream_cover(args[0])),
         id::StreamQuery if ret == 0 => reads::wait_covered(|r| r.stream_cover(args[0])),
         id::EventSynchronize => reads::wait_covered(|r| r.event_cover(args[0])),

@@ -4,7 +4,9 @@
 //!
 //! The rules (`outputs` applies them):
 //! - a read is *covered* by a synchronisation that makes its copy's completion visible
-//!   to the program: a device-wide one covers every read; a stream's, the reads of copies
+//!   to the program: a device-wide one covers every read; a blocking copy, the reads of
+//!   copies on the default streams (the others it orders itself after are complete, and
+//!   the caller waits for every read whose copy is complete); a stream's, the reads of copies
 //!   issued on that stream (the default streams 0, 1 and 2 cover every read: the legacy
 //!   default stream orders itself with every blocking stream); an event's, the reads of
 //!   its stream issued up to the event's record point (an event of a default stream: all
@@ -46,6 +48,10 @@ pub enum Cover {
     AllUpTo(Ticket),
     /// The reads of one stream issued up to this ticket.
     StreamUpTo(u64, Ticket),
+    /// The reads of copies issued on the default streams (a blocking copy: it runs on
+    /// the default stream after the work of every blocking stream, whose copies are then
+    /// complete and found so by their events).
+    DefaultStreams,
 }
 
 /// Every read, whenever issued.
@@ -202,6 +208,7 @@ impl PendingReads {
             .filter(|(&t, e)| match cover {
                 Cover::AllUpTo(upto) => t <= upto,
                 Cover::StreamUpTo(s, upto) => t <= upto && e.stream == s,
+                Cover::DefaultStreams => is_default_stream(e.stream),
             })
             .map(|(&t, _)| t)
             .collect()
@@ -275,6 +282,9 @@ mod tests {
             assert_eq!(r.covered(r.stream_cover(default)), [a, b, c]);
         }
         assert_eq!(r.covered(ALL), [a, b, c]);
+        let d = r.add(0, (30, 40), 4);
+        let e = r.add(2, (40, 50), 5);
+        assert_eq!(r.covered(Cover::DefaultStreams), [d, e]);
     }
 
     #[test]
