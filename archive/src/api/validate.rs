@@ -165,6 +165,7 @@ mod tests {
                 (111, "LaunchKernelByHandle"),
                 (112, "ModuleLaunchKernel"),
                 (120, "Unreplayable"),
+                (171, "CopyOutput"),
             ]
         );
         assert_eq!((id::Malloc, id::Memcpy, id::EventDestroy), (10, 20, 46));
