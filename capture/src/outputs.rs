@@ -35,7 +35,7 @@ use crate::state::Capture;
 const MAX_PENDING: usize = 256;
 const MAX_PENDING_BYTES: u64 = 2 << 30;
 /// How long exit waits for copies that have not completed.
-const EXIT_WAIT: Duration = Duration::from_secs(5);
+const EXIT_WAIT: Duration = Duration::from_secs(30);
 /// How long exit then waits for outputs being stored.
 const EXIT_STORE_WAIT: Duration = Duration::from_secs(60);
 
