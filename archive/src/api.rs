@@ -442,6 +442,11 @@ pub const COPY_DIR_FIELD: u16 = 0x200;
 pub const CAPTURE_FIELD: u16 = 0x201;
 /// [`CAPTURE_FIELD`]'s value for a capture sequence the runtime reported invalidated.
 pub const CAPTURE_INVALIDATED: u64 = u64::MAX;
+/// On an asynchronous D2H copy's record: the field id of the destination parameter
+/// whose expected output comes later, in a `CopyOutput` record
+/// ([`semantic::COPY_OUTPUT`]) naming this copy's sequence id. Archives written before
+/// it carry the output inline (`BLOB_FIELD | id`) and never this field.
+pub const OUTPUT_PENDING_FIELD: u16 = 0x300;
 
 /// Direction of a memcpy, as capture resolved it (for "default" from the allocation table).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -5,7 +5,9 @@
 
 use std::path::Path;
 
-use crate::api::{fid, id, semantic, BLOB_FIELD, CAPTURE_FIELD, COPY_DIR_FIELD};
+use crate::api::{
+    fid, id, semantic, BLOB_FIELD, CAPTURE_FIELD, COPY_DIR_FIELD, OUTPUT_PENDING_FIELD,
+};
 use crate::manifest::EVENTS_FILE;
 use crate::payload::{self, FieldType, Payload};
 use crate::reader::Archive;
@@ -67,6 +69,36 @@ fn replace_first(payload: &[u8], id: u16, value: &[u8]) -> Vec<u8> {
     out
 }
 
+/// The index of the `CopyOutput` record attached to the copy at `idx`, when the copy's
+/// output is pending; Err when it is pending and no record carries it.
+fn attached_output(
+    p: &crate::ProcessArchive,
+    idx: usize,
+) -> Option<std::result::Result<usize, String>> {
+    let copy = &p.events[idx];
+    let pending = Payload::parse(&copy.payload)
+        .ok()?
+        .get(OUTPUT_PENDING_FIELD)
+        .is_some();
+    if !pending {
+        return None;
+    }
+    let seq = copy.header.seq;
+    Some(
+        p.events[idx + 1..]
+            .iter()
+            .position(|e| {
+                e.header.api_id == semantic::COPY_OUTPUT
+                    && Payload::parse(&e.payload)
+                        .ok()
+                        .and_then(|pl| pl.get(fid::COPY_SEQ).and_then(|f| f.as_u64().ok()))
+                        == Some(seq)
+            })
+            .map(|i| idx + 1 + i)
+            .ok_or_else(|| "its output is pending and no CopyOutput record carries it".to_string()),
+    )
+}
+
 /// Flips every bit of byte `offset` of the expected output of event `seq` (or of the
 /// first event with an expected output when `seq` is None) in the first process.
 pub fn edit_expected_output(
@@ -93,6 +125,12 @@ pub fn edit_expected_output(
                 ),
             )
         })?;
+    let copy_seq = p.events[idx].header.seq;
+    // An asynchronous copy's output may be in the CopyOutput record attached to it: that
+    // record's blob is edited, and the check replay must fail is still the copy's.
+    let idx = attached_output(p, idx)
+        .unwrap_or(Ok(idx))
+        .map_err(|why| ArchiveError::invalid(root, format!("copy at seq {copy_seq}: {why}")))?;
     let ev = &p.events[idx];
     let invalid = |e: crate::payload::FieldError| ArchiveError::invalid(root, e.to_string());
     let pl = Payload::parse(&ev.payload).map_err(invalid)?;
@@ -173,7 +211,7 @@ pub fn edit_expected_output(
     blob::write_atomic(&p.dir.join(EVENTS_FILE), &log, false)?;
     Ok(EditedOutput {
         pid: p.entry.pid,
-        seq: ev.header.seq,
+        seq: copy_seq,
         offset,
         old,
         new: !old,

@@ -10,7 +10,7 @@ use std::os::raw::c_int;
 
 use hrr_archive::api::{
     drv_memcpy, memcpy3d, ApiDesc, CopyDir, ParamKind, Vendor, BLOB_FIELD, CAPTURE_FIELD,
-    COPY_DIR_FIELD,
+    COPY_DIR_FIELD, OUTPUT_PENDING_FIELD,
 };
 use hrr_archive::payload::{BlobRef, FieldType, PayloadWriter};
 use hrr_archive::{ArchiveError, ProcessWriter};
@@ -19,7 +19,8 @@ use crate::alloc::Space;
 use crate::capturing::{read_plan, relaxed, stream_capture, ReadPlan};
 use crate::ffi::{host_bytes, read_at};
 use crate::graph_io::{self, NodeIo};
-use crate::params::{self, Plan};
+use crate::outputs::{self, Deferred};
+use crate::params::{self, Param, Plan};
 use crate::real::{driver_stream_synchronize, stream_synchronize};
 use crate::regions::{HostRegion, RegionError};
 use crate::runtime_info::note_runtime_once;
@@ -139,11 +140,31 @@ struct BeforeCall {
     graph_row: graph_io::BeforeRow,
 }
 
+/// The host side of a copy in direction `dir`: an H2D copy's source, a D2H copy's
+/// destination.
+fn host_side(
+    desc: &ApiDesc,
+    args: &[u64],
+    dir: Option<CopyDir>,
+    parms: Option<&memcpy3d::Parms>,
+) -> Option<HostRegion> {
+    (0..desc.params.len())
+        .rev()
+        .find_map(|i| match (dir?, params::decode(desc, i, args)) {
+            (CopyDir::HostToDevice, p) => params::source(p, parms),
+            (CopyDir::DeviceToHost, Param::CopyDst { region }) => Some(region),
+            (CopyDir::DeviceToHost, Param::Parms3D { .. }) => parms.map(params::destination_box),
+            _ => None,
+        })
+}
+
 fn before_call(cap: &Capture, desc: &ApiDesc, args: &[u64]) -> BeforeCall {
     // SAFETY: a Copy3DParms argument points at the struct the runtime is about to read.
     let parms = unsafe { parms_3d(desc, args) };
     let decoded = parms.as_ref().map(|(p, _)| p);
     let dir = params::copy_dir(desc, args, decoded, |a| cap.allocs.is_device(a));
+    // A pending read of these host bytes (or of memory being released) goes first.
+    outputs::before_row(cap, desc, dir, || host_side(desc, args, dir, decoded), args);
     let source_region = if dir == Some(CopyDir::HostToDevice) {
         // The last source parameter's (every row has at most one).
         (0..desc.params.len())
@@ -201,6 +222,8 @@ struct Recorder<'a> {
     nodes: Vec<NodeIo>,
     p: PayloadWriter,
     failure: Option<String>,
+    /// A D2H copy whose output a reader reads once it completed: (field id, the copy).
+    deferred: Option<(u16, Deferred)>,
 }
 
 impl Recorder<'_> {
@@ -384,6 +407,16 @@ impl Recorder<'_> {
                 return;
             }
         }
+        // A runtime copy into page-locked memory is read off the program's thread once it
+        // completed (a driver copy's stream may belong to a context the runtime's events
+        // cannot use: read here).
+        if !self.desc.is_driver(self.vendor) {
+            if let Some(d) = outputs::defer(self.cap, self.vendor, self.desc, self.args, region) {
+                self.p.u64(OUTPUT_PENDING_FIELD, fid as u64);
+                self.deferred = Some((fid, d));
+                return;
+            }
+        }
         let waited = if self.desc.is_driver(self.vendor) {
             wait_for_driver_copy(self.desc, self.args)
         } else {
@@ -431,7 +464,10 @@ pub fn capture_row(
             nodes: Vec::new(),
             p: PayloadWriter::new(),
             failure: None,
+            deferred: None,
         };
+        // A synchronisation the program observes: the pending reads it covers first.
+        outputs::after_row(desc, args, ret);
         for i in 0..desc.params.len() {
             let plan = params::plan(params::decode(desc, i, args), ret, before.dir);
             rec.encode(ApiDesc::field_id(i), plan);
@@ -456,6 +492,11 @@ pub fn capture_row(
             graph_io::add_nodes(of, rec.nodes.iter().map(|n| n.at(seq)));
         }
         graph_io::after_row(before.graph_row, desc.id, args, ret);
+        match (rec.deferred.take(), seq) {
+            (Some((fid, d)), Some(seq)) => outputs::submit(cap, d, seq, fid, api),
+            (Some((_, d)), None) => outputs::cancel(d),
+            (None, _) => {}
+        }
         if desc.id == hrr_archive::api::id::Malloc && ret == 0 {
             note_runtime_once(vendor);
         }

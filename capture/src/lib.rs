@@ -21,6 +21,10 @@
 //!   that no capture mode forbids them; `graph_io`: each graph's host side (copy nodes'
 //!   sources and destinations, pinned memory its kernels read);
 //! - `runtime_info`: runtime and device metadata for the manifest;
+//! - `pending`: the pending reads' bookkeeping (pure); `events`: capture's own events;
+//!   `reads`: the pending-read table and its waits; `reader`: the reader threads that
+//!   record D2H copies' outputs once the copies completed; `outputs`: the hooks around a
+//!   row (defer, the synchronisations' waits, exit, fork);
 //! - `generic`: recording a table row; `shims`: the extern "C" functions generated from
 //!   the API table;
 //! - `pinned`: pinned-memory snapshots of a launch; `launch`: launches and the launch
@@ -48,6 +52,7 @@ pub mod capturing;
 pub mod config;
 pub mod crash;
 pub mod driver;
+pub mod events;
 pub mod ffi;
 pub mod generic;
 pub mod graph_io;
@@ -55,8 +60,12 @@ pub mod graph_launch;
 pub mod launch;
 pub mod launchcfg;
 pub mod modules;
+pub mod outputs;
 pub mod params;
+pub mod pending;
 pub mod pinned;
+pub mod reader;
+pub mod reads;
 pub mod regions;
 pub mod register;
 pub mod registry;

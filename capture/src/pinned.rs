@@ -48,6 +48,8 @@ pub fn snapshot_pinned(
         });
     }
     for &(start, len) in pinned {
+        // A copy's pending read of this memory first: the snapshot must see its bytes.
+        crate::outputs::wait_overlapping(start, start.saturating_add(len));
         // SAFETY: a live pinned host allocation of `len` bytes from the allocation table.
         let bytes = unsafe { host_bytes(start, len) };
         let r = cap.writer().put_blob(bytes).map_err(SnapshotError::Store)?;

@@ -62,6 +62,7 @@ fn build(dir: &Path) -> PathBuf {
         "-O1",
         "-shared",
         "-fPIC",
+        "-pthread",
         "-Wl,-soname,libcuda.so.1",
         "-o",
         &lib_s,

@@ -242,10 +242,82 @@ fn touch_pages(buf: &mut [u8]) {
     });
 }
 
+/// A page-aligned host buffer of its own (one per asynchronous copy whose comparison
+/// waits for a later record), page-locked from `PIN_MIN_BYTES` on, unregistered when
+/// dropped.
+pub struct OwnedBuf<'a> {
+    rt: &'a Runtime,
+    mem: Vec<u8>,
+    offset: usize,
+    len: usize,
+    pinned: bool,
+}
+
+impl<'a> OwnedBuf<'a> {
+    /// `len` bytes (contents unspecified), page-locked when `pin` and at least
+    /// `PIN_MIN_BYTES`, or the system's refusal.
+    pub fn new(rt: &'a Runtime, len: usize, pin: bool) -> Result<OwnedBuf<'a>, NoMemory> {
+        let bytes = len
+            .checked_add(PAGE)
+            .ok_or(NoMemory { bytes: usize::MAX })?;
+        let mut probe: Vec<u8> = Vec::new();
+        probe
+            .try_reserve_exact(bytes)
+            .map_err(|_| NoMemory { bytes })?;
+        drop(probe);
+        let mem = vec![0u8; bytes];
+        let offset = (PAGE - mem.as_ptr() as usize % PAGE) % PAGE;
+        let mut b = OwnedBuf {
+            rt,
+            mem,
+            offset,
+            len,
+            pinned: false,
+        };
+        if len >= PIN_MIN_BYTES {
+            touch_pages(&mut b.mem[offset..offset + len]);
+        }
+        if pin && len >= PIN_MIN_BYTES {
+            let ptr = b.mem[offset..].as_mut_ptr() as u64;
+            // SAFETY: HostRegister over memory this buffer owns, which stays allocated,
+            // unmoved, until `drop` unregisters it.
+            b.pinned = matches!(
+                unsafe { rt.call_table(id::HostRegister, &[ptr, len as u64, 0]) },
+                Ok(0)
+            );
+        }
+        Ok(b)
+    }
+
+    /// Its length in bytes.
+    pub fn bytes(&self) -> usize {
+        self.len
+    }
+
+    pub fn as_slice(&self) -> &[u8] {
+        &self.mem[self.offset..self.offset + self.len]
+    }
+
+    pub fn as_mut_slice(&mut self) -> &mut [u8] {
+        &mut self.mem[self.offset..self.offset + self.len]
+    }
+}
+
+impl Drop for OwnedBuf<'_> {
+    fn drop(&mut self) {
+        if self.pinned {
+            let ptr = self.mem[self.offset..].as_mut_ptr() as u64;
+            // SAFETY: HostUnregister of the address `new` registered, before the memory
+            // is freed.
+            let _ = unsafe { self.rt.call_table(id::HostUnregister, &[ptr]) };
+        }
+    }
+}
+
 /// `out[i] = !expected[i]` over `expected`'s length, 0xa5 past it; several threads for
 /// large buffers.
-fn complement_into(out: &mut [u8], expected: &[u8]) {
-    const PARALLEL_BYTES: usize = 64 << 20;
+pub fn complement_into(out: &mut [u8], expected: &[u8]) {
+    const PARALLEL_BYTES: usize = 4 << 20;
     let n = expected.len().min(out.len());
     let (head, tail) = out.split_at_mut(n);
     tail.fill(0xa5);

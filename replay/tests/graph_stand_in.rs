@@ -184,7 +184,11 @@ fn a_captured_graph_is_recorded_without_changing_the_program_and_replayed() {
 
     let a = Archive::open(&out, Limits::default()).unwrap();
     let p = &a.processes[0];
-    assert!(p.manifest.capture_failures.is_empty());
+    assert!(
+        p.manifest.capture_failures.is_empty(),
+        "{:?}",
+        p.manifest.capture_failures
+    );
     let payload = |i: usize| Payload::parse(&p.events[i].payload).unwrap();
     // The copies made into the capturing streams carry their capture; the D2H one has no
     // expected bytes of its own (it had not run).

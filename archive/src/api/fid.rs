@@ -61,3 +61,8 @@ pub const NODE_BYTES: u16 = 2;
 pub const GRAPH_UNCHECKED: u16 = 18;
 /// The library an unmodelled call's symbol belongs to (`UNMODELLED_CALL`).
 pub const LIBRARY: u16 = 19;
+/// On a `CopyOutput` record: the sequence id of the copy whose output it carries.
+pub const COPY_SEQ: u16 = 20;
+/// On a `CopyOutput` record: the field id of the copy's destination parameter (its
+/// bytes are the blob at `BLOB_FIELD | COPY_FIELD`).
+pub const COPY_FIELD: u16 = 21;

@@ -61,6 +61,14 @@ pub const GRAPH_LAUNCH: u16 = 131;
 /// the manifest's `unmodelled_apis` counts them all.
 pub const UNMODELLED_CALL: u16 = 161;
 
+/// The expected output of an asynchronous device-to-host copy, read by capture once the
+/// copy completed (off the program's thread) and attached to the copy's record, which
+/// says its output is pending (`api::OUTPUT_PENDING_FIELD`). Fields: `fid::COPY_SEQ`
+/// (the copy's sequence id), `fid::COPY_FIELD` (the copy parameter's field id) and the
+/// bytes as a blob at `BLOB_FIELD | COPY_FIELD`; flagged incomplete, with the reason in
+/// the manifest, when capture could not read them.
+pub const COPY_OUTPUT: u16 = 171;
+
 /// A record kind that capture writes by hand rather than from a table row. Its id is
 /// stable: archives record it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -151,5 +159,9 @@ pub const SEMANTIC_KINDS: &[SemanticKind] = &[
     SemanticKind {
         id: UNMODELLED_CALL,
         name: "UnmodelledCall",
+    },
+    SemanticKind {
+        id: COPY_OUTPUT,
+        name: "CopyOutput",
     },
 ];

@@ -193,6 +193,7 @@ mod tests {
                 (126, "HipExtLaunchKernel"),
                 (131, "GraphLaunch"),
                 (161, "UnmodelledCall"),
+                (171, "CopyOutput"),
             ]
         );
         assert_eq!((id::Malloc, id::Memcpy, id::EventDestroy), (10, 20, 46));

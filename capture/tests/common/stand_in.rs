@@ -26,6 +26,7 @@ impl StandIn {
             "-O1",
             "-shared",
             "-fPIC",
+            "-pthread",
             "-Wl,-soname,libcuda.so.1",
             "-o",
             &lib.to_string_lossy(),

@@ -36,15 +36,42 @@ int cudaMallocPitch(void** p, size_t* pitch, size_t width, size_t height) {
     *p = calloc(1, *pitch * height);
     return 0;
 }
-int cudaMemcpy(void* dst, const void* src, size_t n, int kind) { (void)kind; memmove(dst, src, n); return 0; }
-// An asynchronous copy happens when its stream is waited for, as on a GPU it may: whoever
-// reads the destination before that sees the old bytes.
-static struct { void* dst; const void* src; size_t n; } pending;
+static void perform_queued(void);
+// A blocking copy runs on the legacy default stream: after every queued copy.
+int cudaMemcpy(void* dst, const void* src, size_t n, int kind) {
+    (void)kind;
+    perform_queued();
+    memmove(dst, src, n);
+    return 0;
+}
+// An asynchronous copy happens when its stream (or an event, or the device) is waited
+// for, as on a GPU it may: whoever reads the destination before that sees the old bytes.
+// Copies queue in issue order; a wait performs every queued copy (one queue for all
+// streams), under a lock since capture waits for events on its reader threads.
+#include <pthread.h>
+#define MAX_QUEUED 64
+static struct { void* dst; const void* src; size_t n; } queued[MAX_QUEUED];
+static int n_queued;
+static pthread_mutex_t queue_lock = PTHREAD_MUTEX_INITIALIZER;
+static void perform_queued(void) {
+    pthread_mutex_lock(&queue_lock);
+    for (int i = 0; i < n_queued; ++i) memmove(queued[i].dst, queued[i].src, queued[i].n);
+    n_queued = 0;
+    pthread_mutex_unlock(&queue_lock);
+}
 int cudaMemcpyAsync(void* dst, const void* src, size_t n, int kind, void* s) {
     (void)kind; (void)s;
-    pending.dst = dst;
-    pending.src = src;
-    pending.n = n;
+    pthread_mutex_lock(&queue_lock);
+    if (n_queued == MAX_QUEUED) {
+        pthread_mutex_unlock(&queue_lock);
+        perform_queued();
+        pthread_mutex_lock(&queue_lock);
+    }
+    queued[n_queued].dst = dst;
+    queued[n_queued].src = src;
+    queued[n_queued].n = n;
+    n_queued++;
+    pthread_mutex_unlock(&queue_lock);
     return 0;
 }
 int cudaMemcpy2D(void* dst, size_t dpitch, const void* src, size_t spitch, size_t w, size_t h, int kind) {
@@ -58,13 +85,29 @@ int cudaMemset(void* p, int v, size_t n) { memset(p, v, n); return 0; }
 int cudaStreamCreate(void** s) { *s = (void*)0x51; return 0; }
 int cudaStreamSynchronize(void* s) {
     (void)s;
-    if (pending.n) memmove(pending.dst, pending.src, pending.n);
-    pending.n = 0;
+    perform_queued();
     return 0;
 }
+int cudaDeviceSynchronize(void) { perform_queued(); return 0; }
 int cudaStreamDestroy(void* s) { (void)s; return 0; }
 int cudaEventCreate(void** e) { *e = (void*)0xe1; return 0; }
+// Events made with flags (capture's own pool among them) are distinct handles.
+int cudaEventCreateWithFlags(void** e, unsigned flags) {
+    (void)flags;
+    *e = malloc(1);
+    return *e ? 0 : 2;
+}
 int cudaEventRecord(void* e, void* s) { (void)e; (void)s; return 0; }
+int cudaEventSynchronize(void* e) { (void)e; perform_queued(); return 0; }
+// 600: cudaErrorNotReady, while any queued copy is outstanding.
+int cudaEventQuery(void* e) {
+    (void)e;
+    pthread_mutex_lock(&queue_lock);
+    int busy = n_queued != 0;
+    pthread_mutex_unlock(&queue_lock);
+    return busy ? 600 : 0;
+}
+int cudaEventDestroy(void* e) { (void)e; return 0; }
 int cudaEventElapsedTime(float* ms, void* a, void* b) { (void)a; (void)b; *ms = 1.5f; return 0; }
 int cudaStreamAddCallback(void* s, void* cb, void* data, unsigned flags) {
     (void)s; (void)cb; (void)data; (void)flags;

@@ -22,7 +22,7 @@ fn hex(b: &[u8]) -> String {
 /// Whether two buffers hold the same bytes; large ones are compared by several threads
 /// (one thread compares at a fraction of memory bandwidth).
 fn equal(a: &[u8], b: &[u8]) -> bool {
-    const PARALLEL_BYTES: usize = 64 << 20;
+    const PARALLEL_BYTES: usize = 8 << 20;
     if a.len() != b.len() {
         return false;
     }

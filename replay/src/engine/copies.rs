@@ -2,15 +2,16 @@
 //! blobs into the staging buffers, the copy's stream awaited where a buffer is read or
 //! reused next, and the D2H result compared with the captured bytes.
 
-use hrr_archive::api::{self, ApiDesc, ParamKind, BLOB_FIELD};
-use hrr_archive::payload::Payload;
+use hrr_archive::api::{self, ApiDesc, ParamKind, BLOB_FIELD, OUTPUT_PENDING_FIELD};
+use hrr_archive::payload::{BlobRef, Payload};
 use hrr_archive::Event;
 
 use super::compare::{compare, mismatch_failure};
+use super::generic::CallBuffers;
 use super::{Ctx, EvResult, EventError};
 use crate::staging::Role;
 
-impl Ctx<'_> {
+impl<'a> Ctx<'a> {
     /// Loads an H2D copy's source blob (payload field `BLOB_FIELD | id`) into the source
     /// buffer and returns its address; `len`, where the copy's geometry fixes it, must
     /// be the blob's.
@@ -49,12 +50,10 @@ impl Ctx<'_> {
     /// buffer is allocated for either.
     pub(super) fn stage_result(
         &mut self,
-        p: &Payload,
-        id: u16,
+        r: BlobRef,
         what: &'static str,
         n: u64,
     ) -> Result<(u64, (usize, usize)), EventError> {
-        let r = p.blob(BLOB_FIELD | id, what)?;
         let result_len = self.host_len(n, "the copy's result")?;
         let expected_len = self.host_len(r.len, what)?;
         if r.len != n {
@@ -89,23 +88,62 @@ impl Ctx<'_> {
         }
     }
 
-    /// Waits for the copy's stream where its host buffer is read or reused next, and
-    /// checks a D2H result, `d2h` = (result length, expected length), against the
-    /// captured bytes.
+    /// Where a D2H copy's result is to land: for an asynchronous copy whose output is
+    /// pending (capture read it when the copy completed), its own buffer, compared when
+    /// its `CopyOutput` record arrives; otherwise the result staging buffer, compared
+    /// right after the call with the inline or attached expected bytes.
+    pub(super) fn stage_d2h(
+        &mut self,
+        p: &Payload,
+        id: u16,
+        what: &'static str,
+        n: u64,
+        bufs: &mut CallBuffers<'a>,
+    ) -> Result<u64, EventError> {
+        let pending = p
+            .get(OUTPUT_PENDING_FIELD)
+            .map(|f| f.as_u64())
+            .transpose()?;
+        let r = if pending != Some(id as u64) {
+            p.blob(BLOB_FIELD | id, what)?
+        } else {
+            match self.attached_blob(bufs.seq, id, what, n)? {
+                // A blocking copy is complete when its call returns: compared then, in
+                // the staging buffers, like a copy whose output is inline.
+                Some(r) if !bufs.streamed => r,
+                _ => {
+                    let (dst, staged) = self.stage_deferred(bufs.seq, id, what, n)?;
+                    bufs.deferred = Some(staged);
+                    return Ok(dst);
+                }
+            }
+        };
+        let (dst, lens) = self.stage_result(r, what, n)?;
+        bufs.d2h = Some(lens);
+        Ok(dst)
+    }
+
+    /// Waits for the copy's stream where its host buffer is read or reused next, checks a
+    /// D2H result in the staging buffers against the captured bytes, and files a copy
+    /// whose output is pending to be compared when its `CopyOutput` record arrives.
     pub(super) fn finish_copies(
         &mut self,
         ev: &Event,
         desc: &ApiDesc,
         ret: i32,
         args: &[u64],
-        source_in_flight: bool,
-        d2h: Option<(usize, usize)>,
+        bufs: &mut CallBuffers<'a>,
     ) -> EvResult {
+        let (source_in_flight, d2h) = (bufs.source_in_flight, bufs.d2h);
         let stream = desc
             .params
             .iter()
             .position(|p| p.kind == ParamKind::Stream)
             .map(|si| args[si]);
+        if let Some(s) = bufs.deferred.take() {
+            let api = self.api_label(ev.header.api_id);
+            self.issued_deferred(s, ret, stream.unwrap_or(0), api)?;
+        }
         // An asynchronous copy still reads a page-locked source after the call returns:
         // it must finish before the next event refills the buffer.
         if let Some(s) = stream.filter(|_| {

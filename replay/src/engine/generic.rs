@@ -407,16 +407,22 @@ fn packed_side(ptr: u64, extent: [u64; 3]) -> memcpy3d::Side {
 
 /// What the encoded arguments point at, kept alive until the call's results are read.
 #[derive(Default)]
-pub(super) struct CallBuffers {
+pub(super) struct CallBuffers<'a> {
+    /// The event's sequence id.
+    pub(super) seq: u64,
+    /// A D2H copy whose output is compared when its `CopyOutput` record arrives.
+    pub(super) deferred: Option<super::deferred::Staged<'a>>,
+    /// The row has a stream (its copy may still run after the call returns).
+    pub(super) streamed: bool,
     /// Out parameters' slots, and which parameter each belongs to.
     pub(super) slots: Vec<Box<[u64; 2048]>>,
     pub(super) slot_of: HashMap<usize, usize>,
     /// Encoded 3D copy parameters.
     keep: Vec<Vec<u8>>,
     /// A D2H copy's (result length, expected length), both in the staging buffers.
-    d2h: Option<(usize, usize)>,
+    pub(super) d2h: Option<(usize, usize)>,
     /// The copy reads a page-locked source after an asynchronous call returns.
-    source_in_flight: bool,
+    pub(super) source_in_flight: bool,
     /// The stand-in buffer being registered.
     pub(super) registering: Option<u64>,
     /// A memory allocation node's parameters as passed (the runtime writes the address
@@ -427,7 +433,7 @@ pub(super) struct CallBuffers {
     node: Option<u64>,
 }
 
-impl Ctx<'_> {
+impl<'a> Ctx<'a> {
     pub(super) fn replay_generic(&mut self, ev: &Event, desc: &'static ApiDesc) -> EvResult {
         let p = Payload::parse(&ev.payload)?;
         let f = self.rt.require_row(desc)?;
@@ -447,6 +453,8 @@ impl Ctx<'_> {
         let mut bufs = CallBuffers {
             node: super::graphs::captured_node(&p, ev.header.seq)
                 .or(explicit_node.then_some(ev.header.seq)),
+            seq: ev.header.seq,
+            streamed: desc.params.iter().any(|p| p.kind == ParamKind::Stream),
             ..CallBuffers::default()
         };
         let mut args = Vec::with_capacity(plan.args.len());
@@ -474,7 +482,7 @@ impl Ctx<'_> {
             // Not run yet: each launch of its graph checks it.
             return Ok(());
         }
-        self.finish_copies(ev, desc, ret, &args, bufs.source_in_flight, bufs.d2h)
+        self.finish_copies(ev, desc, ret, &args, &mut bufs)
     }
 
     /// The argument word the typed call takes for parameter `i`'s plan.
@@ -484,7 +492,7 @@ impl Ctx<'_> {
         i: usize,
         plan: ArgPlan,
         dir: Option<CopyDir>,
-        bufs: &mut CallBuffers,
+        bufs: &mut CallBuffers<'a>,
     ) -> Result<u64, EventError> {
         let id = ApiDesc::field_id(i);
         Ok(match plan {
@@ -526,11 +534,7 @@ impl Ctx<'_> {
                 bufs.source_in_flight = true;
                 self.stage_source(p, id, what, len)?
             }
-            ArgPlan::Result { what, len } => {
-                let (dst, lens) = self.stage_result(p, id, what, len)?;
-                bufs.d2h = Some(lens);
-                dst
-            }
+            ArgPlan::Result { what, len } => self.stage_d2h(p, id, what, len, bufs)?,
             ArgPlan::Copy3D {
                 mut parms,
                 total,
@@ -558,8 +562,7 @@ impl Ctx<'_> {
                         parms.dst.ptr = self.translate(parms.dst.ptr);
                     }
                     Some(CopyDir::DeviceToHost) => {
-                        let (dst, lens) = self.stage_result(p, id, "expected box", total)?;
-                        bufs.d2h = Some(lens);
+                        let dst = self.stage_d2h(p, id, "expected box", total, bufs)?;
                         parms.dst = packed_side(dst, parms.extent);
                         parms.src.ptr = self.translate(parms.src.ptr);
                     }

@@ -10,6 +10,7 @@
 
 mod compare;
 mod copies;
+mod deferred;
 mod error;
 mod generic;
 mod graphs;
@@ -67,6 +68,8 @@ struct Ctx<'a> {
     nodes: HashMap<u64, graphs::NodeBuffer>,
     /// Graphs (by captured handle) missing a node replay could not rebuild, and which.
     broken_graphs: HashMap<u64, String>,
+    /// Asynchronous D2H copies compared when their `CopyOutput` record arrives.
+    deferred: deferred::Deferred<'a>,
     /// What this replay created and has not released yet, by replay address or handle:
     /// released when the process's replay ends, so the next archive replayed in the same
     /// process (`hrr-replay --serve`) starts on an empty device.
@@ -242,8 +245,11 @@ impl<'a> Ctx<'a> {
         }
         if let Some(desc) = api::desc(ev.header.api_id) {
             if desc.id == api::id::DeviceReset {
-                // The reset would drop the staging buffers' registrations under them.
+                // The reset would drop the staging buffers' registrations under them,
+                // and the events of copies still waiting for their outputs.
                 self.staging.unpin_all();
+                self.compare_all_waiting()?;
+                self.deferred.release(self.rt);
             }
             let r = self.replay_generic(ev, desc);
             if desc.id == api::id::DeviceReset && ev.header.ret == 0 {
@@ -286,6 +292,7 @@ impl<'a> Ctx<'a> {
             // A marker of where an unmodelled call was made: nothing to re-execute (the
             // archive was refused for it, or is replayed under --continue-on-error).
             semantic::UNMODELLED_CALL => Ok(()),
+            semantic::COPY_OUTPUT => self.replay_copy_output(ev),
             semantic::UNREPLAYABLE => {
                 self.counts.unreplayable_refused += 1;
                 let p = Payload::parse(&ev.payload)?;
@@ -309,6 +316,7 @@ impl<'a> Ctx<'a> {
             Vendor::Hip => "hipDeviceSynchronize",
         };
         let _ = self.rt.call_void(sync);
+        self.deferred.release(self.rt);
         self.restore_device_pools();
         // Contexts last: what was made in one is released while it still exists.
         let mut live: Vec<(u64, Resource)> = std::mem::take(&mut self.live).into_iter().collect();
@@ -368,6 +376,7 @@ pub fn replay_process(rt: &Runtime, proc_: &ProcessArchive, opts: &Options) -> P
         staging: Staging::new(rt, proc_.limits.max_host_bytes),
         nodes: HashMap::new(),
         broken_graphs: HashMap::new(),
+        deferred: deferred::Deferred::default(),
         live: HashMap::new(),
         counts: Counts {
             events_total: proc_.events.len() as u64,

@@ -63,7 +63,8 @@ static int release(void *p) {
 int cudaGetDeviceCount(int *n) { if (!n) return INVALID_VALUE; *n = 1; return OK; }
 int cudaSetDevice(int d) { return d == 0 ? OK : INVALID_VALUE; }
 int cudaGetDevice(int *d) { if (!d) return INVALID_VALUE; *d = 0; return OK; }
-int cudaDeviceSynchronize(void) { return OK; }
+static void land_queued(void);
+int cudaDeviceSynchronize(void) { land_queued(); return OK; }
 int cudaDeviceReset(void) {
     for (int i = 0; i < nallocs; i++) if (allocs[i].live) release(allocs[i].p);
     return OK;
@@ -96,10 +97,27 @@ static int copy(void *d, const void *s, size_t n) {
 }
 int cudaMemcpy(void *d, const void *s, size_t n, int kind) {
     if (kind < 0 || kind > 4) return INVALID_VALUE;
+    land_queued();
     return copy(d, s, n);
+}
+/* An asynchronous copy into host memory lands when its stream, an event or the device
+ * is waited for (as on a GPU it may): a replay that reads its result before waiting sees
+ * the old bytes. Queued in issue order, one queue for all streams. */
+#define MAX_QUEUED 256
+static struct { void *d; const void *s; size_t n; } queued[MAX_QUEUED];
+static int nqueued;
+static void land_queued(void) {
+    for (int i = 0; i < nqueued; i++) memmove(queued[i].d, queued[i].s, queued[i].n);
+    nqueued = 0;
 }
 int cudaMemcpyAsync(void *d, const void *s, size_t n, int kind, void *stream) {
     (void)stream;
+    if (kind < 0 || kind > 4) return INVALID_VALUE;
+    if (n && d && side(d, n) == 0 && side(s, n) == 1) {
+        if (nqueued == MAX_QUEUED) land_queued();
+        queued[nqueued++] = (typeof(queued[0])){d, s, n};
+        return OK;
+    }
     return cudaMemcpy(d, s, n, kind);
 }
 int cudaMemset(void *p, int v, size_t n) {
@@ -151,14 +169,14 @@ int cudaStreamCreate(void **s) { return handle(s); }
 int cudaStreamCreateWithFlags(void **s, unsigned f) { (void)f; return handle(s); }
 int cudaStreamCreateWithPriority(void **s, unsigned f, int p) { (void)f; (void)p; return handle(s); }
 int cudaStreamDestroy(void *s) { (void)s; return OK; }
-int cudaStreamSynchronize(void *s) { (void)s; return OK; }
+int cudaStreamSynchronize(void *s) { (void)s; land_queued(); return OK; }
 int cudaStreamQuery(void *s) { (void)s; return OK; }
 int cudaStreamWaitEvent(void *s, void *e, unsigned f) { (void)s; (void)e; (void)f; return OK; }
 int cudaEventCreate(void **e) { return handle(e); }
 int cudaEventCreateWithFlags(void **e, unsigned f) { (void)f; return handle(e); }
 int cudaEventRecord(void *e, void *s) { (void)e; (void)s; return OK; }
-int cudaEventSynchronize(void *e) { (void)e; return OK; }
-int cudaEventQuery(void *e) { (void)e; return OK; }
+int cudaEventSynchronize(void *e) { (void)e; land_queued(); return OK; }
+int cudaEventQuery(void *e) { (void)e; return nqueued ? 600 : OK; }
 int cudaEventElapsedTime(float *ms, void *a, void *b) {
     (void)a; (void)b;
     if (!ms) return INVALID_VALUE;

@@ -149,11 +149,27 @@ int cudaStreamSynchronize(void *s) {
     return r;
 }
 
+/* The stream each event was last recorded on outside a capture: waiting for the event
+ * runs that stream's pending work (a copy happens when something waits for it). */
+static int event_stream[MAX];
 int cudaEventRecord(void *e, void *s) {
     if (!valid(e)) return INVALID;
     events[I(e)].capture = valid(s) ? streams[I(s)].capture : 0;
+    event_stream[I(e)] = valid(s) && !streams[I(s)].capture ? I(s) : 0;
     return OK;
 }
+int cudaEventSynchronize(void *e) {
+    if (!valid(e)) return INVALID;
+    pthread_mutex_lock(&lock);
+    int i = event_stream[I(e)];
+    if (i && streams[i].used && !streams[i].capture) {
+        run(&streams[i].pending);
+        streams[i].pending.n = 0;
+    }
+    pthread_mutex_unlock(&lock);
+    return OK;
+}
+int cudaEventQuery(void *e) { return cudaEventSynchronize(e); }
 int cudaStreamWaitEvent(void *s, void *e, unsigned f) {
     (void)f;
     if (!valid(s) || !valid(e)) return INVALID;

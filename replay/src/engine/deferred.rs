@@ -1,0 +1,332 @@
+//! Asynchronous D2H copies whose captured output comes in a later `CopyOutput` record
+//! (capture read it on a reader thread when the copy completed): replay issues the copy
+//! into a buffer of its own, records an event of its own after it, and compares when
+//! the attaching record arrives, waiting on that event only, so replay keeps the
+//! program's streams overlapping as capture did. The buffer stays reserved until it is
+//! compared; the comparison's failure names the copy (sequence id, API, offset).
+//!
+//! The expected bytes are loaded (from the attaching record's blob, found ahead in the
+//! log) before the copy is issued, and the result buffer holds their complement, so a
+//! byte the replayed copy never wrote cannot pass.
+
+use std::collections::HashMap;
+use std::rc::Rc;
+
+use hrr_archive::api::{fid, id, semantic, BLOB_FIELD};
+use hrr_archive::payload::{BlobRef, Payload};
+use hrr_archive::record::RECORD_FLAG_INCOMPLETE;
+use hrr_archive::{ContentHash, Event, ProcessArchive};
+
+use super::compare::{compare, mismatch_failure};
+use super::{Ctx, EvResult, EventError};
+use crate::runtime::Runtime;
+use crate::staging::{complement_into, OwnedBuf};
+
+/// cudaEventDisableTiming / hipEventDisableTiming.
+const EVENT_DISABLE_TIMING: u64 = 0x2;
+/// Free buffers of each kind kept for reuse at most (the oldest go first).
+const KEEP_FREE: usize = 16;
+
+/// Expected bytes loaded from a blob and verified against its hash: shared by every
+/// copy waiting for the same content (the four quarters of a buffer that hold the same
+/// bytes, a result read back again and again), and kept for the next.
+struct Expected<'a> {
+    buf: OwnedBuf<'a>,
+    hash: ContentHash,
+}
+
+/// A copy issued, not yet compared.
+struct Waiting<'a> {
+    api: String,
+    event: u64,
+    result: OwnedBuf<'a>,
+    /// None when capture could not record the output (its record is refused by name).
+    expected: Option<Rc<Expected<'a>>>,
+}
+
+/// A copy staged by `stage`, until `issued` files it.
+pub(super) struct Staged<'a> {
+    copy_seq: u64,
+    result: OwnedBuf<'a>,
+    expected: Option<Rc<Expected<'a>>>,
+}
+
+/// The deferred comparisons of one process's replay.
+#[derive(Default)]
+pub(super) struct Deferred<'a> {
+    /// Copy seq -> index of its `CopyOutput` record (built on first use).
+    attached: Option<HashMap<u64, usize>>,
+    waiting: HashMap<u64, Waiting<'a>>,
+    /// Result buffers (page-locked from 8 MiB) for reuse.
+    free: Vec<OwnedBuf<'a>>,
+    /// Verified expected contents no copy waits for now, kept for reuse.
+    verified: Vec<Rc<Expected<'a>>>,
+    events: Vec<u64>,
+    /// Bytes held by waiting comparisons (both buffers), bounded by max_host_bytes.
+    reserved: u64,
+}
+
+fn attach_index(p: &ProcessArchive) -> HashMap<u64, usize> {
+    p.events
+        .iter()
+        .enumerate()
+        .filter(|(_, e)| e.header.api_id == semantic::COPY_OUTPUT)
+        .filter_map(|(i, e)| {
+            let pl = Payload::parse(&e.payload).ok()?;
+            Some((pl.u64(fid::COPY_SEQ, "copy").ok()?, i))
+        })
+        .collect()
+}
+
+impl<'a> Deferred<'a> {
+    /// A result buffer of exactly `len` bytes: a free one, or a new page-locked one.
+    fn result_buffer(&mut self, rt: &'a Runtime, len: usize) -> Result<OwnedBuf<'a>, EventError> {
+        match self.free.iter().position(|b| b.bytes() == len) {
+            Some(i) => Ok(self.free.swap_remove(i)),
+            None => Ok(OwnedBuf::new(rt, len, true)?),
+        }
+    }
+
+    fn give_back(&mut self, b: OwnedBuf<'a>) {
+        if self.free.len() >= KEEP_FREE {
+            self.free.remove(0);
+        }
+        self.free.push(b);
+    }
+
+    /// The verified content `hash` of `len` bytes, if a waiting copy or the kept ones
+    /// hold it.
+    fn shared(&self, hash: &ContentHash, len: usize) -> Option<Rc<Expected<'a>>> {
+        let fits = |e: &&Rc<Expected<'a>>| e.hash == *hash && e.buf.bytes() == len;
+        self.waiting
+            .values()
+            .filter_map(|w| w.expected.as_ref())
+            .find(fits)
+            .or_else(|| self.verified.iter().find(fits))
+            .cloned()
+    }
+
+    /// A copy is done with its expected content: kept while no one else holds it.
+    fn done_with(&mut self, e: Option<Rc<Expected<'a>>>) {
+        let Some(e) = e else { return };
+        if Rc::strong_count(&e) > 1 || self.verified.iter().any(|v| Rc::ptr_eq(v, &e)) {
+            return;
+        }
+        if self.verified.len() >= KEEP_FREE {
+            self.verified.remove(0);
+        }
+        self.verified.push(e);
+    }
+
+    /// Releases every buffer (their registrations) and every event (end of the
+    /// process's replay).
+    pub(super) fn release(&mut self, rt: &Runtime) {
+        let events: Vec<u64> = self.waiting.drain().map(|(_, w)| w.event).collect();
+        self.events.extend(events);
+        self.free.clear();
+        self.verified.clear();
+        for e in self.events.drain(..) {
+            // SAFETY: EventDestroy of an event this replay created.
+            let _ = unsafe { rt.call_table(id::EventDestroy, &[e]) };
+        }
+        self.reserved = 0;
+    }
+}
+
+impl<'a> Ctx<'a> {
+    /// The blob of the `CopyOutput` record attached to the copy at `copy_seq` (found
+    /// ahead in the log), None when capture recorded that it could not read it (that
+    /// record is refused by name), an error when no record carries it.
+    pub(super) fn attached_blob(
+        &mut self,
+        copy_seq: u64,
+        id: u16,
+        what: &'static str,
+        n: u64,
+    ) -> Result<Option<BlobRef>, EventError> {
+        let proc_ = self.proc_;
+        let index = self
+            .deferred
+            .attached
+            .get_or_insert_with(|| attach_index(proc_));
+        let Some(&at) = index.get(&copy_seq) else {
+            return Err(EventError::Incomplete(format!(
+                "its output is pending and no CopyOutput record carries it (the captured process ended before capture read {what})"
+            )));
+        };
+        let attach = &proc_.events[at];
+        if attach.header.flags & RECORD_FLAG_INCOMPLETE != 0 {
+            return Ok(None);
+        }
+        let r = Payload::parse(&attach.payload)?.blob(BLOB_FIELD | id, what)?;
+        if r.len != n {
+            return Err(EventError::BlobLength {
+                what,
+                blob: r.len,
+                copy: n,
+            });
+        }
+        Ok(Some(r))
+    }
+
+    /// Stages a D2H copy at `copy_seq` whose output is pending: loads the expected bytes
+    /// from its `CopyOutput` record, poisons a result buffer of its own with their
+    /// complement, and returns where the copy is to land.
+    pub(super) fn stage_deferred(
+        &mut self,
+        copy_seq: u64,
+        id: u16,
+        what: &'static str,
+        n: u64,
+    ) -> Result<(u64, Staged<'a>), EventError> {
+        let proc_ = self.proc_;
+        let len = self.host_len(n, "the copy's result")?;
+        let total = n.saturating_mul(2).saturating_add(self.deferred.reserved);
+        if total > proc_.limits.max_host_bytes {
+            return Err(EventError::TooLarge {
+                what: format!("copies awaiting their outputs: {total} bytes"),
+                limit: Some(proc_.limits.max_host_bytes),
+            });
+        }
+        let blob = self.attached_blob(copy_seq, id, what, n)?;
+        let expected = match blob {
+            None => None,
+            Some(r) => Some(match self.deferred.shared(&r.hash, len) {
+                Some(e) => e,
+                None => {
+                    let mut buf = OwnedBuf::new(self.rt, len, false)?;
+                    proc_.load_blob_into(&r, buf.as_mut_slice())?;
+                    Rc::new(Expected { buf, hash: r.hash })
+                }
+            }),
+        };
+        let mut result = self.deferred.result_buffer(self.rt, len)?;
+        match &expected {
+            Some(e) => complement_into(result.as_mut_slice(), e.buf.as_slice()),
+            None => result.as_mut_slice().fill(0xa5),
+        }
+        let dst = result.as_slice().as_ptr() as u64;
+        Ok((
+            dst,
+            Staged {
+                copy_seq,
+                result,
+                expected,
+            },
+        ))
+    }
+
+    /// After the copy's call: a successful copy gets an event recorded after it on its
+    /// (replay) stream and waits for its `CopyOutput`; a failed one is not compared.
+    pub(super) fn issued_deferred(
+        &mut self,
+        s: Staged<'a>,
+        ret: i32,
+        stream: u64,
+        api: String,
+    ) -> EvResult {
+        if ret != 0 {
+            self.counts.d2h_skipped += 1;
+            self.deferred.give_back(s.result);
+            self.deferred.done_with(s.expected);
+            return Ok(());
+        }
+        let event = match self.deferred.events.pop() {
+            Some(e) => e,
+            None => {
+                let mut slot = 0u64;
+                let out = &mut slot as *mut u64 as u64;
+                // SAFETY: EventCreateWithFlags(&slot, flags): the runtime writes the new
+                // event into `slot`, which lives across the call.
+                let r = unsafe {
+                    self.rt
+                        .call_table(id::EventCreateWithFlags, &[out, EVENT_DISABLE_TIMING])
+                }?;
+                if r != 0 {
+                    return Err(EventError::Call {
+                        call: "creating the event that marks the copy's completion".into(),
+                        code: r,
+                    });
+                }
+                slot
+            }
+        };
+        // SAFETY: EventRecord of replay's own event on the stream the copy was issued to.
+        let r = unsafe { self.rt.call_table(id::EventRecord, &[event, stream]) }?;
+        if r != 0 {
+            self.deferred.events.push(event);
+            return Err(EventError::Call {
+                call: "recording the event that marks the copy's completion".into(),
+                code: r,
+            });
+        }
+        self.deferred.reserved += 2 * s.result.bytes() as u64;
+        self.deferred.waiting.insert(
+            s.copy_seq,
+            Waiting {
+                api,
+                event,
+                result: s.result,
+                expected: s.expected,
+            },
+        );
+        Ok(())
+    }
+
+    /// A `CopyOutput` record: waits for its copy's event and compares.
+    pub(super) fn replay_copy_output(&mut self, ev: &Event) -> EvResult {
+        let p = Payload::parse(&ev.payload)?;
+        let copy_seq = p.u64(fid::COPY_SEQ, "copy")?;
+        // A copy that failed at replay, was refused, or was compared already (before a
+        // device reset) has nothing waiting.
+        self.compare_waiting(copy_seq)
+    }
+
+    /// Compares every copy still waiting (before a device reset, which would destroy
+    /// their events), the expected bytes being loaded already.
+    pub(super) fn compare_all_waiting(&mut self) -> EvResult {
+        let mut seqs: Vec<u64> = self.deferred.waiting.keys().copied().collect();
+        seqs.sort_unstable();
+        seqs.into_iter().try_for_each(|s| self.compare_waiting(s))
+    }
+
+    fn compare_waiting(&mut self, copy_seq: u64) -> EvResult {
+        let Some(w) = self.deferred.waiting.remove(&copy_seq) else {
+            return Ok(());
+        };
+        self.deferred.reserved -= 2 * w.result.bytes() as u64;
+        // SAFETY: EventSynchronize of replay's own event, recorded after the copy.
+        let r = unsafe { self.rt.call_table(id::EventSynchronize, &[w.event]) };
+        self.deferred.events.push(w.event);
+        let outcome = match (r, &w.expected) {
+            (Ok(0), Some(e)) => {
+                match compare(e.buf.as_slice(), w.result.as_slice()) {
+                    None => self.counts.d2h_pass += 1,
+                    Some(m) => {
+                        self.counts.d2h_fail += 1;
+                        let f = mismatch_failure(
+                            self.proc_.entry.pid,
+                            copy_seq,
+                            w.api.clone(),
+                            e.buf.bytes(),
+                            m,
+                        );
+                        self.failures.push(f);
+                    }
+                }
+                Ok(())
+            }
+            // Capture could not record the output: this record is refused by name
+            // before it reaches here, and nothing is compared.
+            (Ok(0), None) => Ok(()),
+            (Ok(code), _) => Err(EventError::Call {
+                call: format!("waiting for the copy at seq {copy_seq} ({})", w.api),
+                code,
+            }),
+            (Err(e), _) => Err(e.into()),
+        };
+        self.deferred.give_back(w.result);
+        self.deferred.done_with(w.expected);
+        outcome
+    }
+}
