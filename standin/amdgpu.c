@@ -171,6 +171,7 @@ const char* si_amdgpu_image(const unsigned char* p, size_t n, const char* arch,
     if (count == 0 || count > 4096) return "an offload bundle with an implausible entry count";
     uint64_t at = 32;
     int found = 0;
+    size_t kernels_seen = (size_t)-1;
     for (uint64_t i = 0; i < count; i++) {
         if (!inside(at, 24, n)) return "a truncated offload bundle entry";
         uint64_t off = u64(p + at), size = u64(p + at + 8), tlen = u64(p + at + 16);
@@ -191,6 +192,12 @@ const char* si_amdgpu_image(const unsigned char* p, size_t n, const char* arch,
             si_image_free(&im);
             return "an offload bundle entry whose ELF machine differs from its triple";
         }
+        /* Every target's code object holds the same kernels (one source). */
+        if (kernels_seen != (size_t)-1 && im.nkernels != kernels_seen) {
+            si_image_free(&im);
+            return "offload bundle entries disagree on their kernels";
+        }
+        kernels_seen = im.nkernels;
         if (!found && !strcmp(t_arch, arch)) {
             *out = im;
             found = 1;
