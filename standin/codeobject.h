@@ -47,3 +47,7 @@ void si_image_free(struct si_image* im);
 /* Kernels and globals from an ELF's symbol table (amdgpu: kernels are `NAME.kd`
  * descriptors; otherwise global functions of executable sections, as in a cubin). */
 const char* si_elf_symbols(const unsigned char* p, size_t n, struct si_image* out, int amdgpu);
+/* CUDA: one cubin (ELF, EM_CUDA) with its kernels' parameters from .nv.info; PTX text with
+ * its .entry parameter lists. */
+const char* si_cuda_cubin(const unsigned char* p, size_t n, struct si_image* out);
+const char* si_cuda_ptx(const char* text, size_t n, struct si_image* out);

@@ -29,8 +29,8 @@ pub enum StandInError {
         #[source]
         source: std::io::Error,
     },
-    #[error("there is no stand-in CUDA runtime yet (standin/ has the HIP one): an NVIDIA family cannot run against the stand-in")]
-    NoCudaStandIn,
+    #[error("the stand-in CUDA runtime is built against the CUDA headers next to nvcc, and no nvcc was found: {0}")]
+    NoCudaHeaders(&'static str),
 }
 
 /// The library a vendor's cases link, its soname, and the sources it is built from.
@@ -41,7 +41,11 @@ fn library(vendor: Vendor) -> (&'static str, &'static [&'static str], &'static [
             &["core.c", "amdgpu.c", "hip.c", "hip_code.c"],
             &["-D__HIP_PLATFORM_AMD__"],
         ),
-        Vendor::Nvidia => ("libcudart.so.13", &[], &[]),
+        Vendor::Nvidia => (
+            "libcudart.so.13",
+            &["core.c", "amdgpu.c", "cubin.c", "cuda.c", "cuda_code.c"],
+            &[],
+        ),
     }
 }
 
@@ -50,8 +54,21 @@ fn library(vendor: Vendor) -> (&'static str, &'static [&'static str], &'static [
 pub fn build_runtime(source: &Path, build_root: &Path, vendor: Vendor) -> Result<PathBuf, StandInError> {
     let dir_src = source.join("standin");
     let (lib, files, defs) = library(vendor);
-    if files.is_empty() {
-        return Err(StandInError::NoCudaStandIn);
+    // The vendor's own headers declare every exported function: a signature that differs
+    // from the real runtime's does not compile.
+    let mut includes: Vec<String> = Vec::new();
+    if vendor == Vendor::Nvidia {
+        let nvcc = crate::toolchain::find_compiler(Vendor::Nvidia)
+            .ok_or(StandInError::NoCudaHeaders(crate::toolchain::install_hint(Vendor::Nvidia)))?;
+        let inc = nvcc
+            .canonicalize()
+            .unwrap_or(nvcc)
+            .parent()
+            .and_then(Path::parent)
+            .map(|d| d.join("include"))
+            .filter(|d| d.join("cuda_runtime_api.h").is_file())
+            .ok_or(StandInError::NoCudaHeaders("no include/cuda_runtime_api.h beside nvcc"))?;
+        includes.push(format!("-I{}", inc.display()));
     }
     let cc = std::env::var("CC").unwrap_or_else(|_| "cc".into());
     let version = Command::new(&cc)
@@ -73,6 +90,7 @@ pub fn build_runtime(source: &Path, build_root: &Path, vendor: Vendor) -> Result
         buf.extend_from_slice(&std::fs::read(p).unwrap_or_default());
     }
     buf.extend_from_slice(lib.as_bytes());
+    buf.extend_from_slice(includes.join(" ").as_bytes());
     let hash = ContentHash::of(&buf).to_hex();
     let out = build_root.join(format!("standin-{}", &hash[..16]));
     let so = out.join(lib);
@@ -87,6 +105,7 @@ pub fn build_runtime(source: &Path, build_root: &Path, vendor: Vendor) -> Result
     let o = Command::new(&cc)
         .args(["-O2", "-g", "-fPIC", "-shared", "-Wall"])
         .args(defs)
+        .args(&includes)
         .arg(format!("-Wl,-soname,{lib}"))
         .arg("-o")
         .arg(&tmp)
@@ -99,6 +118,16 @@ pub fn build_runtime(source: &Path, build_root: &Path, vendor: Vendor) -> Result
             library: lib,
             log: String::from_utf8_lossy(&o.stderr).chars().take(2000).collect(),
         });
+    }
+    if vendor == Vendor::Nvidia {
+        // The driver entry points live in the same library: libcuda.so.1 names it for
+        // replay and for capture's driver look-ups (one process state, one file).
+        let link = out.join("libcuda.so.1");
+        let _ = std::fs::remove_file(&link);
+        std::os::unix::fs::symlink(lib, &link).map_err(|source| StandInError::Io {
+            path: link,
+            source,
+        })?;
     }
     std::fs::rename(&tmp, &so).map_err(|source| StandInError::Io { path: so, source })?;
     Ok(out)

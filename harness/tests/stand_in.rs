@@ -1,4 +1,5 @@
 //! Every AMD family of the repository's matrix through the stand-in HIP runtime (standin/),
+//! and sm90 through the stand-in CUDA runtime,
 //! end to end without a GPU: `hrr-harness run --family F --stand-in` builds each GPU case
 //! with the real compilers (hipcc; clang-19 for the targets only it knows), runs it under
 //! libhrr_capture.so with the stand-in on the loader path (registration parses the real
@@ -58,8 +59,13 @@ struct Run {
 }
 
 fn run_family(family: &str) -> Option<Run> {
-    if !have("hipcc") || !have("cc") {
-        eprintln!("SKIPPED: needs hipcc and cc (apt install hipcc libamdhip64-dev gcc)");
+    let compiler = if family.starts_with("sm") {
+        std::env::var("NVCC").ok().filter(|p| Path::new(p).is_file()).is_some() || have("nvcc")
+    } else {
+        have("hipcc")
+    };
+    if !compiler || !have("cc") {
+        eprintln!("SKIPPED: needs cc and the family's compiler (hipcc; nvcc or $NVCC for sm90; .ci/run installs them)");
         return None;
     }
     let tools = tools();
@@ -209,6 +215,11 @@ fn gfx1150_runs_its_cases_against_the_stand_in_built_by_clang19() {
 #[test]
 fn gfx1151_runs_its_cases_against_the_stand_in_built_by_clang19() {
     runs_green("gfx1151", "gfx1151");
+}
+
+#[test]
+fn sm90_runs_its_cases_against_the_stand_in_cuda_runtime() {
+    runs_green("sm90", "sm_90");
 }
 
 #[test]
