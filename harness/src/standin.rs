@@ -101,7 +101,7 @@ pub fn build_runtime(source: &Path, build_root: &Path, vendor: Vendor) -> Result
         path: out.clone(),
         source,
     })?;
-    let tmp = out.join(format!(".{lib}.tmp"));
+    let tmp = out.join(format!(".{lib}.{}.tmp", std::process::id()));
     let o = Command::new(&cc)
         .args(["-O2", "-g", "-fPIC", "-shared", "-Wall"])
         .args(defs)
