@@ -34,7 +34,13 @@ pub enum StandInError {
 }
 
 /// The library a vendor's cases link, its soname, and the sources it is built from.
-fn library(vendor: Vendor) -> (&'static str, &'static [&'static str], &'static [&'static str]) {
+fn library(
+    vendor: Vendor,
+) -> (
+    &'static str,
+    &'static [&'static str],
+    &'static [&'static str],
+) {
     match vendor {
         Vendor::Amd => (
             "libamdhip64.so.5",
@@ -51,15 +57,20 @@ fn library(vendor: Vendor) -> (&'static str, &'static [&'static str], &'static [
 
 /// Builds the vendor's stand-in into `BUILD_ROOT/standin-HASH/` (reused while sources and
 /// compiler are unchanged) and returns that directory.
-pub fn build_runtime(source: &Path, build_root: &Path, vendor: Vendor) -> Result<PathBuf, StandInError> {
+pub fn build_runtime(
+    source: &Path,
+    build_root: &Path,
+    vendor: Vendor,
+) -> Result<PathBuf, StandInError> {
     let dir_src = source.join("standin");
     let (lib, files, defs) = library(vendor);
     // The vendor's own headers declare every exported function: a signature that differs
     // from the real runtime's does not compile.
     let mut includes: Vec<String> = Vec::new();
     if vendor == Vendor::Nvidia {
-        let nvcc = crate::toolchain::find_compiler(Vendor::Nvidia)
-            .ok_or(StandInError::NoCudaHeaders(crate::toolchain::install_hint(Vendor::Nvidia)))?;
+        let nvcc = crate::toolchain::find_compiler(Vendor::Nvidia).ok_or(
+            StandInError::NoCudaHeaders(crate::toolchain::install_hint(Vendor::Nvidia)),
+        )?;
         let inc = nvcc
             .canonicalize()
             .unwrap_or(nvcc)
@@ -67,7 +78,9 @@ pub fn build_runtime(source: &Path, build_root: &Path, vendor: Vendor) -> Result
             .and_then(Path::parent)
             .map(|d| d.join("include"))
             .filter(|d| d.join("cuda_runtime_api.h").is_file())
-            .ok_or(StandInError::NoCudaHeaders("no include/cuda_runtime_api.h beside nvcc"))?;
+            .ok_or(StandInError::NoCudaHeaders(
+                "no include/cuda_runtime_api.h beside nvcc",
+            ))?;
         includes.push(format!("-I{}", inc.display()));
     }
     let cc = std::env::var("CC").unwrap_or_else(|_| "cc".into());
@@ -116,7 +129,10 @@ pub fn build_runtime(source: &Path, build_root: &Path, vendor: Vendor) -> Result
     if !o.status.success() {
         return Err(StandInError::Compile {
             library: lib,
-            log: String::from_utf8_lossy(&o.stderr).chars().take(2000).collect(),
+            log: String::from_utf8_lossy(&o.stderr)
+                .chars()
+                .take(2000)
+                .collect(),
         });
     }
     if vendor == Vendor::Nvidia {
@@ -124,10 +140,8 @@ pub fn build_runtime(source: &Path, build_root: &Path, vendor: Vendor) -> Result
         // replay and for capture's driver look-ups (one process state, one file).
         let link = out.join("libcuda.so.1");
         let _ = std::fs::remove_file(&link);
-        std::os::unix::fs::symlink(lib, &link).map_err(|source| StandInError::Io {
-            path: link,
-            source,
-        })?;
+        std::os::unix::fs::symlink(lib, &link)
+            .map_err(|source| StandInError::Io { path: link, source })?;
     }
     std::fs::rename(&tmp, &so).map_err(|source| StandInError::Io { path: so, source })?;
     Ok(out)

@@ -86,7 +86,15 @@ fn run_family(family: &str) -> Option<Run> {
         .current_dir(workspace())
         // heavy cases (2 GiB of copies, 100,000 launches) take minutes with debug tools:
         // the CLI run has them; this test keeps every other case.
-        .args(["run", "--family", family, "--stand-in", "--no-progress", "--exclude-tag", "heavy"])
+        .args([
+            "run",
+            "--family",
+            family,
+            "--stand-in",
+            "--no-progress",
+            "--exclude-tag",
+            "heavy",
+        ])
         .arg("--tools")
         .arg(&tools)
         .arg("--output")
@@ -144,7 +152,10 @@ fn runs_green(family: &str, arch: &str) {
         &r.stderr[r.stderr.len().saturating_sub(3000)..]
     );
     let stand_in = all.iter().filter(|(_, s, _)| s == "stand-in").count();
-    assert!(stand_in >= 15, "{family}: only {stand_in} stand-in cases: {all:#?}");
+    assert!(
+        stand_in >= 15,
+        "{family}: only {stand_in} stand-in cases: {all:#?}"
+    );
     // GPU cases never report `pass` under the stand-in (host cases may).
     for (name, status, _) in &all {
         if status == "pass" {
@@ -155,13 +166,15 @@ fn runs_green(family: &str, arch: &str) {
         }
     }
     assert!(
-        r.stdout.contains("STAND-IN, NO GPU") || r.stdout.contains("passed against the stand-in runtime"),
+        r.stdout.contains("STAND-IN, NO GPU")
+            || r.stdout.contains("passed against the stand-in runtime"),
         "{family}: the last line does not say stand-in: {}",
         r.stdout
     );
     // JUnit names the stand-in in every passing GPU case's classname.
     assert!(
-        r.junit.contains(&format!("classname=\"{family}-stand-in\"")),
+        r.junit
+            .contains(&format!("classname=\"{family}-stand-in\"")),
         "{family}: JUnit does not label the stand-in"
     );
     // What the stand-in itself did, per process: registration from real code objects for
@@ -171,10 +184,22 @@ fn runs_green(family: &str, arch: &str) {
         .lines()
         .filter_map(|l| serde_json::from_str(l).ok())
         .collect();
-    assert!(!lines.is_empty(), "{family}: the stand-in logged no process");
-    assert!(lines.iter().all(|l| l["arch"] == arch), "{family}: {lines:?}");
-    let launches: u64 = lines.iter().map(|l| l["launches"].as_u64().unwrap_or(0)).sum();
-    let kernels: u64 = lines.iter().map(|l| l["kernels"].as_u64().unwrap_or(0)).sum();
+    assert!(
+        !lines.is_empty(),
+        "{family}: the stand-in logged no process"
+    );
+    assert!(
+        lines.iter().all(|l| l["arch"] == arch),
+        "{family}: {lines:?}"
+    );
+    let launches: u64 = lines
+        .iter()
+        .map(|l| l["launches"].as_u64().unwrap_or(0))
+        .sum();
+    let kernels: u64 = lines
+        .iter()
+        .map(|l| l["kernels"].as_u64().unwrap_or(0))
+        .sum();
     assert!(launches > 0 && kernels > 0, "{family}: {lines:?}");
     eprintln!(
         "{family}: {stand_in} cases stand-in; {} processes, {kernels} kernels registered, {launches} launches counted",
@@ -192,7 +217,10 @@ fn not_buildable(family: &str) {
             continue;
         }
         assert_eq!(status, "fail", "{family}: {name}: {status} {message}");
-        assert!(message.contains("cannot build"), "{family}: {name}: {message}");
+        assert!(
+            message.contains("cannot build"),
+            "{family}: {name}: {message}"
+        );
     }
 }
 

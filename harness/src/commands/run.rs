@@ -14,9 +14,9 @@ use hrr_reports::result::Durations;
 use hrr_reports::{RunReport, Status, Totals};
 
 use super::{absolute, do_build, family_gpus, hostname, now_unix, pick_family_for, Res};
+use crate::builder::Built;
 use crate::error::HarnessError;
 use crate::exit::Exit;
-use crate::builder::Built;
 use crate::gpu::{self, Detection, Gpu};
 use crate::output::{self, Progress};
 use crate::repo::SourceTree;
@@ -330,7 +330,12 @@ pub fn run(matrix: Option<&Path>, args: &RunArgs) -> Res {
         vec!["none used: compile-only".into()]
     } else if args.stand_in {
         mine.iter()
-            .map(|g| format!("none used: the stand-in runtime of standin/ claiming {}", g.arch))
+            .map(|g| {
+                format!(
+                    "none used: the stand-in runtime of standin/ claiming {}",
+                    g.arch
+                )
+            })
             .collect()
     } else if mine.is_empty() {
         vec![d.none_reason()]
