@@ -82,7 +82,9 @@ const char* si_elf_symbols(const unsigned char* p, size_t n, struct si_image* ou
             size_t len = strnlen(nm, str.size - name);
             if (len == str.size - name) return "an unterminated symbol name";
             unsigned type = info & 15, bind = info >> 4;
-            if (shndx == 0 || shndx >= shnum || bind == 0 /* LOCAL */) continue;
+            /* AMDGPU kernels and variables are global symbols; nvcc makes a cubin's
+             * variables local objects (its kernels stay global). */
+            if (shndx == 0 || shndx >= shnum || (bind == 0 /* LOCAL */ && (amdgpu || type != 1))) continue;
             struct shdr home = sh_at(p, shoff, shndx);
             if (amdgpu && type == 1 && len > 3 && !strcmp(nm + len - 3, ".kd")) {
                 /* A kernel descriptor (64 bytes; kernarg_size at +8) in its section. */

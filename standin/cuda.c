@@ -64,7 +64,7 @@ cudaError_t cudaRuntimeGetVersion(int* v) { ENTER; if (!v) RET(cudaErrorInvalidV
 cudaError_t cudaDriverGetVersion(int* v) { ENTER; if (!v) RET(cudaErrorInvalidValue); *v = CUDA_VERSION; RET(cudaSuccess); }
 CUresult cuDriverGetVersion(int* v) { if (!v) return CUDA_ERROR_INVALID_VALUE; *v = CUDA_VERSION; return CUDA_SUCCESS; }
 CUresult cuInit(unsigned flags) { return flags ? CUDA_ERROR_INVALID_VALUE : CUDA_SUCCESS; }
-cudaError_t cudaGetDeviceProperties_v2(struct cudaDeviceProp* p, int d) {
+cudaError_t cudaGetDeviceProperties(struct cudaDeviceProp* p, int d) {
     ENTER;
     if (!p) RET(cudaErrorInvalidValue);
     if (d != 0) RET(cudaErrorInvalidDevice);
