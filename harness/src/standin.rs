@@ -16,6 +16,10 @@ use hrr_matrix::{Family, Vendor};
 use crate::gpu::Gpu;
 use crate::toolchain::{compiler_version, TargetSupport, Toolchain};
 
+/// The matrix tag of a GPU case whose APIs the stand-in does not model (arrays, textures,
+/// ...): `run --stand-in` skips it, saying so; it is never a stand-in pass.
+pub const NOT_MODELLED_TAG: &str = "stand-in-not-modelled";
+
 /// Why the stand-in runtime could not be built.
 #[derive(Debug, thiserror::Error)]
 pub enum StandInError {

@@ -51,6 +51,26 @@ fn select(
         }
     }
     cases.retain(|rc| !rc.case.tags.iter().any(|t| any(&args.exclude_tags, t)));
+    if args.stand_in {
+        for rc in &mut cases {
+            if rc.case.kind == CaseKind::Gpu
+                && rc.disposition == Disposition::Run
+                && rc
+                    .case
+                    .tags
+                    .iter()
+                    .any(|t| t == crate::standin::NOT_MODELLED_TAG)
+            {
+                rc.disposition = Disposition::Skip {
+                    skip: hrr_matrix::SkipKind::Unsupported,
+                    reason: format!(
+                        "the stand-in runtime does not model this case's APIs (tag {})",
+                        crate::standin::NOT_MODELLED_TAG
+                    ),
+                };
+            }
+        }
+    }
     if let Some(path) = &args.rerun_failed {
         let earlier = RunReport::read_json(path)
             .map_err(|e| HarnessError::usage(format!("--rerun-failed: {e}")))?;
