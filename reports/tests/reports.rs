@@ -485,14 +485,14 @@ fn results_carry_a_schema_version_and_newer_majors_are_refused() {
     std::fs::write(&p, &body).unwrap();
     assert_eq!(RunReport::read_json(&p).unwrap(), r);
     let minor = text.replacen(
-        "\"schema_version\": \"1.1\"",
+        "\"schema_version\": \"1.2\"",
         "\"schema_version\": \"1.9\"",
         1,
     );
     std::fs::write(&p, minor).unwrap();
     assert_eq!(RunReport::read_json(&p).unwrap(), r);
     let major = text.replacen(
-        "\"schema_version\": \"1.1\"",
+        "\"schema_version\": \"1.2\"",
         "\"schema_version\": \"2.0\"",
         1,
     );
@@ -507,7 +507,7 @@ fn results_carry_a_schema_version_and_newer_majors_are_refused() {
         "{e}"
     );
     let garbled = text.replacen(
-        "\"schema_version\": \"1.1\"",
+        "\"schema_version\": \"1.2\"",
         "\"schema_version\": \"one\"",
         1,
     );
