@@ -119,11 +119,7 @@ int si_check_copy(void* dst, size_t dspan, const void* src, size_t sspan, int ki
     return SI_OK;
 }
 
-void si_reset_memory(void) {
-    si_device_sync();
-    for (size_t i = nallocs; i-- > 0;)
-        if (allocs[i].kind == SI_DEVICE || allocs[i].kind == SI_PINNED) drop(&allocs[i]);
-}
+size_t si_device_bytes(void) { return device_bytes; }
 
 /* ---- streams and events ---- */
 
@@ -426,6 +422,22 @@ int si_stream_wait_event(si_stream* s, si_event* e) {
     o->event = e;
     o->epoch = e->epoch;
     return push(s, o);
+}
+
+void si_reset_device(void) {
+    si_device_sync(); /* every queue is empty after this */
+    for (size_t i = nallocs; i-- > 0;)
+        if (allocs[i].kind == SI_DEVICE || allocs[i].kind == SI_PINNED) drop(&allocs[i]);
+    while (streams) {
+        si_stream* s = streams;
+        streams = s->next_live;
+        free(s);
+    }
+    while (events) {
+        si_event* e = events;
+        events = e->next_live;
+        free(e);
+    }
 }
 
 /* ---- the exit report ---- */

@@ -46,7 +46,11 @@ int si_unregister(void* p);
 int si_lookup(const void* p, enum si_mem* kind, size_t* left);
 /* Copy kinds as both vendors number them: 0 H2H, 1 H2D, 2 D2H, 3 D2D, 4 default. */
 int si_check_copy(void* dst, size_t dspan, const void* src, size_t sspan, int kind);
-void si_reset_memory(void);
+/* A device reset: waits for all work, then frees device and pinned memory and destroys
+ * every stream and event (registered host memory and variables stay). */
+void si_reset_device(void);
+/* Device memory allocated now. */
+size_t si_device_bytes(void);
 
 /* Streams: 0 is the null (legacy) stream. */
 typedef struct si_stream si_stream;

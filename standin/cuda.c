@@ -59,7 +59,7 @@ cudaError_t cudaGetDeviceCount(int* n) { ENTER; if (!n) RET(cudaErrorInvalidValu
 cudaError_t cudaSetDevice(int d) { ENTER; if (d != 0) RET(cudaErrorInvalidDevice); current_device = d; RET(cudaSuccess); }
 cudaError_t cudaGetDevice(int* d) { ENTER; if (!d) RET(cudaErrorInvalidValue); *d = current_device; RET(cudaSuccess); }
 cudaError_t cudaDeviceSynchronize(void) { ENTER; si_device_sync(); RET(cudaSuccess); }
-cudaError_t cudaDeviceReset(void) { ENTER; si_reset_memory(); RET(cudaSuccess); }
+cudaError_t cudaDeviceReset(void) { ENTER; si_reset_device(); RET(cudaSuccess); }
 cudaError_t cudaRuntimeGetVersion(int* v) { ENTER; if (!v) RET(cudaErrorInvalidValue); *v = CUDART_VERSION; RET(cudaSuccess); }
 cudaError_t cudaDriverGetVersion(int* v) { ENTER; if (!v) RET(cudaErrorInvalidValue); *v = CUDA_VERSION; RET(cudaSuccess); }
 CUresult cuDriverGetVersion(int* v) { if (!v) return CUDA_ERROR_INVALID_VALUE; *v = CUDA_VERSION; return CUDA_SUCCESS; }

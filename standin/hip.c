@@ -75,7 +75,7 @@ hipError_t hipDeviceSynchronize(void) {
 }
 hipError_t hipDeviceReset(void) {
     ENTER;
-    si_reset_memory();
+    si_reset_device();
     RET(hipSuccess);
 }
 hipError_t hipRuntimeGetVersion(int* v) {
@@ -218,7 +218,7 @@ hipError_t hipMemGetInfo(size_t* free_, size_t* total) {
     ENTER;
     if (!free_ || !total) RET(hipErrorInvalidValue);
     *total = SI_DEVICE_MEMORY;
-    *free_ = SI_DEVICE_MEMORY; /* what is left is not tracked per call: the total */
+    *free_ = SI_DEVICE_MEMORY - si_device_bytes();
     RET(hipSuccess);
 }
 
