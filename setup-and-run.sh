@@ -2,8 +2,9 @@
 # One command for a fresh Debian machine: installs the build prerequisites and the GPU
 # toolchains Debian has (hipcc for AMD targets, nvcc from pip for NVIDIA ones), builds
 # capture, replay and the harness, and runs the main job: `hrr-harness run --family auto`
-# on a machine with a GPU; on one without, it says so and runs the compile-only mode
-# (every GPU case compiled for a family whose compiler is here, none run, never a pass).
+# on a machine with a GPU; on one without, it says so, compiles the family's cases and runs
+# them against the stand-in runtime of standin/ (capture -> archive -> replay -> JUnit over
+# host memory, no kernel run), labelled stand-in, never a GPU pass.
 set -euo pipefail
 cd "$(dirname "$0")"
 sudo_=""; [ "$(id -u)" -eq 0 ] || sudo_=sudo
@@ -13,6 +14,7 @@ command -v curl >/dev/null || need+=(curl)
 command -v git >/dev/null || need+=(git)
 command -v hipcc >/dev/null || need+=(hipcc libamdhip64-dev rocm-device-libs)
 command -v clang++-19 >/dev/null || need+=(clang-19)
+[ -x /usr/lib/llvm-19/bin/lld ] || need+=(lld-19)
 command -v python3 >/dev/null || need+=(python3)
 python3 -m pip --version >/dev/null 2>&1 || need+=(python3-pip)
 [ -e /etc/ssl/certs/ca-certificates.crt ] || need+=(ca-certificates)
@@ -45,9 +47,9 @@ if [ -n "$gpu" ]; then
     exec ./target/release/hrr-harness run --family auto
 fi
 echo "setup-and-run: NO GPU FOUND on this machine (nvidia-smi lists none, no AMD KFD GPU node):"
-echo "setup-and-run: nothing can be captured and replayed here. Running the compile-only mode instead:"
-echo "setup-and-run: every GPU case is compiled for the family whose compiler is installed, none is run."
+echo "setup-and-run: no GPU result can come from here. Running the family's cases against the STAND-IN runtime instead:"
+echo "setup-and-run: each case is compiled, captured, archived and replayed through standin/ (host memory, no kernel runs)."
 rc=0
-./target/release/hrr-harness run --family auto --compile-only || rc=$?
-echo "setup-and-run: compile-only: no GPU was used; the COMPILED, NOT RUN line above says what was compiled (exit $rc)."
+./target/release/hrr-harness run --family auto --stand-in || rc=$?
+echo "setup-and-run: STAND-IN run, no GPU used: it proves capture -> archive -> replay -> JUnit work here, not any GPU result (exit $rc)."
 exit "$rc"

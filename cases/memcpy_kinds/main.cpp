@@ -14,17 +14,17 @@ int main() {
     CHECK(hipMemcpy(a, src.data(), n, hipMemcpyHostToDevice));
     CHECK(hipMemcpy(b, a, n, hipMemcpyDeviceToDevice));
     CHECK(hipMemcpy(back.data(), b, n, hipMemcpyDeviceToHost));
-    expect_equal("h2d-d2d-d2h", back.data(), src.data(), n);
+    expect_copied("h2d-d2d-d2h", back.data(), src.data(), n);
     // Offsets inside both allocations.
     CHECK(hipMemcpy(b + 1000, a + 5000, 20000, hipMemcpyDeviceToDevice));
     CHECK(hipMemcpy(back.data(), b + 1000, 20000, hipMemcpyDeviceToHost));
-    expect_equal("d2d at offsets", back.data(), src.data() + 5000, 20000);
+    expect_copied("d2d at offsets", back.data(), src.data() + 5000, 20000);
     // The runtime works out the direction.
     CHECK(hipMemcpy(a + 7, src.data() + 100, 4096, hipMemcpyDefault));
     CHECK(hipMemcpy(back.data(), a + 7, 4096, hipMemcpyDefault));
-    expect_equal("default", back.data(), src.data() + 100, 4096);
+    expect_copied("default", back.data(), src.data() + 100, 4096);
     CHECK(hipMemcpy(h2h.data(), src.data(), n, hipMemcpyHostToHost));
-    expect_equal("h2h", h2h.data(), src.data(), n);
+    expect_copied("h2h", h2h.data(), src.data(), n);
     CHECK(hipFree(a));
     CHECK(hipFree(b));
     std::printf("memcpy_kinds: ok\n");

@@ -65,6 +65,9 @@ pub struct Built {
     /// `unsupported_targets` says why (a compile failure).
     pub no_compiler: Option<String>,
     pub cases: BTreeMap<String, CaseBuild>,
+    /// Stand-in builds: the target the programs were linked for first (the stand-in
+    /// device claims it).
+    pub stand_in_arch: Option<String>,
 }
 
 pub struct BuildRequest<'a> {
@@ -80,6 +83,9 @@ pub struct BuildRequest<'a> {
     pub only: Option<Vec<String>>,
     /// Print progress lines to stderr.
     pub verbose: bool,
+    /// Build for a run against the stand-in runtime (`standin::plan`: programs for targets
+    /// that otherwise only compile), in a build directory of its own.
+    pub stand_in: bool,
 }
 
 fn sanitize(s: &str) -> String {
@@ -337,11 +343,18 @@ fn build_case(
 /// Builds tools and cases. Case compile failures are reported per case, not as an error.
 pub fn build(req: &BuildRequest) -> Result<Built, HarnessError> {
     let revision = req.source.revision();
-    let dir = req.build_root.join(format!(
-        "{}-{}",
-        req.family.name,
-        sanitize(&req.source.build_key())
-    ));
+    // Stand-in builds keep one directory per family across revisions: each case is
+    // rebuilt only when its input hash changes (sources, headers, compiler, command), so a
+    // commit that touches no case compiles nothing (CI runs every family each time).
+    let dir = if req.stand_in {
+        req.build_root.join(format!("{}-stand-in", req.family.name))
+    } else {
+        req.build_root.join(format!(
+            "{}-{}",
+            req.family.name,
+            sanitize(&req.source.build_key())
+        ))
+    };
     std::fs::create_dir_all(&dir)
         .map_err(|e| HarnessError::failed(format!("{}: {e}", dir.display())))?;
     let (capture, replay) = build_tools(req, &dir)?;
@@ -360,8 +373,18 @@ pub fn build(req: &BuildRequest) -> Result<Built, HarnessError> {
     let mut toolchain_desc = String::new();
     let mut unsupported_targets = Vec::new();
     let mut no_compiler = None;
+    let mut stand_in_arch = None;
     if !gpu_cases.is_empty() {
-        match toolchain::plan(req.family, &req.build_root.join("toolchain")) {
+        let planned = toolchain::plan(req.family, &req.build_root.join("toolchain"));
+        let planned = match (planned, req.stand_in) {
+            (Ok(tc), true) => {
+                let tc = crate::standin::plan(&tc, &req.source.root);
+                stand_in_arch = crate::standin::device_arch(&tc);
+                Ok(tc)
+            }
+            (p, _) => p,
+        };
+        match planned {
             Err(e) => {
                 let hint = e.to_string();
                 toolchain_desc = hint.clone();
@@ -473,6 +496,7 @@ pub fn build(req: &BuildRequest) -> Result<Built, HarnessError> {
         unsupported_targets,
         no_compiler,
         cases,
+        stand_in_arch,
     };
     if let Ok(j) = serde_json::to_vec_pretty(&built) {
         let _ = std::fs::write(dir.join("build.json"), j);

@@ -17,6 +17,7 @@ mod publish;
 mod repo;
 mod runner;
 mod service;
+mod standin;
 mod toolchain;
 
 use std::path::PathBuf;
@@ -188,6 +189,11 @@ pub struct RunArgs {
     /// needed; host cases still run): GPU cases report `compiled-not-run`, never `pass`.
     #[arg(long)]
     pub compile_only: bool,
+    /// Run the GPU cases against the stand-in runtimes of standin/ (no GPU: host memory,
+    /// no kernel runs): capture, archive, replay and the checks that stay meaningful.
+    /// Reported as `stand-in`, never as a GPU pass.
+    #[arg(long, conflicts_with = "compile_only")]
+    pub stand_in: bool,
     /// Print what would run, be skipped or be expected to fail, per shard, and why;
     /// build and run nothing.
     #[arg(long)]

@@ -79,6 +79,9 @@ pub struct Toolchain {
     pub compiler: PathBuf,
     pub version: String,
     pub targets: BTreeMap<String, TargetSupport>,
+    /// The compiler is a newer clang linking HIP programs itself (stand-in builds: `-x hip`
+    /// comes with the target flags; modules are built with `--offload-device-only`).
+    pub hip_clang: bool,
 }
 
 impl Toolchain {
@@ -214,6 +217,13 @@ impl Toolchain {
                     let n = t.trim_start_matches("sm_");
                     c.arg("-gencode")
                         .arg(format!("arch=compute_{n},code=sm_{n}"));
+                }
+            }
+            Vendor::Amd if self.hip_clang => {
+                c.args(["-x", "hip", "--rocm-path=/usr", "-O2", "-std=c++17"]);
+                c.args(["--offload-device-only", "--gpu-bundle-output", "-nogpulib"]);
+                for t in self.buildable() {
+                    c.arg(format!("--offload-arch={t}"));
                 }
             }
             Vendor::Amd => {
@@ -354,6 +364,7 @@ pub fn plan(family: &Family, cache_dir: &Path) -> Result<Toolchain, PlanError> {
         compiler,
         version,
         targets,
+        hip_clang: false,
     })
 }
 

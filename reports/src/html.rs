@@ -88,6 +88,7 @@ pub fn colours(s: Status) -> (&'static str, &'static str) {
         Status::Skip => ("#ececec", "#4a4a4a"),
         Status::CompiledNotRun => ("#cdeff3", "#0b4f57"),
         Status::NotRun => ("#57606a", "#ffffff"),
+        Status::StandIn => ("#e6dcff", "#3b1f80"),
     }
 }
 

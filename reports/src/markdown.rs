@@ -42,6 +42,8 @@ pub fn verdict(t: &Totals) -> &'static str {
         "FAIL"
     } else if t.count(Status::CompiledNotRun) > 0 {
         "COMPILED, NOT RUN"
+    } else if t.count(Status::StandIn) > 0 {
+        "STAND-IN, NO GPU"
     } else {
         "PASS"
     }
@@ -51,6 +53,7 @@ fn icon(s: Status) -> &'static str {
     match s {
         Status::Pass => "✅",
         Status::CompiledNotRun => "🔨",
+        Status::StandIn => "🧪",
         Status::ExpectedFail | Status::Skip => "➖",
         Status::Flake => "⚠️",
         _ => "❌",

@@ -85,8 +85,9 @@ pub struct SchemaVersion {
 }
 
 impl SchemaVersion {
-    /// 1.1: `schema_version` itself, and the statuses `compiled-not-run` and `not-run`.
-    pub const CURRENT: SchemaVersion = SchemaVersion { major: 1, minor: 1 };
+    /// 1.1: `schema_version` itself, and the statuses `compiled-not-run` and `not-run`;
+    /// 1.2: the status `stand-in`.
+    pub const CURRENT: SchemaVersion = SchemaVersion { major: 1, minor: 2 };
     /// What a file without `schema_version` (written before it existed) is.
     pub const UNVERSIONED: SchemaVersion = SchemaVersion { major: 1, minor: 0 };
 

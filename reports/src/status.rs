@@ -2,7 +2,8 @@
 //! what happened (raw outcomes of one or two attempts) and what the matrix expects to the
 //! status reported. A case that could not run has a status of its own, never `pass`:
 //! `compiled-not-run` (compile-only mode: built for the family's targets, no GPU used)
-//! and `not-run` (its shard never reported to the merge).
+//! `not-run` (its shard never reported to the merge) and `stand-in` (every check passed
+//! against the stand-in runtime, no GPU used).
 
 use serde::{Deserialize, Serialize};
 
@@ -42,10 +43,13 @@ pub enum Status {
     CompiledNotRun,
     /// The case's shard never reported (a merge that expected it); fails the merge.
     NotRun,
+    /// Every check passed against the stand-in runtime (`run --stand-in`: capture, archive
+    /// and replay over host memory, no kernel run): never a GPU pass.
+    StandIn,
 }
 
 impl Status {
-    pub const ALL: [Status; 10] = [
+    pub const ALL: [Status; 11] = [
         Status::Pass,
         Status::Fail,
         Status::Crash,
@@ -56,6 +60,7 @@ impl Status {
         Status::Flake,
         Status::CompiledNotRun,
         Status::NotRun,
+        Status::StandIn,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -70,6 +75,7 @@ impl Status {
             Status::Flake => "flake",
             Status::CompiledNotRun => "compiled-not-run",
             Status::NotRun => "not-run",
+            Status::StandIn => "stand-in",
         }
     }
 
@@ -90,7 +96,10 @@ impl Status {
 
     /// Whether a GPU (or the host command) actually ran the case to this status.
     pub fn ran(self) -> bool {
-        !matches!(self, Status::Skip | Status::CompiledNotRun | Status::NotRun)
+        !matches!(
+            self,
+            Status::Skip | Status::CompiledNotRun | Status::NotRun | Status::StandIn
+        )
     }
 }
 

@@ -119,7 +119,7 @@ fn every_status_renders_valid_junit_in_the_right_element() {
     let suite = start_tag(&xml, "testsuite");
     for (k, v) in [
         ("name", "hrr-sm90"),
-        ("tests", "10"),
+        ("tests", "11"),
         ("failures", "3"),
         ("errors", "2"),
         ("skipped", "3"),
@@ -150,6 +150,17 @@ fn every_status_renders_valid_junit_in_the_right_element() {
         Some("timeout")
     );
     assert_eq!(kind("case_4_skip", "skipped").as_deref(), Some("skip"));
+    // A stand-in pass is a success labelled as the stand-in, never the family's GPU.
+    let stand_in = section("case_10_stand-in");
+    assert!(
+        stand_in.contains("classname=\"sm90-stand-in\""),
+        "{stand_in}"
+    );
+    assert!(stand_in.contains("stand-in runtime, no GPU"), "{stand_in}");
+    assert!(
+        !stand_in.contains("<failure") && !stand_in.contains("<skipped"),
+        "{stand_in}"
+    );
     assert_eq!(
         kind("case_5_expected-fail", "skipped").as_deref(),
         Some("expected-failure")
@@ -474,14 +485,14 @@ fn results_carry_a_schema_version_and_newer_majors_are_refused() {
     std::fs::write(&p, &body).unwrap();
     assert_eq!(RunReport::read_json(&p).unwrap(), r);
     let minor = text.replacen(
-        "\"schema_version\": \"1.1\"",
+        "\"schema_version\": \"1.2\"",
         "\"schema_version\": \"1.9\"",
         1,
     );
     std::fs::write(&p, minor).unwrap();
     assert_eq!(RunReport::read_json(&p).unwrap(), r);
     let major = text.replacen(
-        "\"schema_version\": \"1.1\"",
+        "\"schema_version\": \"1.2\"",
         "\"schema_version\": \"2.0\"",
         1,
     );
@@ -496,7 +507,7 @@ fn results_carry_a_schema_version_and_newer_majors_are_refused() {
         "{e}"
     );
     let garbled = text.replacen(
-        "\"schema_version\": \"1.1\"",
+        "\"schema_version\": \"1.2\"",
         "\"schema_version\": \"one\"",
         1,
     );

@@ -220,6 +220,7 @@ fn do_build(
     f: &Family,
     opts: &BuildOpts,
     only: Option<Vec<String>>,
+    stand_in: bool,
 ) -> Result<Built, HarnessError> {
     let (src, target, build_root) = source_and_target(tree, opts)?;
     let src_matrix;
@@ -239,6 +240,7 @@ fn do_build(
         cargo_target_dir: target,
         only,
         verbose: true,
+        stand_in,
     })
 }
 
@@ -247,7 +249,7 @@ pub fn build(matrix: Option<&Path>, opts: &BuildOpts) -> Res {
     let m = tree.load_matrix()?;
     let d = gpu::detect();
     let f = pick_family(&m, &opts.family, &d)?;
-    let built = do_build(&tree, &m, f, opts, None)?;
+    let built = do_build(&tree, &m, f, opts, None, false)?;
     println!(
         "build {} at {}: {}",
         f.name,

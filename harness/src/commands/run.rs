@@ -14,9 +14,10 @@ use hrr_reports::result::Durations;
 use hrr_reports::{RunReport, Status, Totals};
 
 use super::{absolute, do_build, family_gpus, hostname, now_unix, pick_family_for, Res};
+use crate::builder::Built;
 use crate::error::HarnessError;
 use crate::exit::Exit;
-use crate::gpu::{self, Detection};
+use crate::gpu::{self, Detection, Gpu};
 use crate::output::{self, Progress};
 use crate::repo::SourceTree;
 use crate::runner::{self, RunContext, RunPolicy};
@@ -50,6 +51,26 @@ fn select(
         }
     }
     cases.retain(|rc| !rc.case.tags.iter().any(|t| any(&args.exclude_tags, t)));
+    if args.stand_in {
+        for rc in &mut cases {
+            if rc.case.kind == CaseKind::Gpu
+                && rc.disposition == Disposition::Run
+                && rc
+                    .case
+                    .tags
+                    .iter()
+                    .any(|t| t == crate::standin::NOT_MODELLED_TAG)
+            {
+                rc.disposition = Disposition::Skip {
+                    skip: hrr_matrix::SkipKind::Unsupported,
+                    reason: format!(
+                        "the stand-in runtime does not model this case's APIs (tag {})",
+                        crate::standin::NOT_MODELLED_TAG
+                    ),
+                };
+            }
+        }
+    }
     if let Some(path) = &args.rerun_failed {
         let earlier = RunReport::read_json(path)
             .map_err(|e| HarnessError::usage(format!("--rerun-failed: {e}")))?;
@@ -224,8 +245,16 @@ fn final_line(t: &Totals, compile_only: bool, flake_fails: bool) -> String {
     };
     if compile_only {
         let passed = t.count(Status::Pass);
+        let first = if t.count(Status::StandIn) > 0 {
+            format!(
+                "{} passed against the stand-in runtime",
+                t.count(Status::StandIn)
+            )
+        } else {
+            format!("{} compiled", t.count(Status::CompiledNotRun))
+        };
         let mut parts = vec![
-            format!("{} compiled", t.count(Status::CompiledNotRun)),
+            first,
             format!(
                 "{passed} host case{} passed",
                 if passed == 1 { "" } else { "s" }
@@ -234,7 +263,10 @@ fn final_line(t: &Totals, compile_only: bool, flake_fails: bool) -> String {
         parts.extend(
             Status::ALL
                 .iter()
-                .filter(|s| !matches!(s, Status::CompiledNotRun | Status::Pass) && t.count(**s) > 0)
+                .filter(|s| {
+                    !matches!(s, Status::CompiledNotRun | Status::Pass | Status::StandIn)
+                        && t.count(**s) > 0
+                })
                 .map(|s| format!("{} {s}", t.count(*s))),
         );
         format!("{verdict}: {} (no GPU used)", parts.join(", "))
@@ -255,7 +287,12 @@ pub fn run(matrix: Option<&Path>, args: &RunArgs) -> Res {
     let tree = SourceTree::locate(matrix)?;
     let m = tree.load_matrix()?;
     let d = gpu::detect();
-    let f = pick_family_for(&m, &args.opts.family, &d, args.compile_only || args.list)?;
+    let f = pick_family_for(
+        &m,
+        &args.opts.family,
+        &d,
+        args.compile_only || args.list || args.stand_in,
+    )?;
     let sh = match &args.shard {
         Some(s) => Shard::parse(s).map_err(|e| HarnessError::usage(e.to_string()))?,
         None => Shard::ALL,
@@ -275,7 +312,7 @@ pub fn run(matrix: Option<&Path>, args: &RunArgs) -> Res {
         .iter()
         .filter(|c| c.case.kind == CaseKind::Gpu && c.disposition == Disposition::Run)
         .count();
-    let mine = if args.compile_only {
+    let mine = if args.compile_only || args.stand_in {
         vec![]
     } else {
         let mine = family_gpus(&d, f)?;
@@ -300,10 +337,26 @@ pub fn run(matrix: Option<&Path>, args: &RunArgs) -> Res {
         .filter(|c| c.disposition == Disposition::Run)
         .map(|c| c.case.name.clone())
         .collect();
-    let built = do_build(&tree, &m, f, &args.opts, Some(to_build))?;
+    let built = do_build(&tree, &m, f, &args.opts, Some(to_build), args.stand_in)?;
+    let (stand_in_family, mine) = if args.stand_in {
+        let (sf, gpu) = stand_in_setup(f, &built, &output)?;
+        (Some(sf), vec![gpu])
+    } else {
+        (None, mine)
+    };
+    let f = stand_in_family.as_ref().unwrap_or(f);
     let jobs = args.jobs.unwrap_or(mine.len().max(1));
     let gpus_desc: Vec<String> = if args.compile_only {
         vec!["none used: compile-only".into()]
+    } else if args.stand_in {
+        mine.iter()
+            .map(|g| {
+                format!(
+                    "none used: the stand-in runtime of standin/ claiming {}",
+                    g.arch
+                )
+            })
+            .collect()
     } else if mine.is_empty() {
         vec![d.none_reason()]
     } else {
@@ -315,6 +368,8 @@ pub fn run(matrix: Option<&Path>, args: &RunArgs) -> Res {
         cases.len(),
         if args.compile_only {
             "compile-only, "
+        } else if args.stand_in {
+            "stand-in runtime, "
         } else {
             ""
         },
@@ -333,6 +388,7 @@ pub fn run(matrix: Option<&Path>, args: &RunArgs) -> Res {
     let policy = RunPolicy {
         compile_only: args.compile_only,
         retries: args.retries,
+        stand_in: args.stand_in,
     };
     let jsonl = output.join("results.jsonl");
     let progress = std::cell::RefCell::new(Progress::new(cases.len(), !args.no_progress));
@@ -367,7 +423,7 @@ pub fn run(matrix: Option<&Path>, args: &RunArgs) -> Res {
     let t = &report.totals;
     println!(
         "{} | junit {} | results {}",
-        final_line(t, args.compile_only, args.flake_fails),
+        final_line(t, args.compile_only || args.stand_in, args.flake_fails),
         output.join("junit.xml").display(),
         output.join("results.json").display()
     );
@@ -386,6 +442,30 @@ pub fn run(matrix: Option<&Path>, args: &RunArgs) -> Res {
     } else {
         Exit::Unexpected
     })
+}
+
+/// `run --stand-in`: the stand-in runtime built for the family's vendor, the family with
+/// it on every child's loader path, and the stand-in "GPU" the workers use.
+fn stand_in_setup(f: &Family, built: &Built, output: &Path) -> Result<(Family, Gpu), HarnessError> {
+    let root = built.dir.parent().unwrap_or(&built.dir);
+    let dir = crate::standin::build_runtime(&built.source, root, f.vendor)
+        .map_err(|e| HarnessError::missing(e.to_string()))?;
+    // Nothing links for the family (gfx950, gfx1153 here): its cases fail as unbuildable
+    // against a device claiming the family's first target; none can pass.
+    let arch = built
+        .stand_in_arch
+        .clone()
+        .unwrap_or_else(|| f.targets.first().cloned().unwrap_or_default());
+    let log = output.join("stand-in-runtime.jsonl");
+    let _ = std::fs::remove_file(&log);
+    eprintln!(
+        "hrr-harness: stand-in runtime {} (device {arch}); GPU cases are captured and replayed over host memory, no kernel runs",
+        dir.display()
+    );
+    Ok((
+        crate::standin::family(f, &dir, &arch, &log),
+        crate::standin::gpu(f, &arch),
+    ))
 }
 
 /// The error of a run that needs the family's GPUs and has none.

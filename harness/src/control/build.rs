@@ -33,6 +33,7 @@ impl ControlRun<'_> {
         only: Vec<String>,
     ) -> Result<Built, HarnessError> {
         builder::build(&BuildRequest {
+            stand_in: false,
             matrix: self.matrix,
             family: self.family,
             source,

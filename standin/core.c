@@ -1,0 +1,466 @@
+/* The stand-in device (see core.h): the allocation table, streams as queues of work run in
+ * order when waited for, events, launch counting, and the exit report. */
+#define _GNU_SOURCE
+#include "core.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+struct si_counts si_counts;
+
+static pthread_mutex_t mu = PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP;
+void si_lock(void) { pthread_mutex_lock(&mu); }
+void si_unlock(void) { pthread_mutex_unlock(&mu); }
+
+/* ---- memory ---- */
+
+struct alloc {
+    char* p;
+    size_t n;
+    enum si_mem kind;
+};
+static struct alloc* allocs;
+static size_t nallocs, cap_allocs;
+static size_t device_bytes;
+
+static struct alloc* find(const void* p) {
+    for (size_t i = 0; i < nallocs; i++)
+        if ((const char*)p >= allocs[i].p && (const char*)p < allocs[i].p + allocs[i].n)
+            return &allocs[i];
+    return 0;
+}
+
+static int add(char* p, size_t n, enum si_mem kind) {
+    if (nallocs == cap_allocs) {
+        size_t c = cap_allocs ? cap_allocs * 2 : 64;
+        struct alloc* a = realloc(allocs, c * sizeof *a);
+        if (!a) return SI_NO_MEMORY;
+        allocs = a;
+        cap_allocs = c;
+    }
+    allocs[nallocs++] = (struct alloc){p, n, kind};
+    return SI_OK;
+}
+
+int si_alloc(void** out, size_t n, enum si_mem kind) {
+    if (!out) return SI_INVALID_VALUE;
+    *out = 0;
+    if (n == 0) return SI_OK;
+    if (kind == SI_DEVICE && n > SI_DEVICE_MEMORY - device_bytes) return SI_NO_MEMORY;
+    /* Device memory is zeroed: a kernel never runs, so whatever a program reads back from
+     * memory it never wrote is the same at capture and at replay. */
+    char* p = calloc(1, n);
+    if (!p) return SI_NO_MEMORY;
+    if (add(p, n, kind)) {
+        free(p);
+        return SI_NO_MEMORY;
+    }
+    if (kind == SI_DEVICE) device_bytes += n;
+    *out = p;
+    return SI_OK;
+}
+
+static void drop(struct alloc* a) {
+    if (a->kind == SI_DEVICE) device_bytes -= a->n;
+    if (a->kind != SI_REGISTERED) free(a->p);
+    *a = allocs[--nallocs];
+}
+
+int si_free(void* p, enum si_mem kind) {
+    if (!p) return SI_OK;
+    si_device_sync(); /* freeing waits for the device, as cudaFree/hipFree do */
+    struct alloc* a = find(p);
+    if (!a || a->p != (char*)p || a->kind != kind) return SI_INVALID_VALUE;
+    drop(a);
+    return SI_OK;
+}
+
+int si_register(void* p, size_t n) {
+    if (!p || n == 0) return SI_INVALID_VALUE;
+    for (size_t i = 0; i < nallocs; i++)
+        if ((char*)p < allocs[i].p + allocs[i].n && allocs[i].p < (char*)p + n)
+            return SI_ALREADY_REGISTERED;
+    return add(p, n, SI_REGISTERED);
+}
+
+int si_unregister(void* p) {
+    struct alloc* a = find(p);
+    if (!a || a->p != (char*)p || a->kind != SI_REGISTERED) return SI_NOT_REGISTERED;
+    drop(a);
+    return SI_OK;
+}
+
+int si_lookup(const void* p, enum si_mem* kind, size_t* left) {
+    struct alloc* a = p ? find(p) : 0;
+    if (!a) return 0;
+    if (kind) *kind = a->kind;
+    if (left) *left = a->n - (size_t)((const char*)p - a->p);
+    return 1;
+}
+
+/* A range that starts in an allocation must end in it; one that must be device-side
+ * (kind says so) must start in one. */
+static int side_ok(const void* p, size_t span, int must_be_device) {
+    size_t left;
+    if (span == 0) return 1;
+    if (!p) return 0;
+    if (!si_lookup(p, 0, &left)) return !must_be_device;
+    return span <= left;
+}
+
+int si_check_copy(void* dst, size_t dspan, const void* src, size_t sspan, int kind) {
+    if (kind < 0 || kind > 4) return SI_INVALID_DIRECTION;
+    int dst_dev = kind == 1 || kind == 3, src_dev = kind == 2 || kind == 3;
+    if (!side_ok(dst, dspan, dst_dev) || !side_ok(src, sspan, src_dev)) return SI_INVALID_VALUE;
+    return SI_OK;
+}
+
+size_t si_device_bytes(void) { return device_bytes; }
+
+/* ---- streams and events ---- */
+
+enum op_kind { OP_COPY, OP_MEMSET, OP_LAUNCH, OP_EVENT, OP_WAIT, OP_HOST_FN, OP_CALLBACK };
+struct op {
+    enum op_kind kind;
+    struct op* next;
+    char* dst;
+    const char* src;
+    size_t dpitch, spitch, width, height, elem;
+    int value;
+    si_event* event;
+    uint64_t epoch;
+    void (*host_fn)(void*);
+    void (*callback)(void*, int, void*);
+    void *handle, *data;
+};
+
+struct si_stream {
+    unsigned flags; /* bit 0: non-blocking (does not wait for the null stream) */
+    struct op *head, *tail;
+    si_stream* next_live;
+};
+struct si_event {
+    unsigned timing;
+    si_stream* stream;
+    uint64_t epoch, done_epoch;
+    struct timespec at;
+    si_event* next_live;
+};
+
+static si_stream null_stream;
+static si_stream* streams; /* created streams */
+static si_event* events;
+
+si_stream* si_stream_of(const void* h) {
+    uintptr_t v = (uintptr_t)h;
+    if (v <= 2) return &null_stream; /* 0, and the legacy (1) and per-thread (2) values */
+    for (si_stream* s = streams; s; s = s->next_live)
+        if (s == h) return s;
+    return 0;
+}
+
+si_event* si_event_of(const void* h) {
+    for (si_event* e = events; e; e = e->next_live)
+        if (e == h) return e;
+    return 0;
+}
+
+static void drain(si_stream* s);
+
+static void run(struct op* o) {
+    switch (o->kind) {
+    case OP_COPY:
+        for (size_t r = 0; r < o->height; r++)
+            memmove(o->dst + r * o->dpitch, o->src + r * o->spitch, o->width);
+        si_counts.copies++;
+        si_counts.copied_bytes += o->width * o->height;
+        break;
+    case OP_MEMSET:
+        for (size_t r = 0; r < o->height; r++) {
+            char* row = o->dst + r * o->dpitch;
+            if (o->elem == 1) {
+                memset(row, o->value, o->width);
+            } else {
+                for (size_t i = 0; i < o->width; i++) memcpy(row + i * o->elem, &o->value, o->elem);
+            }
+        }
+        si_counts.memsets++;
+        break;
+    case OP_LAUNCH:
+        si_counts.launches++;
+        break;
+    case OP_EVENT:
+        if (o->event->done_epoch < o->epoch) {
+            o->event->done_epoch = o->epoch;
+            clock_gettime(CLOCK_MONOTONIC, &o->event->at);
+        }
+        break;
+    case OP_WAIT:
+        si_event_sync(o->event);
+        break;
+    case OP_HOST_FN:
+        o->host_fn(o->data);
+        break;
+    case OP_CALLBACK:
+        o->callback(o->handle, 0, o->data);
+        break;
+    }
+}
+
+static void drain(si_stream* s) {
+    struct op* o;
+    while ((o = s->head)) {
+        s->head = o->next;
+        if (!s->head) s->tail = 0;
+        run(o);
+        free(o);
+    }
+}
+
+static int push(si_stream* s, struct op* o) {
+    if (!s) {
+        free(o);
+        return SI_INVALID_HANDLE;
+    }
+    /* The legacy null stream and blocking streams wait for each other. */
+    if (s == &null_stream) {
+        for (si_stream* t = streams; t; t = t->next_live)
+            if (!(t->flags & 1)) drain(t);
+    } else if (!(s->flags & 1)) {
+        drain(&null_stream);
+    }
+    o->next = 0;
+    if (s->tail) s->tail->next = o;
+    else s->head = o;
+    s->tail = o;
+    return SI_OK;
+}
+
+static struct op* new_op(enum op_kind k) {
+    struct op* o = calloc(1, sizeof *o);
+    if (o) o->kind = k;
+    return o;
+}
+
+int si_stream_create(si_stream** out, unsigned flags) {
+    if (!out) return SI_INVALID_VALUE;
+    si_stream* s = calloc(1, sizeof *s);
+    if (!s) return SI_NO_MEMORY;
+    s->flags = flags;
+    s->next_live = streams;
+    streams = s;
+    *out = s;
+    return SI_OK;
+}
+
+int si_stream_destroy(si_stream* s) {
+    if (!s || s == &null_stream) return SI_INVALID_HANDLE;
+    drain(s); /* work already queued still completes */
+    for (si_stream** p = &streams; *p; p = &(*p)->next_live)
+        if (*p == s) {
+            *p = s->next_live;
+            for (si_event* e = events; e; e = e->next_live)
+                if (e->stream == s) e->stream = 0;
+            free(s);
+            return SI_OK;
+        }
+    return SI_INVALID_HANDLE;
+}
+
+int si_stream_sync(si_stream* s) {
+    if (!s) return SI_INVALID_HANDLE;
+    if (s == &null_stream) si_legacy_sync();
+    else drain(s);
+    return SI_OK;
+}
+
+/* Not done yet: the work makes progress (it runs now) and the answer is "not ready", as a
+ * GPU's would be for work queued an instant ago. */
+int si_stream_query(si_stream* s) {
+    if (!s) return SI_INVALID_HANDLE;
+    if (!s->head) return SI_OK;
+    drain(s);
+    return SI_NOT_READY;
+}
+
+void si_legacy_sync(void) {
+    drain(&null_stream);
+    for (si_stream* t = streams; t; t = t->next_live)
+        if (!(t->flags & 1)) drain(t);
+}
+
+void si_device_sync(void) {
+    drain(&null_stream);
+    for (si_stream* t = streams; t; t = t->next_live) drain(t);
+}
+
+int si_enqueue_copy2d(si_stream* s, void* dst, size_t dpitch, const void* src, size_t spitch,
+                      size_t width, size_t height) {
+    struct op* o = new_op(OP_COPY);
+    if (!o) return SI_NO_MEMORY;
+    o->dst = dst;
+    o->src = src;
+    o->dpitch = dpitch;
+    o->spitch = spitch;
+    o->width = width;
+    o->height = height;
+    return push(s, o);
+}
+
+int si_enqueue_memset2d(si_stream* s, void* dst, size_t pitch, int value, size_t width,
+                        size_t height, size_t elem) {
+    struct op* o = new_op(OP_MEMSET);
+    if (!o) return SI_NO_MEMORY;
+    o->dst = dst;
+    o->dpitch = pitch;
+    o->value = value;
+    o->width = width;
+    o->height = height;
+    o->elem = elem;
+    return push(s, o);
+}
+
+int si_enqueue_launch(si_stream* s, const char* kernel) {
+    (void)kernel;
+    struct op* o = new_op(OP_LAUNCH);
+    if (!o) return SI_NO_MEMORY;
+    return push(s, o);
+}
+
+int si_enqueue_host_fn(si_stream* s, void (*fn)(void*), void* data) {
+    if (!fn) return SI_INVALID_VALUE;
+    struct op* o = new_op(OP_HOST_FN);
+    if (!o) return SI_NO_MEMORY;
+    o->host_fn = fn;
+    o->data = data;
+    return push(s, o);
+}
+
+int si_enqueue_stream_callback(si_stream* s, void (*fn)(void*, int, void*), void* handle,
+                               void* data) {
+    if (!fn) return SI_INVALID_VALUE;
+    struct op* o = new_op(OP_CALLBACK);
+    if (!o) return SI_NO_MEMORY;
+    o->callback = fn;
+    o->handle = handle;
+    o->data = data;
+    return push(s, o);
+}
+
+int si_event_create(si_event** out, unsigned timing) {
+    if (!out) return SI_INVALID_VALUE;
+    si_event* e = calloc(1, sizeof *e);
+    if (!e) return SI_NO_MEMORY;
+    e->timing = timing;
+    e->next_live = events;
+    events = e;
+    *out = e;
+    return SI_OK;
+}
+
+int si_event_destroy(si_event* e) {
+    for (si_event** p = &events; *p; p = &(*p)->next_live)
+        if (*p == e) {
+            /* Queued records and waits still name it: let them run first. */
+            si_device_sync();
+            *p = e->next_live;
+            free(e);
+            return SI_OK;
+        }
+    return SI_INVALID_HANDLE;
+}
+
+int si_event_record(si_event* e, si_stream* s) {
+    if (!e || !s) return SI_INVALID_HANDLE;
+    struct op* o = new_op(OP_EVENT);
+    if (!o) return SI_NO_MEMORY;
+    o->event = e;
+    o->epoch = ++e->epoch;
+    e->stream = s;
+    return push(s, o);
+}
+
+int si_event_sync(si_event* e) {
+    if (!e) return SI_INVALID_HANDLE;
+    while (e->done_epoch < e->epoch && e->stream && e->stream->head) {
+        si_stream* s = e->stream;
+        struct op* o = s->head;
+        s->head = o->next;
+        if (!s->head) s->tail = 0;
+        run(o);
+        free(o);
+    }
+    return SI_OK;
+}
+
+int si_event_query(si_event* e) {
+    if (!e) return SI_INVALID_HANDLE;
+    if (e->done_epoch >= e->epoch) return SI_OK;
+    si_event_sync(e);
+    return SI_NOT_READY;
+}
+
+int si_event_elapsed(float* ms, si_event* a, si_event* b) {
+    if (!ms) return SI_INVALID_VALUE;
+    if (!a || !b || !a->timing || !b->timing) return SI_INVALID_HANDLE;
+    if (!a->epoch || !b->epoch) return SI_INVALID_HANDLE;
+    if (a->done_epoch < a->epoch || b->done_epoch < b->epoch) return SI_NOT_READY;
+    double d = (double)(b->at.tv_sec - a->at.tv_sec) * 1e3 + (double)(b->at.tv_nsec - a->at.tv_nsec) / 1e6;
+    *ms = (float)d;
+    return SI_OK;
+}
+
+int si_stream_wait_event(si_stream* s, si_event* e) {
+    if (!s || !e) return SI_INVALID_HANDLE;
+    if (!e->epoch) return SI_OK; /* never recorded: nothing to wait for */
+    struct op* o = new_op(OP_WAIT);
+    if (!o) return SI_NO_MEMORY;
+    o->event = e;
+    o->epoch = e->epoch;
+    return push(s, o);
+}
+
+void si_reset_device(void) {
+    si_device_sync(); /* every queue is empty after this */
+    for (size_t i = nallocs; i-- > 0;)
+        if (allocs[i].kind == SI_DEVICE || allocs[i].kind == SI_PINNED) drop(&allocs[i]);
+    while (streams) {
+        si_stream* s = streams;
+        streams = s->next_live;
+        free(s);
+    }
+    while (events) {
+        si_event* e = events;
+        events = e->next_live;
+        free(e);
+    }
+}
+
+/* ---- the exit report ---- */
+
+static const char *report_vendor, *report_arch;
+static void report(void) {
+    const char* path = getenv("HRR_STAND_IN_LOG");
+    if (!path || !*path) return;
+    FILE* f = fopen(path, "a");
+    if (!f) return;
+    fprintf(f,
+            "{\"pid\":%d,\"vendor\":\"%s\",\"arch\":\"%s\",\"code_objects\":%llu,\"kernels\":%llu,"
+            "\"launches\":%llu,\"copies\":%llu,\"copied_bytes\":%llu,\"memsets\":%llu}\n",
+            (int)getpid(), report_vendor, report_arch,
+            (unsigned long long)si_counts.code_objects, (unsigned long long)si_counts.kernels,
+            (unsigned long long)si_counts.launches, (unsigned long long)si_counts.copies,
+            (unsigned long long)si_counts.copied_bytes, (unsigned long long)si_counts.memsets);
+    fclose(f);
+}
+
+void si_report_at_exit(const char* vendor, const char* arch) {
+    if (report_vendor) return;
+    report_vendor = vendor;
+    report_arch = arch;
+    atexit(report);
+}

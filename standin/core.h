@@ -1,0 +1,94 @@
+/* The vendor-neutral core of the stand-in runtimes (standin/hip.c, standin/cuda.c): a
+ * device whose memory is host memory, streams that run their work in order when waited
+ * for, events, and a count of kernel launches (no kernel runs). Every check a GPU runtime
+ * makes on a range, handle or configuration is made here and fails with the error code
+ * both vendors give it (their numbers agree for everything used here). */
+#pragma once
+#include <stddef.h>
+#include <stdint.h>
+
+enum si_err {
+    SI_OK = 0,
+    SI_INVALID_VALUE = 1,
+    SI_NO_MEMORY = 2,
+    SI_INVALID_CONFIG = 9,
+    SI_INVALID_SYMBOL = 13,
+    SI_INVALID_DEVPTR = 17,
+    SI_INVALID_DIRECTION = 21,
+    SI_INVALID_DEVICE_FUNCTION = 98,
+    SI_INVALID_DEVICE = 101,
+    SI_INVALID_IMAGE = 200,
+    SI_NO_BINARY = 209,
+    SI_INVALID_HANDLE = 400,
+    SI_NOT_FOUND = 500,
+    SI_NOT_READY = 600,
+    SI_ALREADY_REGISTERED = 712,
+    SI_NOT_REGISTERED = 713,
+    SI_NOT_SUPPORTED = 801,
+};
+
+/* The stand-in device's memory: 16 GiB, the figure properties report. */
+#define SI_DEVICE_MEMORY ((size_t)16 << 30)
+
+enum si_mem { SI_DEVICE, SI_PINNED, SI_REGISTERED, SI_SYMBOL };
+
+/* Every exported function takes the one lock (recursive: a host callback run while a
+ * stream drains may call the runtime). */
+void si_lock(void);
+void si_unlock(void);
+
+/* Memory. */
+int si_alloc(void** out, size_t n, enum si_mem kind);
+int si_free(void* p, enum si_mem kind);
+int si_register(void* p, size_t n);
+int si_unregister(void* p);
+/* The live allocation containing p, its kind, and the bytes from p to its end; 0 if none. */
+int si_lookup(const void* p, enum si_mem* kind, size_t* left);
+/* Copy kinds as both vendors number them: 0 H2H, 1 H2D, 2 D2H, 3 D2D, 4 default. */
+int si_check_copy(void* dst, size_t dspan, const void* src, size_t sspan, int kind);
+/* A device reset: waits for all work, then frees device and pinned memory and destroys
+ * every stream and event (registered host memory and variables stay). */
+void si_reset_device(void);
+/* Device memory allocated now. */
+size_t si_device_bytes(void);
+
+/* Streams: 0 is the null (legacy) stream. */
+typedef struct si_stream si_stream;
+typedef struct si_event si_event;
+int si_stream_create(si_stream** out, unsigned flags);
+int si_stream_destroy(si_stream* s);
+/* The stream a handle names (null and the vendors' legacy/per-thread values: the null
+ * stream); 0 for a handle this runtime never made. */
+si_stream* si_stream_of(const void* handle);
+int si_stream_sync(si_stream* s);
+int si_stream_query(si_stream* s);
+void si_device_sync(void);
+/* Work placed on a stream, run in order when the stream is waited for. */
+int si_enqueue_copy2d(si_stream* s, void* dst, size_t dpitch, const void* src, size_t spitch,
+                      size_t width, size_t height);
+int si_enqueue_memset2d(si_stream* s, void* dst, size_t pitch, int value, size_t width,
+                        size_t height, size_t elem);
+int si_enqueue_launch(si_stream* s, const char* kernel);
+int si_enqueue_host_fn(si_stream* s, void (*fn)(void*), void* data);
+int si_enqueue_stream_callback(si_stream* s, void (*fn)(void*, int, void*), void* handle,
+                               void* data);
+/* A blocking call of the legacy stream: waits for the null stream and every blocking
+ * stream, as a synchronous copy does. */
+void si_legacy_sync(void);
+
+int si_event_create(si_event** out, unsigned timing);
+int si_event_destroy(si_event* e);
+si_event* si_event_of(const void* handle);
+int si_event_record(si_event* e, si_stream* s);
+int si_event_sync(si_event* e);
+int si_event_query(si_event* e);
+int si_event_elapsed(float* ms, si_event* a, si_event* b);
+int si_stream_wait_event(si_stream* s, si_event* e);
+
+/* Counters for the exit report. */
+struct si_counts {
+    uint64_t launches, copies, copied_bytes, memsets, code_objects, kernels;
+};
+extern struct si_counts si_counts;
+/* Appends one line to $HRR_STAND_IN_LOG at exit (if set): what this process did. */
+void si_report_at_exit(const char* vendor, const char* arch);

@@ -1,0 +1,416 @@
+/* The stand-in CUDA runtime's code: fat binaries nvcc's constructors register, kernel
+ * handles (`__cudaGetKernel`, `cudaGetFuncBySymbol`) and their parameter layouts
+ * (`cuKernelGetParamInfo`, `cuFuncGetParamInfo`, from the cubin), launches (checked,
+ * counted, never run), modules loaded through the driver API, and device variables. */
+#define _GNU_SOURCE
+#include <cuda.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "codeobject.h"
+#include "cuda_internal.h"
+
+#define arch si_cuda_arch
+
+/* A kernel handle: a registered stub's or a module function's. */
+struct kfn {
+    const void* stub; /* registered kernels; null for module functions */
+    const struct si_kernel* k;
+    const void* module;
+    struct kfn* next;
+};
+static struct kfn* kfns;
+
+struct var {
+    const void* host;
+    const char* name;
+    char* storage;
+    size_t size;
+    const void* module;
+    struct var* next;
+};
+static struct var* vars;
+
+static int new_var(const void* host, const struct si_global* g, const void* module) {
+    struct var* v = calloc(1, sizeof *v);
+    void* p;
+    if (!v || si_alloc(&p, g->size, SI_SYMBOL)) {
+        free(v);
+        return cudaErrorMemoryAllocation;
+    }
+    if (g->init) memcpy(p, g->init, g->size);
+    *v = (struct var){host, g->name, p, g->size, module, vars};
+    vars = v;
+    return 0;
+}
+
+/* ---- registration ---- */
+
+struct fatbin {
+    void* self;
+    struct si_image im;
+};
+struct cuda_wrapper {
+    int magic, version;
+    const unsigned char* data;
+    void* unused;
+};
+
+static size_t fatbin_size(const unsigned char* p) {
+    uint16_t h;
+    uint64_t n;
+    memcpy(&h, p + 6, 2);
+    memcpy(&n, p + 8, 8);
+    return (size_t)(h + n);
+}
+
+void** __cudaRegisterFatBinary(void* w_) {
+    ENTER;
+    const struct cuda_wrapper* w = w_;
+    if (!w || (unsigned)w->magic != 0x466243b1u || !w->data)
+        si_cuda_broken("__cudaRegisterFatBinary", "not a CUDA fat binary wrapper");
+    uint32_t magic;
+    memcpy(&magic, w->data, 4);
+    if (magic != 0xBA55ED50u) si_cuda_broken("__cudaRegisterFatBinary", "not a fat binary");
+    struct fatbin* fb = calloc(1, sizeof *fb);
+    if (!fb) si_cuda_broken("__cudaRegisterFatBinary", "out of memory");
+    int no_entry;
+    const char* e = si_cuda_image(w->data, fatbin_size(w->data), arch(), &fb->im, &no_entry);
+    if (e) si_cuda_broken("__cudaRegisterFatBinary", e);
+    si_counts.code_objects++;
+    si_counts.kernels += fb->im.nkernels;
+    fb->self = fb;
+    si_unlock();
+    return &fb->self;
+}
+void __cudaRegisterFatBinaryEnd(void** h) { (void)h; }
+void __cudaUnregisterFatBinary(void** h) { (void)h; /* at exit: nothing outlives the process */ }
+
+void __cudaRegisterFunction(void** h, const char* stub, char* dev_fn, const char* dev_name, int limit,
+                            uint3* tid, uint3* bid, dim3* bdim, dim3* gdim, int* wsize) {
+    (void)dev_fn; (void)limit; (void)tid; (void)bid; (void)bdim; (void)gdim; (void)wsize;
+    ENTER;
+    struct fatbin* fb = h ? (struct fatbin*)*h : 0;
+    if (!fb || !dev_name) si_cuda_broken("__cudaRegisterFunction", "no fat binary handle or name");
+    const struct si_kernel* k = si_image_kernel(&fb->im, dev_name);
+    if (!k) si_cuda_broken("__cudaRegisterFunction: the cubin defines no such kernel", dev_name);
+    struct kfn* f = calloc(1, sizeof *f);
+    if (!f) si_cuda_broken("__cudaRegisterFunction", "out of memory");
+    *f = (struct kfn){stub, k, 0, kfns};
+    kfns = f;
+    si_unlock();
+}
+
+void __cudaRegisterVar(void** h, char* host_var, char* dev_addr, const char* dev_name, int ext, size_t size,
+                       int constant, int global) {
+    (void)dev_addr; (void)ext; (void)constant; (void)global;
+    ENTER;
+    struct fatbin* fb = h ? (struct fatbin*)*h : 0;
+    if (!fb || !dev_name) si_cuda_broken("__cudaRegisterVar", "no fat binary handle or name");
+    const struct si_global* g = si_image_global(&fb->im, dev_name);
+    if (!g) si_cuda_broken("__cudaRegisterVar: the cubin defines no such variable", dev_name);
+    if (g->size != size) si_cuda_broken("__cudaRegisterVar: the cubin's size differs", dev_name);
+    if (new_var(host_var, g, 0)) si_cuda_broken("__cudaRegisterVar", "out of memory");
+    si_unlock();
+}
+
+static struct kfn* by_stub(const void* stub) {
+    for (struct kfn* f = kfns; f; f = f->next)
+        if (f->stub && f->stub == stub) return f;
+    return 0;
+}
+static struct kfn* by_handle(const void* h) {
+    for (struct kfn* f = kfns; f; f = f->next)
+        if ((const void*)f == h) return f;
+    return 0;
+}
+
+cudaError_t __cudaGetKernel(cudaKernel_t* out, const void* stub) {
+    ENTER;
+    struct kfn* f = by_stub(stub);
+    if (!out) RET(cudaErrorInvalidValue);
+    if (!f) RET(cudaErrorInvalidDeviceFunction);
+    *out = (cudaKernel_t)f;
+    RET(cudaSuccess);
+}
+cudaError_t cudaGetFuncBySymbol(cudaFunction_t* out, const void* stub) {
+    ENTER;
+    struct kfn* f = by_stub(stub);
+    if (!out) RET(cudaErrorInvalidValue);
+    if (!f) RET(cudaErrorInvalidDeviceFunction);
+    *out = (cudaFunction_t)f;
+    RET(cudaSuccess);
+}
+
+static CUresult param_info(const void* h, size_t i, size_t* off, size_t* size) {
+    si_lock();
+    struct kfn* f = by_handle(h);
+    CUresult r = CUDA_SUCCESS;
+    if (!f) r = CUDA_ERROR_INVALID_HANDLE;
+    else if (i >= (size_t)f->k->nparams) r = CUDA_ERROR_INVALID_VALUE;
+    else {
+        if (off) *off = f->k->param_offset[i];
+        if (size) *size = f->k->param_size[i];
+    }
+    si_unlock();
+    return r;
+}
+CUresult cuKernelGetParamInfo(CUkernel k, size_t i, size_t* off, size_t* size) { return param_info(k, i, off, size); }
+CUresult cuFuncGetParamInfo(CUfunction f, size_t i, size_t* off, size_t* size) { return param_info(f, i, off, size); }
+
+/* ---- launches ---- */
+
+static int launch(const struct kfn* f, dim3 g, dim3 b, size_t shmem, const void* s) {
+    si_stream* st = si_stream_of(s);
+    if (!f) return cudaErrorInvalidDeviceFunction;
+    if (!st) return cudaErrorInvalidResourceHandle;
+    if (!g.x || !g.y || !g.z || !b.x || !b.y || !b.z) return cudaErrorInvalidConfiguration;
+    if (b.x > 1024 || b.y > 1024 || b.z > 64 || (uint64_t)b.x * b.y * b.z > 1024) return cudaErrorInvalidConfiguration;
+    if (g.y > 65535 || g.z > 65535 || g.x > 0x7fffffffu) return cudaErrorInvalidConfiguration;
+    if (shmem > 48 << 10) return cudaErrorInvalidValue;
+    return si_enqueue_launch(st, f->k->name);
+}
+cudaError_t __cudaLaunchKernel(const void* kernel, dim3 g, dim3 b, void** args, size_t shmem, cudaStream_t s) {
+    (void)args;
+    ENTER;
+    RET(launch(by_handle(kernel), g, b, shmem, s));
+}
+cudaError_t cudaLaunchKernel(const void* stub, dim3 g, dim3 b, void** args, size_t shmem, cudaStream_t s) {
+    (void)args;
+    ENTER;
+    RET(launch(by_stub(stub), g, b, shmem, s));
+}
+cudaError_t cudaLaunchKernelExC(const cudaLaunchConfig_t* c, const void* stub, void** args) {
+    (void)args;
+    ENTER;
+    if (!c) RET(cudaErrorInvalidValue);
+    struct kfn* f = by_stub(stub);
+    if (!f) f = by_handle(stub); /* a cudaKernel_t is accepted as the function too */
+    RET(launch(f, c->gridDim, c->blockDim, c->dynamicSmemBytes, c->stream));
+}
+
+static __thread struct { dim3 g, b; size_t shmem; void* s; } configs[16];
+static __thread int nconfigs;
+unsigned __cudaPushCallConfiguration(dim3 g, dim3 b, size_t shmem, struct CUstream_st* s) {
+    if (nconfigs == 16) return cudaErrorInvalidConfiguration;
+    configs[nconfigs].g = g;
+    configs[nconfigs].b = b;
+    configs[nconfigs].shmem = shmem;
+    configs[nconfigs].s = s;
+    nconfigs++;
+    return 0;
+}
+cudaError_t __cudaPopCallConfiguration(dim3* g, dim3* b, size_t* shmem, void* s) {
+    if (!nconfigs) return cudaErrorInvalidConfiguration;
+    nconfigs--;
+    *g = configs[nconfigs].g;
+    *b = configs[nconfigs].b;
+    *shmem = configs[nconfigs].shmem;
+    *(void**)s = configs[nconfigs].s;
+    return cudaSuccess;
+}
+
+/* ---- modules (driver API) ---- */
+
+struct module {
+    struct si_image im;
+    struct module* next;
+};
+static struct module* modules;
+
+static struct module* live_module(const void* h) {
+    for (struct module* m = modules; m; m = m->next)
+        if ((const void*)m == h) return m;
+    return 0;
+}
+
+CUresult cuModuleLoadData(CUmodule* out, const void* image) {
+    if (!out || !image) return CUDA_ERROR_INVALID_VALUE;
+    si_lock();
+    const unsigned char* p = image;
+    uint32_t magic;
+    memcpy(&magic, p, 4);
+    size_t n;
+    if (magic == 0xBA55ED50u) {
+        n = fatbin_size(p);
+    } else if (!memcmp(p, "\x7f" "ELF", 4)) {
+        uint64_t shoff;
+        uint16_t shnum;
+        memcpy(&shoff, p + 0x28, 8);
+        memcpy(&shnum, p + 0x3c, 2);
+        n = (size_t)(shoff + (uint64_t)shnum * 64);
+    } else {
+        n = strlen(image); /* PTX text */
+    }
+    struct module* m = calloc(1, sizeof *m);
+    if (!m) {
+        si_unlock();
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    }
+    int no_entry;
+    const char* e = si_cuda_image(p, n, arch(), &m->im, &no_entry);
+    if (e) {
+        fprintf(stderr, "hrr stand-in CUDA runtime (%s): cuModuleLoadData: %s\n", arch(), e);
+        si_image_free(&m->im);
+        free(m);
+        si_unlock();
+        return no_entry ? CUDA_ERROR_NO_BINARY_FOR_GPU : CUDA_ERROR_INVALID_IMAGE;
+    }
+    for (size_t i = 0; i < m->im.nglobals; i++)
+        if (new_var(0, &m->im.globals[i], m)) {
+            si_unlock();
+            return CUDA_ERROR_OUT_OF_MEMORY;
+        }
+    si_counts.code_objects++;
+    si_counts.kernels += m->im.nkernels;
+    m->next = modules;
+    modules = m;
+    *out = (CUmodule)m;
+    si_unlock();
+    return CUDA_SUCCESS;
+}
+CUresult cuModuleLoadDataEx(CUmodule* out, const void* image, unsigned n, CUjit_option* o, void** v) {
+    (void)n; (void)o; (void)v;
+    return cuModuleLoadData(out, image);
+}
+CUresult cuModuleUnload(CUmodule h) {
+    si_lock();
+    struct module* m = live_module(h);
+    if (!m) {
+        si_unlock();
+        return CUDA_ERROR_INVALID_HANDLE;
+    }
+    si_device_sync();
+    for (struct module** p = &modules; *p; p = &(*p)->next)
+        if (*p == m) {
+            *p = m->next;
+            break;
+        }
+    for (struct kfn** p = &kfns; *p;) {
+        if ((*p)->module == m) {
+            struct kfn* f = *p;
+            *p = f->next;
+            free(f);
+        } else {
+            p = &(*p)->next;
+        }
+    }
+    for (struct var** p = &vars; *p;) {
+        if ((*p)->module == m) {
+            struct var* v = *p;
+            *p = v->next;
+            si_free(v->storage, SI_SYMBOL);
+            free(v);
+        } else {
+            p = &(*p)->next;
+        }
+    }
+    si_image_free(&m->im);
+    free(m);
+    si_unlock();
+    return CUDA_SUCCESS;
+}
+CUresult cuModuleGetFunction(CUfunction* out, CUmodule h, const char* name) {
+    if (!out || !name) return CUDA_ERROR_INVALID_VALUE;
+    si_lock();
+    struct module* m = live_module(h);
+    CUresult r = CUDA_SUCCESS;
+    const struct si_kernel* k = m ? si_image_kernel(&m->im, name) : 0;
+    struct kfn* f = k ? calloc(1, sizeof *f) : 0;
+    if (!m) r = CUDA_ERROR_INVALID_HANDLE;
+    else if (!k) r = CUDA_ERROR_NOT_FOUND;
+    else if (!f) r = CUDA_ERROR_OUT_OF_MEMORY;
+    else {
+        *f = (struct kfn){0, k, m, kfns};
+        kfns = f;
+        *out = (CUfunction)f;
+    }
+    si_unlock();
+    return r;
+}
+CUresult cuModuleGetGlobal_v2(CUdeviceptr* d, size_t* bytes, CUmodule h, const char* name) {
+    if (!name) return CUDA_ERROR_INVALID_VALUE;
+    si_lock();
+    CUresult r = live_module(h) ? CUDA_ERROR_NOT_FOUND : CUDA_ERROR_INVALID_HANDLE;
+    for (struct var* v = vars; v && r == CUDA_ERROR_NOT_FOUND; v = v->next)
+        if (v->module == (const void*)h && !strcmp(v->name, name)) {
+            if (d) *d = (CUdeviceptr)(uintptr_t)v->storage;
+            if (bytes) *bytes = v->size;
+            r = CUDA_SUCCESS;
+        }
+    si_unlock();
+    return r;
+}
+CUresult cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
+                        unsigned shmem, CUstream s, void** params, void** extra) {
+    if (params && extra) return CUDA_ERROR_INVALID_VALUE;
+    si_lock();
+    dim3 g = {gx, gy, gz}, b = {bx, by, bz};
+    int r = launch(by_handle(f), g, b, shmem, s);
+    si_unlock();
+    /* The runtime's numbers, as the driver's: invalid value, handle, configuration. */
+    return r == 0 ? CUDA_SUCCESS : r == cudaErrorInvalidDeviceFunction ? CUDA_ERROR_INVALID_HANDLE
+           : r == cudaErrorInvalidConfiguration                       ? CUDA_ERROR_INVALID_VALUE
+                                                                      : (CUresult)r;
+}
+
+/* ---- variables ---- */
+
+static struct var* var_of(const void* symbol) {
+    for (struct var* v = vars; v; v = v->next)
+        if (v->host && v->host == symbol) return v;
+    return 0;
+}
+cudaError_t cudaGetSymbolAddress(void** d, const void* symbol) {
+    ENTER;
+    struct var* v = var_of(symbol);
+    if (!d) RET(cudaErrorInvalidValue);
+    if (!v) RET(cudaErrorInvalidSymbol);
+    *d = v->storage;
+    RET(cudaSuccess);
+}
+cudaError_t cudaGetSymbolSize(size_t* n, const void* symbol) {
+    ENTER;
+    struct var* v = var_of(symbol);
+    if (!n) RET(cudaErrorInvalidValue);
+    if (!v) RET(cudaErrorInvalidSymbol);
+    *n = v->size;
+    RET(cudaSuccess);
+}
+static int symbol_copy(char* dst, const char* src, size_t n, int kind, int to_symbol, struct var* v, size_t off,
+                       si_stream* st, int sync) {
+    if (!v) return cudaErrorInvalidSymbol;
+    if (!st) return cudaErrorInvalidResourceHandle;
+    if (off > v->size || n > v->size - off) return cudaErrorInvalidValue;
+    if (kind < 0 || kind > 4 || (to_symbol ? (kind == 0 || kind == 2) : (kind == 0 || kind == 1)))
+        return cudaErrorInvalidMemcpyDirection;
+    int r = si_check_copy(dst, n, src, n, kind == 3 ? 3 : 4);
+    if (r || !n) return r;
+    if (sync) si_legacy_sync();
+    r = si_enqueue_copy2d(st, dst, n, src, n, n, 1);
+    if (!r && sync) si_stream_sync(st);
+    return r;
+}
+cudaError_t cudaMemcpyToSymbol(const void* symbol, const void* src, size_t n, size_t off, enum cudaMemcpyKind k) {
+    ENTER;
+    struct var* v = var_of(symbol);
+    RET(symbol_copy(v ? v->storage + off : 0, src, n, (int)k, 1, v, off, si_stream_of(0), 1));
+}
+cudaError_t cudaMemcpyFromSymbol(void* dst, const void* symbol, size_t n, size_t off, enum cudaMemcpyKind k) {
+    ENTER;
+    struct var* v = var_of(symbol);
+    RET(symbol_copy(dst, v ? v->storage + off : 0, n, (int)k, 0, v, off, si_stream_of(0), 1));
+}
+cudaError_t cudaMemcpyToSymbolAsync(const void* symbol, const void* src, size_t n, size_t off, enum cudaMemcpyKind k,
+                                    cudaStream_t s) {
+    ENTER;
+    struct var* v = var_of(symbol);
+    RET(symbol_copy(v ? v->storage + off : 0, src, n, (int)k, 1, v, off, si_stream_of(s), 0));
+}
+cudaError_t cudaMemcpyFromSymbolAsync(void* dst, const void* symbol, size_t n, size_t off, enum cudaMemcpyKind k,
+                                      cudaStream_t s) {
+    ENTER;
+    struct var* v = var_of(symbol);
+    RET(symbol_copy(dst, v ? v->storage + off : 0, n, (int)k, 0, v, off, si_stream_of(s), 0));
+}
