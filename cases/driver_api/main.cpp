@@ -10,6 +10,7 @@
 // (hipMalloc) sits among the driver calls: each call is one event. Every result is
 // checked here, so a native run proves what replay must reproduce.
 #define HRR_DRIVER_API
+#include <cstddef>
 #include "../common/hrr_gpu.h"
 
 #include <cstdint>
@@ -308,7 +309,9 @@ int main() {
         hipDeviceptr_t a, b, c;
         int n;
     } packed = {db, da, dr, n};
-    size_t packed_size = sizeof packed;
+    // The kernel's parameters end with the int: the buffer's size is theirs, not the
+    // struct's padded size (the driver refuses a buffer larger than the parameters).
+    size_t packed_size = offsetof(decltype(packed), n) + sizeof(int);
     void* extra[] = {HIP_LAUNCH_PARAM_BUFFER_POINTER, &packed, HIP_LAUNCH_PARAM_BUFFER_SIZE, &packed_size,
                      HIP_LAUNCH_PARAM_END};
     CHECK_DRV(hipModuleLaunchKernel(add_memory, blocks, 1, 1, threads, 1, 1, 0, nullptr, nullptr, extra));
