@@ -65,6 +65,21 @@ pub fn params_size(vendor: Vendor) -> usize {
     offsets(vendor).size
 }
 
+/// Each field's byte offset by its C name (`gridDim`, `blockDim`: the first of three
+/// u32), then `("size", size)`: for the layout check against the headers.
+pub fn field_offsets(vendor: Vendor) -> [(&'static str, usize); 7] {
+    let o = offsets(vendor);
+    [
+        ("func", o.func),
+        ("gridDim", o.grid),
+        ("blockDim", o.block),
+        ("sharedMemBytes", o.shmem),
+        ("kernelParams", o.kernel_params),
+        ("extra", o.extra),
+        ("size", o.size),
+    ]
+}
+
 fn u32_at(b: &[u8], at: usize) -> u32 {
     u32::from_le_bytes(b[at..at + 4].try_into().unwrap_or([0; 4]))
 }
