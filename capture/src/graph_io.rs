@@ -107,7 +107,12 @@ impl Registry {
             .get(&exec)
             .map(|v| v.to_vec())
             .unwrap_or_default();
-        all.extend_from_slice(nodes);
+        for n in nodes {
+            // Each update of the same node names the same memory again: kept once.
+            if !all.contains(n) {
+                all.push(*n);
+            }
+        }
         self.execs.insert(exec, all.into());
     }
     pub fn destroy_graph(&mut self, graph: u64) {
@@ -287,7 +292,7 @@ mod tests {
         // An update in place adds to the executable graph only.
         r.add_to_exec(0xe0, &[NodeIo::Pinned { start: 1, len: 2 }]);
         assert_eq!(r.of_exec(0xe0).len(), 3);
-        r.add_to_exec(0xe0, &[]);
+        r.add_to_exec(0xe0, &[NodeIo::Pinned { start: 1, len: 2 }]);
         assert_eq!(r.of_exec(0xe0).len(), 3);
         r.add_to_exec(0xe0, &[NodeIo::Pinned { start: 3, len: 4 }]);
         assert_eq!(r.of_exec(0xe0).len(), 4);
