@@ -189,6 +189,18 @@ fn an_explicit_graph_is_rebuilt_with_its_dependencies_and_a_host_node_refused() 
     // The graph memory's captured address maps to the replay allocation node's.
     assert_eq!(r.counts.untranslated_pointers, 0);
 
+    // A kernel node whose arguments come packed in `extra` is refused by name.
+    let out = d.path().join("extra");
+    native_and_captured(&exe, &["extra"], &out);
+    let r = replay(&lib, &out);
+    assert_eq!(r.failures.len(), 1, "{:?}", r.failures);
+    assert_eq!(r.failures[0].api, "cudaGraphAddKernelNode");
+    assert!(
+        r.failures[0].message.contains("extra"),
+        "{}",
+        r.failures[0].message
+    );
+
     let out = d.path().join("host");
     native_and_captured(&exe, &["host"], &out);
     let r = replay(&lib, &out);

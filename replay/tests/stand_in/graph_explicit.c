@@ -4,7 +4,8 @@
  * child graph holding the D2H copy; the D2D copy goes through graph memory (an
  * allocation node before it and a free node after it), launched three times with new
  * input, the second kernel's key changed in the executable graph before each launch
- * after the first, each launch's output checked. With argument "host", a second graph gains a host node (which
+ * after the first, each launch's output checked. With argument "extra", a kernel node
+ * passing its arguments through `extra` is added to a third graph. With argument "host", a second graph gains a host node (which
  * replay cannot rebuild) and is instantiated. Exit 0: right; 1: a wrong result; 2: a call
  * failed (printed). */
 #include <stdio.h>
@@ -110,6 +111,15 @@ int main(int argc, char **argv) {
         CHECK(cudaGraphInstantiateWithFlags(&x2, g2, 0));
         CHECK(cudaGraphLaunch(x2, s));
         CHECK(cudaStreamSynchronize(s));
+    }
+    if (argc > 1 && strcmp(argv[1], "extra") == 0) {
+        /* Arguments packed in `extra`: the stand-in refuses them, capture records the call
+         * as unreplayable by name. */
+        void *g3, *k3, *packed[1] = {0};
+        struct kernel_params kx = kp1;
+        kx.extra = packed;
+        CHECK(cudaGraphCreate(&g3, 0));
+        printf("extra=%d\n", cudaGraphAddKernelNode(&k3, g3, 0, 0, &kx));
     }
     CHECK(cudaGraphDestroy(graph));
     CHECK(cudaGraphDestroy(child));
