@@ -22,6 +22,7 @@ pub mod drv_memcpy;
 mod exempt;
 pub mod fid;
 mod hand_written;
+pub mod kernel_node;
 pub mod launch_config;
 pub mod memcpy3d;
 pub mod mempool;

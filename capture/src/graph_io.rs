@@ -99,6 +99,22 @@ impl Registry {
             .unwrap_or_default();
         self.execs.insert(exec, nodes);
     }
+    /// Nodes an executable graph gained in place (a kernel node's parameters updated in
+    /// it: the pinned memory its new arguments point into).
+    pub fn add_to_exec(&mut self, exec: u64, nodes: &[NodeIo]) {
+        let mut all = self
+            .execs
+            .get(&exec)
+            .map(|v| v.to_vec())
+            .unwrap_or_default();
+        for n in nodes {
+            // Each update of the same node names the same memory again: kept once.
+            if !all.contains(n) {
+                all.push(*n);
+            }
+        }
+        self.execs.insert(exec, all.into());
+    }
     pub fn destroy_graph(&mut self, graph: u64) {
         self.graphs.remove(&graph);
     }
@@ -131,6 +147,24 @@ pub fn note_kernel_pinned(vendor: Vendor, stream: u64, pinned: &[(u64, u64)]) {
             .map(|&(start, len)| NodeIo::Pinned { start, len });
         add_nodes(NodeOf::Capture(id), nodes);
     }
+}
+
+/// Pinned allocations a graph's kernel node reads (`kernel_node`): at each launch of an
+/// executable graph made from it.
+pub fn add_graph_pinned(graph: u64, pinned: &[(u64, u64)]) {
+    let nodes = pinned
+        .iter()
+        .map(|&(start, len)| NodeIo::Pinned { start, len });
+    add_nodes(NodeOf::Graph(graph), nodes);
+}
+
+/// Pinned allocations a kernel node of executable graph `exec` reads after an update.
+pub fn add_exec_pinned(exec: u64, pinned: &[(u64, u64)]) {
+    let nodes: Vec<NodeIo> = pinned
+        .iter()
+        .map(|&(start, len)| NodeIo::Pinned { start, len })
+        .collect();
+    with(|r| r.add_to_exec(exec, &nodes));
 }
 
 /// The host side of executable graph `exec`.
@@ -255,6 +289,13 @@ mod tests {
         // A node added after instantiation is not in that executable graph.
         r.add(NodeOf::Graph(0xa0), out(5));
         assert_eq!(r.of_exec(0xe0).len(), 2);
+        // An update in place adds to the executable graph only.
+        r.add_to_exec(0xe0, &[NodeIo::Pinned { start: 1, len: 2 }]);
+        assert_eq!(r.of_exec(0xe0).len(), 3);
+        r.add_to_exec(0xe0, &[NodeIo::Pinned { start: 1, len: 2 }]);
+        assert_eq!(r.of_exec(0xe0).len(), 3);
+        r.add_to_exec(0xe0, &[NodeIo::Pinned { start: 3, len: 4 }]);
+        assert_eq!(r.of_exec(0xe0).len(), 4);
         // A clone has its original's nodes.
         r.clone_graph(0xa0, 0xa1);
         r.instantiate(0xa1, 0xe1);

@@ -71,7 +71,7 @@ thread_local! {
 /// The kernel info for launch API `id` called with `first`, from this thread's cache or
 /// resolved by `resolve`. Only complete infos are cached: a stub registered later is then
 /// still found.
-fn kernel_info_cached(
+pub fn kernel_info_cached(
     reg: &KernelRegistry,
     id: u16,
     first: u64,
@@ -296,6 +296,32 @@ pub unsafe fn record_launch_with(
     ret: c_int,
     extra: &dyn Fn(&mut PayloadWriter),
 ) {
+    // SAFETY: the caller's contract.
+    let pinned = unsafe { record_launch_body(cap, id, api, info, shape, args, ret, extra) };
+    if !pinned.is_empty() {
+        // A kernel captured into a graph reads them at each launch of the graph.
+        graph_io::note_kernel_pinned(vendor_of(api), shape.stream, &pinned);
+    }
+}
+
+/// [`record_launch_with`] without the stream's graph: the pinned allocations the
+/// arguments point into are returned (a graph kernel node's caller gives them to its
+/// graph).
+///
+/// # Safety
+/// As [`record_launch`].
+#[allow(clippy::too_many_arguments)]
+pub unsafe fn record_launch_body(
+    cap: &Capture,
+    id: u16,
+    api: &str,
+    info: &KernelInfo,
+    shape: LaunchShape,
+    args: *mut *mut c_void,
+    ret: c_int,
+    extra: &dyn Fn(&mut PayloadWriter),
+) -> Vec<(u64, u64)> {
+    let mut noted: Vec<(u64, u64)> = Vec::new();
     // This thread's payload buffer from its last launch, reused: no allocation per launch.
     let mut p = LAUNCH_PAYLOAD
         .try_with(|b| std::mem::take(&mut *b.borrow_mut()))
@@ -335,10 +361,7 @@ pub unsafe fn record_launch_with(
             if let Err(why) = snapshot_pinned(cap, &mut p, &pinned) {
                 incomplete = Some(why.to_string());
             }
-            if !pinned.is_empty() {
-                // A kernel captured into a graph reads them at each launch of the graph.
-                graph_io::note_kernel_pinned(vendor_of(api), shape.stream, &pinned);
-            }
+            noted = pinned;
         }
         _ => {
             incomplete = Some("kernel parameter layout unavailable: arguments not recorded".into())
@@ -347,6 +370,7 @@ pub unsafe fn record_launch_with(
     extra(&mut p);
     cap.record(id, ret, &p, incomplete.as_deref(), api);
     let _ = LAUNCH_PAYLOAD.try_with(|b| *b.borrow_mut() = p);
+    noted
 }
 
 /// C type shared by `__cudaLaunchKernel`, `cudaLaunchKernel` and `hipLaunchKernel` (the

@@ -57,6 +57,7 @@ pub mod ffi;
 pub mod generic;
 pub mod graph_io;
 pub mod graph_launch;
+pub mod kernel_node;
 pub mod launch;
 pub mod launchcfg;
 pub mod modules;

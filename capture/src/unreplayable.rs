@@ -18,10 +18,7 @@ use crate::state::{self, guarded};
 const HOST_CODE: &str =
     "runs a host function of the captured program, which no other process can execute";
 const HOST_NODE: &str = "adds a graph node that runs a host function of the captured program, which no other process can execute";
-const KERNEL_NODE: &str = "adds a kernel node to a graph: replay does not rebuild kernel nodes yet, so the graph would run short of it";
 const MOVED_COPY: &str = "moves a graph memcpy node's host side, which capture does not follow yet: its checks would compare the wrong memory";
-const KERNEL_NODE_PARAMS: &str =
-    "changes a kernel node's parameters: replay does not rebuild kernel nodes yet";
 const IPC: &str = "creates an inter-process handle to memory or an event of the captured process, which does not exist at replay";
 
 const MULTI_DEVICE: &str =
@@ -29,7 +26,7 @@ const MULTI_DEVICE: &str =
 
 static WARNED: Mutex<Option<HashSet<&'static str>>> = Mutex::new(None);
 
-fn record(vendor: Vendor, api: &'static str, reason: &'static str, ret: c_int, args: &[usize]) {
+pub fn record(vendor: Vendor, api: &'static str, reason: &'static str, ret: c_int, args: &[usize]) {
     let Some((cap, _guard)) = state::enter(vendor) else {
         return;
     };
@@ -132,26 +129,6 @@ unreplayable_shim!(
     count,
     params
 );
-unreplayable_shim!(
-    cudaGraphAddKernelNode,
-    Vendor::Cuda,
-    KERNEL_NODE,
-    node,
-    graph,
-    deps,
-    count,
-    params
-);
-unreplayable_shim!(
-    hipGraphAddKernelNode,
-    Vendor::Hip,
-    KERNEL_NODE,
-    node,
-    graph,
-    deps,
-    count,
-    params
-);
 unreplayable_shim!(hipIpcGetEventHandle, Vendor::Hip, IPC, handle, event);
 unreplayable_shim!(
     hipLaunchCooperativeKernelMultiDevice,
@@ -199,21 +176,6 @@ unreplayable_shim!(
     params
 );
 unreplayable_shim!(
-    cudaGraphKernelNodeSetParams,
-    Vendor::Cuda,
-    KERNEL_NODE_PARAMS,
-    node,
-    params
-);
-unreplayable_shim!(
-    cudaGraphExecKernelNodeSetParams,
-    Vendor::Cuda,
-    KERNEL_NODE_PARAMS,
-    exec,
-    node,
-    params
-);
-unreplayable_shim!(
     hipGraphMemcpyNodeSetParams1D,
     Vendor::Hip,
     MOVED_COPY,
@@ -245,21 +207,6 @@ unreplayable_shim!(
     hipGraphExecMemcpyNodeSetParams,
     Vendor::Hip,
     MOVED_COPY,
-    exec,
-    node,
-    params
-);
-unreplayable_shim!(
-    hipGraphKernelNodeSetParams,
-    Vendor::Hip,
-    KERNEL_NODE_PARAMS,
-    node,
-    params
-);
-unreplayable_shim!(
-    hipGraphExecKernelNodeSetParams,
-    Vendor::Hip,
-    KERNEL_NODE_PARAMS,
     exec,
     node,
     params

@@ -135,6 +135,10 @@
 #define hipGraphAddEventWaitNode cudaGraphAddEventWaitNode
 #define hipGraphAddMemsetNode cudaGraphAddMemsetNode
 #define hipMemsetParams cudaMemsetParams
+#define hipKernelNodeParams cudaKernelNodeParams
+#define hipGraphAddKernelNode cudaGraphAddKernelNode
+#define hipGraphKernelNodeSetParams cudaGraphKernelNodeSetParams
+#define hipGraphExecKernelNodeSetParams cudaGraphExecKernelNodeSetParams
 #endif
 
 #include <cstdio>

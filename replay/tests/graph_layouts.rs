@@ -1,14 +1,17 @@
 //! The graph structs capture records as bytes and replay rebuilds have the layouts
 //! `hrr_archive::api` assumes: checked by `static_assert` against the real headers, with
 //! nvcc (CUDA: `cudaMemAllocNodeParams`, `cudaMemAccessDesc`, `cudaMemsetParams`,
-//! `cudaGraphInstantiateParams`) and hipcc (HIP: `hipMemsetParams`). A compiler that is
+//! `cudaGraphInstantiateParams`, `cudaKernelNodeParams`, the driver's
+//! `CUDA_KERNEL_NODE_PARAMS_v1`) and hipcc (HIP: `hipMemsetParams`, `hipKernelNodeParams`). A compiler that is
 //! missing is skipped with the reason printed (CI installs both).
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use hrr_archive::api::kernel_node::field_offsets;
 use hrr_archive::api::{
-    mem_alloc_node as m, HIP_MEMSET_PARAMS_SIZE, INSTANTIATE_PARAMS_SIZE, MEMSET_PARAMS_SIZE,
+    mem_alloc_node as m, Vendor, HIP_MEMSET_PARAMS_SIZE, INSTANTIATE_PARAMS_SIZE,
+    MEMSET_PARAMS_SIZE,
 };
 
 /// `$VAR`, else `name` on PATH, else `fallback` when it exists.
@@ -24,6 +27,25 @@ fn tool(var: &str, name: &str, fallback: Option<PathBuf>) -> Option<PathBuf> {
         .filter(|o| o.status.success())
         .map(|o| PathBuf::from(String::from_utf8_lossy(&o.stdout).trim()));
     found.or(fallback.filter(|p| p.is_file()))
+}
+
+/// `static_assert`s that `vendor`'s kernel node struct `ty` has the recorded layout;
+/// `driver` names the driver struct's fields (`gridDimX`, `blockDimX`).
+fn kernel_node_asserts(vendor: Vendor, ty: &str, driver: bool) -> String {
+    field_offsets(vendor)
+        .iter()
+        .map(|&(field, at)| match field {
+            "size" => format!("static_assert(sizeof({ty}) == {at}, \"{ty} size\");\n"),
+            _ => {
+                let name = match (driver, field) {
+                    (true, "gridDim") => "gridDimX",
+                    (true, "blockDim") => "blockDimX",
+                    _ => field,
+                };
+                format!("static_assert(offsetof({ty}, {name}) == {at}, \"{ty}.{name}\");\n")
+            }
+        })
+        .collect()
 }
 
 fn compile(compiler: &Path, args: &[&str], source: &str, name: &str) {
@@ -57,6 +79,7 @@ fn cuda_graph_structs_have_the_recorded_layouts() {
     };
     let source = format!(
         r#"#include <cuda_runtime.h>
+#include <cuda.h>
 #include <cstddef>
 static_assert(sizeof(cudaMemAllocNodeParams) == {size}, "size");
 static_assert(offsetof(cudaMemAllocNodeParams, accessDescs) == {descs}, "accessDescs");
@@ -69,7 +92,9 @@ static_assert(offsetof(cudaMemsetParams, dst) == 0, "cudaMemsetParams.dst");
 static_assert(sizeof(cudaGraphInstantiateParams) == {inst}, "cudaGraphInstantiateParams");
 static_assert(offsetof(cudaGraphInstantiateParams, flags) == 0, "flags");
 static_assert(offsetof(cudaGraphInstantiateParams, uploadStream) == 8, "uploadStream");
-"#,
+{kernel_node}{driver_node}"#,
+        kernel_node = kernel_node_asserts(Vendor::Cuda, "cudaKernelNodeParams", false),
+        driver_node = kernel_node_asserts(Vendor::Cuda, "CUDA_KERNEL_NODE_PARAMS_v1", true),
         size = m::SIZE,
         descs = m::ACCESS_DESCS,
         count = m::ACCESS_COUNT,
@@ -93,8 +118,9 @@ fn hip_memset_params_have_the_recorded_layout() {
 #include <cstddef>
 static_assert(sizeof(hipMemsetParams) == {size}, "hipMemsetParams");
 static_assert(offsetof(hipMemsetParams, dst) == 0, "hipMemsetParams.dst");
-"#,
+{kernel_node}"#,
         size = HIP_MEMSET_PARAMS_SIZE,
+        kernel_node = kernel_node_asserts(Vendor::Hip, "hipKernelNodeParams", false),
     );
     compile(
         &hipcc,

@@ -31,30 +31,44 @@ fn cc(args: &[&str]) {
 
 /// The stand-in runtime (as libcudart.so.13) and the program `name`, built into `dir`.
 fn build(dir: &Path, name: &str) -> (PathBuf, PathBuf) {
+    build_linked(dir, name, &["libcudart.so.13"])
+}
+
+/// [`build`], the program also linked against a copy of the runtime as libcuda.so.1:
+/// capture asks the loaded CUDA driver for kernels' parameter layouts
+/// (`cuFuncGetParamInfo`), which the stand-in answers.
+fn build_with_driver(dir: &Path, name: &str) -> (PathBuf, PathBuf) {
+    build_linked(dir, name, &["libcudart.so.13", "libcuda.so.1"])
+}
+
+fn build_linked(dir: &Path, name: &str, libs: &[&str]) -> (PathBuf, PathBuf) {
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/stand_in");
-    let lib = dir.join("libcudart.so.13");
+    for l in libs {
+        cc(&[
+            "-O1",
+            "-shared",
+            "-fPIC",
+            &format!("-Wl,-soname,{l}"),
+            "-o",
+            &dir.join(l).to_string_lossy(),
+            &src.join("graph_runtime.c").to_string_lossy(),
+            "-lpthread",
+        ]);
+    }
     let exe = dir.join(name);
-    cc(&[
-        "-O1",
-        "-shared",
-        "-fPIC",
-        "-Wl,-soname,libcudart.so.13",
-        "-o",
-        &lib.to_string_lossy(),
-        &src.join("graph_runtime.c").to_string_lossy(),
-        "-lpthread",
-    ]);
-    cc(&[
-        "-O1",
-        "-o",
-        &exe.to_string_lossy(),
-        &src.join(format!("{name}.c")).to_string_lossy(),
-        &format!("-L{}", dir.display()),
-        "-l:libcudart.so.13",
-        &format!("-Wl,-rpath,{}", dir.display()),
-        "-lpthread",
-    ]);
-    (lib, exe)
+    let mut args: Vec<String> = vec![
+        "-O1".into(),
+        "-o".into(),
+        exe.to_string_lossy().into(),
+        src.join(format!("{name}.c")).to_string_lossy().into(),
+        format!("-L{}", dir.display()),
+        "-Wl,--no-as-needed".into(),
+    ];
+    args.extend(libs.iter().map(|l| format!("-l:{l}")));
+    args.push(format!("-Wl,-rpath,{}", dir.display()));
+    args.push("-lpthread".into());
+    cc(&args.iter().map(String::as_str).collect::<Vec<_>>());
+    (dir.join(libs[0]), exe)
 }
 
 fn capture_so() -> PathBuf {
@@ -107,7 +121,8 @@ fn native_and_captured(exe: &Path, args: &[&str], out: &Path) {
 }
 
 /// An explicit graph (an H2D node, a memset node, D2D nodes through graph memory between
-/// an allocation node and a free node, an empty join, an event record node, a child graph
+/// an allocation node and a free node, two kernel nodes in a chain, one updated in the
+/// executable graph between launches, an empty join, an event record node, a child graph
 /// holding the D2H node) is rebuilt node by node with
 /// its dependencies; the stand-in runs ready nodes last added first, so a graph without
 /// them computes something else. A host node is refused by name, and the graph that lacks
@@ -115,7 +130,7 @@ fn native_and_captured(exe: &Path, args: &[&str], out: &Path) {
 #[test]
 fn an_explicit_graph_is_rebuilt_with_its_dependencies_and_a_host_node_refused() {
     let d = tempfile::tempdir().unwrap();
-    let (lib, exe) = build(d.path(), "graph_explicit");
+    let (lib, exe) = build_with_driver(d.path(), "graph_explicit");
     let out = d.path().join("explicit");
     native_and_captured(&exe, &[], &out);
     let a = Archive::open(&out, Limits::default()).unwrap();
@@ -137,11 +152,54 @@ fn an_explicit_graph_is_rebuilt_with_its_dependencies_and_a_host_node_refused() 
         node.u64(fid::NODE_SEQ, "seq").unwrap(),
         child_node.header.seq
     );
+    // The kernel nodes and the update are records of their own, complete, their device
+    // pointer argument marked for translation.
+    let kinds = |k: u16| p.events.iter().filter(move |e| e.header.api_id == k);
+    assert_eq!(kinds(semantic::GRAPH_KERNEL_NODE).count(), 2);
+    assert_eq!(
+        kinds(semantic::GRAPH_EXEC_KERNEL_NODE_SET_PARAMS).count(),
+        2
+    );
+    assert_eq!(kinds(semantic::UNREPLAYABLE).count(), 0);
+    let second = kinds(semantic::GRAPH_KERNEL_NODE).nth(1).unwrap();
+    let first = kinds(semantic::GRAPH_KERNEL_NODE).next().unwrap();
+    let kp = Payload::parse(&second.payload).unwrap();
+    let kn = kp.get(fid::KERNEL_NODE).unwrap().as_nested().unwrap();
+    let first_node = Payload::parse(&first.payload)
+        .unwrap()
+        .get(fid::KERNEL_NODE)
+        .unwrap()
+        .as_nested()
+        .unwrap()
+        .handle(fid::KN_NODE, "node")
+        .unwrap();
+    assert_eq!(
+        kn.u64_array(fid::KN_DEPS, "deps").unwrap(),
+        vec![first_node]
+    );
+    assert_eq!(kp.str(fid::NAME, "name").unwrap(), "xor_kernel");
+    let arg0 = kp.all(fid::ARG).next().unwrap().as_nested().unwrap();
+    assert_eq!(
+        arg0.u64_array(fid::ARG_POINTER_WORDS, "words").unwrap(),
+        vec![0]
+    );
     let r = replay(&lib, &out);
     assert_eq!(r.verdict, Verdict::Pass, "{:?}", r.failures);
     assert_eq!((r.counts.d2h_pass, r.counts.d2h_fail), (3, 0));
     // The graph memory's captured address maps to the replay allocation node's.
     assert_eq!(r.counts.untranslated_pointers, 0);
+
+    // A kernel node whose arguments come packed in `extra` is refused by name.
+    let out = d.path().join("extra");
+    native_and_captured(&exe, &["extra"], &out);
+    let r = replay(&lib, &out);
+    assert_eq!(r.failures.len(), 1, "{:?}", r.failures);
+    assert_eq!(r.failures[0].api, "cudaGraphAddKernelNode");
+    assert!(
+        r.failures[0].message.contains("extra"),
+        "{}",
+        r.failures[0].message
+    );
 
     let out = d.path().join("host");
     native_and_captured(&exe, &["host"], &out);

@@ -66,3 +66,14 @@ pub const COPY_SEQ: u16 = 20;
 /// On a `CopyOutput` record: the field id of the copy's destination parameter (its
 /// bytes are the blob at `BLOB_FIELD | COPY_FIELD`).
 pub const COPY_FIELD: u16 = 21;
+/// On a kernel node record (`semantic::GRAPH_KERNEL_NODE` and its parameter updates):
+/// the node's graph handles, nested ([`kernel_node`](super::kernel_node)).
+pub const KERNEL_NODE: u16 = 46;
+/// In `KERNEL_NODE`: the graph the node was added to.
+pub const KN_GRAPH: u16 = 1;
+/// In `KERNEL_NODE`: the node's handle (returned by an add, passed to an update).
+pub const KN_NODE: u16 = 2;
+/// In `KERNEL_NODE`: the node's dependencies, in the program's order (u64 array).
+pub const KN_DEPS: u16 = 3;
+/// In `KERNEL_NODE`: the executable graph an exec update changes.
+pub const KN_EXEC: u16 = 4;

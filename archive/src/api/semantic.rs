@@ -54,6 +54,17 @@ pub const HIP_EXT_LAUNCH: u16 = 126;
 /// bytes each D2H node wrote (`fid::GRAPH_OUTPUT`). A node is named by the sequence id
 /// of the call that created it.
 pub const GRAPH_LAUNCH: u16 = 131;
+/// `cudaGraphAddKernelNode` / `hipGraphAddKernelNode`: a launch record (kernel, shape,
+/// arguments with pointer words, pinned snapshots) and the node's graph, dependencies and
+/// handle (`fid::KERNEL_NODE`); replayed through `cuGraphAddKernelNode` /
+/// `hipGraphAddKernelNode` with replay's own function (`api::kernel_node`).
+pub const GRAPH_KERNEL_NODE: u16 = 132;
+/// `cudaGraphKernelNodeSetParams` / `hipGraphKernelNodeSetParams`: a launch record and
+/// the node (`fid::KERNEL_NODE`).
+pub const GRAPH_KERNEL_NODE_SET_PARAMS: u16 = 133;
+/// `cudaGraphExecKernelNodeSetParams` / `hipGraphExecKernelNodeSetParams`: a launch
+/// record, the executable graph and the node (`fid::KERNEL_NODE`).
+pub const GRAPH_EXEC_KERNEL_NODE_SET_PARAMS: u16 = 134;
 
 /// The first call of a surface symbol capture does not model (`api::surface`): its
 /// name (`fid::API_NAME`), the library it belongs to (`fid::LIBRARY`) and, for an exempt
@@ -155,6 +166,18 @@ pub const SEMANTIC_KINDS: &[SemanticKind] = &[
     SemanticKind {
         id: GRAPH_LAUNCH,
         name: "GraphLaunch",
+    },
+    SemanticKind {
+        id: GRAPH_KERNEL_NODE,
+        name: "GraphAddKernelNode",
+    },
+    SemanticKind {
+        id: GRAPH_KERNEL_NODE_SET_PARAMS,
+        name: "GraphKernelNodeSetParams",
+    },
+    SemanticKind {
+        id: GRAPH_EXEC_KERNEL_NODE_SET_PARAMS,
+        name: "GraphExecKernelNodeSetParams",
     },
     SemanticKind {
         id: UNMODELLED_CALL,

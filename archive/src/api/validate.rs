@@ -192,6 +192,9 @@ mod tests {
                 (125, "FuncSetSharedMemConfig"),
                 (126, "HipExtLaunchKernel"),
                 (131, "GraphLaunch"),
+                (132, "GraphAddKernelNode"),
+                (133, "GraphKernelNodeSetParams"),
+                (134, "GraphExecKernelNodeSetParams"),
                 (161, "UnmodelledCall"),
                 (171, "CopyOutput"),
             ]

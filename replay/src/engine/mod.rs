@@ -14,6 +14,7 @@ mod deferred;
 mod error;
 mod generic;
 mod graphs;
+mod kernel_nodes;
 mod kernels;
 mod launchcfg;
 mod mempool;
@@ -289,6 +290,9 @@ impl<'a> Ctx<'a> {
             | semantic::LAUNCH_KERNEL_EX
             | semantic::HIP_EXT_LAUNCH => self.replay_configured_launch(ev),
             semantic::GRAPH_LAUNCH => self.replay_graph_launch(ev),
+            semantic::GRAPH_KERNEL_NODE
+            | semantic::GRAPH_KERNEL_NODE_SET_PARAMS
+            | semantic::GRAPH_EXEC_KERNEL_NODE_SET_PARAMS => self.replay_kernel_node(ev),
             // A marker of where an unmodelled call was made: nothing to re-execute (the
             // archive was refused for it, or is replayed under --continue-on-error).
             semantic::UNMODELLED_CALL => Ok(()),

@@ -1,8 +1,11 @@
 /* graph_explicit in C against the stand-in runtime (graph_runtime.c): an explicit graph
- * of an H2D copy, a memset, a D2D copy after the H2D, an empty join node, an event record
- * node and a child graph holding the D2H copy; the D2D copy goes through graph memory
- * (an allocation node before it and a free node after it), launched three times with new input, each
- * launch's output checked. With argument "host", a second graph gains a host node (which
+ * of an H2D copy, a memset, a D2D copy after the H2D, two kernel nodes in a chain after
+ * it (each xors the bytes with a key), an empty join node, an event record node and a
+ * child graph holding the D2H copy; the D2D copy goes through graph memory (an
+ * allocation node before it and a free node after it), launched three times with new
+ * input, the second kernel's key changed in the executable graph before each launch
+ * after the first, each launch's output checked. With argument "extra", a kernel node
+ * passing its arguments through `extra` is added to a third graph. With argument "host", a second graph gains a host node (which
  * replay cannot rebuild) and is instantiated. Exit 0: right; 1: a wrong result; 2: a call
  * failed (printed). */
 #include <stdio.h>
@@ -25,6 +28,12 @@ int cudaGraphAddMemAllocNode(void **, void *, void *const *, size_t, struct allo
 int cudaGraphAddMemFreeNode(void **, void *, void *const *, size_t, void *);
 struct memset_params { void *dst; size_t pitch; unsigned value, element; size_t width, height; };
 int cudaGraphAddMemsetNode(void **, void *, void *const *, size_t, const struct memset_params *);
+struct kernel_params { void *func; unsigned grid[3], block[3], shmem; void **params; void **extra; };
+int cudaGraphAddKernelNode(void **, void *, void *const *, size_t, const struct kernel_params *);
+int cudaGraphExecKernelNodeSetParams(void *, void *, const struct kernel_params *);
+void **__cudaRegisterFatBinary(void *);
+void __cudaRegisterFatBinaryEnd(void **);
+void __cudaRegisterFunction(void **, const char *, char *, const char *, int, void *, void *, void *, void *, int *);
 int cudaGraphInstantiateWithFlags(void **, void *, unsigned long long);
 int cudaGraphLaunch(void *, void *);
 int cudaGraphExecDestroy(void *);
@@ -34,7 +43,16 @@ int cudaGraphDestroy(void *);
 #define N 256
 #define M 64
 
+/* The kernel's host stub, and a fat binary holding it: header (magic, version 1, header
+ * size 16) and 64 bytes of payload. */
+static void xor_kernel(void) {}
+static unsigned long long fatbin[2 + 8] = {0x0010000100000000ull | 0xBA55ED50ull, 64, 1, 2, 3};
+static struct { int magic, version; const void *data; void *unused; } wrapper = {0x466243b1, 1, fatbin, 0};
+
 int main(int argc, char **argv) {
+    void **fat = __cudaRegisterFatBinary(&wrapper);
+    __cudaRegisterFunction(fat, (const char *)xor_kernel, "xor_kernel", "xor_kernel", -1, 0, 0, 0, 0, 0);
+    __cudaRegisterFatBinaryEnd(fat);
     unsigned char *h_in, *h_out, *d_in, *d_mid;
     void *s, *ev, *graph, *child, *exec;
     CHECK(cudaHostAlloc((void **)&h_in, N, 0));
@@ -59,18 +77,29 @@ int main(int argc, char **argv) {
     CHECK(cudaGraphAddMemcpyNode1D(&t1, graph, before, 2, ap.dptr, d_in, N, 3));
     CHECK(cudaGraphAddMemcpyNode1D(&n3, graph, &t1, 1, d_mid, ap.dptr, N, 3));
     CHECK(cudaGraphAddMemFreeNode(&f1, graph, &n3, 1, ap.dptr));
-    void *join[2] = {n2, n3};
+    void *k1, *k2;
+    unsigned long long key1 = 0x0f, key2 = 0x30;
+    void *args1[2] = {&d_mid, &key1}, *args2[2] = {&d_mid, &key2};
+    struct kernel_params kp1 = {(void *)xor_kernel, {1, 1, 1}, {N, 1, 1}, 0, args1, 0};
+    struct kernel_params kp2 = {(void *)xor_kernel, {1, 1, 1}, {N, 1, 1}, 0, args2, 0};
+    CHECK(cudaGraphAddKernelNode(&k1, graph, &n3, 1, &kp1));
+    CHECK(cudaGraphAddKernelNode(&k2, graph, &k1, 1, &kp2));
+    void *join[2] = {n2, k2};
     CHECK(cudaGraphAddEmptyNode(&n4, graph, join, 2));
     CHECK(cudaGraphAddEventRecordNode(&n5, graph, &n4, 1, ev));
     CHECK(cudaGraphAddChildGraphNode(&n6, graph, &n5, 1, child));
     CHECK(cudaGraphInstantiateWithFlags(&exec, graph, 0));
     for (int l = 0; l < 3; l++) {
+        if (l > 0) {
+            key2 = 0x30 + 0x101 * (unsigned long long)l;
+            CHECK(cudaGraphExecKernelNodeSetParams(exec, k2, &kp2));
+        }
         for (int i = 0; i < N; i++) h_in[i] = (unsigned char)(i * 5 + l * 40);
         memset(h_out, 0, N + M);
         CHECK(cudaGraphLaunch(exec, s));
         CHECK(cudaStreamSynchronize(s));
         for (int i = 0; i < N + M; i++) {
-            unsigned char want = i < N ? h_in[i] : 0x5a;
+            unsigned char want = i < N ? (unsigned char)(h_in[i] ^ key1 ^ key2) : 0x5a;
             if (h_out[i] != want) { printf("launch %d: byte %d wrong\n", l, i); return 1; }
         }
     }
@@ -82,6 +111,15 @@ int main(int argc, char **argv) {
         CHECK(cudaGraphInstantiateWithFlags(&x2, g2, 0));
         CHECK(cudaGraphLaunch(x2, s));
         CHECK(cudaStreamSynchronize(s));
+    }
+    if (argc > 1 && strcmp(argv[1], "extra") == 0) {
+        /* Arguments packed in `extra`: the stand-in refuses them, capture records the call
+         * as unreplayable by name. */
+        void *g3, *k3, *packed[1] = {0};
+        struct kernel_params kx = kp1;
+        kx.extra = packed;
+        CHECK(cudaGraphCreate(&g3, 0));
+        printf("extra=%d\n", cudaGraphAddKernelNode(&k3, g3, 0, 0, &kx));
     }
     CHECK(cudaGraphDestroy(graph));
     CHECK(cudaGraphDestroy(child));

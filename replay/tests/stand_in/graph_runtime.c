@@ -24,9 +24,10 @@ enum { OK = 0, INVALID = 1, UNSUPPORTED = 900, INVALIDATED = 901 };
 enum { GLOBAL = 0, THREAD_LOCAL = 1, RELAXED = 2 };
 #define MAX 64
 
-/* A node: a copy (src set), a memset (src 0, n > 0), a child graph (child > 0) or empty;
- * deps are indices of nodes of the same graph. */
-struct op { void *dst; const void *src; size_t n; int value, child, ndeps, deps[8]; };
+/* A node: a copy (src set), a memset (src 0, n > 0), a child graph (child > 0), a kernel
+ * (kernel set: it xors n bytes at dst with value) or empty; deps are indices of nodes of
+ * the same graph. */
+struct op { void *dst; const void *src; size_t n; int value, child, ndeps, deps[8], kernel; };
 struct ops { struct op op[MAX]; int n; };
 struct capture { int live, invalid, mode; pthread_t thread; struct ops ops; };
 struct stream { int used, capture; struct ops pending; };
@@ -37,6 +38,7 @@ static struct capture captures[MAX];
 static struct stream streams[MAX];
 static struct event events[MAX];
 static struct ops execs[MAX];
+static int exec_graph[MAX]; /* the graph each executable graph was made from */
 static int ncaptures = 1, ngraphs = 1, nexecs = 1;
 static __thread int thread_mode = GLOBAL;
 
@@ -49,13 +51,15 @@ static struct ops graphs[MAX];
 /* A captured copy depends on the one before it on the capture (stream order). */
 static void push(struct ops *o, void *dst, const void *src, size_t n) {
     if (o->n == MAX) return;
-    struct op op = {dst, src, n, 0, 0, 0, {0}};
+    struct op op = {dst, src, n, 0, 0, 0, {0}, 0};
     if (o->n) { op.ndeps = 1; op.deps[0] = o->n - 1; }
     o->op[o->n++] = op;
 }
 static void run_graph(struct ops *o, int depth);
 static void run_op(struct op *op, int depth) {
-    if (op->child) run_graph(&graphs[op->child], depth + 1);
+    if (op->kernel) {
+        for (size_t i = 0; i < op->n; i++) ((unsigned char *)op->dst)[i] ^= (unsigned char)op->value;
+    } else if (op->child) run_graph(&graphs[op->child], depth + 1);
     else if (op->src) memmove(op->dst, op->src, op->n);
     else if (op->n) memset(op->dst, op->value, op->n);
 }
@@ -229,6 +233,7 @@ int cudaGraphInstantiateWithFlags(void **exec, void *graph, unsigned long long f
     if (!valid(graph)) return INVALID;
     int x = nexecs++;
     execs[x] = graphs[I(graph)];
+    exec_graph[x] = I(graph);
     *exec = H(x);
     return OK;
 }
@@ -271,17 +276,17 @@ int cudaGraphAddEmptyNode(void **node, void *graph, void *const *deps, size_t n)
 int cudaGraphAddMemcpyNode1D(void **node, void *graph, void *const *deps, size_t n, void *dst,
                              const void *src, size_t count, int kind) {
     (void)kind;
-    return add(node, graph, deps, n, (struct op){dst, src, count, 0, 0, 0, {0}});
+    return add(node, graph, deps, n, (struct op){dst, src, count, 0, 0, 0, {0}, 0});
 }
 struct memset_params { void *dst; size_t pitch; unsigned value, element; size_t width, height; };
 int cudaGraphAddMemsetNode(void **node, void *graph, void *const *deps, size_t n,
                            const struct memset_params *p) {
     if (p->element != 1 || p->height != 1) return INVALID;
-    return add(node, graph, deps, n, (struct op){p->dst, 0, p->width, (int)p->value, 0, 0, {0}});
+    return add(node, graph, deps, n, (struct op){p->dst, 0, p->width, (int)p->value, 0, 0, {0}, 0});
 }
 int cudaGraphAddChildGraphNode(void **node, void *graph, void *const *deps, size_t n, void *child) {
     if (!valid(child)) return INVALID;
-    return add(node, graph, deps, n, (struct op){0, 0, 0, 0, I(child), 0, {0}});
+    return add(node, graph, deps, n, (struct op){0, 0, 0, 0, I(child), 0, {0}, 0});
 }
 int cudaGraphAddEventRecordNode(void **node, void *graph, void *const *deps, size_t n, void *e) {
     return valid(e) ? add(node, graph, deps, n, (struct op){0}) : INVALID;
@@ -305,6 +310,84 @@ int cudaGraphAddMemFreeNode(void **node, void *graph, void *const *deps, size_t 
 int cudaGraphAddHostNode(void **node, void *graph, void *const *deps, size_t n, void *params) {
     (void)params;
     return add(node, graph, deps, n, (struct op){0});
+}
+/* Kernels. Any host stub registers; its function is the stub + 1; every kernel has two
+ * 8-byte parameters, a device pointer and a key, and xors grid.x * block.x bytes at the
+ * pointer with the key's low byte. A kernel node's parameters: cudaKernelNodeParams, which
+ * is also the driver's CUDA_KERNEL_NODE_PARAMS (v1). */
+static void *fatbin_handle;
+void **__cudaRegisterFatBinary(void *w) { (void)w; return &fatbin_handle; }
+void __cudaRegisterFatBinaryEnd(void **h) { (void)h; }
+void __cudaUnregisterFatBinary(void **h) { (void)h; }
+void __cudaRegisterFunction(void **h, const char *stub, char *dev, const char *name, int limit,
+                            void *tid, void *bid, void *bdim, void *gdim, int *wsize) {
+    (void)h; (void)stub; (void)dev; (void)name; (void)limit; (void)tid; (void)bid; (void)bdim;
+    (void)gdim; (void)wsize;
+}
+int cudaGetFuncBySymbol(void **f, const void *stub) { *f = (void *)((const char *)stub + 1); return OK; }
+int cuFuncGetParamInfo(void *f, size_t i, size_t *off, size_t *size) {
+    (void)f;
+    if (i >= 2) return INVALID;
+    *off = i * 8;
+    *size = 8;
+    return OK;
+}
+struct kernel_params {
+    void *func; unsigned grid[3], block[3], shmem; void **params; void **extra;
+};
+static int kernel_op(const struct kernel_params *p, struct op *op) {
+    if (!p || !p->func || !p->params || p->extra) return INVALID;
+    memset(op, 0, sizeof *op);
+    op->kernel = 1;
+    op->dst = *(void **)p->params[0];
+    op->value = (int)*(unsigned long long *)p->params[1];
+    op->n = (size_t)p->grid[0] * p->block[0];
+    return OK;
+}
+static int add_kernel(void **node, void *graph, void *const *deps, size_t n,
+                      const struct kernel_params *p) {
+    struct op op;
+    int r = kernel_op(p, &op);
+    return r ? r : add(node, graph, deps, n, op);
+}
+/* A node handle's op in `o` (a graph, or an executable graph made from the node's). */
+static struct op *node_op(struct ops *o, void *node, int g) {
+    uintptr_t h = (uintptr_t)node - 0x100000;
+    if ((int)(h / MAX) != g || (int)(h % MAX) >= o->n || !o->op[h % MAX].kernel) return 0;
+    return &o->op[h % MAX];
+}
+static int graph_of(void *node) { return (int)(((uintptr_t)node - 0x100000) / MAX); }
+static int set_kernel(struct op *at, const struct kernel_params *p) {
+    struct op op;
+    int r = kernel_op(p, &op);
+    if (r || !at) return r ? r : INVALID;
+    op.ndeps = at->ndeps;
+    memcpy(op.deps, at->deps, sizeof op.deps);
+    *at = op;
+    return OK;
+}
+int cudaGraphAddKernelNode(void **node, void *graph, void *const *deps, size_t n,
+                           const struct kernel_params *p) {
+    return add_kernel(node, graph, deps, n, p);
+}
+int cuGraphAddKernelNode(void **node, void *graph, void *const *deps, size_t n,
+                         const struct kernel_params *p) {
+    return add_kernel(node, graph, deps, n, p);
+}
+int cudaGraphKernelNodeSetParams(void *node, const struct kernel_params *p) {
+    int g = graph_of(node);
+    return g > 0 && g < MAX ? set_kernel(node_op(&graphs[g], node, g), p) : INVALID;
+}
+int cuGraphKernelNodeSetParams(void *node, const struct kernel_params *p) {
+    return cudaGraphKernelNodeSetParams(node, p);
+}
+int cudaGraphExecKernelNodeSetParams(void *exec, void *node, const struct kernel_params *p) {
+    if (!valid(exec)) return INVALID;
+    int x = I(exec);
+    return set_kernel(node_op(&execs[x], node, exec_graph[x]), p);
+}
+int cuGraphExecKernelNodeSetParams(void *exec, void *node, const struct kernel_params *p) {
+    return cudaGraphExecKernelNodeSetParams(exec, node, p);
 }
 int cudaGraphExecDestroy(void *exec) { return valid(exec) ? OK : INVALID; }
 int cudaGraphDestroy(void *graph) { return valid(graph) ? OK : INVALID; }

@@ -1,0 +1,266 @@
+//! Graph kernel nodes: `cudaGraphAddKernelNode` / `hipGraphAddKernelNode` and the
+//! kernel-node parameter updates (`cuda/hipGraph[Exec]KernelNodeSetParams`).
+//!
+//! Each is one record: the launch record a launch of the same kernel writes (kernel named
+//! as launches name it, grid, block, shared memory, arguments by the kernel's parameter
+//! layout with pointer words marked, pinned snapshots) and `fid::KERNEL_NODE`: the graph,
+//! the dependencies and the node (an add), the node (an update), the executable graph and
+//! the node (an exec update). The pinned allocations the arguments point into join the
+//! graph's host side (`graph_io`), snapshotted at each graph launch. A node whose
+//! arguments come through `extra` is recorded as unreplayable, by name.
+
+use std::collections::HashMap;
+use std::os::raw::{c_int, c_void};
+
+use hrr_archive::api::kernel_node::{params_size, NodeParams};
+use hrr_archive::api::{fid, semantic, Vendor};
+use hrr_archive::payload::PayloadWriter;
+use parking_lot::Mutex;
+
+use crate::ffi::{bytes_at, read_at, Dim3};
+use crate::graph_io;
+use crate::launch::{
+    kernel_info_cached, record_launch_body, resolve_cuda_stub, resolve_hip_stub, LaunchShape,
+};
+use crate::real::NO_REAL_FUNCTION;
+use crate::registry::KernelRegistry;
+use crate::state::{self, guarded};
+use crate::unreplayable;
+
+const EXTRA: &str = "passes a kernel node's arguments through `extra`, which capture does not decode: replay could not rebuild the node";
+
+/// Kernel nodes of explicit graphs, by node handle: the graph each was added to (an
+/// update's pinned memory goes to that graph). A leaf lock.
+static NODE_GRAPH: Mutex<Option<HashMap<u64, u64>>> = Mutex::new(None);
+
+/// Which call a record is for.
+#[derive(Clone, Copy)]
+enum Call {
+    Add { graph: u64, deps: u64, count: usize },
+    Set { node: u64 },
+    ExecSet { exec: u64 },
+}
+
+impl Call {
+    fn kind(self) -> u16 {
+        match self {
+            Call::Add { .. } => semantic::GRAPH_KERNEL_NODE,
+            Call::Set { .. } => semantic::GRAPH_KERNEL_NODE_SET_PARAMS,
+            Call::ExecSet { .. } => semantic::GRAPH_EXEC_KERNEL_NODE_SET_PARAMS,
+        }
+    }
+}
+
+fn dim3(v: [u32; 3]) -> Dim3 {
+    Dim3 {
+        x: v[0],
+        y: v[1],
+        z: v[2],
+    }
+}
+
+fn resolver(vendor: Vendor) -> fn(&KernelRegistry, u64) -> crate::launch::Resolved {
+    match vendor {
+        Vendor::Cuda => resolve_cuda_stub,
+        Vendor::Hip => resolve_hip_stub,
+    }
+}
+
+/// Records one kernel-node call after the real call returned `ret`; `node` is the node
+/// handle (an add's output, read after the call).
+///
+/// # Safety
+/// `params` must be the program's parameter struct of `vendor`, as the runtime has just
+/// read it (its `kernelParams` one pointer per kernel parameter); for an add, `deps` must
+/// hold `count` node handles when not null.
+unsafe fn record(
+    vendor: Vendor,
+    api: &'static str,
+    call: Call,
+    node: u64,
+    params: *const c_void,
+    ret: c_int,
+) {
+    if params.is_null() {
+        // The runtime refused the call; nothing to rebuild.
+        unreplayable::record(vendor, api, "passed no kernel node parameters", ret, &[]);
+        return;
+    }
+    // SAFETY: the caller's contract: the struct the runtime has just read.
+    let raw = unsafe { bytes_at(params as *const u8, params_size(vendor)) };
+    let Some(np) = NodeParams::decode(vendor, raw) else {
+        return;
+    };
+    if np.extra != 0 {
+        // As the unreplayable record of any node: field 2 names an add's graph, which
+        // replay then refuses to instantiate.
+        let raw: Vec<usize> = match call {
+            Call::Add { graph, .. } => vec![node as usize, graph as usize],
+            Call::Set { .. } => vec![node as usize],
+            Call::ExecSet { exec } => vec![exec as usize, node as usize],
+        };
+        unreplayable::record(vendor, api, EXTRA, ret, &raw);
+        return;
+    }
+    let Some((cap, _g)) = state::enter(vendor) else {
+        return;
+    };
+    guarded(api, || {
+        let kind = call.kind();
+        let info = kernel_info_cached(&cap.kernels, kind, np.func, resolver(vendor));
+        let shape = LaunchShape {
+            grid: dim3(np.grid),
+            block: dim3(np.block),
+            shmem: np.shmem as usize,
+            stream: 0,
+        };
+        let deps: Vec<u64> = match call {
+            // SAFETY: the caller's contract: `count` handles at `deps`.
+            Call::Add { deps, count, .. } if deps != 0 && count > 0 => unsafe {
+                bytes_at(deps as *const u8, count * 8)
+                    .chunks_exact(8)
+                    .map(|w| u64::from_le_bytes(w.try_into().unwrap_or([0; 8])))
+                    .collect()
+            },
+            _ => Vec::new(),
+        };
+        let extra = |p: &mut PayloadWriter| {
+            p.nested_with(fid::KERNEL_NODE, |n| {
+                match call {
+                    Call::Add { graph, .. } => {
+                        n.handle(fid::KN_GRAPH, graph);
+                        n.u64_array(fid::KN_DEPS, &deps);
+                    }
+                    Call::Set { .. } => {}
+                    Call::ExecSet { exec, .. } => {
+                        n.handle(fid::KN_EXEC, exec);
+                    }
+                }
+                n.handle(fid::KN_NODE, node);
+            });
+        };
+        let args = np.kernel_params as usize as *mut *mut c_void;
+        // SAFETY: `kernelParams` holds one pointer per parameter of the kernel's layout,
+        // which the runtime has just read.
+        let pinned = unsafe { record_launch_body(cap, kind, api, &info, shape, args, ret, &extra) };
+        if ret != 0 {
+            return;
+        }
+        // The graph (or executable graph) that now runs these arguments.
+        let graph = {
+            let mut map = NODE_GRAPH.lock();
+            let map = map.get_or_insert_with(HashMap::new);
+            match call {
+                Call::Add { graph, .. } => {
+                    map.insert(node, graph);
+                    Some(graph)
+                }
+                Call::Set { node } => map.get(&node).copied(),
+                Call::ExecSet { exec, .. } => {
+                    graph_io::add_exec_pinned(exec, &pinned);
+                    None
+                }
+            }
+        };
+        if let Some(graph) = graph {
+            graph_io::add_graph_pinned(graph, &pinned);
+        }
+    });
+}
+
+/// C type of `cudaGraphAddKernelNode` / `hipGraphAddKernelNode`.
+type AddFn = unsafe extern "C" fn(
+    *mut *mut c_void,
+    *mut c_void,
+    *const *mut c_void,
+    usize,
+    *const c_void,
+) -> c_int;
+/// C type of `cuda/hipGraphKernelNodeSetParams`.
+type SetFn = unsafe extern "C" fn(*mut c_void, *const c_void) -> c_int;
+/// C type of `cuda/hipGraphExecKernelNodeSetParams`.
+type ExecSetFn = unsafe extern "C" fn(*mut c_void, *mut c_void, *const c_void) -> c_int;
+
+macro_rules! add_shim {
+    ($name:ident, $vendor:expr) => {
+        /// # Safety
+        /// Called by the program with the runtime function's own arguments.
+        #[no_mangle]
+        pub unsafe extern "C" fn $name(
+            node: *mut *mut c_void,
+            graph: *mut c_void,
+            deps: *const *mut c_void,
+            count: usize,
+            params: *const c_void,
+        ) -> c_int {
+            let Some(f) = real!($name: AddFn).for_shim() else {
+                return NO_REAL_FUNCTION;
+            };
+            // SAFETY: the program's own arguments, forwarded unchanged.
+            let ret = unsafe { f(node, graph, deps, count, params) };
+            // SAFETY: on success the runtime stored the node at `node`.
+            let out = if ret == 0 && !node.is_null() {
+                unsafe { read_at::<u64>(node as u64) }
+            } else {
+                0
+            };
+            let call = Call::Add {
+                graph: graph as u64,
+                deps: deps as u64,
+                count,
+            };
+            // SAFETY: the struct and dependencies the runtime has just read.
+            unsafe { record($vendor, stringify!($name), call, out, params, ret) };
+            ret
+        }
+    };
+}
+
+macro_rules! set_shim {
+    ($name:ident, $vendor:expr) => {
+        /// # Safety
+        /// Called by the program with the runtime function's own arguments.
+        #[no_mangle]
+        pub unsafe extern "C" fn $name(node: *mut c_void, params: *const c_void) -> c_int {
+            let Some(f) = real!($name: SetFn).for_shim() else {
+                return NO_REAL_FUNCTION;
+            };
+            // SAFETY: the program's own arguments, forwarded unchanged.
+            let ret = unsafe { f(node, params) };
+            let call = Call::Set { node: node as u64 };
+            // SAFETY: the struct the runtime has just read.
+            unsafe { record($vendor, stringify!($name), call, node as u64, params, ret) };
+            ret
+        }
+    };
+}
+
+macro_rules! exec_set_shim {
+    ($name:ident, $vendor:expr) => {
+        /// # Safety
+        /// Called by the program with the runtime function's own arguments.
+        #[no_mangle]
+        pub unsafe extern "C" fn $name(
+            exec: *mut c_void,
+            node: *mut c_void,
+            params: *const c_void,
+        ) -> c_int {
+            let Some(f) = real!($name: ExecSetFn).for_shim() else {
+                return NO_REAL_FUNCTION;
+            };
+            // SAFETY: the program's own arguments, forwarded unchanged.
+            let ret = unsafe { f(exec, node, params) };
+            let call = Call::ExecSet { exec: exec as u64 };
+            // SAFETY: the struct the runtime has just read.
+            unsafe { record($vendor, stringify!($name), call, node as u64, params, ret) };
+            ret
+        }
+    };
+}
+
+add_shim!(cudaGraphAddKernelNode, Vendor::Cuda);
+add_shim!(hipGraphAddKernelNode, Vendor::Hip);
+set_shim!(cudaGraphKernelNodeSetParams, Vendor::Cuda);
+set_shim!(hipGraphKernelNodeSetParams, Vendor::Hip);
+exec_set_shim!(cudaGraphExecKernelNodeSetParams, Vendor::Cuda);
+exec_set_shim!(hipGraphExecKernelNodeSetParams, Vendor::Hip);
