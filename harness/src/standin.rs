@@ -48,7 +48,15 @@ fn library(
     match vendor {
         Vendor::Amd => (
             "libamdhip64.so.5",
-            &["core.c", "graph.c", "pool.c", "amdgpu.c", "hip.c", "hip_code.c", "hip_graph.c"],
+            &[
+                "core.c",
+                "graph.c",
+                "pool.c",
+                "amdgpu.c",
+                "hip.c",
+                "hip_code.c",
+                "hip_graph.c",
+            ],
             &["-D__HIP_PLATFORM_AMD__"],
         ),
         Vendor::Nvidia => (
