@@ -354,7 +354,10 @@ int si_capture_op(si_stream* s, struct op* o) {
         return r;
     }
     if (g->invalid) r = SI_CAPTURE_INVALIDATED;
-    else if (o->kind == OP_WAIT) r = SI_CAPTURE_ISOLATION; /* an event from outside the capture */
+    else if (o->kind == OP_WAIT && !o->event->epoch) { /* never recorded: nothing to wait for */
+        free(o);
+        return SI_OK;
+    } else if (o->kind == OP_WAIT) r = SI_CAPTURE_ISOLATION; /* an event from outside the capture */
     else if (o->kind == OP_CALLBACK) r = SI_NOT_SUPPORTED; /* stream callbacks cannot be captured */
     if (r) {
         free(o);
