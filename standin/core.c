@@ -2,6 +2,7 @@
  * order when waited for, events, launch counting, and the exit report. */
 #define _GNU_SOURCE
 #include "core.h"
+#include "core_internal.h"
 
 #include <pthread.h>
 #include <stdio.h>
@@ -73,6 +74,10 @@ static void drop(struct alloc* a) {
 int si_free(void* p, enum si_mem kind) {
     if (!p) return SI_OK;
     si_device_sync(); /* freeing waits for the device, as cudaFree/hipFree do */
+    return si_free_now(p, kind);
+}
+
+int si_free_now(void* p, enum si_mem kind) {
     struct alloc* a = find(p);
     if (!a || a->p != (char*)p || a->kind != kind) return SI_INVALID_VALUE;
     drop(a);
@@ -123,34 +128,6 @@ size_t si_device_bytes(void) { return device_bytes; }
 
 /* ---- streams and events ---- */
 
-enum op_kind { OP_COPY, OP_MEMSET, OP_LAUNCH, OP_EVENT, OP_WAIT, OP_HOST_FN, OP_CALLBACK };
-struct op {
-    enum op_kind kind;
-    struct op* next;
-    char* dst;
-    const char* src;
-    size_t dpitch, spitch, width, height, elem;
-    int value;
-    si_event* event;
-    uint64_t epoch;
-    void (*host_fn)(void*);
-    void (*callback)(void*, int, void*);
-    void *handle, *data;
-};
-
-struct si_stream {
-    unsigned flags; /* bit 0: non-blocking (does not wait for the null stream) */
-    struct op *head, *tail;
-    si_stream* next_live;
-};
-struct si_event {
-    unsigned timing;
-    si_stream* stream;
-    uint64_t epoch, done_epoch;
-    struct timespec at;
-    si_event* next_live;
-};
-
 static si_stream null_stream;
 static si_stream* streams; /* created streams */
 static si_event* events;
@@ -170,6 +147,11 @@ si_event* si_event_of(const void* h) {
 }
 
 static void drain(si_stream* s);
+static void run(struct op* o);
+
+void si_run_op(struct op* o) {
+    run(o);
+}
 
 static void run(struct op* o) {
     switch (o->kind) {
@@ -208,6 +190,11 @@ static void run(struct op* o) {
     case OP_CALLBACK:
         o->callback(o->handle, 0, o->data);
         break;
+    case OP_GRAPH:
+        si_graph_run(o->graph);
+        break;
+    case OP_EMPTY:
+        break;
     }
 }
 
@@ -226,6 +213,8 @@ static int push(si_stream* s, struct op* o) {
         free(o);
         return SI_INVALID_HANDLE;
     }
+    /* A capturing stream's work becomes graph nodes (graph.c), run only when launched. */
+    if (s->capture || (o->kind == OP_WAIT && o->event->cap_graph)) return si_capture_op(s, o);
     /* The legacy null stream and blocking streams wait for each other. */
     if (s == &null_stream) {
         for (si_stream* t = streams; t; t = t->next_live)
@@ -239,6 +228,8 @@ static int push(si_stream* s, struct op* o) {
     s->tail = o;
     return SI_OK;
 }
+
+int si_enqueue_op(si_stream* s, struct op* o) { return push(s, o); }
 
 static struct op* new_op(enum op_kind k) {
     struct op* o = calloc(1, sizeof *o);
@@ -273,6 +264,7 @@ int si_stream_destroy(si_stream* s) {
 
 int si_stream_sync(si_stream* s) {
     if (!s) return SI_INVALID_HANDLE;
+    if (s->capture) return si_capture_invalidate(s->capture);
     if (s == &null_stream) si_legacy_sync();
     else drain(s);
     return SI_OK;
@@ -282,6 +274,7 @@ int si_stream_sync(si_stream* s) {
  * GPU's would be for work queued an instant ago. */
 int si_stream_query(si_stream* s) {
     if (!s) return SI_INVALID_HANDLE;
+    if (s->capture) return si_capture_invalidate(s->capture);
     if (!s->head) return SI_OK;
     drain(s);
     return SI_NOT_READY;
@@ -292,6 +285,17 @@ void si_legacy_sync(void) {
     for (si_stream* t = streams; t; t = t->next_live)
         if (!(t->flags & 1)) drain(t);
 }
+
+int si_device_sync_checked(void) {
+    int r = SI_OK;
+    for (si_stream* t = streams; t; t = t->next_live)
+        if (t->capture) r = si_capture_invalidate(t->capture);
+    if (r == SI_OK) si_device_sync();
+    return r;
+}
+
+si_stream* si_all_streams(void) { return streams; }
+si_event* si_all_events(void) { return events; }
 
 void si_device_sync(void) {
     drain(&null_stream);
@@ -376,6 +380,8 @@ int si_event_destroy(si_event* e) {
 
 int si_event_record(si_event* e, si_stream* s) {
     if (!e || !s) return SI_INVALID_HANDLE;
+    if (s->capture) return si_capture_event(s, e);
+    si_capture_forget(e);
     struct op* o = new_op(OP_EVENT);
     if (!o) return SI_NO_MEMORY;
     o->event = e;
@@ -386,6 +392,7 @@ int si_event_record(si_event* e, si_stream* s) {
 
 int si_event_sync(si_event* e) {
     if (!e) return SI_INVALID_HANDLE;
+    if (e->cap_graph) return SI_CAPTURED_EVENT;
     while (e->done_epoch < e->epoch && e->stream && e->stream->head) {
         si_stream* s = e->stream;
         struct op* o = s->head;
@@ -399,6 +406,7 @@ int si_event_sync(si_event* e) {
 
 int si_event_query(si_event* e) {
     if (!e) return SI_INVALID_HANDLE;
+    if (e->cap_graph) return SI_CAPTURED_EVENT;
     if (e->done_epoch >= e->epoch) return SI_OK;
     si_event_sync(e);
     return SI_NOT_READY;
@@ -416,7 +424,7 @@ int si_event_elapsed(float* ms, si_event* a, si_event* b) {
 
 int si_stream_wait_event(si_stream* s, si_event* e) {
     if (!s || !e) return SI_INVALID_HANDLE;
-    if (!e->epoch) return SI_OK; /* never recorded: nothing to wait for */
+    if (!e->epoch && !e->cap_graph && !s->capture) return SI_OK; /* never recorded: nothing to wait for */
     struct op* o = new_op(OP_WAIT);
     if (!o) return SI_NO_MEMORY;
     o->event = e;

@@ -20,11 +20,20 @@ enum si_err {
     SI_INVALID_IMAGE = 200,
     SI_NO_BINARY = 209,
     SI_INVALID_HANDLE = 400,
+    SI_ILLEGAL_STATE = 401,
     SI_NOT_FOUND = 500,
     SI_NOT_READY = 600,
     SI_ALREADY_REGISTERED = 712,
     SI_NOT_REGISTERED = 713,
+    SI_COOPERATIVE_TOO_LARGE = 720,
     SI_NOT_SUPPORTED = 801,
+    SI_CAPTURE_UNSUPPORTED = 900,
+    SI_CAPTURE_INVALIDATED = 901,
+    SI_CAPTURE_MERGE = 902,
+    SI_CAPTURE_UNMATCHED = 903,
+    SI_CAPTURE_UNJOINED = 904,
+    SI_CAPTURE_ISOLATION = 905,
+    SI_CAPTURED_EVENT = 907,
 };
 
 /* The stand-in device's memory: 16 GiB, the figure properties report. */
@@ -40,6 +49,8 @@ void si_unlock(void);
 /* Memory. */
 int si_alloc(void** out, size_t n, enum si_mem kind);
 int si_free(void* p, enum si_mem kind);
+/* Frees without waiting for the device (a stream-ordered free, run in its stream's order). */
+int si_free_now(void* p, enum si_mem kind);
 int si_register(void* p, size_t n);
 int si_unregister(void* p);
 /* The live allocation containing p, its kind, and the bytes from p to its end; 0 if none. */
@@ -63,6 +74,9 @@ si_stream* si_stream_of(const void* handle);
 int si_stream_sync(si_stream* s);
 int si_stream_query(si_stream* s);
 void si_device_sync(void);
+/* A program's device synchronize: refused (and every open capture invalidated) while a
+ * stream is capturing, as both runtimes do. */
+int si_device_sync_checked(void);
 /* Work placed on a stream, run in order when the stream is waited for. */
 int si_enqueue_copy2d(si_stream* s, void* dst, size_t dpitch, const void* src, size_t spitch,
                       size_t width, size_t height);
@@ -92,3 +106,50 @@ struct si_counts {
 extern struct si_counts si_counts;
 /* Appends one line to $HRR_STAND_IN_LOG at exit (if set): what this process did. */
 void si_report_at_exit(const char* vendor, const char* arch);
+
+/* Graphs (graph.c): nodes holding the operations a stream would run, with dependencies;
+ * a launch runs a graph's nodes in an order that honours them, on the launch stream. */
+typedef struct si_graph si_graph;
+typedef struct si_node si_node;
+int si_graph_create(si_graph** out);
+si_graph* si_graph_of(const void* handle);
+int si_graph_destroy(si_graph* g);
+si_graph* si_graph_exec_of(const void* handle);
+int si_graph_instantiate(si_graph** exec, si_graph* g);
+int si_graph_exec_destroy(si_graph* x);
+int si_graph_launch(si_graph* x, si_stream* s);
+/* Adding nodes: deps are n node handles of g. */
+int si_graph_add_copy2d(si_node** out, si_graph* g, si_node* const* deps, size_t n, void* dst,
+                        size_t dpitch, const void* src, size_t spitch, size_t width, size_t height);
+int si_graph_add_memset2d(si_node** out, si_graph* g, si_node* const* deps, size_t n, void* dst,
+                          size_t pitch, int value, size_t width, size_t height, size_t elem);
+int si_graph_add_empty(si_node** out, si_graph* g, si_node* const* deps, size_t n);
+int si_graph_add_event(si_node** out, si_graph* g, si_node* const* deps, size_t n, si_event* e,
+                       int wait);
+int si_graph_add_child(si_node** out, si_graph* g, si_node* const* deps, size_t n, si_graph* child);
+/* Graph memory (CUDA): an allocation node reserves device memory for the graph's life and
+ * returns its address; a free node must name an allocation node's address in g. */
+int si_graph_add_alloc(si_node** out, si_graph* g, si_node* const* deps, size_t n, size_t bytes,
+                       void** dptr);
+int si_graph_add_free(si_node** out, si_graph* g, si_node* const* deps, size_t n, void* dptr);
+/* Stream capture. Modes as both vendors number them: 0 global, 1 thread-local, 2 relaxed. */
+int si_capture_begin(si_stream* s, int mode);
+int si_capture_end(si_stream* s, si_graph** out);
+/* Status as both vendors number it: 0 none, 1 active, 2 invalidated. */
+int si_capture_status(si_stream* s, int* status, unsigned long long* id);
+int si_exchange_capture_mode(int* mode);
+
+/* Stream-ordered memory pools (pool.c). The default pool is the device's from the start. */
+typedef struct si_pool si_pool;
+si_pool* si_pool_default(void);
+si_pool* si_pool_current(void);
+int si_pool_set_current(si_pool* p);
+si_pool* si_pool_of(const void* handle);
+int si_pool_create(si_pool** out);
+int si_pool_destroy(si_pool* p);
+int si_pool_alloc(void** out, size_t n, si_pool* p, si_stream* s);
+int si_pool_free(void* ptr, si_stream* s);
+/* Attributes as both vendors number them (1-3 reuse flags: int; 4-8: uint64). */
+int si_pool_set_attr(si_pool* p, int attr, const void* value);
+int si_pool_get_attr(si_pool* p, int attr, void* value);
+int si_pool_trim(si_pool* p, size_t keep);

@@ -58,7 +58,7 @@ void si_cuda_broken(const char* what, const char* detail) {
 cudaError_t cudaGetDeviceCount(int* n) { ENTER; if (!n) RET(cudaErrorInvalidValue); *n = 1; RET(cudaSuccess); }
 cudaError_t cudaSetDevice(int d) { ENTER; if (d != 0) RET(cudaErrorInvalidDevice); current_device = d; RET(cudaSuccess); }
 cudaError_t cudaGetDevice(int* d) { ENTER; if (!d) RET(cudaErrorInvalidValue); *d = current_device; RET(cudaSuccess); }
-cudaError_t cudaDeviceSynchronize(void) { ENTER; si_device_sync(); RET(cudaSuccess); }
+cudaError_t cudaDeviceSynchronize(void) { ENTER; RET(si_device_sync_checked()); }
 cudaError_t cudaDeviceReset(void) { ENTER; si_reset_device(); RET(cudaSuccess); }
 cudaError_t cudaRuntimeGetVersion(int* v) { ENTER; if (!v) RET(cudaErrorInvalidValue); *v = CUDART_VERSION; RET(cudaSuccess); }
 cudaError_t cudaDriverGetVersion(int* v) { ENTER; if (!v) RET(cudaErrorInvalidValue); *v = CUDA_VERSION; RET(cudaSuccess); }
@@ -83,6 +83,9 @@ cudaError_t cudaGetDeviceProperties(struct cudaDeviceProp* p, int d) {
     p->major = cc_major();
     p->minor = cc_minor();
     p->multiProcessorCount = 1;
+    p->maxThreadsPerMultiProcessor = 2048;
+    p->sharedMemPerBlockOptin = 227 << 10;
+    p->cooperativeLaunch = 1;
     p->canMapHostMemory = 1;
     p->unifiedAddressing = 1;
     RET(cudaSuccess);
@@ -99,6 +102,9 @@ cudaError_t cudaDeviceGetAttribute(int* v, enum cudaDeviceAttr a, int d) {
     case cudaDevAttrMultiProcessorCount: *v = 1; break;
     case cudaDevAttrUnifiedAddressing: *v = 1; break;
     case cudaDevAttrCanMapHostMemory: *v = 1; break;
+    case cudaDevAttrCooperativeLaunch: *v = 1; break;
+    case cudaDevAttrMaxThreadsPerMultiProcessor: *v = 2048; break;
+    case cudaDevAttrMaxSharedMemoryPerBlockOptin: *v = 227 << 10; break;
     default: RET(cudaErrorInvalidValue); /* an attribute this stand-in does not model */
     }
     RET(cudaSuccess);

@@ -19,6 +19,7 @@ struct kfn {
     const struct si_kernel* k;
     const void* module;
     struct kfn* next;
+    int max_dynamic_shmem; /* cudaFuncAttributeMaxDynamicSharedMemorySize; 0: the default 48 KiB */
 };
 static struct kfn* kfns;
 
@@ -168,7 +169,7 @@ static int launch(const struct kfn* f, dim3 g, dim3 b, size_t shmem, const void*
     if (!g.x || !g.y || !g.z || !b.x || !b.y || !b.z) return cudaErrorInvalidConfiguration;
     if (b.x > 1024 || b.y > 1024 || b.z > 64 || (uint64_t)b.x * b.y * b.z > 1024) return cudaErrorInvalidConfiguration;
     if (g.y > 65535 || g.z > 65535 || g.x > 0x7fffffffu) return cudaErrorInvalidConfiguration;
-    if (shmem > 48 << 10) return cudaErrorInvalidValue;
+    if (shmem > (size_t)(f->max_dynamic_shmem > 48 << 10 ? f->max_dynamic_shmem : 48 << 10)) return cudaErrorInvalidValue;
     return si_enqueue_launch(st, f->k->name);
 }
 cudaError_t __cudaLaunchKernel(const void* kernel, dim3 g, dim3 b, void** args, size_t shmem, cudaStream_t s) {
@@ -181,13 +182,80 @@ cudaError_t cudaLaunchKernel(const void* stub, dim3 g, dim3 b, void** args, size
     ENTER;
     RET(launch(by_stub(stub), g, b, shmem, s));
 }
+/* A cooperative grid must be resident at once: one multiprocessor of 2048 threads and
+ * 32 blocks (cudaGetDeviceProperties). */
+static int cooperative_fits(dim3 g, dim3 b) {
+    uint64_t threads = (uint64_t)b.x * b.y * b.z, blocks = (uint64_t)g.x * g.y * g.z;
+    return !threads || threads > 1024 || (blocks <= 2048 / threads && blocks <= 32);
+}
+
+/* Launch attributes (the runtime's and the driver's share numbers and layouts): those
+ * modelled are checked as a GPU checks them; any other is refused as not supported. */
+static int launch_attrs(const cudaLaunchAttribute* a, unsigned n, dim3 g, dim3 b) {
+    if (n && !a) return cudaErrorInvalidValue;
+    for (unsigned i = 0; i < n; i++) {
+        switch (a[i].id) {
+        case cudaLaunchAttributeCooperative:
+            if (a[i].val.cooperative && !cooperative_fits(g, b)) return cudaErrorCooperativeLaunchTooLarge;
+            break;
+        case cudaLaunchAttributeClusterDimension: {
+            unsigned x = a[i].val.clusterDim.x, y = a[i].val.clusterDim.y, z = a[i].val.clusterDim.z;
+            if (!x || !y || !z || g.x % x || g.y % y || g.z % z || x * y * z > 8) return cudaErrorInvalidClusterSize;
+            break;
+        }
+        case cudaLaunchAttributePriority:
+            break; /* any value: the runtime clamps it to the device's range */
+        default:
+            return cudaErrorNotSupported;
+        }
+    }
+    return cudaSuccess;
+}
+
 cudaError_t cudaLaunchKernelExC(const cudaLaunchConfig_t* c, const void* stub, void** args) {
     (void)args;
     ENTER;
     if (!c) RET(cudaErrorInvalidValue);
     struct kfn* f = by_stub(stub);
     if (!f) f = by_handle(stub); /* a cudaKernel_t is accepted as the function too */
+    int r = launch_attrs(c->attrs, c->numAttrs, c->gridDim, c->blockDim);
+    if (r) RET(r);
     RET(launch(f, c->gridDim, c->blockDim, c->dynamicSmemBytes, c->stream));
+}
+cudaError_t cudaLaunchCooperativeKernel(const void* stub, dim3 g, dim3 b, void** args, size_t shmem, cudaStream_t s) {
+    ENTER;
+    if (!args) RET(cudaErrorInvalidValue);
+    if (!cooperative_fits(g, b)) RET(cudaErrorCooperativeLaunchTooLarge);
+    RET(launch(by_stub(stub), g, b, shmem, s));
+}
+
+/* Function settings: the dynamic shared memory limit is kept and enforced at launch
+ * (227 KiB at most, sm_90's opt-in); the others are checked and accepted. */
+static int func_attribute(struct kfn* f, int attr, int v) {
+    if (!f) return cudaErrorInvalidDeviceFunction;
+    switch (attr) {
+    case cudaFuncAttributeMaxDynamicSharedMemorySize:
+        if (v < 0 || v > 227 << 10) return cudaErrorInvalidValue;
+        f->max_dynamic_shmem = v;
+        return cudaSuccess;
+    case cudaFuncAttributePreferredSharedMemoryCarveout:
+        return v >= -1 && v <= 100 ? cudaSuccess : cudaErrorInvalidValue;
+    case cudaFuncAttributeNonPortableClusterSizeAllowed:
+        return v == 0 || v == 1 ? cudaSuccess : cudaErrorInvalidValue;
+    default:
+        return cudaErrorInvalidValue;
+    }
+}
+cudaError_t cudaFuncSetAttribute(const void* stub, enum cudaFuncAttribute a, int v) {
+    ENTER;
+    struct kfn* f = by_stub(stub);
+    RET(func_attribute(f ? f : by_handle(stub), (int)a, v));
+}
+cudaError_t cudaFuncSetCacheConfig(const void* stub, enum cudaFuncCache c) {
+    ENTER;
+    struct kfn* f = by_stub(stub);
+    if (!f && !by_handle(stub)) RET(cudaErrorInvalidDeviceFunction);
+    RET((unsigned)c <= cudaFuncCachePreferEqual ? cudaSuccess : cudaErrorInvalidValue);
 }
 
 static __thread struct { dim3 g, b; size_t shmem; void* s; } configs[16];
@@ -413,4 +481,43 @@ cudaError_t cudaMemcpyFromSymbolAsync(void* dst, const void* symbol, size_t n, s
     ENTER;
     struct var* v = var_of(symbol);
     RET(symbol_copy(dst, v ? v->storage + off : 0, n, (int)k, 0, v, off, si_stream_of(s), 0));
+}
+
+/* ---- driver launch configuration (replay's calls) ---- */
+
+static CUresult driver_result(int r) {
+    return r == 0 ? CUDA_SUCCESS : r == cudaErrorInvalidDeviceFunction ? CUDA_ERROR_INVALID_HANDLE
+           : r == cudaErrorInvalidConfiguration                       ? CUDA_ERROR_INVALID_VALUE
+                                                                      : (CUresult)r;
+}
+CUresult cuFuncSetAttribute(CUfunction f, CUfunction_attribute a, int v) {
+    si_lock();
+    int r = func_attribute(by_handle(f), (int)a, v);
+    si_unlock();
+    return driver_result(r);
+}
+CUresult cuFuncSetCacheConfig(CUfunction f, CUfunc_cache c) {
+    si_lock();
+    int r = !by_handle(f) ? cudaErrorInvalidDeviceFunction : (unsigned)c <= CU_FUNC_CACHE_PREFER_EQUAL ? 0 : cudaErrorInvalidValue;
+    si_unlock();
+    return driver_result(r);
+}
+CUresult cuLaunchCooperativeKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
+                                   unsigned bz, unsigned shmem, CUstream s, void** params) {
+    dim3 g = {gx, gy, gz}, b = {bx, by, bz};
+    if (!params) return CUDA_ERROR_INVALID_VALUE;
+    si_lock();
+    int r = cooperative_fits(g, b) ? launch(by_handle(f), g, b, shmem, s) : cudaErrorCooperativeLaunchTooLarge;
+    si_unlock();
+    return driver_result(r);
+}
+_Static_assert(sizeof(CUlaunchAttribute) == sizeof(cudaLaunchAttribute), "one attribute layout");
+CUresult cuLaunchKernelEx(const CUlaunchConfig* c, CUfunction f, void** params, void** extra) {
+    if (!c || (params && extra)) return CUDA_ERROR_INVALID_VALUE;
+    dim3 g = {c->gridDimX, c->gridDimY, c->gridDimZ}, b = {c->blockDimX, c->blockDimY, c->blockDimZ};
+    si_lock();
+    int r = launch_attrs((const cudaLaunchAttribute*)c->attrs, c->numAttrs, g, b);
+    if (!r) r = launch(by_handle(f), g, b, c->sharedMemBytes, c->hStream);
+    si_unlock();
+    return driver_result(r);
 }

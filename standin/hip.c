@@ -70,7 +70,41 @@ hipError_t hipGetDevice(int* d) {
 }
 hipError_t hipDeviceSynchronize(void) {
     ENTER;
-    si_device_sync();
+    RET(si_device_sync_checked());
+}
+/* Scheduling (one of 0, 1, 2, 4), map-host and local-memory-resize flags: kept, read back. */
+static unsigned device_flags, cache_config;
+static size_t limits[3] = {0, 1 << 20, 8 << 20}; /* printf FIFO, malloc heap */
+hipError_t hipSetDeviceFlags(unsigned f) {
+    ENTER;
+    unsigned sched = f & hipDeviceScheduleMask;
+    if ((f & ~(hipDeviceScheduleMask | hipDeviceMapHost | hipDeviceLmemResizeToMax)) || (sched & (sched - 1)))
+        RET(hipErrorInvalidValue);
+    device_flags = f;
+    RET(hipSuccess);
+}
+hipError_t hipGetDeviceFlags(unsigned* f) {
+    ENTER;
+    if (!f) RET(hipErrorInvalidValue);
+    *f = device_flags;
+    RET(hipSuccess);
+}
+hipError_t hipDeviceSetCacheConfig(hipFuncCache_t c) {
+    ENTER;
+    if ((unsigned)c > hipFuncCachePreferEqual) RET(hipErrorInvalidValue);
+    cache_config = (unsigned)c;
+    RET(hipSuccess);
+}
+hipError_t hipDeviceGetCacheConfig(hipFuncCache_t* c) {
+    ENTER;
+    if (!c) RET(hipErrorInvalidValue);
+    *c = (hipFuncCache_t)cache_config;
+    RET(hipSuccess);
+}
+hipError_t hipDeviceGetLimit(size_t* v, enum hipLimit_t l) {
+    ENTER;
+    if (!v || (l != hipLimitPrintfFifoSize && l != hipLimitMallocHeapSize)) RET(hipErrorUnsupportedLimit);
+    *v = limits[l];
     RET(hipSuccess);
 }
 hipError_t hipDeviceReset(void) {
@@ -112,6 +146,8 @@ hipError_t hipGetDeviceProperties(hipDeviceProp_t* p, int d) {
     p->minor = 0;
     p->multiProcessorCount = 1;
     p->maxSharedMemoryPerMultiProcessor = 64 << 10;
+    p->maxThreadsPerMultiProcessor = 2048;
+    p->cooperativeLaunch = 1;
     p->isMultiGpuBoard = 0;
     p->canMapHostMemory = 1;
     p->gcnArch = atoi(arch() + 3);

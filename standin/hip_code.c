@@ -416,3 +416,49 @@ hipError_t hipMemcpyFromSymbolAsync(void* dst, const void* symbol, size_t n, siz
     struct var* v = var_of(symbol);
     RET(symbol_copy(dst, v ? v->storage + off : 0, n, (int)k, 0, v, off, si_stream_of(s), 0));
 }
+
+/* ---- launch configuration ---- */
+
+/* A registered kernel's stub or a module function (what replay passes). */
+static const struct si_kernel* kernel_of_any(const void* h) {
+    const struct si_kernel* k = kernel_of_stub(h);
+    return k ? k : kernel_of_function((hipFunction_t)h);
+}
+
+/* AMD keeps no per-function setting: the values are checked against what the device
+ * accepts (64 KiB of LDS a workgroup) and the call succeeds, as HIP's does. */
+hipError_t hipFuncSetAttribute(const void* func, hipFuncAttribute a, int v) {
+    ENTER;
+    if (!kernel_of_any(func)) RET(hipErrorInvalidDeviceFunction);
+    if (a == hipFuncAttributeMaxDynamicSharedMemorySize && v >= 0 && v <= 64 << 10) RET(hipSuccess);
+    if (a == hipFuncAttributePreferredSharedMemoryCarveout && v >= -1 && v <= 100) RET(hipSuccess);
+    RET(hipErrorInvalidValue);
+}
+hipError_t hipFuncSetCacheConfig(const void* func, hipFuncCache_t c) {
+    ENTER;
+    if (!kernel_of_any(func)) RET(hipErrorInvalidDeviceFunction);
+    RET((unsigned)c <= hipFuncCachePreferEqual ? hipSuccess : hipErrorInvalidValue);
+}
+
+/* A cooperative grid must be resident at once: the stand-in device has one compute unit
+ * of 2048 work-items (hipGetDeviceProperties). */
+static int cooperative(const struct si_kernel* k, dim3 g, dim3 b, size_t shmem, hipStream_t s) {
+    uint64_t threads = (uint64_t)b.x * b.y * b.z, blocks = (uint64_t)g.x * g.y * g.z;
+    if (k && threads && threads <= 1024 && blocks > 2048 / threads) return hipErrorCooperativeLaunchTooLarge;
+    return launch(k, g, b, shmem, s);
+}
+hipError_t hipLaunchCooperativeKernel(const void* stub, dim3 g, dim3 b, void** args, unsigned shmem, hipStream_t s) {
+    ENTER;
+    if (!args) RET(hipErrorInvalidValue);
+    RET(cooperative(kernel_of_stub(stub), g, b, shmem, s));
+}
+/* HIP 6's module form (HIP 5.2's headers lack it; replay calls it for cooperative launches). */
+hipError_t hipModuleLaunchCooperativeKernel(hipFunction_t f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
+                                            unsigned by, unsigned bz, unsigned shmem, hipStream_t s, void** params);
+hipError_t hipModuleLaunchCooperativeKernel(hipFunction_t f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
+                                            unsigned by, unsigned bz, unsigned shmem, hipStream_t s, void** params) {
+    ENTER;
+    if (!params) RET(hipErrorInvalidValue);
+    dim3 g = {gx, gy, gz}, b = {bx, by, bz};
+    RET(cooperative(kernel_of_function(f), g, b, shmem, s));
+}

@@ -48,12 +48,29 @@ fn library(
     match vendor {
         Vendor::Amd => (
             "libamdhip64.so.5",
-            &["core.c", "amdgpu.c", "hip.c", "hip_code.c"],
+            &[
+                "core.c",
+                "graph.c",
+                "pool.c",
+                "amdgpu.c",
+                "hip.c",
+                "hip_code.c",
+                "hip_graph.c",
+            ],
             &["-D__HIP_PLATFORM_AMD__"],
         ),
         Vendor::Nvidia => (
             "libcudart.so.13",
-            &["core.c", "amdgpu.c", "cubin.c", "cuda.c", "cuda_code.c"],
+            &[
+                "core.c",
+                "graph.c",
+                "pool.c",
+                "amdgpu.c",
+                "cubin.c",
+                "cuda.c",
+                "cuda_code.c",
+                "cuda_graph.c",
+            ],
             &[],
         ),
     }

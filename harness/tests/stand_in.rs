@@ -216,6 +216,10 @@ fn not_buildable(family: &str) {
         if name == "archive_tools" {
             continue;
         }
+        // A case tagged stand-in-not-modelled is skipped before any build (never passed).
+        if status == "skip" && message.contains("stand-in-not-modelled") {
+            continue;
+        }
         assert_eq!(status, "fail", "{family}: {name}: {status} {message}");
         assert!(
             message.contains("cannot build"),

@@ -1,0 +1,66 @@
+/* What core.c shares with graph.c (graphs and stream capture) alone: the queued operation,
+ * the stream and the event. Vendor files use core.h. */
+#pragma once
+#include <time.h>
+
+#include "core.h"
+
+enum op_kind { OP_COPY, OP_MEMSET, OP_LAUNCH, OP_EVENT, OP_WAIT, OP_HOST_FN, OP_CALLBACK, OP_GRAPH, OP_EMPTY };
+struct op {
+    enum op_kind kind;
+    struct op* next;
+    char* dst;
+    const char* src;
+    size_t dpitch, spitch, width, height, elem;
+    int value;
+    si_event* event;
+    uint64_t epoch;
+    void (*host_fn)(void*);
+    void (*callback)(void*, int, void*);
+    void *handle, *data;
+    si_graph* graph; /* OP_GRAPH: the executable graph run */
+};
+
+struct si_stream {
+    unsigned flags; /* bit 0: non-blocking (does not wait for the null stream) */
+    struct op *head, *tail;
+    si_stream* next_live;
+    /* Stream capture (graph.c): the graph this stream's work goes to, its mode, whether it
+     * began the capture, and the nodes its next operation depends on. */
+    si_graph* capture;
+    int capture_mode, capture_origin;
+    unsigned long long capture_id;
+    si_node** tails;
+    size_t ntails;
+};
+struct si_event {
+    unsigned timing;
+    si_stream* stream;
+    uint64_t epoch, done_epoch;
+    struct timespec at;
+    si_event* next_live;
+    /* Recorded in a capturing stream: the capture's graph and the nodes the record follows. */
+    si_graph* cap_graph;
+    si_node** cap_deps;
+    size_t ncap;
+};
+
+
+/* Runs one operation now (graph launches run their nodes' operations through it). */
+void si_run_op(struct op* o);
+/* Queues o (calloc'd; taken) on s, as every enqueue does. */
+int si_enqueue_op(si_stream* s, struct op* o);
+si_stream* si_all_streams(void);
+si_event* si_all_events(void);
+
+/* graph.c: an operation pushed to a capturing stream (or a wait on a captured event)
+ * becomes a node; takes o. */
+int si_capture_op(si_stream* s, struct op* o);
+/* An event recorded in a capturing stream. */
+int si_capture_event(si_stream* s, si_event* e);
+/* An event recorded outside any capture no longer names captured nodes. */
+void si_capture_forget(si_event* e);
+/* Marks the capture invalid (a wait for a capturing stream); returns the error to give. */
+int si_capture_invalidate(si_graph* g);
+/* Runs an executable graph's nodes in dependency order. */
+void si_graph_run(si_graph* x);
