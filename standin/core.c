@@ -5,6 +5,7 @@
 #include "core_internal.h"
 
 #include <pthread.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -304,10 +305,27 @@ void si_device_sync(void) {
 
 int si_enqueue_copy2d(si_stream* s, void* dst, size_t dpitch, const void* src, size_t spitch,
                       size_t width, size_t height) {
-    struct op* o = new_op(OP_COPY);
+    /* A source in pageable host memory (no allocation of ours) is read before the call
+     * returns, as both runtimes stage it: the caller may reuse the buffer at once. The
+     * bytes travel in the operation's own allocation (freed with it). A capturing
+     * stream's copy reads its source when the graph is launched instead. */
+    enum si_mem kind;
+    size_t left;
+    int pageable = s && !s->capture && src && width && height &&
+                   !si_lookup(src, &kind, &left) && height <= SIZE_MAX / width;
+    size_t staged = pageable ? width * height : 0;
+    struct op* o = calloc(1, sizeof *o + staged);
     if (!o) return SI_NO_MEMORY;
+    o->kind = OP_COPY;
     o->dst = dst;
     o->src = src;
+    if (pageable) {
+        char* copy = (char*)(o + 1);
+        for (size_t r = 0; r < height; r++)
+            memcpy(copy + r * width, (const char*)src + r * spitch, width);
+        o->src = copy;
+        spitch = width;
+    }
     o->dpitch = dpitch;
     o->spitch = spitch;
     o->width = width;
