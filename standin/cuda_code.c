@@ -521,3 +521,47 @@ CUresult cuLaunchKernelEx(const CUlaunchConfig* c, CUfunction f, void** params, 
     si_unlock();
     return driver_result(r);
 }
+
+/* Graph kernel nodes: the kernel (a registered stub; for the driver's forms a function
+ * handle) must be known; the node then runs in its graph like an empty node, since the
+ * stand-in runs no kernel (its launches are not counted in the exit report). */
+cudaError_t cudaGraphAddKernelNode(cudaGraphNode_t* out, cudaGraph_t g, const cudaGraphNode_t* d, size_t n,
+                                   const struct cudaKernelNodeParams* p) {
+    ENTER;
+    if (!p || !by_stub(p->func)) RET(cudaErrorInvalidDeviceFunction);
+    RET(si_graph_add_empty((si_node**)out, si_graph_of(g), (si_node* const*)d, n));
+}
+cudaError_t cudaGraphKernelNodeSetParams(cudaGraphNode_t node, const struct cudaKernelNodeParams* p) {
+    ENTER;
+    RET(node && p && by_stub(p->func) ? cudaSuccess : cudaErrorInvalidValue);
+}
+cudaError_t cudaGraphExecKernelNodeSetParams(cudaGraphExec_t x, cudaGraphNode_t node,
+                                             const struct cudaKernelNodeParams* p) {
+    ENTER;
+    RET(si_graph_exec_of(x) && node && p && by_stub(p->func) ? cudaSuccess : cudaErrorInvalidValue);
+}
+/* The unversioned symbols (CUDA_KERNEL_NODE_PARAMS v1), which replay calls; cuda.h maps
+ * the names onto the _v2 forms. */
+#undef cuGraphAddKernelNode
+#undef cuGraphKernelNodeSetParams
+#undef cuGraphExecKernelNodeSetParams
+CUresult cuGraphAddKernelNode(CUgraphNode* out, CUgraph g, const CUgraphNode* d, size_t n,
+                              const CUDA_KERNEL_NODE_PARAMS_v1* p) {
+    si_lock();
+    int ok = p && by_handle(p->func);
+    int r = ok ? si_graph_add_empty((si_node**)out, si_graph_of(g), (si_node* const*)d, n) : 0;
+    si_unlock();
+    return !ok ? CUDA_ERROR_INVALID_HANDLE : r ? CUDA_ERROR_INVALID_VALUE : CUDA_SUCCESS;
+}
+CUresult cuGraphKernelNodeSetParams(CUgraphNode node, const CUDA_KERNEL_NODE_PARAMS_v1* p) {
+    si_lock();
+    int ok = node && p && by_handle(p->func);
+    si_unlock();
+    return ok ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+}
+CUresult cuGraphExecKernelNodeSetParams(CUgraphExec x, CUgraphNode node, const CUDA_KERNEL_NODE_PARAMS_v1* p) {
+    si_lock();
+    int ok = si_graph_exec_of(x) && node && p && by_handle(p->func);
+    si_unlock();
+    return ok ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+}

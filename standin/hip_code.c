@@ -462,3 +462,26 @@ hipError_t hipModuleLaunchCooperativeKernel(hipFunction_t f, unsigned gx, unsign
     dim3 g = {gx, gy, gz}, b = {bx, by, bz};
     RET(cooperative(kernel_of_function(f), g, b, shmem, s));
 }
+
+/* Graph kernel nodes: the kernel (a registered stub, or a module function as replay
+ * passes) must be known; the node then runs in its graph like an empty node, since the
+ * stand-in runs no kernel (its launches are not counted in the exit report). */
+static const struct si_kernel* node_kernel(const hipKernelNodeParams* p) {
+    if (!p || !p->func) return 0;
+    const struct si_kernel* k = kernel_of_stub(p->func);
+    return k ? k : kernel_of_function((hipFunction_t)p->func);
+}
+hipError_t hipGraphAddKernelNode(hipGraphNode_t* out, hipGraph_t g, const hipGraphNode_t* d, size_t n,
+                                 const hipKernelNodeParams* p) {
+    ENTER;
+    if (!node_kernel(p)) RET(hipErrorInvalidDeviceFunction);
+    RET(si_graph_add_empty((si_node**)out, si_graph_of(g), (si_node* const*)d, n));
+}
+hipError_t hipGraphKernelNodeSetParams(hipGraphNode_t node, const hipKernelNodeParams* p) {
+    ENTER;
+    RET(node && node_kernel(p) ? hipSuccess : hipErrorInvalidValue);
+}
+hipError_t hipGraphExecKernelNodeSetParams(hipGraphExec_t x, hipGraphNode_t node, const hipKernelNodeParams* p) {
+    ENTER;
+    RET(si_graph_exec_of(x) && node && node_kernel(p) ? hipSuccess : hipErrorInvalidValue);
+}
