@@ -36,7 +36,12 @@ fn settings_cooperative_and_attributed_launches_and_pools_are_recorded() {
     }
     assert_eq!(stdout.lines().count(), 19, "{stdout}");
 
-    let mut a = Archive::open(&out, Limits::default()).unwrap();
+    let mut a = Archive::open(&out, Limits::default()).unwrap_or_else(|e| {
+        panic!(
+            "{e}\ncapture said: {}",
+            String::from_utf8_lossy(&run.stderr)
+        )
+    });
     // The program's calls in order; the coverage markers of unmodelled calls (the end of
     // its fat binary's registration) are not this test's subject.
     a.processes[0]

@@ -76,7 +76,8 @@ fn run(mode: &str) -> (StandIn, Archive) {
     for k in ["halves", "reused", "repeated"] {
         assert!(stdout.contains(&format!("{k}=0\n")), "{stdout}");
     }
-    let a = Archive::open(&out, Limits::default()).unwrap();
+    let a = Archive::open(&out, Limits::default())
+        .unwrap_or_else(|e| panic!("{e}\ncapture said: {}", String::from_utf8_lossy(&r.stderr)));
     assert!(a.is_complete());
     (si, a)
 }

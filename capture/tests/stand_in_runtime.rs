@@ -104,6 +104,8 @@ fn each_kind_of_call_is_recorded_as_capture_promises() {
     let run = Command::new(&exe)
         .env("HRR_CAPTURE_OUTPUT", &out)
         .env("LD_PRELOAD", capture_so())
+        // KB-sized archives: the machine's free space is not under test here.
+        .env("HRR_CAPTURE_DISK_RESERVE", "16M")
         .output()
         .unwrap();
     let stderr = String::from_utf8_lossy(&run.stderr);
@@ -120,7 +122,12 @@ fn each_kind_of_call_is_recorded_as_capture_promises() {
         "{stderr}"
     );
 
-    let a = Archive::open(&out, Limits::default()).unwrap();
+    let a = Archive::open(&out, Limits::default()).unwrap_or_else(|e| {
+        panic!(
+            "{e}\ncapture said: {}",
+            String::from_utf8_lossy(&run.stderr)
+        )
+    });
     assert!(a.is_complete());
     let p = &a.processes[0];
     let ids: Vec<u16> = p.events.iter().map(|e| e.header.api_id).collect();

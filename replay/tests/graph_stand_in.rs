@@ -115,6 +115,8 @@ fn native_and_captured(exe: &Path, args: &[&str], out: &Path) {
         .args(args)
         .env("HRR_CAPTURE_OUTPUT", out)
         .env("LD_PRELOAD", capture_so())
+        // KB-sized archives: the machine's free space is not under test here.
+        .env("HRR_CAPTURE_DISK_RESERVE", "16M")
         .output()
         .unwrap();
     assert!(run.status.success(), "captured: {run:?}");
@@ -230,6 +232,8 @@ fn a_captured_graph_is_recorded_without_changing_the_program_and_replayed() {
     let run = Command::new(&exe)
         .env("HRR_CAPTURE_OUTPUT", &out)
         .env("LD_PRELOAD", capture_so())
+        // KB-sized archives: the machine's free space is not under test here.
+        .env("HRR_CAPTURE_DISK_RESERVE", "16M")
         .output()
         .unwrap();
     assert_eq!(

@@ -116,6 +116,7 @@ fn a_hip_program_is_captured_against_the_real_runtime_and_replay_names_the_missi
     let cap = Command::new(&exe)
         .env("HRR_CAPTURE_OUTPUT", &archive)
         .env("LD_PRELOAD", &so)
+        .env("HRR_CAPTURE_DISK_RESERVE", "16M")
         .output()
         .unwrap();
     let cap_out = String::from_utf8_lossy(&cap.stdout).into_owned();
@@ -235,6 +236,8 @@ fn a_fatal_signal_flushes_buffered_events_and_a_program_handler_is_kept() {
             .arg(arg)
             .env("HRR_CAPTURE_OUTPUT", archive)
             .env("LD_PRELOAD", &so)
+            .env("HRR_CAPTURE_DISK_RESERVE", "16M")
+            .env("HRR_CAPTURE_DISK_RESERVE", "16M")
             .output()
             .unwrap()
     };
@@ -300,6 +303,7 @@ fn hip_launch_configuration_and_pools_are_recorded_against_the_real_runtime() {
     let cap = Command::new(&exe)
         .env("HRR_CAPTURE_OUTPUT", &archive)
         .env("LD_PRELOAD", &so)
+        .env("HRR_CAPTURE_DISK_RESERVE", "16M")
         .output()
         .unwrap();
     assert_eq!(
