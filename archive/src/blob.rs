@@ -3,7 +3,8 @@
 //! Each file is a 16-byte header then the content, stored raw or as one zstd frame:
 //! ```text
 //! 0 4 magic "HRRB"
-//! 4 1 codec (0 raw, 1 zstd)
+//! 4 1 codec (0 raw, 1 zstd, 2 fill: the stored bytes are one 16-byte unit, repeated to
+//!   the content length: `fill`)
 //! 5 3 reserved, zero
 //! 8 8 content length before compression (u64 LE)
 //! 16 . stored bytes
@@ -15,6 +16,7 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 
+use crate::fill::{Fill, FILL_UNIT};
 use crate::hash::ContentHash;
 use crate::limits::Limits;
 use crate::safefs;
@@ -40,6 +42,33 @@ impl Compression {
             Compression::Zstd { .. } => 1,
         }
     }
+}
+
+/// The codec byte of a fill: the body is the 16-byte unit the content repeats.
+pub const CODEC_FILL: u8 = 2;
+
+/// The on-disk form of a fill (header + unit).
+pub fn encode_fill(f: &Fill) -> [u8; BLOB_HEADER_LEN + FILL_UNIT] {
+    let mut out = [0u8; BLOB_HEADER_LEN + FILL_UNIT];
+    out[..4].copy_from_slice(BLOB_MAGIC);
+    out[4] = CODEC_FILL;
+    out[8..16].copy_from_slice(&f.len.to_le_bytes());
+    out[16..].copy_from_slice(&f.unit);
+    out
+}
+
+/// The fill a codec-2 body declares: exactly one unit.
+fn fill_of(path: &Path, raw_len: u64, body: &[u8]) -> Result<Fill> {
+    let unit: [u8; FILL_UNIT] = body.try_into().map_err(|_| {
+        ArchiveError::invalid(
+            path,
+            format!(
+                "a fill blob holds one {FILL_UNIT}-byte unit; this one holds {} bytes",
+                body.len()
+            ),
+        )
+    })?;
+    Ok(Fill { unit, len: raw_len })
 }
 
 /// Relative path of a blob inside a process directory.
@@ -468,6 +497,13 @@ fn decode_body(path: &Path, codec: u8, raw_len: u64, body: Vec<u8>) -> Result<Ve
             }
             Ok(data)
         }
+        CODEC_FILL => {
+            // The length was checked against the limits with the header.
+            let f = fill_of(path, raw_len, &body)?;
+            let mut data = vec![0u8; raw_len as usize];
+            f.expand_into(&mut data);
+            Ok(data)
+        }
         other => Err(ArchiveError::invalid(
             path,
             format!("unknown blob codec {other}"),
@@ -478,6 +514,10 @@ fn decode_body(path: &Path, codec: u8, raw_len: u64, body: Vec<u8>) -> Result<Ve
 /// `decode_body` straight into `out` (exactly the declared length): no second buffer.
 fn decode_body_into(path: &Path, codec: u8, body: &[u8], out: &mut [u8]) -> Result<()> {
     use std::io::Read;
+    if codec == CODEC_FILL {
+        fill_of(path, out.len() as u64, body)?.expand_into(out);
+        return Ok(());
+    }
     if codec != 1 {
         return Err(ArchiveError::invalid(
             path,
@@ -545,6 +585,39 @@ mod tests {
             stored.len() < data.len() / 4,
             "zstd should shrink a repetitive buffer"
         );
+    }
+
+    #[test]
+    fn a_fill_blob_decodes_to_its_content_and_is_bounded_and_verified() {
+        let data = vec![0x5au8; 100_000];
+        let f = Fill::detect(&data).unwrap();
+        let stored = encode_fill(&f);
+        let h = ContentHash::of(&data);
+        assert_eq!(f.hash(), h);
+        let back = decode(Path::new("f"), &stored, &h, &Limits::default()).unwrap();
+        assert_eq!(back, data);
+        // Into a buffer, as replay reads.
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("f.blob");
+        std::fs::write(&p, stored).unwrap();
+        let mut out = vec![0u8; data.len()];
+        read_blob_into(&p, &h, &Limits::default(), &mut out).unwrap();
+        assert_eq!(out, data);
+        // Named for other bytes: refused.
+        let other = ContentHash::of(&data[1..]);
+        assert!(decode(Path::new("f"), &stored, &other, &Limits::default()).is_err());
+        // A fill declaring more than the limits allow is refused before expanding.
+        let huge = encode_fill(&Fill {
+            unit: [0; 16],
+            len: 1 << 40,
+        });
+        let err = decode(Path::new("f"), &huge, &h, &Limits::default()).unwrap_err();
+        assert!(err.is_limit(), "{err}");
+        // A body that is not one unit is named.
+        let mut bad = stored.to_vec();
+        bad.push(0);
+        let err = decode(Path::new("f"), &bad, &h, &Limits::default()).unwrap_err();
+        assert!(err.to_string().contains("one 16-byte unit"), "{err}");
     }
 
     #[test]

@@ -75,10 +75,15 @@ fn tree(data: &[u8]) -> ContentHash {
             });
         }
     });
+    tree_name(data.len() as u64, &digests)
+}
+
+/// The tree's name for content of `len` bytes whose leaves hash to `digests`.
+pub(crate) fn tree_name(len: u64, digests: &[[u8; 16]]) -> ContentHash {
     let mut top = Vec::with_capacity(TREE_TAG.len() + 8 + 16 * digests.len());
     top.extend_from_slice(TREE_TAG);
-    top.extend_from_slice(&(data.len() as u64).to_le_bytes());
-    for d in &digests {
+    top.extend_from_slice(&len.to_le_bytes());
+    for d in digests {
         top.extend_from_slice(d);
     }
     ContentHash(xxhash_rust::xxh3::xxh3_128(&top).to_be_bytes())

@@ -13,6 +13,7 @@ pub mod codeobject;
 pub mod diskspace;
 pub mod edit;
 pub mod error;
+pub mod fill;
 pub mod hash;
 pub mod limits;
 pub mod logread;

@@ -38,6 +38,7 @@ use parking_lot::{Condvar, Mutex};
 
 use crate::blob::{self, Compression};
 use crate::diskspace::{self, ReservePolicy};
+use crate::fill::Fill;
 use crate::hash::ContentHash;
 use crate::manifest::{ProcessEntry, ProcessManifest, SettingsRecord, EVENTS_FILE};
 use crate::payload::BlobRef;
@@ -49,6 +50,9 @@ pub use eventlog::{current_tid, note_fork_in_child, SignalFlush};
 use manifests::register_process;
 pub use manifests::set_manifest_hook;
 use room::whole_records_within;
+
+/// Fill names remembered at most (`ProcessWriter::fill_hash`).
+const FILL_NAMES_KEPT: usize = 64;
 pub use room::MANIFEST_ROOM;
 
 /// Capture-time settings (from `HRR_CAPTURE_*` variables in capture).
@@ -117,6 +121,8 @@ pub struct ProcessWriter {
     flusher_running: AtomicBool,
     flush_wake: Mutex<bool>,
     flush_cv: Condvar,
+    /// The names of the fills stored last (`put_fill`).
+    fill_names: Mutex<std::collections::HashMap<Fill, ContentHash>>,
 }
 
 /// What an append leaves to do after it released the buffer lock.
@@ -239,6 +245,7 @@ impl ProcessWriter {
             flusher_running: AtomicBool::new(false),
             flush_wake: Mutex::new(false),
             flush_cv: Condvar::new(),
+            fill_names: Mutex::new(std::collections::HashMap::new()),
         };
         // The process manifest first, then the root manifest's entry: a process killed
         // in between leaves a directory readers ignore, never a listed one without one.
@@ -458,6 +465,9 @@ impl ProcessWriter {
     /// Stores host bytes as a blob and returns its reference. Identical content is stored
     /// once, also when several threads store it at the same time.
     pub fn put_blob(&self, data: &[u8]) -> Result<BlobRef> {
+        if let Some(f) = Fill::detect(data) {
+            return self.put_fill(&f);
+        }
         let hash = ContentHash::of(data);
         self.put_content(hash, data, ContentKind::Blob)?;
         self.blob_referenced_bytes
@@ -466,6 +476,45 @@ impl ProcessWriter {
             hash,
             len: data.len() as u64,
         })
+    }
+
+    /// Stores content that is the fill `f` (a 32-byte file; its name is its content's
+    /// hash, found from the unit, and remembered for the fills seen last).
+    pub fn put_fill(&self, f: &Fill) -> Result<BlobRef> {
+        let hash = self.fill_hash(f);
+        if self.stopped.load(Ordering::Relaxed) {
+            self.dropped_after_stop.fetch_add(1, Ordering::Relaxed);
+            return Err(ArchiveError::Finished);
+        }
+        match self.store.put_fill(hash, f) {
+            Ok(()) => {}
+            Err(ArchiveError::Finished) => {
+                self.dropped_after_trailer.fetch_add(1, Ordering::Relaxed);
+                return Err(ArchiveError::Finished);
+            }
+            Err(e) => {
+                self.stop(&e.to_string());
+                return Err(e);
+            }
+        }
+        self.blob_referenced_bytes
+            .fetch_add(f.len, Ordering::Relaxed);
+        Ok(BlobRef { hash, len: f.len })
+    }
+
+    /// The name of `f`'s content: from the small cache of recent fills (a program
+    /// copying the same constant buffer again pays no hash), else computed.
+    fn fill_hash(&self, f: &Fill) -> ContentHash {
+        if let Some(h) = self.fill_names.lock().get(f) {
+            return *h;
+        }
+        let h = f.hash();
+        let mut names = self.fill_names.lock();
+        if names.len() >= FILL_NAMES_KEPT {
+            names.clear();
+        }
+        names.insert(*f, h);
+        h
     }
 
     /// Stores a device code object (fat binary, ELF, bundle) and returns its hash.

@@ -113,7 +113,8 @@ fn round_trip_of_every_record_kind() {
 fn identical_blobs_are_stored_once_even_from_many_threads() {
     let dir = tempfile::tempdir().unwrap();
     let w = ProcessWriter::create(dir.path(), settings(), 1).unwrap();
-    let data = Arc::new(vec![3u8; 1 << 20]);
+    let data: Vec<u8> = (0..1u32 << 20).map(|i| (i % 251) as u8).collect();
+    let data = Arc::new(data);
     let handles: Vec<_> = (0..8)
         .map(|_| {
             let (w, data) = (w.clone(), data.clone());
@@ -134,6 +135,29 @@ fn identical_blobs_are_stored_once_even_from_many_threads() {
         .filter(|p| p.contains(".tmp-"))
         .collect();
     assert!(leftovers.is_empty(), "{leftovers:?}");
+}
+
+#[test]
+fn constant_content_is_stored_as_its_unit_and_read_back_whole() {
+    let dir = tempfile::tempdir().unwrap();
+    let w = ProcessWriter::create(dir.path(), settings(), 1).unwrap();
+    // A 4-byte value repeated over 3 MiB and 5 bytes: one 16-byte unit on disk.
+    let data: Vec<u8> = (0..(3 << 20) + 5).map(|i| [1u8, 2, 3, 4][i % 4]).collect();
+    let a = w.put_blob(&data).unwrap();
+    // The same content as a fill from the start (capture's readers hand fills over).
+    let f = hrr_archive::fill::Fill::detect(&data).unwrap();
+    let b = w.put_fill(&f).unwrap();
+    assert_eq!(a, b);
+    assert_eq!(a.hash, hrr_archive::ContentHash::of(&data));
+    let mut p = PayloadWriter::new();
+    p.blob(hrr_archive::api::BLOB_FIELD | 1, a);
+    w.append(3, 0, 1, 0, p.as_bytes()).unwrap();
+    let s = w.finish().unwrap();
+    assert_eq!(s.blobs, 1);
+    let arch = Archive::open(dir.path(), Limits::default()).unwrap();
+    let proc_ = &arch.processes[0];
+    assert_eq!(proc_.manifest.blob_stored_bytes, 32, "header and unit");
+    assert_eq!(proc_.load_blob(&a).unwrap(), data);
 }
 
 /// Every path under `p` (files and directories, not `p` itself).
@@ -629,7 +653,9 @@ fn disk_reserve_refuses_start_and_stops_capture_cleanly() {
     )
     .unwrap();
     w.append(1, 0, 1, 0, &[]).unwrap();
-    assert!(w.put_blob(&vec![9u8; 8 << 20]).is_err());
+    // Bytes that do not repeat one unit (a fill would take 32 bytes on disk).
+    let big: Vec<u8> = (0..8u32 << 20).map(|i| (i * 7 + i / 4099) as u8).collect();
+    assert!(w.put_blob(&big).is_err());
     assert_eq!(w.append(1, 0, 1, 0, &[]), None, "recording stopped");
     let s = w.finish().unwrap();
     assert!(!s.complete);

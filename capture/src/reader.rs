@@ -7,7 +7,9 @@
 //!
 //! A copy that completed before its call returned (a blocking copy into page-locked
 //! memory) arrives already snapshotted by the program's thread: only the hashing and
-//! storing are left to a reader. Snapshots come from a small pool (no page faults on
+//! storing are left to a reader. A destination that repeats one 16-byte unit (a
+//! constant result) is not copied at all: its fill is found in one pass that stops at the
+//! first differing byte, and stored as a 32-byte blob (`hrr_archive::fill`). Snapshots come from a small pool (no page faults on
 //! reuse); their bytes in flight are bounded, and the program's thread waits for room.
 
 use std::borrow::Cow;
@@ -15,6 +17,7 @@ use std::collections::{BTreeMap, VecDeque};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use hrr_archive::api::{fid, semantic, BLOB_FIELD};
+use hrr_archive::fill::Fill;
 use hrr_archive::payload::{BlobRef, PayloadWriter};
 use hrr_archive::record::RECORD_FLAG_INCOMPLETE;
 use hrr_archive::ProcessWriter;
@@ -36,16 +39,12 @@ const POOL_BYTES_MAX: usize = 512 << 20;
 /// Copies of at least this many bytes are gathered by several threads.
 const PARALLEL_COPY_BYTES: usize = 8 << 20;
 
-/// Bytes gathered from a copy's destination: `len` bytes at the start of `buf`.
+/// Bytes gathered from a copy's destination: `len` bytes at the start of `buf`, or,
+/// when they repeat one unit (`Fill`), that fill alone (nothing copied, `len` 0).
 pub struct Snapshot {
     buf: Vec<u8>,
     len: usize,
-}
-
-impl Snapshot {
-    fn bytes(&self) -> &[u8] {
-        &self.buf[..self.len]
-    }
+    fill: Option<Fill>,
 }
 
 /// What the reader is given to read.
@@ -143,7 +142,7 @@ fn reader() {
                 region,
             } => read_pending(note, ticket, event, region),
             Source::Gathered(s) => {
-                let outcome = store(note.writer, s.bytes());
+                let outcome = store_snapshot(note.writer, &s);
                 write_output(&note, outcome);
                 give_back(s);
                 reads::stored();
@@ -173,7 +172,7 @@ fn read_pending(note: Note, ticket: Ticket, event: u64, region: HostRegion) {
         let s = unsafe { snapshot(&region, false) };
         reads::finish(ticket);
         s.and_then(|s| {
-            let r = store(note.writer, s.bytes());
+            let r = store_snapshot(note.writer, &s);
             give_back(s);
             r
         })
@@ -188,6 +187,17 @@ fn read_pending(note: Note, ticket: Ticket, event: u64, region: HostRegion) {
     events::give_back(event);
     write_output(&note, outcome);
     reads::stored();
+}
+
+/// Stores a snapshot: its fill, or its bytes.
+fn store_snapshot(w: &ProcessWriter, s: &Snapshot) -> Result<BlobRef, String> {
+    match &s.fill {
+        Some(f) => match catch_unwind(AssertUnwindSafe(|| w.put_fill(f))) {
+            Ok(r) => r.map_err(|e| e.to_string()),
+            Err(_) => Err("internal error while storing the bytes".into()),
+        },
+        None => store(w, &s.buf[..s.len]),
+    }
 }
 
 /// Hashes and stores bytes (a content the writer holds already costs only the hash).
@@ -209,6 +219,15 @@ fn store(w: &ProcessWriter, bytes: &[u8]) -> Result<BlobRef, String> {
 pub unsafe fn snapshot(region: &HostRegion, wait_for_room: bool) -> Result<Snapshot, String> {
     // SAFETY: the caller's contract.
     let bytes = unsafe { region.gather() }.map_err(|e| e.to_string())?;
+    // Content that repeats one unit (a constant result) is recorded as that unit: no
+    // copy, no room to wait for, and a 32-byte blob.
+    if let Some(fill) = Fill::detect(&bytes) {
+        return Ok(Snapshot {
+            buf: Vec::new(),
+            len: 0,
+            fill: Some(fill),
+        });
+    }
     let len = bytes.len();
     let mut buf = {
         let mut p = POOL.lock();
@@ -230,7 +249,11 @@ pub unsafe fn snapshot(region: &HostRegion, wait_for_room: bool) -> Result<Snaps
             copy_parallel(&mut buf[..len], &b);
         }
     }
-    Ok(Snapshot { buf, len })
+    Ok(Snapshot {
+        buf,
+        len,
+        fill: None,
+    })
 }
 
 /// `dst.copy_from_slice(src)`, on several threads for large copies.
@@ -256,7 +279,7 @@ fn give_back(s: Snapshot) {
     let mut p = POOL.lock();
     p.in_flight -= s.len;
     let kept: usize = p.free.iter().map(Vec::len).sum();
-    if kept + s.buf.len() <= POOL_BYTES_MAX {
+    if s.buf.capacity() > 0 && kept + s.buf.len() <= POOL_BYTES_MAX {
         p.free.push(s.buf);
     }
     ROOM.notify_all();

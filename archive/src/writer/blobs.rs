@@ -15,6 +15,7 @@ use parking_lot::{Condvar, Mutex};
 
 use crate::blob::{self, Compression};
 use crate::diskspace::{self, ReservePolicy};
+use crate::fill::Fill;
 use crate::hash::ContentHash;
 use crate::safefs;
 use crate::{ArchiveError, Result};
@@ -116,6 +117,23 @@ impl BlobStore {
         Ok(())
     }
 
+    /// Stores the fill `f` as a blob under `hash` (its content's name) unless that
+    /// content is already stored: a 32-byte file, whatever the content's length.
+    pub fn put_fill(&self, hash: ContentHash, f: &Fill) -> Result<()> {
+        if !self.claim(hash)? {
+            return Ok(());
+        }
+        let rel = blob::blob_rel_path(&hash);
+        let stored = blob::encode_fill(f);
+        let result = self.write_parts(&[&stored], &rel);
+        self.release(hash, result.is_ok());
+        let stored = result?;
+        self.blobs.fetch_add(1, Ordering::Relaxed);
+        self.blob_bytes.fetch_add(f.len, Ordering::Relaxed);
+        self.blob_stored_bytes.fetch_add(stored, Ordering::Relaxed);
+        Ok(())
+    }
+
     /// Hard-links a code object another process directory holds (a forked child's copy of
     /// what its parent registered): cheap, and the child's directory stays self-contained.
     /// A link never follows a link planted at its destination (link(2) refuses to replace).
@@ -194,12 +212,18 @@ impl BlobStore {
                 [&compressed, &[]]
             }
         };
-        let stored = (parts[0].len() + parts[1].len()) as u64;
+        self.write_parts(&parts, rel)
+    }
+
+    /// Writes a file of `parts` at `rel`, leaving the disk's reserve free.
+    fn write_parts(&self, parts: &[&[u8]], rel: &Path) -> Result<u64> {
+        let dest = self.dir.join(rel);
+        let stored = parts.iter().map(|p| p.len() as u64).sum();
         diskspace::check(&self.dir, ReservePolicy::Bytes(self.keep_free), stored)?;
         if let Some(parent) = dest.parent() {
             safefs::ensure_dir(parent)?;
         }
-        blob::write_atomic_parts(&dest, &parts, false)?;
+        blob::write_atomic_parts(&dest, parts, false)?;
         if self.fsync_blobs {
             self.unsynced.lock().push(dest);
         }

@@ -1,0 +1,203 @@
+//! Fill content: bytes that repeat one 16-byte unit from their first byte to their last
+//! (a constant value of 1, 2, 4, 8 or 16 bytes: a zeroed buffer, a memset, a kernel's
+//! constant result, the rounds of CUDA's simpleStreams). Detected in one pass that stops
+//! at the first byte that breaks the pattern, stored as the unit alone (blob codec 2,
+//! `blob`), and named by the same content hash as the bytes themselves, computed from
+//! the unit without expanding the whole content: a fill and its expanded bytes are one
+//! blob, whichever way they reach the store.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use crate::hash::{self, ContentHash, TREE_LEAF_BYTES, TREE_MIN_BYTES};
+
+/// The repeated unit's size: every period of 1, 2, 4, 8 or 16 bytes is one of 16.
+pub const FILL_UNIT: usize = 16;
+/// Content shorter than this is stored as it is (a fill saves nothing worth a check).
+pub const FILL_MIN_BYTES: usize = 4096;
+/// Comparison block: the unit repeated, compared against the content with memcmp.
+const BLOCK: usize = 64 << 10;
+/// Content at least this long is checked by several threads.
+const PARALLEL_BYTES: usize = 8 << 20;
+const THREADS: usize = 8;
+
+/// `len` bytes, byte `i` of which is `unit[i % 16]`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Fill {
+    pub unit: [u8; FILL_UNIT],
+    pub len: u64,
+}
+
+impl Fill {
+    /// The fill `data` is, if it is one and at least `FILL_MIN_BYTES` long.
+    pub fn detect(data: &[u8]) -> Option<Fill> {
+        if data.len() < FILL_MIN_BYTES {
+            return None;
+        }
+        let mut unit = [0u8; FILL_UNIT];
+        unit.copy_from_slice(&data[..FILL_UNIT]);
+        let fill = Fill {
+            unit,
+            len: data.len() as u64,
+        };
+        // A few units far apart first: most content that is no fill stops here.
+        let n = data.len();
+        for at in [n / 2, n - FILL_UNIT, n / 4, 3 * (n / 4)] {
+            let at = at - at % FILL_UNIT;
+            let end = (at + FILL_UNIT).min(n);
+            if data[at..end] != unit[..end - at] {
+                return None;
+            }
+        }
+        let block = fill.block();
+        let matches = if n >= PARALLEL_BYTES {
+            matches_parallel(data, &block)
+        } else {
+            matches_from(data, 0, &block, &AtomicBool::new(false))
+        };
+        matches.then_some(fill)
+    }
+
+    /// The unit repeated to `BLOCK` bytes.
+    fn block(&self) -> Vec<u8> {
+        self.unit.repeat(BLOCK / FILL_UNIT)
+    }
+
+    /// Writes the content into `out`, which must be `len` bytes long.
+    pub fn expand_into(&self, out: &mut [u8]) {
+        debug_assert_eq!(out.len() as u64, self.len);
+        let block = self.block();
+        for chunk in out.chunks_mut(BLOCK) {
+            chunk.copy_from_slice(&block[..chunk.len()]);
+        }
+    }
+
+    /// The content hash of the expanded bytes (`ContentHash::of` would give the same),
+    /// from at most one tree leaf's worth of hashing: every full leaf of a fill is the
+    /// same bytes.
+    pub fn hash(&self) -> ContentHash {
+        let len = self.len as usize;
+        if len < TREE_MIN_BYTES {
+            return ContentHash(self.stream_hash(len));
+        }
+        let leaves = len.div_ceil(TREE_LEAF_BYTES);
+        let full = self.stream_hash(TREE_LEAF_BYTES);
+        let mut digests = vec![full; leaves];
+        let last = len - (leaves - 1) * TREE_LEAF_BYTES;
+        if last != TREE_LEAF_BYTES {
+            digests[leaves - 1] = self.stream_hash(last);
+        }
+        hash::tree_name(len as u64, &digests)
+    }
+
+    /// XXH3-128 of the first `len` bytes of the content, fed block by block (each block
+    /// starts at a multiple of the unit, so each is the block's own prefix).
+    fn stream_hash(&self, len: usize) -> [u8; 16] {
+        let block = self.block();
+        let mut h = xxhash_rust::xxh3::Xxh3::new();
+        let mut left = len;
+        while left > 0 {
+            let n = left.min(BLOCK);
+            h.update(&block[..n]);
+            left -= n;
+        }
+        h.digest128().to_be_bytes()
+    }
+}
+
+/// Whether `data[from..]` (`from` a multiple of `BLOCK`) matches the repeated block;
+/// gives up when `stop` is raised by another thread that found a difference.
+fn matches_from(data: &[u8], from: usize, block: &[u8], stop: &AtomicBool) -> bool {
+    for chunk in data[from..].chunks(BLOCK) {
+        if stop.load(Ordering::Relaxed) || chunk != &block[..chunk.len()] {
+            stop.store(true, Ordering::Relaxed);
+            return false;
+        }
+    }
+    true
+}
+
+/// `matches_from` over ranges of whole blocks checked by several threads; the first
+/// difference stops them all.
+fn matches_parallel(data: &[u8], block: &[u8]) -> bool {
+    let threads = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .clamp(1, THREADS);
+    let blocks = data.len().div_ceil(BLOCK);
+    let per = blocks.div_ceil(threads) * BLOCK;
+    let stop = AtomicBool::new(false);
+    std::thread::scope(|s| {
+        let stop = &stop;
+        let handles: Vec<_> = data
+            .chunks(per)
+            .map(|range| s.spawn(move || matches_from(range, 0, block, stop)))
+            .collect();
+        handles.into_iter().all(|h| h.join().unwrap_or(false))
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn expanded(unit: [u8; 16], len: usize) -> Vec<u8> {
+        let f = Fill {
+            unit,
+            len: len as u64,
+        };
+        let mut v = vec![0u8; len];
+        f.expand_into(&mut v);
+        v
+    }
+
+    #[test]
+    fn constant_values_of_every_width_are_fills_and_hash_as_their_bytes() {
+        let mut unit = [0u8; 16];
+        for (i, b) in unit.iter_mut().enumerate() {
+            *b = (i % 4) as u8 * 17 + 1; // a 4-byte value
+        }
+        for len in [4096, 4097, 65_536 + 7, 1 << 20, (8 << 20) + 12] {
+            let data = expanded(unit, len);
+            let f = Fill::detect(&data).expect("a fill");
+            assert_eq!(f.len, len as u64);
+            assert_eq!(f.hash(), ContentHash::of(&data), "len {len}");
+        }
+        assert_eq!(Fill::detect(&vec![0u8; 4096]).unwrap().unit, [0u8; 16]);
+        assert_eq!(
+            Fill::detect(&vec![0xabu8; 100_000]).unwrap().unit,
+            [0xab; 16]
+        );
+    }
+
+    #[test]
+    fn tree_sized_fills_hash_as_their_bytes() {
+        let unit = *b"0123456789abcdef";
+        for len in [TREE_MIN_BYTES, TREE_MIN_BYTES + TREE_LEAF_BYTES / 2 + 5] {
+            let data = expanded(unit, len);
+            let f = Fill::detect(&data).expect("a fill");
+            assert_eq!(f.hash(), ContentHash::of(&data), "len {len}");
+        }
+    }
+
+    #[test]
+    fn one_differing_byte_anywhere_is_no_fill() {
+        let base = expanded([7u8; 16], (8 << 20) + 100);
+        for at in [
+            16,
+            4095,
+            BLOCK,
+            BLOCK + 3,
+            base.len() / 3,
+            base.len() - 101,
+            base.len() - 1,
+        ] {
+            let mut d = base.clone();
+            d[at] ^= 1;
+            assert_eq!(Fill::detect(&d), None, "difference at {at}");
+        }
+        // A period that does not divide 16 (a 12-byte float3) is no fill.
+        let d: Vec<u8> = (0..8192).map(|i| (i % 12) as u8).collect();
+        assert_eq!(Fill::detect(&d), None);
+        // Too short to be worth it.
+        assert_eq!(Fill::detect(&[0u8; 4095]), None);
+    }
+}
