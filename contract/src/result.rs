@@ -89,7 +89,8 @@ pub struct UnstableCheck {
     /// [`UNSTABLE_RANGES_LISTED`] of them; `ranges_total` counts them all.
     pub ranges: Vec<ByteRange>,
     pub ranges_total: u64,
-    /// What became of the check: its stable bytes passed, or it had none.
+    /// What became of the check: its stable bytes matched, one differed (a failure), or
+    /// it had none.
     pub verdict: UnstableVerdict,
 }
 
@@ -119,6 +120,10 @@ pub enum UnstableVerdict {
     /// ("stable_bytes_match"). A stable byte that differs makes the check a failure
     /// (a `d2h_mismatch`), never this.
     StableBytesMatch,
+    /// A stable byte differs from the captured one: the check failed (its failure is a
+    /// `d2h_mismatch` in `failures`), and these unstable bytes were excluded besides
+    /// ("stable_bytes_differ").
+    StableBytesDiffer,
     /// No byte was the same in every replay: nothing of the check was verified
     /// ("all_unstable").
     AllUnstable,
@@ -130,6 +135,7 @@ impl UnstableVerdict {
     pub fn as_str(&self) -> &str {
         match self {
             UnstableVerdict::StableBytesMatch => "stable_bytes_match",
+            UnstableVerdict::StableBytesDiffer => "stable_bytes_differ",
             UnstableVerdict::AllUnstable => "all_unstable",
             UnstableVerdict::Other(s) => s,
         }
@@ -152,6 +158,7 @@ impl<'de> Deserialize<'de> for UnstableVerdict {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         String::deserialize(d).map(|s| match s.as_str() {
             "stable_bytes_match" => UnstableVerdict::StableBytesMatch,
+            "stable_bytes_differ" => UnstableVerdict::StableBytesDiffer,
             "all_unstable" => UnstableVerdict::AllUnstable,
             _ => UnstableVerdict::Other(s),
         })
