@@ -57,7 +57,10 @@ pub fn serve(vendor: &str) -> ReplayExit {
                 continue;
             }
         };
-        if let Some(n) = req.stability_runs.filter(|&n| n > crate::MAX_STABILITY_RUNS as u32) {
+        if let Some(n) = req
+            .stability_runs
+            .filter(|&n| n > crate::MAX_STABILITY_RUNS as u32)
+        {
             let error = format!(
                 "bad request: stability_runs {n} is more than {}",
                 crate::MAX_STABILITY_RUNS

@@ -7,8 +7,8 @@ use std::path::PathBuf;
 
 use hrr_archive::api::Vendor;
 use hrr_archive::manifest::UnmodelledCoverage;
-use hrr_archive::{Archive, Limits};
 use hrr_archive::ProcessArchive;
+use hrr_archive::{Archive, Limits};
 use hrr_contract::{Failure, ReplayExit, ReplayResult, Verdict};
 
 use crate::engine;
@@ -178,7 +178,12 @@ fn all_unstable_note(checks: u64, runs: u32) -> String {
 /// Replays one process `runs` times (once for 0 or 1): the learning runs record their
 /// D2H results and count no check; the last run judges every check with what they
 /// learned. An event that failed in any run is a failure of the result.
-fn replay_runs(rt: &Runtime, p: &ProcessArchive, opts: &engine::Options, runs: u32) -> engine::ProcessReplay {
+fn replay_runs(
+    rt: &Runtime,
+    p: &ProcessArchive,
+    opts: &engine::Options,
+    runs: u32,
+) -> engine::ProcessReplay {
     if runs <= 1 {
         return engine::replay_process(rt, p, opts, None);
     }
@@ -370,7 +375,11 @@ fn print_summary(out: &mut dyn Write, r: &ReplayResult) -> std::io::Result<()> {
             u.unstable_bytes,
             u.bytes,
             r.stability_runs,
-            u.ranges.iter().map(|x| x.to_string()).collect::<Vec<_>>().join(", "),
+            u.ranges
+                .iter()
+                .map(|x| x.to_string())
+                .collect::<Vec<_>>()
+                .join(", "),
             match u.ranges_total.saturating_sub(u.ranges.len() as u64) {
                 0 => String::new(),
                 more => format!(" (and {more} more range(s))"),

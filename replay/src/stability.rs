@@ -31,7 +31,9 @@ impl Marks {
         self.bits[i / 64] |= 1 << (i % 64);
     }
     fn get(&self, i: usize) -> bool {
-        self.bits.get(i / 64).is_some_and(|w| w & (1 << (i % 64)) != 0)
+        self.bits
+            .get(i / 64)
+            .is_some_and(|w| w & (1 << (i % 64)) != 0)
     }
     /// Marks every offset where `a` and `b` differ (over their common length).
     fn mark_differences(&mut self, a: &[u8], b: &[u8]) {
@@ -157,8 +159,7 @@ pub fn classify_marked(
     let n = captured.len().min(replay.len());
     let unstable = Unstable::of(marks, n);
     // A length difference is never instability: those bytes count as differing.
-    let extra = captured.len().abs_diff(replay.len()) as u64
-        + if lengths_agree { 0 } else { 1 };
+    let extra = captured.len().abs_diff(replay.len()) as u64 + if lengths_agree { 0 } else { 1 };
     let mut differing = 0u64;
     let mut first = None;
     for i in (0..n).filter(|&i| captured[i] != replay[i] && !marks.get(i)) {
@@ -386,7 +387,11 @@ mod tests {
         assert_eq!(u.ranges.len(), UNSTABLE_RANGES_LISTED);
         assert_eq!(u.ranges_total, 100);
         assert_eq!(u.ranges[1], ByteRange { start: 3, len: 1 });
-        assert!(u.describe().ends_with("(and 84 more range(s))"), "{}", u.describe());
+        assert!(
+            u.describe().ends_with("(and 84 more range(s))"),
+            "{}",
+            u.describe()
+        );
     }
 
     #[test]

@@ -6,8 +6,8 @@ use hrr_archive::api::{self, ApiDesc, ParamKind, BLOB_FIELD, OUTPUT_PENDING_FIEL
 use hrr_archive::payload::{BlobRef, Payload};
 use hrr_archive::Event;
 
-use super::observe;
 use super::generic::CallBuffers;
+use super::observe;
 use super::{Ctx, EvResult, EventError};
 use crate::staging::Role;
 

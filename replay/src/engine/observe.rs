@@ -70,7 +70,8 @@ impl Ctx<'_> {
             Classified::AllUnstable(_) => self.counts.d2h_all_unstable += 1,
             Classified::Mismatch { mismatch, unstable } => {
                 self.counts.d2h_fail += 1;
-                let mut f = mismatch_failure(self.proc_.entry.pid, seq, api, expected_len, mismatch);
+                let mut f =
+                    mismatch_failure(self.proc_.entry.pid, seq, api, expected_len, mismatch);
                 if unstable.bytes > 0 {
                     f.message += &format!(
                         " (stable bytes only: {} differed between {runs} replays and were excluded)",
