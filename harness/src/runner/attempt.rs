@@ -375,6 +375,7 @@ pub(super) fn attempt(
             message: format!("cannot create {}: {e}", dir.display()),
             checks: vec![],
             output: String::new(),
+            excluded: None,
         };
     }
     let mut a = Attempt {
@@ -402,6 +403,7 @@ pub(super) fn attempt(
         message,
         checks: a.checks,
         output: a.output,
+        excluded: None,
     }
 }
 

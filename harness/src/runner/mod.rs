@@ -267,6 +267,7 @@ pub fn run_case(
                 message: problem.clone(),
                 checks: vec![],
                 output: String::new(),
+                excluded: None,
             };
             return CaseResult {
                 family: ctx.family.name.clone(),
@@ -601,6 +602,7 @@ mod tests {
             message: message.into(),
             checks: vec![],
             output: String::new(),
+            excluded: None,
         };
         let pass_fail = [
             a(RawOutcome::Pass, "ok"),
