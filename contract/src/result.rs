@@ -530,7 +530,10 @@ mod tests {
             api: "hipMemcpy".into(),
             bytes: 16,
             unstable_bytes: 5,
-            ranges: vec![ByteRange { start: 0, len: 3 }, ByteRange { start: 8, len: 2 }],
+            ranges: vec![
+                ByteRange { start: 0, len: 3 },
+                ByteRange { start: 8, len: 2 },
+            ],
             ranges_total: 2,
             verdict: UnstableVerdict::StableBytesMatch,
         });
@@ -539,7 +542,10 @@ mod tests {
         assert_eq!(v["counts"]["unstable_bytes"], json!(5));
         assert_eq!(v["unstable"][0]["verdict"], json!("stable_bytes_match"));
         assert_eq!(v["unstable"][0]["ranges"][1], json!({"start": 8, "len": 2}));
-        assert_eq!(serde_json::from_value::<ReplayResult>(v.clone()).unwrap(), r);
+        assert_eq!(
+            serde_json::from_value::<ReplayResult>(v.clone()).unwrap(),
+            r
+        );
         let mut newer = v;
         newer["unstable"][0]["verdict"] = json!("flapping");
         let back: ReplayResult = serde_json::from_value(newer).unwrap();
