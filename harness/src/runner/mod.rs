@@ -15,6 +15,7 @@ mod attempt;
 mod checks;
 mod error;
 mod replay;
+mod stability;
 mod unchanged;
 
 use std::collections::VecDeque;
