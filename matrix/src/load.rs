@@ -9,9 +9,7 @@ use std::path::{Path, PathBuf};
 
 use crate::glob;
 use crate::prescan;
-use crate::schema::{
-    CaseKind, Check, Matrix, Vendor, MAX_UNSTABLE_BYTES, MAX_UNSTABLE_RUNS,
-};
+use crate::schema::{CaseKind, Check, Matrix, Vendor, MAX_UNSTABLE_BYTES, MAX_UNSTABLE_RUNS};
 
 /// At most this many `stdout_varies` patterns per case, each at most this long.
 const MAX_STDOUT_VARIES: usize = 32;

@@ -395,12 +395,21 @@ fn declared_instability_is_bounded_and_checked() {
         );
         errors(&text)
     };
-    let e = with("    unstable: {runs: 1, max_bytes: 12}\n", "roundtrip, stability");
+    let e = with(
+        "    unstable: {runs: 1, max_bytes: 12}\n",
+        "roundtrip, stability",
+    );
     assert!(e[0].contains("unstable runs 1 must be 2 to 16"), "{e:?}");
     assert!(e[0].starts_with("m.yaml:25:5:"), "{e:?}");
-    let e = with("    unstable: {runs: 17, max_bytes: 12}\n", "roundtrip, stability");
+    let e = with(
+        "    unstable: {runs: 17, max_bytes: 12}\n",
+        "roundtrip, stability",
+    );
     assert!(e[0].contains("unstable runs 17 must be 2 to 16"), "{e:?}");
-    let e = with("    unstable: {runs: 3, max_bytes: 0}\n", "roundtrip, stability");
+    let e = with(
+        "    unstable: {runs: 3, max_bytes: 0}\n",
+        "roundtrip, stability",
+    );
     assert!(e[0].contains("max_bytes 0 must be 1 to 1048576"), "{e:?}");
     let e = with(
         "    unstable: {runs: 3, max_bytes: 99999999999}\n",
@@ -414,9 +423,15 @@ fn declared_instability_is_bounded_and_checked() {
     );
     let e = with("", "roundtrip, stability");
     assert!(e[0].contains("check `stability` needs `unstable:"), "{e:?}");
-    let e = with("    unstable: {runs: 3, bytes: 4}\n", "roundtrip, stability");
+    let e = with(
+        "    unstable: {runs: 3, bytes: 4}\n",
+        "roundtrip, stability",
+    );
     assert!(e[0].contains("unknown field `bytes`"), "{e:?}");
-    let e = with("    unstable: {runs: -3, max_bytes: 4}\n", "roundtrip, stability");
+    let e = with(
+        "    unstable: {runs: -3, max_bytes: 4}\n",
+        "roundtrip, stability",
+    );
     assert!(!e.is_empty(), "{e:?}");
     let host = GOOD.replacen(
         "    checks: [exit-zero]",
@@ -425,7 +440,8 @@ fn declared_instability_is_bounded_and_checked() {
     );
     let e = errors(&host);
     assert!(
-        e.iter().any(|e| e.contains("host case `delta`: `unstable` is for gpu cases")),
+        e.iter()
+            .any(|e| e.contains("host case `delta`: `unstable` is for gpu cases")),
         "{e:?}"
     );
 }

@@ -586,7 +586,10 @@ fn excluded_unstable_bytes_are_said_in_junit_and_results() {
         xml.contains("unstable: 6 byte(s) of 1 D2H check(s) excluded: they differed between 3 replays of the archive; the case declares at most 16"),
         "{xml}"
     );
-    assert!(xml.contains("  unstable: 40 byte(s) of 1 D2H check(s) excluded"), "{xml}");
+    assert!(
+        xml.contains("  unstable: 40 byte(s) of 1 D2H check(s) excluded"),
+        "{xml}"
+    );
     let t = tempfile::tempdir().unwrap();
     let path = t.path().join("results.json");
     r.write_json(&path).unwrap();
