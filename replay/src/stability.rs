@@ -420,6 +420,24 @@ mod tests {
         ));
     }
 
+    /// What `matrix/controls/instability_ignored.patch` breaks: a byte every run gets
+    /// wrong alike is a regression, never instability, however many runs there were.
+    #[test]
+    fn the_learner_never_calls_a_byte_every_run_gets_wrong_unstable() {
+        let c = [1, 2, 3, 4];
+        let mut l = Learner::new(3, 1 << 20);
+        l.observe((10, 0), &[1, 2, 9, 4]).unwrap();
+        l.next_run();
+        l.observe((10, 0), &[1, 2, 9, 4]).unwrap();
+        l.next_run();
+        let v = l.judge((10, 0), &c, &[1, 2, 9, 4]);
+        let Classified::Mismatch { mismatch, unstable } = &v else {
+            panic!("{v:?}")
+        };
+        assert_eq!((mismatch.differing, mismatch.first), (1, 2));
+        assert_eq!(unstable.bytes, 0);
+    }
+
     #[test]
     fn the_learner_keeps_no_more_than_its_limit() {
         let mut l = Learner::new(2, 6);
