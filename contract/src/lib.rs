@@ -20,6 +20,9 @@ mod schema;
 mod serve;
 
 pub use exit::{ReplayExit, UnknownExitCode};
-pub use result::{Counts, Failure, FailureKind, ReplayResult, UnmodelledCall, Vendor, Verdict};
+pub use result::{
+    ByteRange, Counts, Failure, FailureKind, ReplayResult, UnmodelledCall, UnstableCheck,
+    UnstableVerdict, Vendor, Verdict, UNSTABLE_RANGES_LISTED,
+};
 pub use schema::{SchemaError, SchemaVersion};
 pub use serve::{LimitOverrides, ServeAnswer, ServeReply, ServeRequest};

@@ -29,6 +29,15 @@ pub struct ReplayResult {
     /// exempt ones included (marked): those not exempt make replay refuse the archive.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub unmodelled_apis: Vec<UnmodelledCall>,
+    /// How many times the archive was replayed to learn which bytes the program itself
+    /// does not reproduce (schema 1.2; `hrr-replay --stability-runs N`); 1 (left out)
+    /// when it was replayed once and nothing was excluded.
+    #[serde(default = "one_run", skip_serializing_if = "is_one_run")]
+    pub stability_runs: u32,
+    /// Every D2H check with bytes that differed between those replays (schema 1.2):
+    /// excluded from the comparison, neither passed nor failed.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub unstable: Vec<UnstableCheck>,
     /// The exit code `hrr-replay` gives this archive on its own; with several archives
     /// the process exits with the worst ([`ReplayExit::worst`]).
     #[serde(default)]
@@ -49,8 +58,110 @@ impl ReplayResult {
             counts: Counts::default(),
             failures: Vec::new(),
             unmodelled_apis: Vec::new(),
+            stability_runs: 1,
+            unstable: Vec::new(),
             exit_code,
         }
+    }
+}
+
+fn one_run() -> u32 {
+    1
+}
+
+fn is_one_run(n: &u32) -> bool {
+    *n == 1
+}
+
+/// One D2H check whose bytes were not all the same in every replay (schema 1.2): the
+/// bytes that differed between replays are excluded from its comparison with the
+/// captured bytes; every other byte was compared as always.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct UnstableCheck {
+    pub pid: u32,
+    pub seq: u64,
+    pub api: String,
+    /// The check's length in bytes.
+    pub bytes: u64,
+    /// Bytes that differed between replays (excluded).
+    pub unstable_bytes: u64,
+    /// The unstable bytes as ranges of consecutive offsets, the first
+    /// [`UNSTABLE_RANGES_LISTED`] of them; `ranges_total` counts them all.
+    pub ranges: Vec<ByteRange>,
+    pub ranges_total: u64,
+    /// What became of the check: its stable bytes matched, one differed (a failure), or
+    /// it had none.
+    pub verdict: UnstableVerdict,
+}
+
+/// The most ranges of unstable bytes one check lists.
+pub const UNSTABLE_RANGES_LISTED: usize = 16;
+
+/// Consecutive offsets `[start, start + len)`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ByteRange {
+    pub start: u64,
+    pub len: u64,
+}
+
+impl fmt::Display for ByteRange {
+    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        match self.len {
+            1 => write!(f, "{}", self.start),
+            n => write!(f, "{}..{}", self.start, self.start + n),
+        }
+    }
+}
+
+/// The verdict on a check with unstable bytes: never a pass.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum UnstableVerdict {
+    /// Every stable byte equals the captured one; the unstable ones were not compared
+    /// ("stable_bytes_match"). A stable byte that differs makes the check a failure
+    /// (a `d2h_mismatch`), never this.
+    StableBytesMatch,
+    /// A stable byte differs from the captured one: the check failed (its failure is a
+    /// `d2h_mismatch` in `failures`), and these unstable bytes were excluded besides
+    /// ("stable_bytes_differ").
+    StableBytesDiffer,
+    /// No byte was the same in every replay: nothing of the check was verified
+    /// ("all_unstable").
+    AllUnstable,
+    /// A verdict from a newer minor schema version, kept as written.
+    Other(String),
+}
+
+impl UnstableVerdict {
+    pub fn as_str(&self) -> &str {
+        match self {
+            UnstableVerdict::StableBytesMatch => "stable_bytes_match",
+            UnstableVerdict::StableBytesDiffer => "stable_bytes_differ",
+            UnstableVerdict::AllUnstable => "all_unstable",
+            UnstableVerdict::Other(s) => s,
+        }
+    }
+}
+
+impl fmt::Display for UnstableVerdict {
+    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl Serialize for UnstableVerdict {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
+}
+
+impl<'de> Deserialize<'de> for UnstableVerdict {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        String::deserialize(d).map(|s| match s.as_str() {
+            "stable_bytes_match" => UnstableVerdict::StableBytesMatch,
+            "stable_bytes_differ" => UnstableVerdict::StableBytesDiffer,
+            "all_unstable" => UnstableVerdict::AllUnstable,
+            _ => UnstableVerdict::Other(s),
+        })
     }
 }
 
@@ -245,6 +356,21 @@ pub struct Counts {
     /// (schema 1.1).
     #[serde(default)]
     pub checks_after_unmodelled: u64,
+    /// D2H checks with bytes that differed between replays whose stable bytes all
+    /// matched (schema 1.2): neither passed nor failed.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub d2h_unstable: u64,
+    /// D2H checks with no byte the same in every replay (schema 1.2): nothing verified.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub d2h_all_unstable: u64,
+    /// Bytes excluded from D2H comparisons because they differed between replays
+    /// (schema 1.2), over all checks.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub unstable_bytes: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 impl Counts {
@@ -260,6 +386,9 @@ impl Counts {
         self.untranslated_pointers += c.untranslated_pointers;
         self.unreplayable_refused += c.unreplayable_refused;
         self.checks_after_unmodelled += c.checks_after_unmodelled;
+        self.d2h_unstable += c.d2h_unstable;
+        self.d2h_all_unstable += c.d2h_all_unstable;
+        self.unstable_bytes += c.unstable_bytes;
     }
 }
 
@@ -293,7 +422,9 @@ mod tests {
     fn round_trips_with_the_wire_spellings() {
         let r = sample();
         let v = serde_json::to_value(&r).unwrap();
-        assert_eq!(v["schema_version"], json!("1.1"));
+        assert_eq!(v["schema_version"], json!("1.2"));
+        assert!(v.get("stability_runs").is_none() && v.get("unstable").is_none());
+        assert!(v["counts"].get("unstable_bytes").is_none());
         assert!(v["failures"][0].get("after_unmodelled_call").is_none());
         assert!(v.get("unmodelled_apis").is_none());
         assert_eq!(v["vendor"], json!("hip"));
@@ -384,6 +515,57 @@ mod tests {
         assert!(e.to_string().contains("unknown vendor \"opencl\""), "{e}");
     }
 
+    /// Schema 1.2's stability fields: written only when a replay learned instability,
+    /// read back as written; a 1.1 result (none of them) reads as one replay with
+    /// nothing excluded; a verdict from a newer minor version is kept.
+    #[test]
+    fn stability_fields_round_trip_and_older_results_read() {
+        let mut r = sample();
+        r.stability_runs = 3;
+        r.counts.d2h_unstable = 1;
+        r.counts.unstable_bytes = 5;
+        r.unstable.push(UnstableCheck {
+            pid: 7,
+            seq: 20,
+            api: "hipMemcpy".into(),
+            bytes: 16,
+            unstable_bytes: 5,
+            ranges: vec![
+                ByteRange { start: 0, len: 3 },
+                ByteRange { start: 8, len: 2 },
+            ],
+            ranges_total: 2,
+            verdict: UnstableVerdict::StableBytesMatch,
+        });
+        let v = serde_json::to_value(&r).unwrap();
+        assert_eq!(v["stability_runs"], json!(3));
+        assert_eq!(v["counts"]["unstable_bytes"], json!(5));
+        assert_eq!(v["unstable"][0]["verdict"], json!("stable_bytes_match"));
+        assert_eq!(v["unstable"][0]["ranges"][1], json!({"start": 8, "len": 2}));
+        assert_eq!(
+            serde_json::from_value::<ReplayResult>(v.clone()).unwrap(),
+            r
+        );
+        let mut newer = v;
+        newer["unstable"][0]["verdict"] = json!("flapping");
+        let back: ReplayResult = serde_json::from_value(newer).unwrap();
+        assert_eq!(
+            back.unstable[0].verdict,
+            UnstableVerdict::Other("flapping".into())
+        );
+        assert_eq!(
+            serde_json::to_value(&back).unwrap()["unstable"][0]["verdict"],
+            json!("flapping")
+        );
+        let mut old = serde_json::to_value(sample()).unwrap();
+        old["schema_version"] = json!("1.1");
+        let r: ReplayResult = serde_json::from_value(old).unwrap();
+        assert_eq!((r.stability_runs, r.unstable.len()), (1, 0));
+        assert_eq!(r.counts.unstable_bytes, 0);
+        assert_eq!(ByteRange { start: 4, len: 1 }.to_string(), "4");
+        assert_eq!(ByteRange { start: 4, len: 3 }.to_string(), "4..7");
+    }
+
     #[test]
     fn counts_add_field_by_field() {
         let mut a = Counts {
@@ -402,6 +584,9 @@ mod tests {
             untranslated_pointers: 9,
             unreplayable_refused: 11,
             checks_after_unmodelled: 12,
+            d2h_unstable: 13,
+            d2h_all_unstable: 14,
+            unstable_bytes: 15,
         };
         a.add(&b);
         assert_eq!(

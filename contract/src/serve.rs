@@ -23,6 +23,10 @@ pub struct ServeRequest {
     /// Reader limits; each one left out keeps replay's default for this machine.
     #[serde(default, skip_serializing_if = "LimitOverrides::is_empty")]
     pub limits: LimitOverrides,
+    /// `--stability-runs N`: replay each archive N times and exclude the bytes that
+    /// differ between the replays; left out (0 or 1) replays once.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stability_runs: Option<u32>,
 }
 
 /// Reader limits a request sets (hrr-archive's `Limits`, each optional); an unknown
@@ -96,6 +100,7 @@ mod tests {
             log: Some("/o/replay.log".into()),
             continue_on_error: true,
             limits: LimitOverrides::default(),
+            stability_runs: None,
         };
         let v = serde_json::to_value(&r).unwrap();
         assert_eq!(
@@ -114,6 +119,10 @@ mod tests {
             ),
             (Some(5), None, false)
         );
+        assert_eq!(r.stability_runs, None);
+        let r: ServeRequest =
+            serde_json::from_str(r#"{"archives": ["/a"], "stability_runs": 3}"#).unwrap();
+        assert_eq!(r.stability_runs, Some(3));
         assert!(serde_json::from_str::<ServeRequest>(
             r#"{"archives": [], "limits": {"max_bytes": 5}}"#
         )

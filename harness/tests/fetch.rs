@@ -49,6 +49,7 @@ fn case(shard: &str, name: &str, status: Status) -> CaseResult {
                 detail: String::new(),
             }],
             output: String::new(),
+            excluded: None,
         }],
         artifacts: None,
     }

@@ -50,6 +50,7 @@ fn case(shard: &str, name: &str, status: Status) -> CaseResult {
                 detail: "byte 100 differs".into(),
             }],
             output: String::new(),
+            excluded: None,
         }],
         artifacts: None,
     }

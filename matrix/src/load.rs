@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 
 use crate::glob;
 use crate::prescan;
-use crate::schema::{CaseKind, Check, Matrix, Vendor};
+use crate::schema::{CaseKind, Check, Matrix, Vendor, MAX_UNSTABLE_BYTES, MAX_UNSTABLE_RUNS};
 
 /// At most this many `stdout_varies` patterns per case, each at most this long.
 const MAX_STDOUT_VARIES: usize = 32;
@@ -450,6 +450,7 @@ impl Validator<'_> {
                     );
                 }
             }
+            self.check_unstable(i, c);
             if c.module.is_some() && c.kind == CaseKind::Host {
                 let at = self.pos.field("cases", i, "module", None);
                 self.err(
@@ -556,6 +557,61 @@ impl Validator<'_> {
                     }
                 }
             }
+        }
+    }
+
+    /// `unstable:` is bounded, for gpu cases, and checked by `stability` (and that check
+    /// needs it).
+    fn check_unstable(&mut self, i: usize, c: &crate::schema::Case) {
+        let checked = c.checks.contains(&Check::Stability);
+        match c.unstable {
+            Some(u) => {
+                let at = self.pos.field("cases", i, "unstable", None);
+                if c.kind == CaseKind::Host {
+                    self.err(
+                        at,
+                        format!("host case `{}`: `unstable` is for gpu cases", c.name),
+                    );
+                }
+                if !(2..=MAX_UNSTABLE_RUNS).contains(&u.runs) {
+                    self.err(
+                        at,
+                        format!(
+                            "case `{}`: unstable runs {} must be 2 to {MAX_UNSTABLE_RUNS} (instability is learned by comparing replays)",
+                            c.name, u.runs
+                        ),
+                    );
+                }
+                if !(1..=MAX_UNSTABLE_BYTES).contains(&u.max_bytes) {
+                    self.err(
+                        at,
+                        format!(
+                            "case `{}`: unstable max_bytes {} must be 1 to {MAX_UNSTABLE_BYTES}",
+                            c.name, u.max_bytes
+                        ),
+                    );
+                }
+                if !checked {
+                    self.err(
+                        at,
+                        format!(
+                            "case `{}` declares `unstable` without the `stability` check that holds it to its bound",
+                            c.name
+                        ),
+                    );
+                }
+            }
+            None if checked => {
+                let at = self.pos.field("cases", i, "checks", Some("stability"));
+                self.err(
+                    at,
+                    format!(
+                        "case `{}`: check `stability` needs `unstable: {{runs: N, max_bytes: M}}`",
+                        c.name
+                    ),
+                );
+            }
+            None => {}
         }
     }
 

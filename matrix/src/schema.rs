@@ -120,6 +120,11 @@ pub enum Check {
     Processes(u32),
     /// Host cases: the command exits 0.
     ExitZero,
+    /// The case's declared instability (`unstable:`) holds: replayed `runs` times, the
+    /// bytes that differ between the replays number at most `max_bytes`, and no D2H
+    /// check is unstable in every byte. More, or any in a case that declares none, fails
+    /// naming them.
+    Stability,
 }
 
 impl Check {
@@ -131,6 +136,7 @@ impl Check {
             Check::Refused(_) => "refused",
             Check::Processes(_) => "processes",
             Check::ExitZero => "exit-zero",
+            Check::Stability => "stability",
         }
     }
 }
@@ -167,10 +173,31 @@ pub struct Case {
     /// in both runs is compared by the pattern, not byte for byte.
     #[serde(default)]
     pub stdout_varies: Vec<String>,
+    /// Gpu cases: the nondeterminism the program legitimately has (a float sum by
+    /// atomics): replay runs `runs` times and excludes the bytes that differ between its
+    /// replays, at most `max_bytes` of them (an upper bound: fewer, none included,
+    /// passes). Checked by `stability`.
+    #[serde(default)]
+    pub unstable: Option<Unstable>,
     /// Written as `[roundtrip, blob-edit, {processes: 2}]`.
     #[serde(with = "serde_norway::with::singleton_map_recursive")]
     pub checks: Vec<Check>,
 }
+
+/// A case's declared instability (`unstable: {runs: 3, max_bytes: 12}`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct Unstable {
+    /// Replays that learn which bytes are unstable (2 to `MAX_UNSTABLE_RUNS`).
+    pub runs: u32,
+    /// The most bytes that may differ between them, over all the case's D2H checks (1 to
+    /// `MAX_UNSTABLE_BYTES`).
+    pub max_bytes: u64,
+}
+
+/// Bounds of `unstable:` (each run is a whole replay of the archive).
+pub const MAX_UNSTABLE_RUNS: u32 = 16;
+pub const MAX_UNSTABLE_BYTES: u64 = 1 << 20;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize)]
 #[serde(rename_all = "lowercase")]

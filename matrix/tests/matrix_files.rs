@@ -368,6 +368,84 @@ fn hostile_values_are_refused_with_their_place() {
     assert_eq!(e.line, 2);
 }
 
+/// `unstable:` declares a case's known nondeterminism: bounded, for gpu cases, held by
+/// the `stability` check (and that check needs it); unknown keys refused.
+#[test]
+fn declared_instability_is_bounded_and_checked() {
+    let ok = GOOD.replacen(
+        "    checks: [roundtrip, blob-edit]",
+        "    unstable: {runs: 3, max_bytes: 12}\n    checks: [roundtrip, blob-edit, stability]",
+        1,
+    );
+    let m = load_str(&ok, Path::new("m.yaml"), None).unwrap();
+    let alpha = &m.cases[0];
+    assert_eq!(
+        alpha.unstable,
+        Some(hrr_matrix::Unstable {
+            runs: 3,
+            max_bytes: 12
+        })
+    );
+    assert!(alpha.checks.contains(&hrr_matrix::Check::Stability));
+    let with = |decl: &str, checks: &str| {
+        let text = GOOD.replacen(
+            "    checks: [roundtrip, blob-edit]",
+            &format!("{decl}    checks: [{checks}]"),
+            1,
+        );
+        errors(&text)
+    };
+    let e = with(
+        "    unstable: {runs: 1, max_bytes: 12}\n",
+        "roundtrip, stability",
+    );
+    assert!(e[0].contains("unstable runs 1 must be 2 to 16"), "{e:?}");
+    assert!(e[0].starts_with("m.yaml:25:5:"), "{e:?}");
+    let e = with(
+        "    unstable: {runs: 17, max_bytes: 12}\n",
+        "roundtrip, stability",
+    );
+    assert!(e[0].contains("unstable runs 17 must be 2 to 16"), "{e:?}");
+    let e = with(
+        "    unstable: {runs: 3, max_bytes: 0}\n",
+        "roundtrip, stability",
+    );
+    assert!(e[0].contains("max_bytes 0 must be 1 to 1048576"), "{e:?}");
+    let e = with(
+        "    unstable: {runs: 3, max_bytes: 99999999999}\n",
+        "roundtrip, stability",
+    );
+    assert!(e[0].contains("must be 1 to 1048576"), "{e:?}");
+    let e = with("    unstable: {runs: 3, max_bytes: 4}\n", "roundtrip");
+    assert!(
+        e[0].contains("declares `unstable` without the `stability` check"),
+        "{e:?}"
+    );
+    let e = with("", "roundtrip, stability");
+    assert!(e[0].contains("check `stability` needs `unstable:"), "{e:?}");
+    let e = with(
+        "    unstable: {runs: 3, bytes: 4}\n",
+        "roundtrip, stability",
+    );
+    assert!(e[0].contains("unknown field `bytes`"), "{e:?}");
+    let e = with(
+        "    unstable: {runs: -3, max_bytes: 4}\n",
+        "roundtrip, stability",
+    );
+    assert!(!e.is_empty(), "{e:?}");
+    let host = GOOD.replacen(
+        "    checks: [exit-zero]",
+        "    unstable: {runs: 3, max_bytes: 4}\n    checks: [exit-zero]",
+        1,
+    );
+    let e = errors(&host);
+    assert!(
+        e.iter()
+            .any(|e| e.contains("host case `delta`: `unstable` is for gpu cases")),
+        "{e:?}"
+    );
+}
+
 #[test]
 fn patch_paths_stay_inside_the_repository() {
     let d = tempfile::tempdir().unwrap();

@@ -13,6 +13,7 @@ mod info;
 mod runtime;
 mod serve;
 mod session;
+mod stability;
 mod staging;
 mod translate;
 mod unmodelled;
@@ -86,7 +87,16 @@ struct Cli {
     /// GiB; an event over it fails by name and replay exits 2.
     #[arg(long, default_value_t = Limits::default().max_host_bytes)]
     max_host_bytes: u64,
+    /// Replay each process N times (2 to 64), resetting everything between runs, and
+    /// compare the replays' D2H results with each other: a byte they disagree on is
+    /// unstable, excluded from the comparison and reported apart (never a pass); every
+    /// other byte must still equal the captured one.
+    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=MAX_STABILITY_RUNS))]
+    stability_runs: u32,
 }
+
+/// The most replays `--stability-runs` takes.
+pub(crate) const MAX_STABILITY_RUNS: i64 = 64;
 
 impl Cli {
     fn request(&self, limits: Limits) -> ReplayRequest {
@@ -95,6 +105,7 @@ impl Cli {
             json: self.json.clone(),
             continue_on_error: self.continue_on_error,
             limits,
+            stability_runs: self.stability_runs,
         }
     }
 }

@@ -57,6 +57,17 @@ pub fn serve(vendor: &str) -> ReplayExit {
                 continue;
             }
         };
+        if let Some(n) = req
+            .stability_runs
+            .filter(|&n| n > crate::MAX_STABILITY_RUNS as u32)
+        {
+            let error = format!(
+                "bad request: stability_runs {n} is more than {}",
+                crate::MAX_STABILITY_RUNS
+            );
+            let _ = answer(&mut stdout, &ServeAnswer::Refused { error });
+            continue;
+        }
         let mut log: Box<dyn Write> = match &req.log {
             Some(path) => match std::fs::File::create(path) {
                 Ok(f) => Box::new(std::io::BufWriter::new(f)),
@@ -75,6 +86,7 @@ pub fn serve(vendor: &str) -> ReplayExit {
                 json: req.json,
                 continue_on_error: req.continue_on_error,
                 limits: limits(req.limits),
+                stability_runs: req.stability_runs.unwrap_or(1),
             };
             let code = replay_all(&job, &mut runtimes, &mut log, &mut err);
             let _ = log.write_all(&err);

@@ -7,12 +7,14 @@ use std::path::PathBuf;
 
 use hrr_archive::api::Vendor;
 use hrr_archive::manifest::UnmodelledCoverage;
+use hrr_archive::ProcessArchive;
 use hrr_archive::{Archive, Limits};
-use hrr_contract::{ReplayExit, ReplayResult, Verdict};
+use hrr_contract::{Failure, ReplayExit, ReplayResult, Verdict};
 
 use crate::engine;
 use crate::info::escape_controls;
 use crate::runtime::{Runtime, RuntimeError};
+use crate::stability::Learner;
 use crate::unmodelled::{self, Refusal};
 
 /// One replay job: archives replayed in order in this process, and where the result goes.
@@ -23,6 +25,9 @@ pub struct ReplayRequest {
     pub json: Option<String>,
     pub continue_on_error: bool,
     pub limits: Limits,
+    /// Replays of each process (`--stability-runs`): from 2 on, bytes that differ
+    /// between them are excluded from the comparison (`crate::stability`).
+    pub stability_runs: u32,
 }
 
 /// Why a runtime could not start (replay exits `ReplayExit::NoGpu`).
@@ -141,14 +146,71 @@ fn verdict(result: &mut ReplayResult) -> ReplayExit {
     if !result.failures.is_empty() {
         result.reason = format!("{} failure(s)", result.failures.len());
         ReplayExit::Fail
-    } else if c.d2h_pass == 0 {
-        result.reason = "no device-to-host check passed: nothing was verified".into();
+    } else if c.d2h_pass + c.d2h_unstable == 0 {
+        result.reason = format!(
+            "no device-to-host check passed: nothing was verified{}",
+            all_unstable_note(c.d2h_all_unstable, result.stability_runs)
+        );
         ReplayExit::Fail
     } else {
         result.verdict = Verdict::Pass;
         result.reason = format!("{} D2H checks passed", c.d2h_pass);
+        if c.d2h_unstable > 0 {
+            result.reason += &format!(
+                "; {} more matched on their stable bytes only ({} unstable byte(s) excluded: they differed between {} replays)",
+                c.d2h_unstable, c.unstable_bytes, result.stability_runs
+            );
+        }
+        result.reason += &all_unstable_note(c.d2h_all_unstable, result.stability_runs);
         ReplayExit::Pass
     }
+}
+
+fn all_unstable_note(checks: u64, runs: u32) -> String {
+    match checks {
+        0 => String::new(),
+        n => format!(
+            "; {n} check(s) had no byte the same in all {runs} replays (nothing of them verified)"
+        ),
+    }
+}
+
+/// Replays one process `runs` times (once for 0 or 1): the learning runs record their
+/// D2H results and count no check; the last run judges every check with what they
+/// learned. An event that failed in any run is a failure of the result.
+fn replay_runs(
+    rt: &Runtime,
+    p: &ProcessArchive,
+    opts: &engine::Options,
+    runs: u32,
+) -> engine::ProcessReplay {
+    if runs <= 1 {
+        return engine::replay_process(rt, p, opts, None);
+    }
+    let mut learner = Learner::new(runs, p.limits.max_host_bytes);
+    let mut earlier: Vec<Failure> = Vec::new();
+    loop {
+        let judging = learner.judging();
+        let mut r = engine::replay_process(rt, p, opts, Some(&mut learner));
+        if judging || r.refused.is_some() {
+            for f in earlier {
+                if !r.failures.iter().any(|g| same_failure(g, &f)) {
+                    r.failures.push(f);
+                }
+            }
+            return r;
+        }
+        for f in r.failures {
+            if !earlier.iter().any(|g| same_failure(g, &f)) {
+                earlier.push(f);
+            }
+        }
+        learner.next_run();
+    }
+}
+
+fn same_failure(a: &Failure, b: &Failure) -> bool {
+    (a.pid, a.seq, &a.kind, &a.message) == (b.pid, b.seq, &b.kind, &b.message)
 }
 
 fn replay(
@@ -222,10 +284,12 @@ fn replay(
         continue_on_error: req.continue_on_error,
     };
     let mut refused = None;
+    result.stability_runs = req.stability_runs.max(1);
     for p in &archive.processes {
-        let r = engine::replay_process(rt, p, &opts);
+        let r = replay_runs(rt, p, &opts, req.stability_runs);
         result.counts.add(&r.counts);
         result.failures.extend(r.failures);
+        result.unstable.extend(r.unstable);
         refused = refused.or(r.refused);
     }
     result.exit_code = verdict(&mut result);
@@ -267,6 +331,18 @@ fn print_summary(out: &mut dyn Write, r: &ReplayResult) -> std::io::Result<()> {
         "D2H checks       : {} pass, {} fail, {} skipped",
         c.d2h_pass, c.d2h_fail, c.d2h_skipped
     )?;
+    if r.stability_runs > 1 {
+        writeln!(
+            out,
+            "stability runs   : {} (bytes that differ between replays are excluded, never passed)",
+            r.stability_runs
+        )?;
+        writeln!(
+            out,
+            "unstable checks  : {} matched on stable bytes, {} with no stable byte; {} byte(s) excluded",
+            c.d2h_unstable, c.d2h_all_unstable, c.unstable_bytes
+        )?;
+    }
     writeln!(out, "failed as at capture : {}", c.failed_as_captured)?;
     writeln!(out, "untranslated pointers: {}", c.untranslated_pointers)?;
     writeln!(out, "unreplayable refused : {}", c.unreplayable_refused)?;
@@ -287,6 +363,27 @@ fn print_summary(out: &mut dyn Write, r: &ReplayResult) -> std::io::Result<()> {
             out,
             "after an unmodelled call: {} D2H check(s) (their result may be its consequence)",
             c.checks_after_unmodelled
+        )?;
+    }
+    for u in r.unstable.iter().take(SUMMARY_FAILURES) {
+        writeln!(
+            out,
+            "UNSTABLE seq {} {} [{}]: {} of {} bytes differed between {} replays, at {}{}",
+            u.seq,
+            escape_controls(&u.api),
+            u.verdict,
+            u.unstable_bytes,
+            u.bytes,
+            r.stability_runs,
+            u.ranges
+                .iter()
+                .map(|x| x.to_string())
+                .collect::<Vec<_>>()
+                .join(", "),
+            match u.ranges_total.saturating_sub(u.ranges.len() as u64) {
+                0 => String::new(),
+                more => format!(" (and {more} more range(s))"),
+            }
         )?;
     }
     // The JSON result lists every failure; the text, read by people and kept in logs,

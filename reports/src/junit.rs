@@ -12,7 +12,9 @@
 //! | skip, expected-fail | `<skipped type="skip\|expected-failure">` | none |
 //!
 //! A failure carries the failing check in `message` and every attempt's checks as its
-//! text; the replay summaries go to `system-out` (a rerun also carries its own).
+//! text; the replay summaries go to `system-out` (a rerun also carries its own), each
+//! attempt's D2H bytes excluded as unstable first (`unstable: N byte(s) ... excluded: why`;
+//! junit-10.xsd allows no properties in a testcase).
 
 use std::collections::BTreeMap;
 use std::fmt::Write;
@@ -56,6 +58,9 @@ fn details(c: &CaseResult) -> String {
                 ch.detail
             );
         }
+        if let Some(e) = &a.excluded {
+            let _ = writeln!(s, "  unstable: {}", e.line());
+        }
     }
     if let Some(a) = &c.artifacts {
         let _ = writeln!(s, "archives and logs kept in {a}");
@@ -66,8 +71,14 @@ fn details(c: &CaseResult) -> String {
 fn outputs(c: &CaseResult) -> String {
     let mut s = String::new();
     for (i, a) in c.attempts.iter().enumerate() {
-        if !a.output.is_empty() {
-            let _ = writeln!(s, "--- attempt {} ---\n{}", i + 1, a.output);
+        // Bytes a replay did not compare are said first, never left to the summaries.
+        let excluded = a
+            .excluded
+            .as_ref()
+            .map(|e| format!("unstable: {}\n", e.line()))
+            .unwrap_or_default();
+        if !a.output.is_empty() || !excluded.is_empty() {
+            let _ = writeln!(s, "--- attempt {} ---\n{excluded}{}", i + 1, a.output);
         }
     }
     s
@@ -242,6 +253,7 @@ mod tests {
                 detail: "seq 3".into(),
             }],
             output: format!("output of {message}"),
+            excluded: None,
         }
     }
 

@@ -30,6 +30,33 @@ pub struct AttemptResult {
     /// The replay summary and the tail of the logs, for JUnit's system-out.
     #[serde(default)]
     pub output: String,
+    /// D2H bytes the replay excluded because they differed between its replays (1.3;
+    /// cases that declare `unstable:` in the matrix).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub excluded: Option<ExcludedBytes>,
+}
+
+/// Bytes of D2H results a case's replay did not compare: they differed between its
+/// replays of one archive. Never counted as passed.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ExcludedBytes {
+    pub bytes: u64,
+    /// The D2H checks they belong to.
+    pub checks: u64,
+    /// Replays compared with each other.
+    pub runs: u32,
+    /// Why, in words (the replays, the case's declaration).
+    pub why: String,
+}
+
+impl ExcludedBytes {
+    /// One line: "6 byte(s) of 1 D2H check(s) excluded: WHY".
+    pub fn line(&self) -> String {
+        format!(
+            "{} byte(s) of {} D2H check(s) excluded: {}",
+            self.bytes, self.checks, self.why
+        )
+    }
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -86,8 +113,8 @@ pub struct SchemaVersion {
 
 impl SchemaVersion {
     /// 1.1: `schema_version` itself, and the statuses `compiled-not-run` and `not-run`;
-    /// 1.2: the status `stand-in`.
-    pub const CURRENT: SchemaVersion = SchemaVersion { major: 1, minor: 2 };
+    /// 1.2: the status `stand-in`; 1.3: an attempt's `excluded` (unstable) bytes.
+    pub const CURRENT: SchemaVersion = SchemaVersion { major: 1, minor: 3 };
     /// What a file without `schema_version` (written before it existed) is.
     pub const UNVERSIONED: SchemaVersion = SchemaVersion { major: 1, minor: 0 };
 

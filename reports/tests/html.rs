@@ -45,6 +45,7 @@ fn case(family: &str, shard: &str, name: &str, status: Status, message: &str) ->
                     detail: "seq 12 cudaMemcpy offset 100: expected 0x01, found 0x00".into(),
                 }],
                 output: String::new(),
+                excluded: None,
             }]
         } else {
             vec![]

@@ -10,7 +10,9 @@ use hrr_reports::merge::{
     FindError, MergeError,
 };
 use hrr_reports::result::{read_durations, ReadReportError, SchemaVersion};
-use hrr_reports::{AttemptResult, CaseResult, CheckResult, RawOutcome, RunReport, Status, Totals};
+use hrr_reports::{
+    AttemptResult, CaseResult, CheckResult, ExcludedBytes, RawOutcome, RunReport, Status, Totals,
+};
 
 fn case(family: &str, shard: &str, name: &str, status: Status) -> CaseResult {
     let outcome = match status {
@@ -29,6 +31,7 @@ fn case(family: &str, shard: &str, name: &str, status: Status) -> CaseResult {
             detail: "D2H 6 pass\u{1}".into(),
         }],
         output: "events replayed  : 54 of 54\nFAIL: 1 failure(s)".into(),
+        excluded: None,
     };
     let mut attempts = vec![failing.clone()];
     if status == Status::Flake {
@@ -485,14 +488,14 @@ fn results_carry_a_schema_version_and_newer_majors_are_refused() {
     std::fs::write(&p, &body).unwrap();
     assert_eq!(RunReport::read_json(&p).unwrap(), r);
     let minor = text.replacen(
-        "\"schema_version\": \"1.2\"",
+        "\"schema_version\": \"1.3\"",
         "\"schema_version\": \"1.9\"",
         1,
     );
     std::fs::write(&p, minor).unwrap();
     assert_eq!(RunReport::read_json(&p).unwrap(), r);
     let major = text.replacen(
-        "\"schema_version\": \"1.2\"",
+        "\"schema_version\": \"1.3\"",
         "\"schema_version\": \"2.0\"",
         1,
     );
@@ -507,7 +510,7 @@ fn results_carry_a_schema_version_and_newer_majors_are_refused() {
         "{e}"
     );
     let garbled = text.replacen(
-        "\"schema_version\": \"1.2\"",
+        "\"schema_version\": \"1.3\"",
         "\"schema_version\": \"one\"",
         1,
     );
@@ -555,4 +558,52 @@ fn durations_are_the_mean_over_families_of_cases_that_ran() {
         .unwrap_err()
         .to_string()
         .contains("neither a results.json"));
+}
+
+/// Bytes a replay excluded as unstable: in results.json (schema 1.3, read back), and in
+/// JUnit's system-out of a passing case and the failure text of a failing one, valid
+/// against junit-10.xsd; an older results.json without them reads as none.
+#[test]
+fn excluded_unstable_bytes_are_said_in_junit_and_results() {
+    let excluded = hrr_reports::ExcludedBytes {
+        bytes: 6,
+        checks: 1,
+        runs: 3,
+        why: "they differed between 3 replays of the archive; the case declares at most 16".into(),
+    };
+    let mut pass = case("sm90", "1/1", "atomic_float_sum", Status::Pass);
+    pass.attempts[0].outcome = RawOutcome::Pass;
+    pass.attempts[0].excluded = Some(excluded.clone());
+    let mut fail = case("sm90", "1/1", "atomic_float_sum_2", Status::Fail);
+    fail.attempts[0].excluded = Some(ExcludedBytes {
+        bytes: 40,
+        ..excluded.clone()
+    });
+    let r = report("sm90", "1/1", vec![pass, fail]);
+    let xml = hrr_reports::junit::render(&[&r]);
+    validate(&xml);
+    assert!(
+        xml.contains("unstable: 6 byte(s) of 1 D2H check(s) excluded: they differed between 3 replays of the archive; the case declares at most 16"),
+        "{xml}"
+    );
+    assert!(
+        xml.contains("  unstable: 40 byte(s) of 1 D2H check(s) excluded"),
+        "{xml}"
+    );
+    let t = tempfile::tempdir().unwrap();
+    let path = t.path().join("results.json");
+    r.write_json(&path).unwrap();
+    let mut v: serde_json::Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+    assert_eq!(v["schema_version"], "1.3");
+    assert_eq!(v["cases"][0]["attempts"][0]["excluded"]["bytes"], 6);
+    assert!(v["cases"][1]["attempts"][0].get("excluded").is_some());
+    let back = RunReport::read_json(&path).unwrap();
+    assert_eq!(back.cases[0].attempts[0].excluded, Some(excluded));
+    v["schema_version"] = serde_json::json!("1.2");
+    v["cases"][0]["attempts"][0]
+        .as_object_mut()
+        .unwrap()
+        .remove("excluded");
+    let back = RunReport::from_json(&path, v.to_string().as_bytes()).unwrap();
+    assert_eq!(back.cases[0].attempts[0].excluded, None);
 }

@@ -9,12 +9,13 @@ use std::time::Instant;
 
 use hrr_archive::edit::{edit_expected_output, EditedOutput};
 use hrr_archive::{Archive, ArchiveError, Limits};
+use hrr_contract::FailureKind;
 use hrr_matrix::{CaseKind, Check, ResolvedCase};
-use hrr_reports::{AttemptResult, CheckResult, RawOutcome};
+use hrr_reports::{AttemptResult, CheckResult, ExcludedBytes, RawOutcome};
 
 use super::error::{EditCopyError, StepError};
 use super::unchanged::{self, NativeCache, Seen};
-use super::{checks, RunContext, BLOB_EDIT_OFFSET};
+use super::{checks, stability, RunContext, BLOB_EDIT_OFFSET};
 use crate::builder::CaseBuild;
 use crate::gpu::Gpu;
 use crate::process::{self, Exit};
@@ -30,6 +31,8 @@ pub(super) struct Attempt<'a> {
     pub(super) deadline: Instant,
     checks: Vec<CheckResult>,
     pub(super) output: String,
+    /// Bytes the replay excluded as unstable (`stability`).
+    excluded: Option<ExcludedBytes>,
 }
 
 /// Why a step's process did not finish normally; None when it exited with a code.
@@ -276,9 +279,12 @@ impl Attempt<'_> {
         if let Some(Ok(_)) = &edited {
             to_replay.push(&edited_dir);
         }
-        let mut results = self.replay("replay", &to_replay)?.into_iter();
+        let declared = rc.case.unstable;
+        let runs = declared.map_or(1, |u| u.runs);
+        let mut results = self.replay("replay", &to_replay, runs)?.into_iter();
         let r = results.next().ok_or(StepError::EmptyResult)?;
         let edited_replay = results.next();
+        self.excluded = stability::excluded(&r, declared.as_ref());
         // 4. The case's checks, from the typed results.
         for check in &rc.case.checks {
             let result = match check {
@@ -291,11 +297,39 @@ impl Attempt<'_> {
                     checks::processes(found, *n)
                 }
                 Check::BlobEdit => checks::blob_edit(edited.as_ref(), edited_replay.as_ref()),
+                Check::Stability => stability::stability(&r, declared.as_ref()),
                 Check::ExitZero => continue,
             };
             self.checks.push(result);
         }
+        if declared.is_none()
+            && r.failures
+                .iter()
+                .any(|f| f.kind == FailureKind::D2hMismatch)
+        {
+            self.diagnose_mismatch(&archive);
+        }
         Ok(())
+    }
+
+    /// A D2H mismatch in a case that declares no instability: the archive is replayed
+    /// `DIAGNOSIS_RUNS` times, and bytes that differ between those replays are named in
+    /// the roundtrip check's detail as the program's own nondeterminism. The case fails
+    /// either way; a diagnosis replay that fails to run changes nothing.
+    fn diagnose_mismatch(&mut self, archive: &Path) {
+        let found = match self.replay("diagnosis", &[archive], stability::DIAGNOSIS_RUNS) {
+            Ok(rs) => rs.first().and_then(stability::diagnosis),
+            Err(e) => {
+                self.output
+                    .push_str(&format!("note: the diagnosis replay did not run: {e}\n"));
+                None
+            }
+        };
+        if let Some(text) = found {
+            for c in self.checks.iter_mut().filter(|c| c.name == "roundtrip") {
+                c.detail = format!("{}; {text}", c.detail);
+            }
+        }
     }
 
     /// Copies the archive (hard links: capture never rewrites a file in place, and the
@@ -375,6 +409,7 @@ pub(super) fn attempt(
             message: format!("cannot create {}: {e}", dir.display()),
             checks: vec![],
             output: String::new(),
+            excluded: None,
         };
     }
     let mut a = Attempt {
@@ -386,6 +421,7 @@ pub(super) fn attempt(
         deadline: start + rc.timeout,
         checks: Vec::new(),
         output: String::new(),
+        excluded: None,
     };
     let early = match (rc.case.kind, binary) {
         (CaseKind::Host, _) => a.host_steps(),
@@ -396,12 +432,18 @@ pub(super) fn attempt(
         Err(e) => (e.outcome(), e.to_string()),
         Ok(()) => conclude(&a.checks),
     };
+    // A pass says what it did not compare.
+    let message = match (&a.excluded, outcome) {
+        (Some(e), RawOutcome::Pass) => format!("{message}; {}", e.line()),
+        _ => message,
+    };
     AttemptResult {
         outcome,
         duration_s: start.elapsed().as_secs_f64(),
         message,
         checks: a.checks,
         output: a.output,
+        excluded: a.excluded,
     }
 }
 

@@ -15,6 +15,7 @@ mod attempt;
 mod checks;
 mod error;
 mod replay;
+mod stability;
 mod unchanged;
 
 use std::collections::VecDeque;
@@ -267,6 +268,7 @@ pub fn run_case(
                 message: problem.clone(),
                 checks: vec![],
                 output: String::new(),
+                excluded: None,
             };
             return CaseResult {
                 family: ctx.family.name.clone(),
@@ -601,6 +603,7 @@ mod tests {
             message: message.into(),
             checks: vec![],
             output: String::new(),
+            excluded: None,
         };
         let pass_fail = [
             a(RawOutcome::Pass, "ok"),

@@ -62,10 +62,12 @@ pub fn read_results(data: &[u8], count: usize) -> Result<Vec<ReplayResult>, Resu
 impl Attempt<'_> {
     /// Replays `archives` in one `hrr-replay` process (the runtime starts once) and returns
     /// each archive's result, in order.
+    /// `runs` above 1 replays each archive that many times (`--stability-runs`).
     pub(super) fn replay(
         &mut self,
         step: &'static str,
         archives: &[&Path],
+        runs: u32,
     ) -> Result<Vec<ReplayResult>, StepError> {
         let json = self.dir.join(format!("{step}.json"));
         let log = self.dir.join(format!("{step}.log"));
@@ -76,6 +78,7 @@ impl Attempt<'_> {
                 log: Some(log.clone()),
                 continue_on_error: true,
                 limits: LimitOverrides::default(),
+                stability_runs: (runs > 1).then_some(runs),
             };
             match service.request(&request, self.deadline) {
                 Ok(reply) => {
@@ -99,6 +102,9 @@ impl Attempt<'_> {
                 .arg("--continue-on-error")
                 .arg("--json")
                 .arg(&json);
+            if runs > 1 {
+                cmd.arg("--stability-runs").arg(runs.to_string());
+            }
             match self.run(step, cmd)? {
                 Exit::Code(c) => c,
                 _ => -1,

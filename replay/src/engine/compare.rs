@@ -15,7 +15,7 @@ pub struct Mismatch {
     pub found_hex: String,
 }
 
-fn hex(b: &[u8]) -> String {
+pub(crate) fn hex(b: &[u8]) -> String {
     b.iter().map(|x| format!("{x:02x}")).collect()
 }
 

@@ -6,8 +6,8 @@ use hrr_archive::api::{self, ApiDesc, ParamKind, BLOB_FIELD, OUTPUT_PENDING_FIEL
 use hrr_archive::payload::{BlobRef, Payload};
 use hrr_archive::Event;
 
-use super::compare::{compare, mismatch_failure};
 use super::generic::CallBuffers;
+use super::observe;
 use super::{Ctx, EvResult, EventError};
 use crate::staging::Role;
 
@@ -157,21 +157,10 @@ impl<'a> Ctx<'a> {
                     self.copy_stream_sync(desc, s, "result")?;
                 }
                 let (found, expected) = self.staging.result_and_expected(result_len, expected_len);
-                match compare(expected, found) {
-                    None => self.counts.d2h_pass += 1,
-                    Some(m) => {
-                        self.counts.d2h_fail += 1;
-                        let api = self.api_label(ev.header.api_id);
-                        let f = mismatch_failure(
-                            self.proc_.entry.pid,
-                            ev.header.seq,
-                            api,
-                            expected_len,
-                            m,
-                        );
-                        self.failures.push(f);
-                    }
-                }
+                let key = (ev.header.seq, 0);
+                let v = observe::judge(self.learner.as_deref_mut(), key, expected, found)?;
+                let api = self.api_label(ev.header.api_id);
+                self.record_check(ev.header.seq, api, expected_len, v);
             } else {
                 self.counts.d2h_skipped += 1;
             }

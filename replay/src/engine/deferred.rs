@@ -17,7 +17,7 @@ use hrr_archive::payload::{BlobRef, Payload};
 use hrr_archive::record::RECORD_FLAG_INCOMPLETE;
 use hrr_archive::{ContentHash, Event, ProcessArchive};
 
-use super::compare::{compare, mismatch_failure};
+use super::observe;
 use super::{Ctx, EvResult, EventError};
 use crate::runtime::Runtime;
 use crate::staging::{complement_into, OwnedBuf};
@@ -319,21 +319,10 @@ impl<'a> Ctx<'a> {
         self.deferred.events.push(w.event);
         let outcome = match (r, &w.expected) {
             (Ok(0), Some(e)) => {
-                match compare(e.buf.as_slice(), w.result.as_slice()) {
-                    None => self.counts.d2h_pass += 1,
-                    Some(m) => {
-                        self.counts.d2h_fail += 1;
-                        let f = mismatch_failure(
-                            self.proc_.entry.pid,
-                            copy_seq,
-                            w.api.clone(),
-                            e.buf.bytes(),
-                            m,
-                        );
-                        self.failures.push(f);
-                    }
-                }
-                Ok(())
+                let key = (copy_seq, 0);
+                let (expected, found) = (e.buf.as_slice(), w.result.as_slice());
+                observe::judge(self.learner.as_deref_mut(), key, expected, found)
+                    .map(|v| self.record_check(copy_seq, w.api.clone(), e.buf.bytes(), v))
             }
             // Capture could not record the output: this record is refused by name
             // before it reaches here, and nothing is compared.

@@ -19,7 +19,7 @@ use hrr_archive::api::{
 use hrr_archive::payload::{BlobRef, Payload};
 use hrr_archive::Event;
 
-use super::compare::{compare, mismatch_failure};
+use super::observe;
 use super::{Ctx, EvResult, EventError};
 
 /// One copy node's host buffer: its address and length.
@@ -266,21 +266,10 @@ impl Ctx<'_> {
         self.stream_sync(stream, "graph outputs")?;
         for (seq, b, expected) in outputs {
             let found = self.node_bytes(b).to_vec();
-            match compare(&expected, &found) {
-                None => self.counts.d2h_pass += 1,
-                Some(m) => {
-                    self.counts.d2h_fail += 1;
-                    let api = format!("{name} (D2H node seq {seq})");
-                    let f = mismatch_failure(
-                        self.proc_.entry.pid,
-                        ev.header.seq,
-                        api,
-                        expected.len(),
-                        m,
-                    );
-                    self.failures.push(f);
-                }
-            }
+            let key = (ev.header.seq, seq);
+            let v = observe::judge(self.learner.as_deref_mut(), key, &expected, &found)?;
+            let api = format!("{name} (D2H node seq {seq})");
+            self.record_check(ev.header.seq, api, expected.len(), v);
         }
         Ok(())
     }

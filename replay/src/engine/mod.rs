@@ -8,7 +8,7 @@
 //! modules and device variables in `kernels`. An event that fails becomes a `Failure`
 //! whose kind its `EventError` variant gives.
 
-mod compare;
+pub(crate) mod compare;
 mod copies;
 mod deferred;
 mod error;
@@ -18,6 +18,7 @@ mod kernel_nodes;
 mod kernels;
 mod launchcfg;
 mod mempool;
+mod observe;
 mod outputs;
 
 use std::collections::HashMap;
@@ -27,9 +28,10 @@ use hrr_archive::api::{self, fid, semantic, RetPolicy, Vendor};
 use hrr_archive::payload::Payload;
 use hrr_archive::record::RECORD_FLAG_INCOMPLETE;
 use hrr_archive::{Event, ProcessArchive};
-use hrr_contract::{Counts, Failure};
+use hrr_contract::{Counts, Failure, UnstableCheck};
 
 use crate::runtime::Runtime;
+use crate::stability::Learner;
 use crate::staging::Staging;
 use crate::translate::{AddressMap, Translated};
 
@@ -82,6 +84,10 @@ struct Ctx<'a> {
     /// Devices whose current memory pool the program set (`DeviceSetMemPool`): given
     /// back their default pool at the end, before the program's pools are destroyed.
     pool_devices: Vec<u64>,
+    /// Under `--stability-runs`: what earlier replays of this process found (`observe`).
+    learner: Option<&'a mut Learner>,
+    /// Checks with bytes that differed between replays (judged in the last run).
+    unstable: Vec<UnstableCheck>,
 }
 
 /// A device resource a replay owns until the program's own call releases it.
@@ -363,10 +369,19 @@ pub struct ProcessReplay {
     pub failures: Vec<Failure>,
     /// The first event that showed the archive invalid or refused by a limit, named.
     pub refused: Option<String>,
+    /// Checks with unstable bytes (a judging run under `--stability-runs`).
+    pub unstable: Vec<UnstableCheck>,
 }
 
-/// Replays one process: its counts and failures.
-pub fn replay_process(rt: &Runtime, proc_: &ProcessArchive, opts: &Options) -> ProcessReplay {
+/// Replays one process: its counts and failures. With a `learner` this is one of
+/// several runs: a learning run records its D2H results there and counts no check; the
+/// last run judges every check with what the runs learned.
+pub fn replay_process<'a>(
+    rt: &'a Runtime,
+    proc_: &'a ProcessArchive,
+    opts: &Options,
+    learner: Option<&'a mut Learner>,
+) -> ProcessReplay {
     let mut ctx = Ctx {
         rt,
         proc_,
@@ -389,6 +404,8 @@ pub fn replay_process(rt: &Runtime, proc_: &ProcessArchive, opts: &Options) -> P
         failures: Vec::new(),
         refused: None,
         pool_devices: Vec::new(),
+        learner,
+        unstable: Vec::new(),
     };
     // Under --continue-on-error: checks after this are marked (what the unmodelled call
     // did is missing from the replay).
@@ -420,5 +437,6 @@ pub fn replay_process(rt: &Runtime, proc_: &ProcessArchive, opts: &Options) -> P
         counts: ctx.counts,
         failures: ctx.failures,
         refused: ctx.refused,
+        unstable: ctx.unstable,
     }
 }

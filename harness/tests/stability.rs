@@ -1,0 +1,226 @@
+//! Declared instability end to end without a GPU: `hrr-harness run --family sm90
+//! --stand-in` of atomic_float_sum (declared `unstable: {runs: 4, max_bytes: 16}`) and of
+//! launch_paths (declaring none), with the stand-in runtime making device-to-host results
+//! vary on demand (`HRR_STAND_IN_VARY`, standin/core.c). Within the declaration the case
+//! passes and the report (console line, results.json, JUnit valid against
+//! junit-10.xsd, summary.md) says how many bytes were excluded and why; beyond it the
+//! `stability` check fails naming the bytes; an undeclared case fails its roundtrip, the
+//! bytes named as differing between replays. Nothing varying, the declaration (an upper
+//! bound) passes.
+//!
+//! Skips (with the reason) where nvcc or a C compiler is missing; .ci/run installs both.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+const HARNESS: &str = env!("CARGO_BIN_EXE_hrr-harness");
+
+fn workspace() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .unwrap()
+        .to_path_buf()
+}
+
+fn have(cmd: &str) -> bool {
+    Command::new("sh")
+        .args(["-c", &format!("command -v {cmd}")])
+        .output()
+        .is_ok_and(|o| o.status.success())
+}
+
+struct Run {
+    code: i32,
+    stdout: String,
+    results: serde_json::Value,
+    junit: String,
+    summary: String,
+}
+
+/// One harness run of `case` against the stand-in, its D2H results varied by `vary`.
+fn run(case: &str, vary: Option<&str>) -> Option<Run> {
+    let ci_nvcc = workspace().join("target/ci-tools/cuda/nvidia/cu13/bin/nvcc");
+    if !(std::env::var_os("NVCC").is_some() || have("nvcc") || ci_nvcc.is_file()) || !have("cc") {
+        eprintln!("SKIPPED: needs cc and nvcc ($NVCC, PATH, or .ci/run's)");
+        return None;
+    }
+    let tools = Path::new(HARNESS).parent().unwrap().to_path_buf();
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let st = Command::new(cargo)
+        .args(["build", "-q", "-p", "hrr-capture", "-p", "hrr-replay"])
+        .status()
+        .unwrap();
+    assert!(st.success(), "building capture and replay failed");
+    let out = tempfile::tempdir().unwrap();
+    let mut cmd = Command::new(HARNESS);
+    if std::env::var_os("NVCC").is_none() && ci_nvcc.is_file() {
+        cmd.env("NVCC", &ci_nvcc);
+    }
+    cmd.env_remove("HRR_STAND_IN_VARY");
+    if let Some(v) = vary {
+        cmd.env("HRR_STAND_IN_VARY", v);
+    }
+    let o = cmd
+        .current_dir(workspace())
+        .env("HRR_CAPTURE_DISK_RESERVE", "64M")
+        .args([
+            "run",
+            "--family",
+            "sm90",
+            "--stand-in",
+            "--no-progress",
+            "--case",
+            case,
+        ])
+        .arg("--tools")
+        .arg(&tools)
+        .arg("--output")
+        .arg(out.path())
+        .output()
+        .unwrap();
+    let read = |f: &str| std::fs::read_to_string(out.path().join(f)).unwrap_or_default();
+    let junit = read("junit.xml");
+    let v = Command::new("xmllint")
+        .args(["--noout", "--schema"])
+        .arg(workspace().join("reports/schema/junit-10.xsd"))
+        .arg(out.path().join("junit.xml"))
+        .output()
+        .expect("xmllint (libxml2-utils)");
+    assert!(
+        v.status.success(),
+        "junit.xml does not validate: {}\n{junit}",
+        String::from_utf8_lossy(&v.stderr)
+    );
+    Some(Run {
+        code: o.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&o.stdout).into_owned(),
+        results: serde_json::from_str(&read("results.json")).unwrap_or_default(),
+        junit,
+        summary: read("summary.md"),
+    })
+}
+
+fn check<'a>(r: &'a Run, name: &str) -> &'a serde_json::Value {
+    r.results["cases"][0]["attempts"][0]["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["name"] == name)
+        .unwrap_or_else(|| panic!("no check {name}: {}", r.results))
+}
+
+/// Bytes 0 and 1 of each of the case's two results vary: 4 bytes, within its 16.
+#[test]
+fn declared_instability_within_its_bound_passes_saying_what_was_excluded() {
+    let Some(r) = run("atomic_float_sum", Some("0:2")) else {
+        return;
+    };
+    assert_eq!(r.code, 0, "{}\n{}", r.stdout, r.results);
+    assert_eq!(r.results["cases"][0]["status"], "stand-in", "{}", r.results);
+    let s = check(&r, "stability");
+    assert_eq!(s["passed"], true, "{s}");
+    let detail = s["detail"].as_str().unwrap();
+    assert!(
+        detail.starts_with("4 byte(s) differed between 4 replays and were excluded, within the 16 the case declares: pid "),
+        "{detail}"
+    );
+    assert!(
+        detail.contains("cudaMemcpy: 2 of 1024 bytes at 0..2 [stable_bytes_match]"),
+        "{detail}"
+    );
+    assert!(
+        detail.contains("cudaMemcpy: 2 of 32 bytes at 0..2 [stable_bytes_match]"),
+        "{detail}"
+    );
+    // The blob-edit byte (100) is stable: still caught exactly.
+    assert_eq!(check(&r, "blob-edit")["passed"], true, "{}", r.results);
+    let e = &r.results["cases"][0]["attempts"][0]["excluded"];
+    assert_eq!(
+        (
+            e["bytes"].as_u64(),
+            e["checks"].as_u64(),
+            e["runs"].as_u64()
+        ),
+        (Some(4), Some(2), Some(4)),
+        "{e}"
+    );
+    let why = "4 byte(s) of 2 D2H check(s) excluded: they differed between 4 replays of the archive, so the program does not reproduce them; the case declares at most 16 such bytes";
+    assert!(r.junit.contains(&format!("unstable: {why}")), "{}", r.junit);
+    // The replay summary in system-out lists them too.
+    assert!(r.junit.contains("stability runs   : 4"), "{}", r.junit);
+}
+
+/// Bytes 0..12 of each result vary: 24 bytes, beyond the 16 declared.
+#[test]
+fn instability_beyond_the_declaration_fails_naming_the_bytes() {
+    let Some(r) = run("atomic_float_sum", Some("0:12")) else {
+        return;
+    };
+    assert_eq!(r.code, 1, "{}", r.stdout);
+    assert_eq!(r.results["cases"][0]["status"], "fail", "{}", r.results);
+    let s = check(&r, "stability");
+    assert_eq!(s["passed"], false, "{s}");
+    let detail = s["detail"].as_str().unwrap();
+    assert!(
+        detail.starts_with(
+            "24 byte(s) differed between 4 replays, more than the 16 the case declares"
+        ),
+        "{detail}"
+    );
+    assert!(detail.contains("12 of 32 bytes at 0..12"), "{detail}");
+    assert!(
+        r.summary.contains("stability: 24 byte(s) differed"),
+        "{}",
+        r.summary
+    );
+    assert!(
+        r.junit.contains("[FAIL] stability: 24 byte(s)"),
+        "{}",
+        r.junit
+    );
+}
+
+/// launch_paths declares no instability (and checks its results only where kernels ran):
+/// its varying bytes fail roundtrip, and the diagnosis replays name them as differing
+/// between replays.
+#[test]
+fn instability_in_an_undeclared_case_fails_naming_it() {
+    let Some(r) = run("launch_paths", Some("5:1")) else {
+        return;
+    };
+    assert_eq!(r.code, 1, "{}", r.stdout);
+    let rt = check(&r, "roundtrip");
+    assert_eq!(rt["passed"], false, "{rt}");
+    let detail = rt["detail"].as_str().unwrap();
+    assert!(
+        detail.contains("first failure: D2H check failed at seq "),
+        "{detail}"
+    );
+    assert!(
+        detail.contains(
+            "byte(s) differ between the replays themselves, the program's own nondeterminism"
+        ),
+        "{detail}"
+    );
+    assert!(
+        detail.contains(" bytes at 5 [stable_bytes_match]"),
+        "{detail}"
+    );
+}
+
+/// Nothing varies (the stand-in runs no kernel): the declaration is an upper bound.
+#[test]
+fn no_instability_passes_a_declaration() {
+    let Some(r) = run("atomic_float_sum", None) else {
+        return;
+    };
+    assert_eq!(r.code, 0, "{}", r.stdout);
+    let s = check(&r, "stability");
+    assert_eq!(
+        s["detail"],
+        "4 replays agreed on every byte (the case declares at most 16 unstable)"
+    );
+    assert!(r.results["cases"][0]["attempts"][0]
+        .get("excluded")
+        .is_none());
+}

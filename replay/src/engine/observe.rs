@@ -1,0 +1,85 @@
+//! A D2H check's verdict and what it adds to the result. Replayed once, the bytes are
+//! compared with the captured ones (`compare`). Under `--stability-runs` a learning run
+//! only records what it found, and the last run judges each check with what the runs
+//! learned (`crate::stability`): unstable bytes are counted and listed apart, never as a
+//! pass; a stable byte that differs from the capture fails as always.
+
+use hrr_contract::UnstableCheck;
+
+use super::compare::{compare, mismatch_failure};
+use super::{Ctx, EventError};
+use crate::stability::{Classified, Learner};
+
+/// The verdict on check `key` (sequence id, graph node or 0): None in a learning run.
+pub(super) fn judge(
+    learner: Option<&mut Learner>,
+    key: (u64, u64),
+    expected: &[u8],
+    found: &[u8],
+) -> Result<Option<Classified>, EventError> {
+    match learner {
+        None => Ok(Some(match compare(expected, found) {
+            None => Classified::Pass,
+            Some(mismatch) => Classified::Mismatch {
+                mismatch,
+                unstable: Default::default(),
+            },
+        })),
+        Some(l) if l.judging() => Ok(Some(l.judge(key, expected, found))),
+        Some(l) => l
+            .observe(key, found)
+            .map(|()| None)
+            .map_err(|e| EventError::TooLarge {
+                what: format!(
+                    "stability runs: keeping {} bytes of replayed D2H results",
+                    e.needed
+                ),
+                limit: Some(e.limit),
+            }),
+    }
+}
+
+impl Ctx<'_> {
+    /// Counts a judged check (nothing for a learning run's None) and records its
+    /// failure or its unstable bytes.
+    pub(super) fn record_check(
+        &mut self,
+        seq: u64,
+        api: String,
+        expected_len: usize,
+        verdict: Option<Classified>,
+    ) {
+        let Some(v) = verdict else { return };
+        let runs = self.learner.as_ref().map_or(1, |l| l.runs());
+        if let Some((u, verdict)) = v.unstable() {
+            self.counts.unstable_bytes += u.bytes;
+            self.unstable.push(UnstableCheck {
+                pid: self.proc_.entry.pid,
+                seq,
+                api: api.clone(),
+                bytes: expected_len as u64,
+                unstable_bytes: u.bytes,
+                ranges: u.ranges.clone(),
+                ranges_total: u.ranges_total,
+                verdict,
+            });
+        }
+        match v {
+            Classified::Pass => self.counts.d2h_pass += 1,
+            Classified::StableMatch(_) => self.counts.d2h_unstable += 1,
+            Classified::AllUnstable(_) => self.counts.d2h_all_unstable += 1,
+            Classified::Mismatch { mismatch, unstable } => {
+                self.counts.d2h_fail += 1;
+                let mut f =
+                    mismatch_failure(self.proc_.entry.pid, seq, api, expected_len, mismatch);
+                if unstable.bytes > 0 {
+                    f.message += &format!(
+                        " (stable bytes only: {} differed between {runs} replays and were excluded)",
+                        unstable.describe()
+                    );
+                }
+                self.failures.push(f);
+            }
+        }
+    }
+}
