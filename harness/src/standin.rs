@@ -56,6 +56,7 @@ fn library(
                 "hip.c",
                 "hip_code.c",
                 "hip_graph.c",
+                "hip_rocm7.c",
             ],
             &["-D__HIP_PLATFORM_AMD__"],
         ),

@@ -244,10 +244,10 @@ impl Runtime {
         })
     }
 
-    /// The library and, for HIP, the version it reported ("libamdhip64.so.7 (HIP 7.1.0)").
+    /// The library and, for HIP, the version it reported ("libamdhip64.so.7, HIP 7.1.0").
     pub fn describe(&self) -> String {
         match self.hip_version {
-            Some(v) => format!("{} (HIP {v})", self.library_name),
+            Some(v) => format!("{}, HIP {v}", self.library_name),
             None => self.library_name.clone(),
         }
     }
