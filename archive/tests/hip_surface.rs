@@ -49,9 +49,9 @@ fn declared_functions(pxd: &str) -> BTreeSet<String> {
         .filter_map(|l| {
             let open = l.find('(')?;
             let head = l[..open].trim_end();
-            let name = head.rsplit(|c: char| c == ' ' || c == '*').next()?;
-            let ident = !name.is_empty()
-                && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+            let name = head.rsplit([' ', '*']).next()?;
+            let ident =
+                !name.is_empty() && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
             ident.then(|| name.to_string())
         })
         .collect()
@@ -83,7 +83,12 @@ fn uncovered<'a>(symbols: impl Iterator<Item = &'a str>) -> Vec<&'a str> {
 
 #[test]
 fn a_function_outside_both_sets_is_reported() {
-    let names = ["hipMalloc", "hipMemcpyAsync_spt", "hipGraphAddNode", "hipFutureCall"];
+    let names = [
+        "hipMalloc",
+        "hipMemcpyAsync_spt",
+        "hipGraphAddNode",
+        "hipFutureCall",
+    ];
     assert_eq!(uncovered(names.into_iter()), ["hipFutureCall"]);
     let pxd = "cdef struct s:\n    int f(int)\ncdef hipError_t hipA(int * x) nogil\ncdef const char * hipB(int e)\n";
     let got: Vec<String> = declared_functions(pxd).into_iter().collect();
@@ -101,15 +106,25 @@ fn every_current_hip_function_is_modelled_or_passed_through() {
     };
     let functions = declared_functions(&read("cyhip.pxd"));
     let symbols = resolved_symbols(&read("cyhip.pyx"));
-    assert!(functions.len() > 500, "only {} functions parsed", functions.len());
+    assert!(
+        functions.len() > 500,
+        "only {} functions parsed",
+        functions.len()
+    );
     assert_eq!(
         symbols.get("hipGetDeviceProperties").map(String::as_str),
         Some("hipGetDevicePropertiesR0600")
     );
     // A declared function the .pyx resolves no symbol for is the wheel's own helper
     // (`__hip_has_symbol`), not a libamdhip64 function.
-    let helpers: Vec<&String> = functions.iter().filter(|f| !symbols.contains_key(*f)).collect();
-    assert!(helpers.len() <= 3, "functions without a symbol: {helpers:?}");
+    let helpers: Vec<&String> = functions
+        .iter()
+        .filter(|f| !symbols.contains_key(*f))
+        .collect();
+    assert!(
+        helpers.len() <= 3,
+        "functions without a symbol: {helpers:?}"
+    );
     let current: BTreeSet<&str> = functions
         .iter()
         .filter_map(|f| symbols.get(f).map(String::as_str))

@@ -50,7 +50,11 @@ fn symbol_at(p: *mut c_void) -> Option<String> {
         return None;
     }
     // SAFETY: dladdr's name is a NUL-terminated string of the loaded object.
-    Some(unsafe { CStr::from_ptr(info.dli_sname) }.to_string_lossy().into_owned())
+    Some(
+        unsafe { CStr::from_ptr(info.dli_sname) }
+            .to_string_lossy()
+            .into_owned(),
+    )
 }
 
 /// libhrr_capture.so's own handle (found from one of its functions), loaded already.
@@ -95,7 +99,13 @@ pub fn by_version(requested: &str, hip_version: Option<i32>) -> Option<String> {
     if surface_of(&r0600).is_none() {
         return Some(requested.to_string());
     }
-    hip_version.map(|v| if v >= 600 { r0600 } else { requested.to_string() })
+    hip_version.map(|v| {
+        if v >= 600 {
+            r0600
+        } else {
+            requested.to_string()
+        }
+    })
 }
 
 /// After a successful lookup of `requested` that wrote `*pfn`: capture's function in its
@@ -240,7 +250,10 @@ mod tests {
     #[test]
     fn the_version_picks_the_r0600_name_and_an_unknown_version_picks_none() {
         let at = |v| by_version("hipGetDeviceProperties", v);
-        assert_eq!(at(Some(601)).as_deref(), Some("hipGetDevicePropertiesR0600"));
+        assert_eq!(
+            at(Some(601)).as_deref(),
+            Some("hipGetDevicePropertiesR0600")
+        );
         assert_eq!(at(Some(502)).as_deref(), Some("hipGetDeviceProperties"));
         assert_eq!(at(None), None);
         assert_eq!(by_version("hipMalloc", None).as_deref(), Some("hipMalloc"));

@@ -30,7 +30,11 @@ const STANDIN: &[&str] = &[
 
 fn cc(args: &[String]) {
     let o = Command::new("cc").args(args).output().expect("cc");
-    assert!(o.status.success(), "cc {args:?}: {}", String::from_utf8_lossy(&o.stderr));
+    assert!(
+        o.status.success(),
+        "cc {args:?}: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
 }
 
 /// The stand-in HIP runtime and the program, built into `dir`; the program's path.
@@ -42,7 +46,11 @@ fn build(dir: &Path) -> PathBuf {
     args.push("-Wl,-soname,libamdhip64.so.5".into());
     args.push("-o".into());
     args.push(dir.join("libamdhip64.so.5").display().to_string());
-    args.extend(STANDIN.iter().map(|f| root.join("standin").join(f).display().to_string()));
+    args.extend(
+        STANDIN
+            .iter()
+            .map(|f| root.join("standin").join(f).display().to_string()),
+    );
     args.push("-lpthread".into());
     cc(&args);
     let exe = dir.join("program");
@@ -50,7 +58,9 @@ fn build(dir: &Path) -> PathBuf {
         "-O1".into(),
         "-o".into(),
         exe.display().to_string(),
-        root.join("capture/tests/stand_in/rocm7_program.c").display().to_string(),
+        root.join("capture/tests/stand_in/rocm7_program.c")
+            .display()
+            .to_string(),
         format!("-L{}", dir.display()),
         "-l:libamdhip64.so.5".into(),
         format!("-Wl,-rpath,{}", dir.display()),
@@ -123,20 +133,39 @@ fn rocm7_names_are_recorded_through_the_stand_in() {
         "no other unmodelled note: every name handed out was capture's"
     );
     let payload = |i: usize| Payload::parse(&p.events[i].payload).unwrap();
-    assert_eq!(payload(0).str(fid::API_NAME, "api").unwrap(), "hipRuntimeGetVersion");
+    assert_eq!(
+        payload(0).str(fid::API_NAME, "api").unwrap(),
+        "hipRuntimeGetVersion"
+    );
     for i in [2, 7] {
         let pl = payload(i);
         let props = pl.bytes(ApiDesc::field_id(0), "props").unwrap();
-        assert_eq!(props.len(), layout::DEVICE_PROP_R0600, "the R0600 struct at its full size");
+        assert_eq!(
+            props.len(),
+            layout::DEVICE_PROP_R0600,
+            "the R0600 struct at its full size"
+        );
         let arch = &props[layout::R0600_GCN_ARCH_NAME..layout::R0600_GCN_ARCH_NAME + 6];
-        assert_eq!(arch, b"gfx90a", "a field past HIP 5.2's 792-byte struct was recorded");
+        assert_eq!(
+            arch, b"gfx90a",
+            "a field past HIP 5.2's 792-byte struct was recorded"
+        );
     }
     // The per-thread forms' null stream is recorded as hipStreamPerThread.
-    let stream = |i: usize, f: usize| payload(i).get(ApiDesc::field_id(f)).unwrap().as_u64().unwrap();
+    let stream = |i: usize, f: usize| {
+        payload(i)
+            .get(ApiDesc::field_id(f))
+            .unwrap()
+            .as_u64()
+            .unwrap()
+    };
     assert_eq!(stream(3, 3), STREAM_PER_THREAD);
     assert_eq!(stream(4, 0), STREAM_PER_THREAD);
     // The looked-up copy is a whole D2H record: its expected bytes are stored.
-    assert!(payload(5).get(BLOB_FIELD | ApiDesc::field_id(0)).is_some(), "no expected output");
+    assert!(
+        payload(5).get(BLOB_FIELD | ApiDesc::field_id(0)).is_some(),
+        "no expected output"
+    );
     replay_by_version(&dir, &out);
     let _ = std::fs::remove_dir_all(&dir);
 }
@@ -165,7 +194,12 @@ fn replay_by_version(dir: &Path, archive: &Path) {
     };
     let same = run("7.1");
     let text = String::from_utf8_lossy(&same.stdout);
-    assert_eq!(same.status.code(), Some(0), "{text}{}", String::from_utf8_lossy(&same.stderr));
+    assert_eq!(
+        same.status.code(),
+        Some(0),
+        "{text}{}",
+        String::from_utf8_lossy(&same.stderr)
+    );
     assert!(text.contains("libamdhip64.so.5, HIP 7.1.0"), "{text}");
     let older = run("5.2");
     let text = String::from_utf8_lossy(&older.stdout);

@@ -373,15 +373,18 @@ impl Validator<'_> {
         let at = self.pos.field("families", i, "min_rocm", None);
         let name = &f.name;
         match (f.vendor, f.min_rocm.as_deref()) {
-            (Vendor::Nvidia, Some(_)) => {
-                self.err(at, format!("family `{name}`: min_rocm is for AMD families only"))
-            }
+            (Vendor::Nvidia, Some(_)) => self.err(
+                at,
+                format!("family `{name}`: min_rocm is for AMD families only"),
+            ),
             (Vendor::Amd, None) => {}
             (Vendor::Amd, Some(text)) => match crate::rocm::parse(text) {
                 Err(e) => self.err(at, format!("family `{name}`: min_rocm {e}")),
                 Ok(min) => {
                     for t in &f.targets {
-                        if let Some((need, why)) = crate::rocm::required(t).filter(|(n, _)| *n > min) {
+                        if let Some((need, why)) =
+                            crate::rocm::required(t).filter(|(n, _)| *n > min)
+                        {
                             self.err(
                                 at,
                                 format!("family `{name}`: min_rocm {min} is too old for target {t}: {why} ({need})"),

@@ -60,7 +60,10 @@ pub fn required(target: &str) -> Option<(Rocm, &'static str)> {
         return Some((r64, "gfx12xx (RDNA4) needs ROCm 6.4 or later"));
     }
     if target.starts_with("gfx94") {
-        return Some((Rocm { major: 6, minor: 0 }, "gfx94x (MI300) needs ROCm 6.0 or later"));
+        return Some((
+            Rocm { major: 6, minor: 0 },
+            "gfx94x (MI300) needs ROCm 6.0 or later",
+        ));
     }
     None
 }

@@ -68,7 +68,10 @@ mod tests {
         let e = check_versions([(7, "70100000")], v5, "libamdhip64.so.5").unwrap_err();
         let text = e.to_string();
         assert!(text.contains("HIP 7.1.0 (pid 7)"), "{text}");
-        assert!(text.contains("libamdhip64.so.5, is HIP 5.2.21153"), "{text}");
+        assert!(
+            text.contains("libamdhip64.so.5, is HIP 5.2.21153"),
+            "{text}"
+        );
         assert!(text.contains("with HIP 7 or newer"), "{text}");
         // Same or older major: replayed; an unreported version is not judged.
         assert_eq!(check_versions([(7, "50221153")], v7, "x"), Ok(()));

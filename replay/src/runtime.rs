@@ -59,7 +59,10 @@ fn candidates(v: Vendor) -> Vec<String> {
             c.extend(["libcudart.so.13", "libcudart.so.12", "libcudart.so"].map(String::from))
         }
         Vendor::Hip => c.extend(hip_candidates(
-            std::env::var("ROCM_PATH").ok().filter(|s| !s.is_empty()).as_deref(),
+            std::env::var("ROCM_PATH")
+                .ok()
+                .filter(|s| !s.is_empty())
+                .as_deref(),
         )),
     }
     c
@@ -294,10 +297,22 @@ mod tests {
     #[test]
     fn every_supported_hip_runtime_is_a_candidate_newest_first() {
         let c = hip_candidates(Some("/opt/rocm-7.1.0/"));
-        assert_eq!(&c[..4], ["libamdhip64.so.7", "libamdhip64.so.6", "libamdhip64.so.5", "libamdhip64.so"]);
+        assert_eq!(
+            &c[..4],
+            [
+                "libamdhip64.so.7",
+                "libamdhip64.so.6",
+                "libamdhip64.so.5",
+                "libamdhip64.so"
+            ]
+        );
         assert_eq!(c[4], "/opt/rocm-7.1.0/lib/libamdhip64.so.7");
         assert!(c.contains(&"/opt/rocm/lib/libamdhip64.so.6".to_string()));
-        assert_eq!(hip_candidates(Some("/opt/rocm")).len(), 8, "one directory once");
+        assert_eq!(
+            hip_candidates(Some("/opt/rocm")).len(),
+            8,
+            "one directory once"
+        );
         assert_eq!(hip_candidates(None).len(), 8);
     }
     use hrr_archive::api::API_TABLE;

@@ -104,9 +104,9 @@ pub fn exported_by(symbol: &str) -> Vec<&'static HipSurface> {
     HIP_SURFACES
         .iter()
         .filter(|h| {
-            SURFACE_LISTS
-                .iter()
-                .any(|l| l.vendor == Vendor::Hip && l.file == h.file && l.names().any(|n| n == symbol))
+            SURFACE_LISTS.iter().any(|l| {
+                l.vendor == Vendor::Hip && l.file == h.file && l.names().any(|n| n == symbol)
+            })
         })
         .collect()
 }
@@ -217,7 +217,10 @@ mod tests {
 
     #[test]
     fn variant_rows_stand_for_their_base() {
-        assert_eq!(base_row(id::GetDevicePropertiesR0600), id::GetDeviceProperties);
+        assert_eq!(
+            base_row(id::GetDevicePropertiesR0600),
+            id::GetDeviceProperties
+        );
         assert_eq!(base_row(id::MemcpyAsyncSpt), id::MemcpyAsync);
         assert_eq!(base_row(id::StreamSynchronizeSpt), id::StreamSynchronize);
         assert_eq!(base_row(id::StreamEndCaptureSpt), id::StreamEndCapture);
@@ -252,7 +255,10 @@ mod tests {
     fn each_row_says_which_runtimes_export_it() {
         let labels = |s| exported_by(s).iter().map(|h| h.file).collect::<Vec<_>>();
         assert_eq!(labels("hipGetDevicePropertiesR0600"), ["libamdhip64-7.txt"]);
-        assert_eq!(labels("hipMemcpyAsync_spt"), ["libamdhip64-5.2.txt", "libamdhip64-7.txt"]);
+        assert_eq!(
+            labels("hipMemcpyAsync_spt"),
+            ["libamdhip64-5.2.txt", "libamdhip64-7.txt"]
+        );
         assert_eq!(labels("hipMemsetAsync_spt"), ["libamdhip64-7.txt"]);
         assert_eq!(labels("hipGetDeviceProperties"), ["libamdhip64-5.2.txt"]);
         assert_eq!(fallback("hipEventRecord_spt"), Some("hipEventRecord"));
@@ -267,7 +273,11 @@ mod tests {
         let v7 = HipVersion::from_runtime(70_100_000).unwrap();
         assert_eq!(device_prop_size_for(v), DEVICE_PROP_R0000);
         assert_eq!(device_prop_size_for(v7), DEVICE_PROP_R0600);
-        assert_eq!(HipVersion::parse("12080"), None, "a CUDA version is no HIP version");
+        assert_eq!(
+            HipVersion::parse("12080"),
+            None,
+            "a CUDA version is no HIP version"
+        );
         assert_eq!(memory_type(v, 1), Some(MemoryType::Device));
         assert_eq!(memory_type(v7, 1), Some(MemoryType::Host));
         assert_eq!(memory_type(v7, 2), Some(MemoryType::Device));

@@ -445,7 +445,8 @@ impl<'a> Ctx<'a> {
         }
         let plan = plan_call(desc, &p, dir, self.proc_.limits.max_host_bytes)?;
         self.refuse_broken_graph(desc, &p)?;
-        if hrr_archive::api::hip_abi::base_row(desc.id) == hrr_archive::api::id::StreamBeginCapture {
+        if hrr_archive::api::hip_abi::base_row(desc.id) == hrr_archive::api::id::StreamBeginCapture
+        {
             self.preload_captured_kernels(ev.header.seq);
         }
         let explicit_node = matches!(
