@@ -115,13 +115,13 @@ hipError_t hipDeviceReset(void) {
 hipError_t hipRuntimeGetVersion(int* v) {
     ENTER;
     if (!v) RET(hipErrorInvalidValue);
-    *v = HIP_VERSION;
+    *v = si_hip_version();
     RET(hipSuccess);
 }
 hipError_t hipDriverGetVersion(int* v) {
     ENTER;
     if (!v) RET(hipErrorInvalidValue);
-    *v = HIP_VERSION;
+    *v = si_hip_version();
     RET(hipSuccess);
 }
 static int gfx9(void) { return !strncmp(arch(), "gfx9", 4); }

@@ -9,6 +9,9 @@
 extern __thread hipError_t si_hip_last_error;
 /* The device's target: $HRR_STAND_IN_ARCH, default gfx90a. */
 const char* si_hip_arch(void);
+/* The version hipRuntimeGetVersion reports: $HRR_STAND_IN_HIP_VERSION ("7.1"), default
+ * HIP 5.2's (hip_rocm7.c). */
+int si_hip_version(void);
 /* A broken binary: says what and stops the program (abort), as the real runtime does when
  * no code object fits the device. */
 void si_hip_broken(const char* what, const char* detail) __attribute__((noreturn));

@@ -22,6 +22,7 @@ pub mod drv_memcpy;
 mod exempt;
 pub mod fid;
 mod hand_written;
+pub mod hip_abi;
 pub mod kernel_node;
 pub mod launch_config;
 pub mod memcpy3d;
@@ -172,6 +173,10 @@ pub enum ParamKind {
     MemAllocNodeParams,
     /// A graph node (`cudaGraphNode_t`): a handle replay maps like a stream's.
     GraphNode,
+    /// `hipDeviceProp_tR0600*` out (`hipGetDevicePropertiesR0600`): recorded after the call
+    /// at the R0600 struct's full size (`hip_abi::layout::DEVICE_PROP_R0600`); replay hands
+    /// the runtime an out slot larger than any layout and compares nothing.
+    OutDevicePropsR0600,
 }
 
 /// Layout of `cudaMemAllocNodeParams` (CUDA 11.4+): pool properties (88 bytes), then the
@@ -377,6 +382,26 @@ macro_rules! hrr_api_table {
             // CUDA 13's libcudart exports cudaGetDeviceProperties (no _v2, which row 6
             // binds for CUDA 12); found by tests/driver_symbols.rs.
             (280, GetDeviceProperties13, cudaGetDeviceProperties, none, Exact; prop: *mut ::std::os::raw::c_void => OutStruct, device: ::std::os::raw::c_int => Value),
+            // HIP as ROCm 6+ headers bind it (api::hip_abi): the R0600 name, and the per-thread
+            // default stream forms of rows above (a null stream recorded as hipStreamPerThread).
+            (300, GetDevicePropertiesR0600, none, hipGetDevicePropertiesR0600, Exact; prop: *mut ::std::os::raw::c_void => OutDevicePropsR0600, device: ::std::os::raw::c_int => Value),
+            (301, MemcpySpt, none, hipMemcpy_spt, Exact; dst: *mut ::std::os::raw::c_void => CopyDst(count), src: *const ::std::os::raw::c_void => CopySrc(count), count: usize => Value, kind: ::std::os::raw::c_int => CopyKind),
+            (302, MemcpyAsyncSpt, none, hipMemcpyAsync_spt, Exact; dst: *mut ::std::os::raw::c_void => CopyDst(count), src: *const ::std::os::raw::c_void => CopySrc(count), count: usize => Value, kind: ::std::os::raw::c_int => CopyKind, stream: *mut ::std::os::raw::c_void => Stream),
+            (303, MemsetSpt, none, hipMemset_spt, Exact; ptr: *mut ::std::os::raw::c_void => DevPtr, value: ::std::os::raw::c_int => Value, count: usize => Value),
+            (304, MemsetAsyncSpt, none, hipMemsetAsync_spt, Exact; ptr: *mut ::std::os::raw::c_void => DevPtr, value: ::std::os::raw::c_int => Value, count: usize => Value, stream: *mut ::std::os::raw::c_void => Stream),
+            (305, Memcpy2DSpt, none, hipMemcpy2D_spt, Exact; dst: *mut ::std::os::raw::c_void => CopyDst2D(dpitch, width, height), dpitch: usize => Value, src: *const ::std::os::raw::c_void => CopySrc2D(spitch, width, height), spitch: usize => Value, width: usize => Value, height: usize => Value, kind: ::std::os::raw::c_int => CopyKind),
+            (306, Memcpy2DAsyncSpt, none, hipMemcpy2DAsync_spt, Exact; dst: *mut ::std::os::raw::c_void => CopyDst2D(dpitch, width, height), dpitch: usize => Value, src: *const ::std::os::raw::c_void => CopySrc2D(spitch, width, height), spitch: usize => Value, width: usize => Value, height: usize => Value, kind: ::std::os::raw::c_int => CopyKind, stream: *mut ::std::os::raw::c_void => Stream),
+            (307, Memset2DSpt, none, hipMemset2D_spt, Exact; ptr: *mut ::std::os::raw::c_void => DevPtr, pitch: usize => Value, value: ::std::os::raw::c_int => Value, width: usize => Value, height: usize => Value),
+            (308, Memset2DAsyncSpt, none, hipMemset2DAsync_spt, Exact; ptr: *mut ::std::os::raw::c_void => DevPtr, pitch: usize => Value, value: ::std::os::raw::c_int => Value, width: usize => Value, height: usize => Value, stream: *mut ::std::os::raw::c_void => Stream),
+            (309, Memcpy3DSpt, none, hipMemcpy3D_spt, Exact; p: *const ::std::os::raw::c_void => Copy3DParms),
+            (310, Memcpy3DAsyncSpt, none, hipMemcpy3DAsync_spt, Exact; p: *const ::std::os::raw::c_void => Copy3DParms, stream: *mut ::std::os::raw::c_void => Stream),
+            (311, StreamSynchronizeSpt, none, hipStreamSynchronize_spt, Exact; stream: *mut ::std::os::raw::c_void => Stream),
+            (312, StreamQuerySpt, none, hipStreamQuery_spt, Any; stream: *mut ::std::os::raw::c_void => Stream),
+            (313, StreamWaitEventSpt, none, hipStreamWaitEvent_spt, Exact; stream: *mut ::std::os::raw::c_void => Stream, event: *mut ::std::os::raw::c_void => Event, flags: ::std::os::raw::c_uint => Value),
+            (314, EventRecordSpt, none, hipEventRecord_spt, Exact; event: *mut ::std::os::raw::c_void => Event, stream: *mut ::std::os::raw::c_void => Stream),
+            (315, StreamBeginCaptureSpt, none, hipStreamBeginCapture_spt, Exact; stream: *mut ::std::os::raw::c_void => Stream, mode: ::std::os::raw::c_int => CaptureMode),
+            (316, StreamEndCaptureSpt, none, hipStreamEndCapture_spt, Exact; stream: *mut ::std::os::raw::c_void => Stream, graph: *mut *mut ::std::os::raw::c_void => OutGraph),
+            (317, StreamIsCapturingSpt, none, hipStreamIsCapturing_spt, Exact; stream: *mut ::std::os::raw::c_void => Stream, status: *mut ::std::os::raw::c_int => OutValue),
             (50, DeviceSetCacheConfig, cudaDeviceSetCacheConfig, hipDeviceSetCacheConfig, Exact; config: ::std::os::raw::c_int => Value),
             (51, DeviceGetCacheConfig, cudaDeviceGetCacheConfig, hipDeviceGetCacheConfig, Exact; config: *mut ::std::os::raw::c_int => OutValue),
             (52, DeviceSetSharedMemConfig, cudaDeviceSetSharedMemConfig, hipDeviceSetSharedMemConfig, Exact; config: ::std::os::raw::c_int => Value),

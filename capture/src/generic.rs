@@ -9,7 +9,7 @@ use std::borrow::Cow;
 use std::os::raw::c_int;
 
 use hrr_archive::api::{
-    drv_memcpy, memcpy3d, ApiDesc, CopyDir, ParamKind, Vendor, BLOB_FIELD, CAPTURE_FIELD,
+    drv_memcpy, hip_abi, memcpy3d, ApiDesc, CopyDir, ParamKind, Vendor, BLOB_FIELD, CAPTURE_FIELD,
     COPY_DIR_FIELD, OUTPUT_PENDING_FIELD,
 };
 use hrr_archive::payload::{BlobRef, FieldType, PayloadWriter};
@@ -446,7 +446,7 @@ pub fn capture_row(
         return call();
     };
     let before = state::guarded(desc.name, || BeforeCall {
-        graph_row: graph_io::before_row(vendor, desc.id, args),
+        graph_row: graph_io::before_row(vendor, hip_abi::base_row(desc.id), args),
         ..before_call(cap, desc, args)
     });
     let ret = call();
@@ -491,7 +491,7 @@ pub fn capture_row(
         if let (Some(of), Some(seq)) = (node_of, seq) {
             graph_io::add_nodes(of, rec.nodes.iter().map(|n| n.at(seq)));
         }
-        graph_io::after_row(before.graph_row, desc.id, args, ret);
+        graph_io::after_row(before.graph_row, hip_abi::base_row(desc.id), args, ret);
         match (rec.deferred.take(), seq) {
             (Some((fid, d)), Some(seq)) => outputs::submit(cap, d, seq, fid, api),
             (Some((_, d)), None) => outputs::cancel(d),

@@ -380,7 +380,8 @@ pub type LaunchFn =
 
 /// The path every [`LaunchFn`] shim shares: call the real function exactly once (inside
 /// the shim guard, so the runtime's own calls go straight through), then record the
-/// launch, its kernel resolved from `first` by `resolve`.
+/// launch, its kernel resolved from `first` by `resolve`. A per-thread default stream
+/// form (`hipLaunchKernel_spt`) records its null stream as `hipStreamPerThread`.
 ///
 /// # Safety
 /// The arguments are the program's own, for the runtime's `f`.
@@ -397,12 +398,16 @@ unsafe fn launch(
     shmem: usize,
     stream: *mut c_void,
     resolve: fn(&KernelRegistry, u64) -> Resolved,
+    per_thread: bool,
 ) -> c_int {
     let shape = LaunchShape {
         grid,
         block,
         shmem,
-        stream: stream as u64,
+        stream: match stream as u64 {
+            0 if per_thread => hrr_archive::api::hip_abi::STREAM_PER_THREAD,
+            s => s,
+        },
     };
     // SAFETY: the program's own arguments, for the runtime's `f`.
     let call = || unsafe { f(first, grid, block, args, shmem, stream) };
@@ -456,6 +461,9 @@ pub unsafe fn launch_by(
 /// A [`LaunchFn`] shim: `$resolve` finds the kernel behind the first argument.
 macro_rules! launch_shim {
     ($name:ident, $vendor:expr, $id:expr, $resolve:path) => {
+        launch_shim!($name, $vendor, $id, $resolve, false);
+    };
+    ($name:ident, $vendor:expr, $id:expr, $resolve:path, $per_thread:expr) => {
         /// # Safety
         /// Called by compiler-generated launch stubs or the program, in place of the
         /// runtime's function of this name.
@@ -485,6 +493,7 @@ macro_rules! launch_shim {
                     shmem,
                     stream,
                     $resolve,
+                    $per_thread,
                 )
             }
         }
@@ -509,6 +518,14 @@ launch_shim!(
     Vendor::Hip,
     semantic::LAUNCH_KERNEL,
     resolve_hip_stub
+);
+// Programs built with -fgpu-default-stream=per-thread launch through the _spt form.
+launch_shim!(
+    hipLaunchKernel_spt,
+    Vendor::Hip,
+    semantic::LAUNCH_KERNEL,
+    resolve_hip_stub,
+    true
 );
 
 /// CUDA's `cudaLaunchConfig_t` (CUDA 11.8+).

@@ -34,7 +34,8 @@
 //!   `symbols`: copies to and from device variables; `unreplayable`: calls recorded as
 //!   unreplayable; `driver`: the driver's module loads from files, globals, unloads, the
 //!   library API and `cuLaunchKernelEx`; `graph_launch`: graph launches and the host side
-//!   of each.
+//!   of each; `proc_address`: entry-point lookups (`hipGetProcAddress`,
+//!   `hipGetDriverEntryPoint`) hand out capture's own functions.
 //!
 //! Every exported symbol is declared once, in `hrr_archive::api` (the table's rows,
 //! `HAND_WRITTEN`, `PROCESS_HOOKS`, and the surface lists for the pass-throughs);
@@ -65,6 +66,7 @@ pub mod outputs;
 pub mod params;
 pub mod pending;
 pub mod pinned;
+pub mod proc_address;
 pub mod reader;
 pub mod reads;
 pub mod regions;

@@ -206,7 +206,8 @@ pub fn before_row(
 /// After a row's real call, before its record: a synchronisation the program can
 /// observe waits for the reads it covers; an event's record point is noted.
 pub fn after_row(desc: &ApiDesc, args: &[u64], ret: c_int) {
-    match desc.id {
+    // A per-thread default stream form synchronises as its base row.
+    match hrr_archive::api::hip_abi::base_row(desc.id) {
         // The driver's twins count too: a program may copy through the runtime and
         // synchronise through the driver (a driver context sync covers the device).
         id::EventRecord | id::CuEventRecord if ret == 0 => {

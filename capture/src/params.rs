@@ -213,6 +213,10 @@ pub fn decode(desc: &ApiDesc, i: usize, args: &[u64]) -> Param {
             at: a,
             len: hrr_archive::api::INSTANTIATE_PARAMS_SIZE,
         },
+        ParamKind::OutDevicePropsR0600 => Param::Struct {
+            at: a,
+            len: hrr_archive::api::hip_abi::layout::DEVICE_PROP_R0600 as u64,
+        },
     }
 }
 

@@ -24,7 +24,10 @@ macro_rules! shim_for {
                 // SAFETY: the program's own arguments, passed on unchanged.
                 return unsafe { f($($p),*) };
             };
-            crate::generic::capture_row(desc, Vendor::$vendor, &[$(FfiArg::to_u64($p)),*], || {
+            // A per-thread default stream form records its null stream as hipStreamPerThread.
+            let mut args = [$(FfiArg::to_u64($p)),*];
+            hrr_archive::api::hip_abi::recorded_args(desc, &mut args);
+            crate::generic::capture_row(desc, Vendor::$vendor, &args, || {
                 // SAFETY: the program's own arguments, passed on unchanged.
                 unsafe { f($($p),*) }
             })

@@ -56,6 +56,7 @@ fn library(
                 "hip.c",
                 "hip_code.c",
                 "hip_graph.c",
+                "hip_rocm7.c",
             ],
             &["-D__HIP_PLATFORM_AMD__"],
         ),
@@ -273,7 +274,8 @@ pub fn gpu(family: &Family, arch: &str) -> Gpu {
 /// The family as a stand-in run sees it: its environment plus the stand-in on the loader
 /// path (captured program and replay alike), `HRR_STAND_IN=1` (cases skip checks of kernel
 /// results), the device's target, replay pointed at the stand-in library, and a log of
-/// what each process did (`HRR_STAND_IN_LOG`, a JSON line per process).
+/// what each process did (`HRR_STAND_IN_LOG`, a JSON line per process), and for AMD the
+/// HIP version the stand-in reports (the family's `min_rocm`).
 pub fn family(f: &Family, runtime_dir: &Path, arch: &str, log: &Path) -> Family {
     let (lib, _, _) = library(f.vendor);
     let mut env: BTreeMap<String, String> = f.env.clone();
@@ -285,6 +287,12 @@ pub fn family(f: &Family, runtime_dir: &Path, arch: &str, log: &Path) -> Family 
     env.insert("HRR_STAND_IN".into(), "1".into());
     env.insert("HRR_STAND_IN_ARCH".into(), arch.into());
     env.insert("HRR_STAND_IN_LOG".into(), log.display().to_string());
+    // The stand-in HIP runtime reports the family's minimum ROCm (hipRuntimeGetVersion),
+    // so families needing ROCm 6+ run the R0600 and _spt paths and the others HIP 5's.
+    if let (Vendor::Amd, Some(v)) = (f.vendor, f.min_rocm.as_deref()) {
+        env.entry("HRR_STAND_IN_HIP_VERSION".into())
+            .or_insert_with(|| v.to_string());
+    }
     let var = match f.vendor {
         Vendor::Amd => "HRR_REPLAY_AMDHIP",
         Vendor::Nvidia => "HRR_REPLAY_CUDART",

@@ -6,6 +6,7 @@
 //! - `schema`: the serde types (unknown keys are errors).
 //! - `prescan`: size, depth, one document, no tags or aliases, no blank values, before parsing.
 //! - `load`: reading and validating, with errors that name file, line and column.
+//! - `rocm`: the ROCm release an AMD family needs (`min_rocm`), checked against its targets.
 //! - `resolve`: what a family runs (skip and expectation per case, with reasons) and sharding.
 
 pub mod duration;
@@ -13,6 +14,7 @@ pub mod glob;
 pub mod load;
 pub mod prescan;
 pub mod resolve;
+pub mod rocm;
 pub mod schema;
 
 pub use load::{load, load_str, MatrixError};

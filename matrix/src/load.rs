@@ -9,7 +9,9 @@ use std::path::{Path, PathBuf};
 
 use crate::glob;
 use crate::prescan;
-use crate::schema::{CaseKind, Check, Matrix, Vendor, MAX_UNSTABLE_BYTES, MAX_UNSTABLE_RUNS};
+use crate::schema::{
+    CaseKind, Check, Family, Matrix, Vendor, MAX_UNSTABLE_BYTES, MAX_UNSTABLE_RUNS,
+};
 
 /// At most this many `stdout_varies` patterns per case, each at most this long.
 const MAX_STDOUT_VARIES: usize = 32;
@@ -350,6 +352,7 @@ impl Validator<'_> {
                     format!("family `{}`: gpus_per_runner must be at least 1", f.name),
                 );
             }
+            self.check_min_rocm(i, f);
             for k in f.env.keys() {
                 if k.is_empty() || !k.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
                     let at = self.pos.field("families", i, "env", Some(k));
@@ -362,6 +365,37 @@ impl Validator<'_> {
                     );
                 }
             }
+        }
+    }
+
+    /// An AMD family's minimum ROCm is a release at least what each target needs; an
+    /// NVIDIA family names none. (The repository's matrix names one for every AMD family:
+    /// `tests/matrix_files.rs` checks it.)
+    fn check_min_rocm(&mut self, i: usize, f: &Family) {
+        let at = self.pos.field("families", i, "min_rocm", None);
+        let name = &f.name;
+        match (f.vendor, f.min_rocm.as_deref()) {
+            (Vendor::Nvidia, Some(_)) => self.err(
+                at,
+                format!("family `{name}`: min_rocm is for AMD families only"),
+            ),
+            (Vendor::Amd, None) => {}
+            (Vendor::Amd, Some(text)) => match crate::rocm::parse(text) {
+                Err(e) => self.err(at, format!("family `{name}`: min_rocm {e}")),
+                Ok(min) => {
+                    for t in &f.targets {
+                        if let Some((need, why)) =
+                            crate::rocm::required(t).filter(|(n, _)| *n > min)
+                        {
+                            self.err(
+                                at,
+                                format!("family `{name}`: min_rocm {min} is too old for target {t}: {why} ({need})"),
+                            );
+                        }
+                    }
+                }
+            },
+            (Vendor::Nvidia, None) => {}
         }
     }
 

@@ -85,6 +85,10 @@ pub struct Family {
     pub timeout: Option<TextDuration>,
     #[serde(default)]
     pub env: BTreeMap<String, String>,
+    /// AMD: the oldest ROCm release the family runs on ("6.4"), at least what each of its
+    /// targets needs (`rocm::required`); the stand-in HIP runtime reports it. NVIDIA: none.
+    #[serde(default)]
+    pub min_rocm: Option<String>,
 }
 
 fn one() -> u32 {

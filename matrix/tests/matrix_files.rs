@@ -91,6 +91,59 @@ fn the_repository_matrix_is_valid_and_covers_every_family() {
         assert!(m.families.iter().any(|x| x.name == f), "family {f} missing");
     }
     assert!(m.cases.len() >= 15, "only {} cases", m.cases.len());
+    // Every AMD family records the oldest ROCm it runs on; the newest need 6.4.
+    for f in m
+        .families
+        .iter()
+        .filter(|f| f.vendor == hrr_matrix::Vendor::Amd)
+    {
+        assert!(
+            f.min_rocm.is_some(),
+            "AMD family {} names no min_rocm",
+            f.name
+        );
+    }
+    let min = |n: &str| {
+        m.families
+            .iter()
+            .find(|f| f.name == n)
+            .unwrap()
+            .min_rocm
+            .clone()
+    };
+    for f in ["gfx950", "gfx1150", "gfx1151", "gfx1153"] {
+        assert_eq!(min(f).as_deref(), Some("6.4"), "{f}");
+    }
+}
+
+#[test]
+fn a_minimum_rocm_too_old_for_a_target_or_on_nvidia_is_refused() {
+    let amd = GOOD.replacen(
+        "    vendor: amd\n",
+        "    vendor: amd\n    min_rocm: \"5.2\"\n",
+        1,
+    );
+    assert!(errors(&amd).is_empty(), "{:?}", errors(&amd));
+    let e = errors(&amd.replace("targets: [gfx1100", "targets: [gfx1151, gfx1100"));
+    assert!(
+        e.iter().any(|x| x.contains("min_rocm 5.2 is too old for target gfx1151: gfx115x (Strix) needs ROCm 6.4 or later (6.4)")),
+        "{e:?}"
+    );
+    let e = errors(&amd.replace("min_rocm: \"5.2\"", "min_rocm: \"six\""));
+    assert!(
+        e.iter()
+            .any(|x| x.contains("min_rocm `six` is not a ROCm release")),
+        "{e:?}"
+    );
+    let e = errors(&GOOD.replace(
+        "    vendor: nvidia\n",
+        "    vendor: nvidia\n    min_rocm: \"6.4\"\n",
+    ));
+    assert!(
+        e.iter()
+            .any(|x| x.contains("min_rocm is for AMD families only")),
+        "{e:?}"
+    );
 }
 
 #[test]

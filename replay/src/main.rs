@@ -9,6 +9,7 @@
 //! limit; 3 the GPU or runtime is unavailable.
 
 mod engine;
+mod hip_version;
 mod info;
 mod runtime;
 mod serve;

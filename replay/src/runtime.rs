@@ -1,8 +1,13 @@
-//! Loading the vendor runtime with libloading and calling table rows through it.
+//! Loading the vendor runtime with libloading and calling table rows through it. A HIP
+//! runtime is any of ROCm 7's, 6's or HIP 5's libamdhip64 (`hip_abi`), from the loader
+//! path, `$ROCM_PATH/lib` or `/opt/rocm/lib`; its `hipRuntimeGetVersion` is asked once.
+//! A row whose HIP symbol the loaded runtime lacks (an R0600 or `_spt` form) is called by
+//! its base name.
 
 use std::collections::HashMap;
 use std::os::raw::{c_int, c_void};
 
+use hrr_archive::api::hip_abi::{self, HipVersion};
 use hrr_archive::api::{ApiDesc, FfiArg, Vendor};
 use libloading::Library;
 
@@ -31,6 +36,9 @@ pub enum RuntimeError {
 pub struct Runtime {
     pub vendor: Vendor,
     pub library_name: String,
+    /// What the HIP runtime's `hipRuntimeGetVersion` reported (None for CUDA, or when it
+    /// failed).
+    pub hip_version: Option<HipVersion>,
     lib: Library,
     driver: Option<Library>,
     cache: std::cell::RefCell<HashMap<String, *mut c_void>>,
@@ -50,9 +58,38 @@ fn candidates(v: Vendor) -> Vec<String> {
         Vendor::Cuda => {
             c.extend(["libcudart.so.13", "libcudart.so.12", "libcudart.so"].map(String::from))
         }
-        Vendor::Hip => {
-            c.extend(["libamdhip64.so.6", "libamdhip64.so.5", "libamdhip64.so"].map(String::from))
+        Vendor::Hip => c.extend(hip_candidates(
+            std::env::var("ROCM_PATH")
+                .ok()
+                .filter(|s| !s.is_empty())
+                .as_deref(),
+        )),
+    }
+    c
+}
+
+/// HIP runtime library names, newest first: on the loader path, then under
+/// `$ROCM_PATH/lib` and `/opt/rocm/lib` (a runtime-only install may lack the unversioned
+/// link, and a ROCm install outside ld.so's configuration is found there).
+fn hip_candidates(rocm_path: Option<&str>) -> Vec<String> {
+    const NAMES: [&str; 4] = [
+        "libamdhip64.so.7",
+        "libamdhip64.so.6",
+        "libamdhip64.so.5",
+        "libamdhip64.so",
+    ];
+    let mut c: Vec<String> = NAMES.map(String::from).to_vec();
+    let dirs = rocm_path
+        .map(|r| format!("{}/lib", r.trim_end_matches('/')))
+        .into_iter()
+        .chain(["/opt/rocm/lib".to_string()]);
+    let mut seen = Vec::new();
+    for d in dirs {
+        if seen.contains(&d) {
+            continue;
         }
+        c.extend(NAMES.map(|n| format!("{d}/{n}")));
+        seen.push(d);
     }
     c
 }
@@ -80,13 +117,21 @@ impl Runtime {
                         Vendor::Cuda => unsafe { Library::new(driver_name()) }.ok(),
                         Vendor::Hip => None,
                     };
-                    return Ok(Runtime {
+                    let mut rt = Runtime {
                         vendor: v,
                         library_name: name,
+                        hip_version: None,
                         lib,
                         driver,
                         cache: Default::default(),
-                    });
+                    };
+                    if v == Vendor::Hip {
+                        rt.hip_version = match rt.call_int_out("hipRuntimeGetVersion") {
+                            Ok((0, n)) => HipVersion::from_runtime(n.into()),
+                            _ => None,
+                        };
+                    }
+                    return Ok(rt);
                 }
                 Err(e) => tried.push(format!("{name}: {e}")),
             }
@@ -124,6 +169,13 @@ impl Runtime {
     pub fn require_row(&self, desc: &ApiDesc) -> Result<*mut c_void, RuntimeError> {
         let name = self.symbol_of(desc)?;
         if !desc.is_driver(self.vendor) {
+            // An R0600 or per-thread form the runtime lacks: its base function (same
+            // parameters; the per-thread stream was recorded as hipStreamPerThread).
+            if let (None, Some(base)) = (self.sym(name), hip_abi::fallback(name)) {
+                if self.vendor == Vendor::Hip {
+                    return self.require(base);
+                }
+            }
             return self.require(name);
         }
         let driver = self.driver.as_ref().ok_or_else(|| RuntimeError::NoDriver {
@@ -195,6 +247,14 @@ impl Runtime {
         })
     }
 
+    /// The library and, for HIP, the version it reported ("libamdhip64.so.7, HIP 7.1.0").
+    pub fn describe(&self) -> String {
+        match self.hip_version {
+            Some(v) => format!("{}, HIP {v}", self.library_name),
+            None => self.library_name.clone(),
+        }
+    }
+
     /// This vendor's name for a table row.
     pub fn symbol_of(&self, desc: &ApiDesc) -> Result<&'static str, RuntimeError> {
         desc.symbol(self.vendor)
@@ -232,7 +292,29 @@ hrr_archive::hrr_api_table!(define_calls);
 
 #[cfg(test)]
 mod tests {
-    use super::call_row;
+    use super::{call_row, hip_candidates};
+
+    #[test]
+    fn every_supported_hip_runtime_is_a_candidate_newest_first() {
+        let c = hip_candidates(Some("/opt/rocm-7.1.0/"));
+        assert_eq!(
+            &c[..4],
+            [
+                "libamdhip64.so.7",
+                "libamdhip64.so.6",
+                "libamdhip64.so.5",
+                "libamdhip64.so"
+            ]
+        );
+        assert_eq!(c[4], "/opt/rocm-7.1.0/lib/libamdhip64.so.7");
+        assert!(c.contains(&"/opt/rocm/lib/libamdhip64.so.6".to_string()));
+        assert_eq!(
+            hip_candidates(Some("/opt/rocm")).len(),
+            8,
+            "one directory once"
+        );
+        assert_eq!(hip_candidates(None).len(), 8);
+    }
     use hrr_archive::api::API_TABLE;
     use std::os::raw::{c_int, c_void};
 

@@ -12,6 +12,7 @@ use hrr_archive::{Archive, Limits};
 use hrr_contract::{Failure, ReplayExit, ReplayResult, Verdict};
 
 use crate::engine;
+use crate::hip_version;
 use crate::info::escape_controls;
 use crate::runtime::{Runtime, RuntimeError};
 use crate::stability::Learner;
@@ -279,7 +280,15 @@ fn replay(
             return result;
         }
     };
-    result.runtime_library = rt.library_name.clone();
+    result.runtime_library = rt.describe();
+    if vendor == Vendor::Hip {
+        if let Err(e) = hip_version::check(archive, rt.hip_version, &rt.library_name) {
+            let _ = writeln!(err, "hrr-replay: {}", escape_controls(&e.to_string()));
+            result.reason = e.to_string();
+            result.exit_code = ReplayExit::NoGpu;
+            return result;
+        }
+    }
     let opts = engine::Options {
         continue_on_error: req.continue_on_error,
     };

@@ -60,7 +60,7 @@ pub const EXEMPT: &[Exemption] = &[
             "hipDeviceGetUuid", "hipDeviceTotalMem", "hipDeviceComputeCapability",
             "hipDeviceGetPCIBusId", "hipDeviceGetByPCIBusId", "hipDeviceCanAccessPeer",
             "hipDeviceGetP2PAttribute", "hipDeviceGetCacheConfig", "hipDeviceGetSharedMemConfig",
-            "hipDeviceGetStreamPriorityRange", "hipChooseDevice", "hipMemGetInfo",
+            "hipDeviceGetStreamPriorityRange", "hipChooseDevice", "hipChooseDeviceR0600", "hipMemGetInfo",
             "hipCtxGetDevice", "hipCtxGetApiVersion", "hipCtxGetFlags", "hipCtxGetCacheConfig",
             "hipCtxGetSharedMemConfig",
         ],

@@ -44,6 +44,7 @@ pub const HAND_WRITTEN: &[HandWritten] = hand_written! {
     (cudaLaunchKernel, Cuda, [k::LAUNCH_KERNEL], launch),
     (cudaLaunchKernelExC, Cuda, [k::LAUNCH_KERNEL, k::LAUNCH_KERNEL_EX], launch),
     (hipLaunchKernel, Hip, [k::LAUNCH_KERNEL], launch),
+    (hipLaunchKernel_spt, Hip, [k::LAUNCH_KERNEL], launch),
     (__cudaLaunchKernel, Cuda, [k::LAUNCH_KERNEL_BY_HANDLE], launch),
     // Launch configuration: function attributes and cooperative launches.
     (cudaFuncSetAttribute, Cuda, [k::FUNC_SET_ATTRIBUTE], launchcfg),
@@ -122,6 +123,12 @@ pub const HAND_WRITTEN: &[HandWritten] = hand_written! {
     // Graph launches: the host side of the graph's copy nodes at each launch.
     (cudaGraphLaunch, Cuda, [k::GRAPH_LAUNCH], graph_launch),
     (hipGraphLaunch, Hip, [k::GRAPH_LAUNCH], graph_launch),
+    // Entry-point lookups (ROCm 6+): a function capture models is handed out as capture's
+    // own shim; a name capture does not know gets the real pointer and an unmodelled note.
+    (hipGetProcAddress, Hip, [k::UNMODELLED_CALL], proc_address),
+    (hipGetProcAddress_spt, Hip, [k::UNMODELLED_CALL], proc_address),
+    (hipGetDriverEntryPoint, Hip, [k::UNMODELLED_CALL], proc_address),
+    (hipGetDriverEntryPoint_spt, Hip, [k::UNMODELLED_CALL], proc_address),
 };
 
 /// C library functions capture also exports, as `(symbol, owner module)`: no runtime's

@@ -60,6 +60,8 @@ pub static SURFACE_LISTS: &[SurfaceList] = &[
     surface_list!("libcudart.so.13", Cuda, Next, "libcudart-13.0.txt"),
     surface_list!("libcuda.so.1", Cuda, CudaDriver, "libcuda-580.txt"),
     surface_list!("libamdhip64.so", Hip, Next, "libamdhip64-5.2.txt"),
+    // What ROCm 6.x/7.x add (api::hip_abi): names HIP 5.2 lacks, from the current headers.
+    surface_list!("libamdhip64.so", Hip, Next, "libamdhip64-7.txt"),
 ];
 
 /// A surface symbol and the list it came from.

@@ -438,6 +438,7 @@ mod tests {
             shards: 1,
             timeout: None,
             env: Default::default(),
+            min_rocm: None,
         }
     }
 

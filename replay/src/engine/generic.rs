@@ -296,6 +296,7 @@ fn plan_call(
             | ParamKind::OutEvent
             | ParamKind::OutValue
             | ParamKind::OutStruct
+            | ParamKind::OutDevicePropsR0600
             | ParamKind::OutSize
             | ParamKind::OutPitchedDevPtr(..)
             | ParamKind::OutMemPool
@@ -414,7 +415,8 @@ pub(super) struct CallBuffers<'a> {
     pub(super) deferred: Option<super::deferred::Staged<'a>>,
     /// The row has a stream (its copy may still run after the call returns).
     pub(super) streamed: bool,
-    /// Out parameters' slots, and which parameter each belongs to.
+    /// Out parameters' slots, and which parameter each belongs to. A slot is larger than
+    /// any runtime's struct a row fills (ROCm 6+'s `hipDeviceProp_tR0600` included).
     pub(super) slots: Vec<Box<[u64; 2048]>>,
     pub(super) slot_of: HashMap<usize, usize>,
     /// Encoded 3D copy parameters.
@@ -443,7 +445,8 @@ impl<'a> Ctx<'a> {
         }
         let plan = plan_call(desc, &p, dir, self.proc_.limits.max_host_bytes)?;
         self.refuse_broken_graph(desc, &p)?;
-        if desc.id == hrr_archive::api::id::StreamBeginCapture {
+        if hrr_archive::api::hip_abi::base_row(desc.id) == hrr_archive::api::id::StreamBeginCapture
+        {
             self.preload_captured_kernels(ev.header.seq);
         }
         let explicit_node = matches!(
@@ -625,6 +628,12 @@ impl<'a> Ctx<'a> {
         })
     }
 }
+
+/// No runtime's struct outgrows an out slot (`CallBuffers::slots`).
+const _: () = assert!(
+    2048 * 8 >= hrr_archive::api::hip_abi::layout::DEVICE_PROP_R0600
+        && 2048 * 8 >= hrr_archive::api::hip_abi::layout::DEVICE_PROP_R0000
+);
 
 #[cfg(test)]
 mod tests {

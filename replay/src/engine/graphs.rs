@@ -61,7 +61,7 @@ impl Ctx<'_> {
         };
         let mut wanted: Vec<(String, String)> = Vec::new();
         for e in &events[start + 1..] {
-            match e.header.api_id {
+            match api::hip_abi::base_row(e.header.api_id) {
                 api::id::StreamEndCapture => break,
                 semantic::LAUNCH_KERNEL
                 | semantic::LAUNCH_KERNEL_BY_HANDLE

@@ -51,6 +51,7 @@ impl Ctx<'_> {
                 ParamKind::OutSize
                 | ParamKind::OutValue
                 | ParamKind::OutStruct
+                | ParamKind::OutDevicePropsR0600
                 | ParamKind::OutPoolAttrValue(_) => {
                     slot.next();
                 }
