@@ -48,6 +48,7 @@
 pub mod real;
 
 pub mod alloc;
+pub mod arrays;
 pub mod capturing;
 pub mod config;
 pub mod crash;
@@ -61,6 +62,7 @@ pub mod kernel_node;
 pub mod launch;
 pub mod launchcfg;
 pub mod modules;
+pub mod objects;
 pub mod outputs;
 pub mod params;
 pub mod pending;

@@ -19,6 +19,7 @@ mod kernels;
 mod launchcfg;
 mod mempool;
 mod outputs;
+mod textures;
 
 use std::collections::HashMap;
 use std::os::raw::c_int;
@@ -82,6 +83,8 @@ struct Ctx<'a> {
     /// Devices whose current memory pool the program set (`DeviceSetMemPool`): given
     /// back their default pool at the end, before the program's pools are destroyed.
     pool_devices: Vec<u64>,
+    /// Texture and surface objects (`textures`).
+    objects: textures::Objects,
 }
 
 /// A device resource a replay owns until the program's own call releases it.
@@ -96,6 +99,8 @@ enum Resource {
     MemPool,
     Graph,
     GraphExec,
+    Array,
+    MipmappedArray,
 }
 
 impl Resource {
@@ -110,6 +115,8 @@ impl Resource {
             Resource::MemPool => api::id::MemPoolDestroy,
             Resource::Graph => api::id::GraphDestroy,
             Resource::GraphExec => api::id::GraphExecDestroy,
+            Resource::Array => api::id::FreeArray,
+            Resource::MipmappedArray => api::id::FreeMipmappedArray,
         }
     }
 }
@@ -262,6 +269,7 @@ impl<'a> Ctx<'a> {
                 self.module_instances.clear();
                 self.function_instances.clear();
                 self.handles.clear();
+                self.objects = textures::Objects::default();
                 self.pool_devices.clear();
                 self.live.clear();
                 // Registrations went with the context; the buffers are still ours.
@@ -322,6 +330,8 @@ impl<'a> Ctx<'a> {
         let _ = self.rt.call_void(sync);
         self.deferred.release(self.rt);
         self.restore_device_pools();
+        // Objects before the arrays and memory they read.
+        self.objects.release(self.rt);
         // Contexts last: what was made in one is released while it still exists.
         let mut live: Vec<(u64, Resource)> = std::mem::take(&mut self.live).into_iter().collect();
         live.sort_by_key(|(_, kind)| *kind == Resource::Context);
@@ -389,6 +399,7 @@ pub fn replay_process(rt: &Runtime, proc_: &ProcessArchive, opts: &Options) -> P
         failures: Vec::new(),
         refused: None,
         pool_devices: Vec::new(),
+        objects: textures::Objects::default(),
     };
     // Under --continue-on-error: checks after this are marked (what the unmodelled call
     // did is missing from the replay).
