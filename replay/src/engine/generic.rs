@@ -851,6 +851,48 @@ mod tests {
     }
 
     #[test]
+    fn descriptors_are_passed_rebuilt_and_objects_mapped_by_class() {
+        // cudaCreateTextureObject(&t, &res, &tex, NULL).
+        let res = vec![0u8; 144];
+        let bytes = payload(|w| {
+            w.handle(1, 0x3);
+            w.bytes(2, &res, false).bytes(3, &[0u8; 72], false);
+            w.null(4, FieldType::Bytes);
+        });
+        let p = Payload::parse(&bytes).unwrap();
+        let plan = plan_of(id::CreateTextureObject, &p, 1 << 20).unwrap();
+        assert_eq!(plan.args[0], ArgPlan::OutSlot);
+        assert_eq!(
+            plan.args[1],
+            ArgPlan::Layout {
+                name: "resource_desc",
+                raw: res
+            }
+        );
+        assert_eq!(plan.args[3], ArgPlan::Value(0), "a null view stays null");
+        let bytes = payload(|w| {
+            w.handle(1, 0x3);
+        });
+        let p = Payload::parse(&bytes).unwrap();
+        assert_eq!(
+            plan_of(id::DestroySurfaceObject, &p, 1 << 20).unwrap().args,
+            [ArgPlan::Object {
+                surface: true,
+                captured: 3
+            }]
+        );
+        // cudaMalloc3DArray: the spilled registers pass nothing the callee reads.
+        let bytes = payload(|w| {
+            w.handle(1, 0xa0).bytes(2, &[0u8; 20], false).u64(3, 0);
+            w.u64(7, 16).u64(8, 8).u64(9, 4);
+        });
+        let p = Payload::parse(&bytes).unwrap();
+        let plan = plan_of(id::Malloc3DArray, &p, 1 << 20).unwrap();
+        assert_eq!(plan.args[3..6], [ArgPlan::Value(0); 3]);
+        assert_eq!(plan.args[6..], [16, 8, 4].map(ArgPlan::Value));
+    }
+
+    #[test]
     fn driver_copies_stage_by_their_apis_direction() {
         // cuMemcpyDtoH_v2(dstHost, srcDevice, count): the host side is the result.
         let bytes = payload(|w| {
