@@ -15,6 +15,11 @@ __global__ void sample(hipTextureObject_t tex, float* out, int w, int h) {
     if (x < w && y < h) out[y * w + x] = tex2D<float>(tex, x + 0.5f, y + 0.5f) * 2.0f + 1.0f;
 }
 
+__global__ void sample3d(hipTextureObject_t tex, float* out, int w, int h, int d) {
+    int x = threadIdx.x, y = blockIdx.x, z = blockIdx.y;
+    if (x < w && y < h && z < d) out[(z * h + y) * w + x] = tex3D<float>(tex, x + 0.5f, y + 0.5f, z + 0.5f) + 0.5f;
+}
+
 // Two objects in one struct argument and one by value: each word must be replay's.
 struct Pair {
     hipTextureObject_t tex;
@@ -134,6 +139,34 @@ int main() {
     down.kind = hipMemcpyDeviceToHost;
     CHECK(hipMemcpy3D(&down));
     expect_all("3D array", vout.data(), vin.data(), vin.size());
+    // Sampled through a texture object (simpleTexture3D's shape).
+    hipResourceDesc vres;
+    std::memset(&vres, 0, sizeof vres);
+    vres.resType = hipResourceTypeArray;
+    vres.res.array.array = vol;
+    td.addressMode[2] = hipAddressModeClamp;
+    hipTextureObject_t vtex = 0;
+    CHECK(hipCreateTextureObject(&vtex, &vres, &td, nullptr));
+    float* d_vol = nullptr;
+    CHECK(hipMalloc(&d_vol, vin.size() * sizeof(float)));
+    sample3d<<<dim3(vh, vd), vw>>>(vtex, d_vol, vw, vh, vd);
+    CHECK(hipMemcpy(vout.data(), d_vol, vout.size() * sizeof(float), hipMemcpyDeviceToHost));
+    std::vector<float> vwant(vin.size());
+    for (size_t i = 0; i < vin.size(); ++i) vwant[i] = vin[i] + 0.5f;
+    if (hrr_kernels_ran()) expect_all("3D texture samples", vout.data(), vwant.data(), vin.size());
+    // An asynchronous 2D copy into the first array, rows 2-3 from column 4, then sampled.
+    std::vector<float> patch(2 * 6, 42.0f);
+    CHECK(hipMemcpy2DToArrayAsync(src, 4 * sizeof(float), 2, patch.data(), 6 * sizeof(float), 6 * sizeof(float), 2,
+                                  hipMemcpyHostToDevice, s));
+    CHECK(hipStreamSynchronize(s));
+    sample<<<dim3((w + 31) / 32, h), 32>>>(tex, d_out, w, h);
+    CHECK(hipMemcpy(got.data(), d_out, got.size() * sizeof(float), hipMemcpyDeviceToHost));
+    for (int y = 0; y < h; ++y)
+        for (int x = 0; x < w; ++x) {
+            bool patched = y >= 2 && y < 4 && x >= 4 && x < 10;
+            want[y * w + x] = (patched ? 42.0f : value(x, y)) * 2.0f + 1.0f;
+        }
+    if (hrr_kernels_ran()) expect_all("texture samples after the async patch", got.data(), want.data(), got.size());
 
     // A mipmapped array's second level, written and read by linear array copies.
     hipMipmappedArray_t mip = nullptr;
@@ -150,6 +183,8 @@ int main() {
 #pragma GCC diagnostic pop
     expect_all("mipmap level", lout.data(), lin.data(), lin.size());
 
+    CHECK(hipDestroyTextureObject(vtex));
+    CHECK(hipFree(d_vol));
     CHECK(hipDestroyTextureObject(ptex));
     CHECK(hipDestroyTextureObject(tex));
     CHECK(hipDestroySurfaceObject(surf));
