@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "codeobject.h"
+#include "array.h"
 #include "core.h"
 #include "cuda_internal.h"
 
@@ -211,7 +212,10 @@ cudaError_t cudaMemcpy2DAsync(void* d, size_t dp, const void* s, size_t sp, size
 static int copy3d(const struct cudaMemcpy3DParms* p, si_stream* st, int sync) {
     if (!p) return cudaErrorInvalidValue;
     if (!st) return cudaErrorInvalidResourceHandle;
-    if (p->srcArray || p->dstArray) return cudaErrorNotSupported;
+    struct cudaMemcpy3DParms q;
+    int ra = si_array_sides(p, &q, sizeof q);
+    if (ra) return ra;
+    p = &q;
     size_t w = p->extent.width, h = p->extent.height, dep = p->extent.depth;
     if (!w || !h || !dep) return cudaSuccess;
     const struct cudaPitchedPtr *sp = &p->srcPtr, *dp = &p->dstPtr;

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "array.h"
 #include "codeobject.h"
 #include "cuda_internal.h"
 
@@ -172,15 +173,18 @@ static int launch(const struct kfn* f, dim3 g, dim3 b, size_t shmem, const void*
     if (shmem > (size_t)(f->max_dynamic_shmem > 48 << 10 ? f->max_dynamic_shmem : 48 << 10)) return cudaErrorInvalidValue;
     return si_enqueue_launch(st, f->k->name);
 }
+/* A launch with its arguments: a texture or surface object in them must be live here. */
+static int launch_args(const struct kfn* f, dim3 g, dim3 b, size_t shmem, const void* s, void** args) {
+    if (f && si_check_object_args(args, f->k->nparams, f->k->param_size)) return cudaErrorInvalidValue;
+    return launch(f, g, b, shmem, s);
+}
 cudaError_t __cudaLaunchKernel(const void* kernel, dim3 g, dim3 b, void** args, size_t shmem, cudaStream_t s) {
-    (void)args;
     ENTER;
-    RET(launch(by_handle(kernel), g, b, shmem, s));
+    RET(launch_args(by_handle(kernel), g, b, shmem, s, args));
 }
 cudaError_t cudaLaunchKernel(const void* stub, dim3 g, dim3 b, void** args, size_t shmem, cudaStream_t s) {
-    (void)args;
     ENTER;
-    RET(launch(by_stub(stub), g, b, shmem, s));
+    RET(launch_args(by_stub(stub), g, b, shmem, s, args));
 }
 /* A cooperative grid must be resident at once: one multiprocessor of 2048 threads and
  * 32 blocks (cudaGetDeviceProperties). */
@@ -415,7 +419,7 @@ CUresult cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz, uns
     if (params && extra) return CUDA_ERROR_INVALID_VALUE;
     si_lock();
     dim3 g = {gx, gy, gz}, b = {bx, by, bz};
-    int r = launch(by_handle(f), g, b, shmem, s);
+    int r = launch_args(by_handle(f), g, b, shmem, s, params);
     si_unlock();
     /* The runtime's numbers, as the driver's: invalid value, handle, configuration. */
     return r == 0 ? CUDA_SUCCESS : r == cudaErrorInvalidDeviceFunction ? CUDA_ERROR_INVALID_HANDLE

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "codeobject.h"
+#include "array.h"
 #include "core.h"
 #include "hip_internal.h"
 
@@ -308,7 +309,10 @@ hipError_t hipMemcpyDtoD(hipDeviceptr_t d, hipDeviceptr_t s, size_t n) { return 
 static int copy3d(const hipMemcpy3DParms* p, si_stream* st, int sync) {
     if (!p) return hipErrorInvalidValue;
     if (!st) return hipErrorInvalidHandle;
-    if (p->srcArray || p->dstArray) return hipErrorNotSupported;
+    hipMemcpy3DParms q;
+    int ra = si_array_sides(p, &q, sizeof q);
+    if (ra) return ra;
+    p = &q;
     size_t w = p->extent.width, h = p->extent.height, dep = p->extent.depth;
     if (!w || !h || !dep) return hipSuccess;
     const hipPitchedPtr *sp = &p->srcPtr, *dp = &p->dstPtr;

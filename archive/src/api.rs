@@ -29,6 +29,7 @@ pub mod memcpy3d;
 pub mod mempool;
 pub mod semantic;
 pub mod surface;
+pub mod texture;
 mod validate;
 
 pub use exempt::{exempt_reason, Exemption, EXEMPT};
@@ -177,6 +178,45 @@ pub enum ParamKind {
     /// at the R0600 struct's full size (`hip_abi::layout::DEVICE_PROP_R0600`); replay hands
     /// the runtime an out slot larger than any layout and compares nothing.
     OutDevicePropsR0600,
+    /// `cudaArray_t*` / `hipArray_t*` out: a new array, its element format given by the
+    /// named channel-descriptor parameter; replay maps it like a stream handle and frees it
+    /// at the end if the program did not (`api::texture`).
+    OutArray(&'static str),
+    /// `cudaMipmappedArray_t*` out: a new mipmapped array, as [`ParamKind::OutArray`].
+    OutMipmappedArray(&'static str),
+    /// `cudaArray_t*` out: one level of the named mipmapped array (mapped; the mipmapped
+    /// array owns it).
+    OutArrayLevel(&'static str),
+    /// An array or mipmapped array handle: mapped to replay's.
+    Array,
+    /// An array being freed.
+    FreeArray,
+    /// A mipmapped array being freed.
+    FreeMipmappedArray,
+    /// A descriptor struct passed by pointer, recorded by value by the named layout of
+    /// `api::texture` (its size per vendor, and which words hold arrays or device
+    /// addresses); replay passes it rebuilt around its own arrays and allocations. Null
+    /// stays null.
+    ByLayout(&'static str),
+    /// `cudaTextureObject_t*` out: a new texture object. Capture keeps it among the live
+    /// object handles (kernel arguments holding it are translated); replay maps it and
+    /// destroys it at the end if the program did not.
+    OutTextureObject,
+    /// `cudaSurfaceObject_t*` out: a new surface object, as [`ParamKind::OutTextureObject`].
+    OutSurfaceObject,
+    /// A texture object passed by value: mapped.
+    TexObject,
+    /// A surface object passed by value: mapped.
+    SurfObject,
+    /// A texture object being destroyed.
+    FreeTextureObject,
+    /// A surface object being destroyed.
+    FreeSurfaceObject,
+    /// An integer register the C signature leaves unused: the next parameter is a struct
+    /// of more than two eightbytes passed by value (`cudaExtent`), which the x86-64 SysV
+    /// ABI passes on the stack, where the row's following integer parameters (its
+    /// fields) are read. Neither recorded nor meaningful (`api::texture` tests the ABI).
+    SpilledRegister,
 }
 
 /// Layout of `cudaMemAllocNodeParams` (CUDA 11.4+): pool properties (88 bytes), then the
@@ -419,6 +459,31 @@ macro_rules! hrr_api_table {
             (64, DeviceSetMemPool, cudaDeviceSetMemPool, hipDeviceSetMemPool, Exact; device: ::std::os::raw::c_int => Value, pool: *mut ::std::os::raw::c_void => MemPool),
             (65, DeviceGetMemPool, cudaDeviceGetMemPool, hipDeviceGetMemPool, Exact; pool: *mut *mut ::std::os::raw::c_void => OutDevicePool, device: ::std::os::raw::c_int => Value),
             (66, MallocFromPoolAsync, cudaMallocFromPoolAsync, hipMallocFromPoolAsync, Exact; ptr: *mut *mut ::std::os::raw::c_void => OutDevPtr(size), size: usize => Value, pool: *mut ::std::os::raw::c_void => MemPool, stream: *mut ::std::os::raw::c_void => Stream),
+            // Arrays, textures and surfaces (350-399). A `cudaExtent` passed by value is
+            // its three fields on the stack after the unused registers (SpilledRegister).
+            (350, MallocArray, cudaMallocArray, hipMallocArray, Exact; array: *mut *mut ::std::os::raw::c_void => OutArray(desc), desc: *const ::std::os::raw::c_void => ByLayout(channel_desc), width: usize => Value, height: usize => Value, flags: ::std::os::raw::c_uint => Value),
+            (351, FreeArray, cudaFreeArray, hipFreeArray, Exact; array: *mut ::std::os::raw::c_void => FreeArray),
+            (352, Malloc3DArray, cudaMalloc3DArray, hipMalloc3DArray, Exact; array: *mut *mut ::std::os::raw::c_void => OutArray(desc), desc: *const ::std::os::raw::c_void => ByLayout(channel_desc), flags: ::std::os::raw::c_uint => Value, spill_rcx: u64 => SpilledRegister, spill_r8: u64 => SpilledRegister, spill_r9: u64 => SpilledRegister, width: usize => Value, height: usize => Value, depth: usize => Value),
+            (353, MallocMipmappedArray, cudaMallocMipmappedArray, hipMallocMipmappedArray, Exact; mipmap: *mut *mut ::std::os::raw::c_void => OutMipmappedArray(desc), desc: *const ::std::os::raw::c_void => ByLayout(channel_desc), levels: ::std::os::raw::c_uint => Value, flags: ::std::os::raw::c_uint => Value, spill_r8: u64 => SpilledRegister, spill_r9: u64 => SpilledRegister, width: usize => Value, height: usize => Value, depth: usize => Value),
+            (354, GetMipmappedArrayLevel, cudaGetMipmappedArrayLevel, hipGetMipmappedArrayLevel, Exact; level_array: *mut *mut ::std::os::raw::c_void => OutArrayLevel(mipmap), mipmap: *mut ::std::os::raw::c_void => Array, level: ::std::os::raw::c_uint => Value),
+            (355, FreeMipmappedArray, cudaFreeMipmappedArray, hipFreeMipmappedArray, Exact; mipmap: *mut ::std::os::raw::c_void => FreeMipmappedArray),
+            (356, ArrayGetInfo, cudaArrayGetInfo, none, Exact; desc: *mut ::std::os::raw::c_void => OutStruct, extent: *mut ::std::os::raw::c_void => OutStruct, flags: *mut ::std::os::raw::c_uint => OutValue, array: *mut ::std::os::raw::c_void => Array),
+            (357, Memcpy2DToArray, cudaMemcpy2DToArray, hipMemcpy2DToArray, Exact; dst: *mut ::std::os::raw::c_void => Array, w_offset: usize => Value, h_offset: usize => Value, src: *const ::std::os::raw::c_void => CopySrc2D(spitch, width, height), spitch: usize => Value, width: usize => Value, height: usize => Value, kind: ::std::os::raw::c_int => CopyKind),
+            (358, Memcpy2DToArrayAsync, cudaMemcpy2DToArrayAsync, hipMemcpy2DToArrayAsync, Exact; dst: *mut ::std::os::raw::c_void => Array, w_offset: usize => Value, h_offset: usize => Value, src: *const ::std::os::raw::c_void => CopySrc2D(spitch, width, height), spitch: usize => Value, width: usize => Value, height: usize => Value, kind: ::std::os::raw::c_int => CopyKind, stream: *mut ::std::os::raw::c_void => Stream),
+            (359, Memcpy2DFromArray, cudaMemcpy2DFromArray, hipMemcpy2DFromArray, Exact; dst: *mut ::std::os::raw::c_void => CopyDst2D(dpitch, width, height), dpitch: usize => Value, src: *mut ::std::os::raw::c_void => Array, w_offset: usize => Value, h_offset: usize => Value, width: usize => Value, height: usize => Value, kind: ::std::os::raw::c_int => CopyKind),
+            (360, Memcpy2DFromArrayAsync, cudaMemcpy2DFromArrayAsync, hipMemcpy2DFromArrayAsync, Exact; dst: *mut ::std::os::raw::c_void => CopyDst2D(dpitch, width, height), dpitch: usize => Value, src: *mut ::std::os::raw::c_void => Array, w_offset: usize => Value, h_offset: usize => Value, width: usize => Value, height: usize => Value, kind: ::std::os::raw::c_int => CopyKind, stream: *mut ::std::os::raw::c_void => Stream),
+            (361, MemcpyToArray, cudaMemcpyToArray, hipMemcpyToArray, Exact; dst: *mut ::std::os::raw::c_void => Array, w_offset: usize => Value, h_offset: usize => Value, src: *const ::std::os::raw::c_void => CopySrc(count), count: usize => Value, kind: ::std::os::raw::c_int => CopyKind),
+            (362, MemcpyFromArray, cudaMemcpyFromArray, hipMemcpyFromArray, Exact; dst: *mut ::std::os::raw::c_void => CopyDst(count), src: *mut ::std::os::raw::c_void => Array, w_offset: usize => Value, h_offset: usize => Value, count: usize => Value, kind: ::std::os::raw::c_int => CopyKind),
+            (363, Memcpy2DArrayToArray, cudaMemcpy2DArrayToArray, none, Exact; dst: *mut ::std::os::raw::c_void => Array, w_offset_dst: usize => Value, h_offset_dst: usize => Value, src: *mut ::std::os::raw::c_void => Array, w_offset_src: usize => Value, h_offset_src: usize => Value, width: usize => Value, height: usize => Value, kind: ::std::os::raw::c_int => CopyKind),
+            (364, CreateTextureObject, cudaCreateTextureObject, hipCreateTextureObject, Exact; object: *mut u64 => OutTextureObject, res_desc: *const ::std::os::raw::c_void => ByLayout(resource_desc), tex_desc: *const ::std::os::raw::c_void => ByLayout(texture_desc), view_desc: *const ::std::os::raw::c_void => ByLayout(resource_view_desc)),
+            (365, DestroyTextureObject, cudaDestroyTextureObject, hipDestroyTextureObject, Exact; object: u64 => FreeTextureObject),
+            // HIP 5.2 exports its surface object calls with C++ linkage.
+            (366, CreateSurfaceObject, cudaCreateSurfaceObject, _Z22hipCreateSurfaceObjectPP13__hip_surfacePK15hipResourceDesc, Exact; object: *mut u64 => OutSurfaceObject, res_desc: *const ::std::os::raw::c_void => ByLayout(resource_desc)),
+            (367, DestroySurfaceObject, cudaDestroySurfaceObject, _Z23hipDestroySurfaceObjectP13__hip_surface, Exact; object: u64 => FreeSurfaceObject),
+            (368, GetTextureObjectResourceDesc, cudaGetTextureObjectResourceDesc, hipGetTextureObjectResourceDesc, Exact; desc: *mut ::std::os::raw::c_void => OutStruct, object: u64 => TexObject),
+            (369, GetTextureObjectTextureDesc, cudaGetTextureObjectTextureDesc, hipGetTextureObjectTextureDesc, Exact; desc: *mut ::std::os::raw::c_void => OutStruct, object: u64 => TexObject),
+            (370, GetTextureObjectResourceViewDesc, cudaGetTextureObjectResourceViewDesc, hipGetTextureObjectResourceViewDesc, Exact; desc: *mut ::std::os::raw::c_void => OutStruct, object: u64 => TexObject),
+            (371, GetSurfaceObjectResourceDesc, cudaGetSurfaceObjectResourceDesc, none, Exact; desc: *mut ::std::os::raw::c_void => OutStruct, object: u64 => SurfObject),
         }
     };
 }

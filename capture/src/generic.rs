@@ -161,6 +161,9 @@ fn host_side(
 fn before_call(cap: &Capture, desc: &ApiDesc, args: &[u64]) -> BeforeCall {
     // SAFETY: a Copy3DParms argument points at the struct the runtime is about to read.
     let parms = unsafe { parms_3d(desc, args) };
+    // An array side counts the box's width in its elements: the host side's rows are
+    // that many elements long (an unknown array leaves the record incomplete).
+    let parms = parms.map(|(p, raw)| (crate::arrays::host_box(&cap.objects, p), raw));
     let decoded = parms.as_ref().map(|(p, _)| p);
     let dir = params::copy_dir(desc, args, decoded, |a| cap.allocs.is_device(a));
     // A pending read of these host bytes (or of memory being released) goes first.
@@ -326,6 +329,17 @@ impl Recorder<'_> {
                 self.p.bytes(fid, unsafe { host_bytes(at, len) }, false);
             }
             Plan::NewAllocNode { at } => self.alloc_node(fid, at),
+            Plan::NewArray { .. }
+            | Plan::ForgetArray(_)
+            | Plan::NewObject { .. }
+            | Plan::ForgetObject(_)
+            | Plan::LayoutBytes { .. } => {
+                if let Err(why) =
+                    crate::arrays::encode(&self.cap.objects, self.vendor, &mut self.p, fid, plan)
+                {
+                    self.failure = Some(why);
+                }
+            }
             Plan::ReadHandles { at, n } => {
                 // SAFETY: the call succeeded, so it read `n` handles at `at`.
                 let raw = unsafe { host_bytes(at, n * 8) };
@@ -376,10 +390,8 @@ impl Recorder<'_> {
             return;
         };
         self.p.bytes(fid, raw, false);
-        if parms.src_array != 0 || parms.dst_array != 0 {
-            self.failure = Some(
-                "3D copy to or from an array (cudaArray/hipArray): arrays are not captured".into(),
-            );
+        if let Some(why) = crate::arrays::record_row_bytes(&self.cap.objects, parms, &mut self.p) {
+            self.failure = Some(why);
         }
         match &self.before.source {
             Some(Ok(r)) => {

@@ -356,6 +356,10 @@ pub unsafe fn record_launch_body(
                     if !words.as_slice().is_empty() {
                         a.u64_array(fid::ARG_POINTER_WORDS, words.as_slice());
                     }
+                    let objects = cap.objects.object_words(bytes);
+                    if !objects.is_empty() {
+                        a.u64_array(fid::ARG_OBJECT_WORDS, &objects);
+                    }
                 });
             }
             if let Err(why) = snapshot_pinned(cap, &mut p, &pinned) {

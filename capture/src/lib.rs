@@ -49,6 +49,7 @@
 pub mod real;
 
 pub mod alloc;
+pub mod arrays;
 pub mod capturing;
 pub mod config;
 pub mod crash;
@@ -62,6 +63,7 @@ pub mod kernel_node;
 pub mod launch;
 pub mod launchcfg;
 pub mod modules;
+pub mod objects;
 pub mod outputs;
 pub mod params;
 pub mod pending;

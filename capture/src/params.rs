@@ -98,6 +98,36 @@ pub enum Param {
         at: u64,
         len: u64,
     },
+    /// `array*` out: a new array (or a mipmapped array's level, or a mipmapped array);
+    /// `format` is where its element format comes from.
+    OutArray {
+        at: u64,
+        format: ArrayFormat,
+    },
+    /// An array or mipmapped array being freed.
+    FreedArray(u64),
+    /// `object*` out: a new texture or surface object.
+    OutObject {
+        at: u64,
+    },
+    /// A texture or surface object being destroyed.
+    FreedObject(u64),
+    /// A descriptor of the named `api::texture` layout, passed by pointer.
+    Layout {
+        at: u64,
+        name: &'static str,
+    },
+    /// An unused register before a struct passed on the stack: nothing to record.
+    Spilled,
+}
+
+/// Where a new array's element size comes from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ArrayFormat {
+    /// The channel format descriptor at this address.
+    Channel(u64),
+    /// The mipmapped array it is a level of.
+    LevelOf(u64),
 }
 
 /// The most dependencies of one graph node capture reads.
@@ -217,6 +247,20 @@ pub fn decode(desc: &ApiDesc, i: usize, args: &[u64]) -> Param {
             at: a,
             len: hrr_archive::api::hip_abi::layout::DEVICE_PROP_R0600 as u64,
         },
+        ParamKind::OutArray(desc) | ParamKind::OutMipmappedArray(desc) => Param::OutArray {
+            at: a,
+            format: ArrayFormat::Channel(arg(desc)),
+        },
+        ParamKind::OutArrayLevel(mipmap) => Param::OutArray {
+            at: a,
+            format: ArrayFormat::LevelOf(arg(mipmap)),
+        },
+        ParamKind::Array | ParamKind::TexObject | ParamKind::SurfObject => Param::Handle(a),
+        ParamKind::FreeArray | ParamKind::FreeMipmappedArray => Param::FreedArray(a),
+        ParamKind::OutTextureObject | ParamKind::OutSurfaceObject => Param::OutObject { at: a },
+        ParamKind::FreeTextureObject | ParamKind::FreeSurfaceObject => Param::FreedObject(a),
+        ParamKind::ByLayout(name) => Param::Layout { at: a, name },
+        ParamKind::SpilledRegister => Param::Spilled,
     }
 }
 
@@ -306,6 +350,24 @@ pub enum Plan {
         at: u64,
         len: u64,
     },
+    /// The new array's handle read at `at`; it enters the object table.
+    NewArray {
+        at: u64,
+        format: ArrayFormat,
+    },
+    /// The handle; the array leaves the object table.
+    ForgetArray(u64),
+    /// The new object's handle read at `at`; it enters the live objects.
+    NewObject {
+        at: u64,
+    },
+    /// The handle; the object leaves the live objects.
+    ForgetObject(u64),
+    /// The descriptor at `at`, by the named layout (the vendor fixes its size).
+    LayoutBytes {
+        at: u64,
+        name: &'static str,
+    },
 }
 
 /// Capture's policy for one parameter: what a call with result `ret` and copy direction
@@ -370,6 +432,17 @@ pub fn plan(param: Param, ret: c_int, dir: Option<CopyDir>) -> Plan {
         Param::AllocNode { .. } => Plan::Null(FieldType::Bytes),
         Param::Struct { at: 0, .. } => Plan::Null(FieldType::Bytes),
         Param::Struct { at, len } => Plan::StructBytes { at, len },
+        Param::OutArray { at, format } if ok && at != 0 => Plan::NewArray { at, format },
+        Param::OutArray { .. } => Plan::Null(FieldType::Handle),
+        Param::FreedArray(h) if ok => Plan::ForgetArray(h),
+        Param::OutObject { at } if ok && at != 0 => Plan::NewObject { at },
+        Param::OutObject { .. } => Plan::Null(FieldType::Handle),
+        Param::FreedObject(h) if ok => Plan::ForgetObject(h),
+        Param::FreedArray(h) | Param::FreedObject(h) => Plan::Handle(h),
+        // Read whatever the call returned: replay passes the same and expects the same.
+        Param::Layout { at: 0, .. } => Plan::Null(FieldType::Bytes),
+        Param::Layout { at, name } => Plan::LayoutBytes { at, name },
+        Param::Spilled => Plan::Skip,
     }
 }
 
@@ -403,7 +476,9 @@ pub fn copy_dir(
     is_device: impl Fn(u64) -> bool,
 ) -> Option<CopyDir> {
     if let Some(p) = parms {
-        return CopyDir::resolve(p.kind as i64, is_device(p.dst.ptr), is_device(p.src.ptr));
+        let dst = p.dst_array != 0 || is_device(p.dst.ptr);
+        let src = p.src_array != 0 || is_device(p.src.ptr);
+        return CopyDir::resolve(p.kind as i64, dst, src);
     }
     let find = |f: fn(&ParamKind) -> bool| desc.params.iter().position(|p| f(&p.kind));
     // Driver copies have no kind: the API fixes the direction.
@@ -413,12 +488,20 @@ pub fn copy_dir(
     if find(|k| matches!(k, ParamKind::HostDst(_))).is_some() {
         return Some(CopyDir::DeviceToHost);
     }
-    let dst = find(|k| matches!(k, ParamKind::CopyDst(_) | ParamKind::CopyDst2D(..)))?;
-    let src = find(|k| matches!(k, ParamKind::CopySrc(_) | ParamKind::CopySrc2D(..)))?;
+    let dst = find(|k| matches!(k, ParamKind::CopyDst(_) | ParamKind::CopyDst2D(..)));
+    let src = find(|k| matches!(k, ParamKind::CopySrc(_) | ParamKind::CopySrc2D(..)));
+    // An array side (`cudaMemcpy2DToArray`, ...) is the device side; the row's array
+    // parameter stands for whichever side has no pointer.
+    let array = find(|k| *k == ParamKind::Array).is_some();
+    let side = |at: Option<usize>| match at {
+        Some(i) => Some(is_device(args[i])),
+        None => array.then_some(true),
+    };
+    let (dst, src) = (side(dst)?, side(src)?);
     // A copy without a kind argument (`cuMemcpy`, unified addressing) goes where its
     // pointers live, as the runtime's "default" kind.
     let kind = find(|k| *k == ParamKind::CopyKind).map_or(4, |k| args[k] as i64);
-    CopyDir::resolve(kind, is_device(args[dst]), is_device(args[src]))
+    CopyDir::resolve(kind, dst, src)
 }
 
 #[cfg(test)]
@@ -726,5 +809,56 @@ mod tests {
             copy_dir(desc(id::Malloc).unwrap(), &[0, 0], None, dev),
             None
         );
+    }
+
+    #[test]
+    fn arrays_and_objects_enter_and_leave_their_tables_on_success() {
+        // cudaMallocArray(&a, &desc, w, h, flags).
+        let p = params_of(id::MallocArray, &[0x10, 0x20, 64, 8, 0]);
+        let out = Param::OutArray {
+            at: 0x10,
+            format: ArrayFormat::Channel(0x20),
+        };
+        assert_eq!(p[0], out);
+        assert_eq!(
+            p[1],
+            Param::Layout {
+                at: 0x20,
+                name: "channel_desc"
+            }
+        );
+        assert!(matches!(
+            plan(out, 0, None),
+            Plan::NewArray { at: 0x10, .. }
+        ));
+        assert_eq!(plan(out, 2, None), Plan::Null(FieldType::Handle));
+        // cudaMalloc3DArray: the spilled registers record nothing.
+        let p = params_of(id::Malloc3DArray, &[0x10, 0x20, 0, 1, 2, 3, 4, 5, 6]);
+        assert_eq!(plan(p[3], 0, None), Plan::Skip);
+        assert_eq!(p[6], Param::Value(4));
+        let free = params_of(id::FreeArray, &[0xa0])[0];
+        assert_eq!(plan(free, 0, None), Plan::ForgetArray(0xa0));
+        assert_eq!(plan(free, 1, None), Plan::Handle(0xa0));
+        // cudaCreateTextureObject(&t, &res, &tex, NULL).
+        let p = params_of(id::CreateTextureObject, &[0x30, 0x40, 0x50, 0]);
+        assert_eq!(plan(p[0], 0, None), Plan::NewObject { at: 0x30 });
+        assert_eq!(plan(p[3], 0, None), Plan::Null(FieldType::Bytes));
+        let gone = params_of(id::DestroySurfaceObject, &[7])[0];
+        assert_eq!(plan(gone, 0, None), Plan::ForgetObject(7));
+    }
+
+    #[test]
+    fn an_array_side_is_the_device_side() {
+        let host = |_: u64| false;
+        // cudaMemcpy2DToArray(dst array, x, y, src, spitch, w, h, default).
+        let args = [0xa0, 0, 0, 0x10, 64, 64, 4, 4];
+        let d = desc(id::Memcpy2DToArray).unwrap();
+        assert_eq!(copy_dir(d, &args, None, host), H2D);
+        // cudaMemcpyFromArray(dst, src array, x, y, count, default).
+        let d = desc(id::MemcpyFromArray).unwrap();
+        assert_eq!(copy_dir(d, &[0x10, 0xa0, 0, 0, 64, 4], None, host), D2H);
+        let d = desc(id::Memcpy2DArrayToArray).unwrap();
+        let dir = copy_dir(d, &[0xa0, 0, 0, 0xb0, 0, 0, 8, 8, 4], None, host);
+        assert_eq!(dir, Some(CopyDir::DeviceToDevice));
     }
 }

@@ -32,6 +32,8 @@ pub struct Capture {
     /// the code objects the parent registered, which the child's launches name).
     pub forked_from: AtomicPtr<ProcessWriter>,
     pub allocs: AllocTable,
+    /// Live arrays and texture/surface objects.
+    pub objects: crate::objects::ObjectTable,
     pub kernels: KernelRegistry,
     /// HRR_CAPTURE_PINNED_SNAPSHOT_MAX.
     pub pinned_snapshot_max: u64,
@@ -282,6 +284,7 @@ fn init(vendor: Vendor) -> Option<&'static Capture> {
         writer: AtomicPtr::new(std::sync::Arc::into_raw(writer) as *mut ProcessWriter),
         forked_from: AtomicPtr::new(std::ptr::null_mut()),
         allocs: AllocTable::default(),
+        objects: Default::default(),
         kernels: KernelRegistry::default(),
         pinned_snapshot_max,
     });
@@ -359,6 +362,7 @@ extern "C" fn fork_prepare() {
     if let Some(c) = current() {
         c.kernels.fork_prepare();
         c.allocs.fork_prepare();
+        c.objects.fork_prepare();
         if let Some(w) = c.writer_opt() {
             w.fork_prepare();
         }
@@ -373,6 +377,7 @@ extern "C" fn fork_parent() {
             if let Some(w) = c.writer_opt() {
                 w.fork_parent();
             }
+            c.objects.fork_release();
             c.allocs.fork_release();
             c.kernels.fork_release();
         }
@@ -385,6 +390,7 @@ extern "C" fn fork_child() {
         // SAFETY: only this thread exists in the child; the locks were taken by
         // fork_prepare in the parent's copy of this thread.
         unsafe {
+            c.objects.fork_release();
             c.allocs.fork_release();
             c.kernels.fork_release();
         }

@@ -19,6 +19,10 @@ pub const ARG_BYTES: u16 = 3;
 /// pointed into a live allocation at capture; replay translates those words. Absent
 /// when no word did.
 pub const ARG_POINTER_WORDS: u16 = 4;
+/// Inside an ARG: the byte offsets (a u64 array) of the argument's 8-byte words that held
+/// a live texture or surface object handle at capture; replay puts its own object's
+/// handle there. Absent when no word did.
+pub const ARG_OBJECT_WORDS: u16 = 55;
 pub const KERNEL: u16 = 11;
 pub const API_NAME: u16 = 12;
 pub const REASON: u16 = 13;
@@ -77,3 +81,6 @@ pub const KN_NODE: u16 = 2;
 pub const KN_DEPS: u16 = 3;
 /// In `KERNEL_NODE`: the executable graph an exec update changes.
 pub const KN_EXEC: u16 = 4;
+/// On a 3D copy record with an array side: the bytes of one row of the copied box
+/// (`extent.width` counts the array's elements; the host side's rows are this long).
+pub const ARRAY_ROW_BYTES: u16 = 56;

@@ -16,6 +16,11 @@ pub enum TableError {
         param: &'static str,
         length: &'static str,
     },
+    /// A descriptor layout `api::texture` does not declare.
+    UnknownLayout {
+        api: &'static str,
+        layout: &'static str,
+    },
     /// A hand-written row whose record id is neither a record kind nor a table row.
     UnknownRecord { symbol: &'static str, id: u16 },
     /// A symbol whose name does not belong to its vendor's runtime.
@@ -37,6 +42,9 @@ impl std::fmt::Display for TableError {
                 f,
                 "{api}: parameter {param} names length {length}, which is not a parameter"
             ),
+            TableError::UnknownLayout { api, layout } => {
+                write!(f, "{api}: no descriptor layout {layout} is declared")
+            }
             TableError::UnknownRecord { symbol, id } => {
                 write!(
                     f,
@@ -58,6 +66,11 @@ impl std::error::Error for TableError {}
 
 /// Whether `symbol` is named as `vendor`'s runtime or driver names its functions.
 fn symbol_of_vendor(symbol: &str, vendor: Vendor) -> bool {
+    // A C++ name (HIP 5.2's surface object calls): `_Z`, the name's length, the name.
+    let symbol = match symbol.strip_prefix("_Z") {
+        Some(rest) => rest.trim_start_matches(|c: char| c.is_ascii_digit()),
+        None => symbol,
+    };
     match vendor {
         Vendor::Cuda => symbol.starts_with("cu") || symbol.starts_with("__cuda"),
         Vendor::Hip => symbol.starts_with("hip") || symbol.starts_with("__hip"),
@@ -98,7 +111,16 @@ pub fn validate_table() -> Result<(), TableError> {
                 | ParamKind::OutMappedDevPtr(l)
                 | ParamKind::PoolAttrValue(l)
                 | ParamKind::OutPoolAttrValue(l)
-                | ParamKind::GraphNodes(l) => vec![l],
+                | ParamKind::GraphNodes(l)
+                | ParamKind::OutArray(l)
+                | ParamKind::OutMipmappedArray(l)
+                | ParamKind::OutArrayLevel(l) => vec![l],
+                ParamKind::ByLayout(l) if !super::texture::LAYOUT_NAMES.contains(&l) => {
+                    return Err(TableError::UnknownLayout {
+                        api: d.name,
+                        layout: l,
+                    })
+                }
                 ParamKind::OutPitchedDevPtr(a, b) => vec![a, b],
                 ParamKind::CopyDst2D(a, b, c) | ParamKind::CopySrc2D(a, b, c) => vec![a, b, c],
                 _ => vec![],

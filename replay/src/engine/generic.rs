@@ -52,6 +52,8 @@ enum ArgPlan {
     /// from (None: the runtime's), written back over the captured bytes `raw`.
     Copy3D {
         parms: memcpy3d::Parms,
+        /// The host side's box (in bytes; an array side counts the width in elements).
+        host_extent: [u64; 3],
         total: u64,
         layout: Option<drv_memcpy::Layout>,
         raw: Vec<u8>,
@@ -68,6 +70,11 @@ enum ArgPlan {
     /// Memory allocation node parameters as captured (the struct, then its access
     /// descriptors): passed with replay's own descriptor array and no address.
     AllocNode(Vec<u8>),
+    /// A texture or surface object, mapped to replay's (`textures`).
+    Object { surface: bool, captured: u64 },
+    /// A descriptor of the named layout as captured, rebuilt around replay's arrays and
+    /// allocations and passed by pointer (`textures`).
+    Layout { name: &'static str, raw: Vec<u8> },
 }
 
 /// A decoded call: one plan per parameter, and pitch arguments to replace because the
@@ -132,13 +139,14 @@ fn plan_copy3d(
         None => memcpy3d::Parms::decode(raw.try_into().map_err(|_| wrong_size())?),
         Some(l) => l.decode(raw).ok_or_else(wrong_size)?,
     };
-    if parms.src_array != 0 || parms.dst_array != 0 {
-        return Err(EventError::Unsupported(
-            "3D copies to or from arrays are not replayable",
-        ));
-    }
-    let total = parms
-        .box_bytes()
+    let host_extent = if layout.is_none() {
+        super::textures::host_extent(p, &parms)?
+    } else {
+        parms.extent
+    };
+    let total = host_extent[0]
+        .checked_mul(host_extent[1])
+        .and_then(|t| t.checked_mul(host_extent[2]))
         .filter(|&t| t <= max_host_bytes)
         .ok_or_else(|| EventError::TooLarge {
             what: format!("a {:?} box", parms.extent),
@@ -146,6 +154,7 @@ fn plan_copy3d(
         })?;
     Ok(ArgPlan::Copy3D {
         parms,
+        host_extent,
         total,
         layout,
         raw: raw.to_vec(),
@@ -305,6 +314,27 @@ fn plan_call(
             ParamKind::MemPool | ParamKind::FreeMemPool => {
                 ArgPlan::Handle(captured(p, i, param.name)?)
             }
+            ParamKind::OutArray(_)
+            | ParamKind::OutMipmappedArray(_)
+            | ParamKind::OutArrayLevel(_)
+            | ParamKind::OutTextureObject
+            | ParamKind::OutSurfaceObject => ArgPlan::OutSlot,
+            ParamKind::Array | ParamKind::FreeArray | ParamKind::FreeMipmappedArray => {
+                ArgPlan::Handle(captured(p, i, param.name)?)
+            }
+            ParamKind::TexObject | ParamKind::FreeTextureObject => ArgPlan::Object {
+                surface: false,
+                captured: captured(p, i, param.name)?,
+            },
+            ParamKind::SurfObject | ParamKind::FreeSurfaceObject => ArgPlan::Object {
+                surface: true,
+                captured: captured(p, i, param.name)?,
+            },
+            ParamKind::ByLayout(name) => match super::textures::captured_layout(p, i, name)? {
+                Some(raw) => ArgPlan::Layout { name, raw },
+                None => ArgPlan::Value(0),
+            },
+            ParamKind::SpilledRegister => ArgPlan::Value(0),
             ParamKind::MemPoolProps => plan_pool_props(p, i)?,
             ParamKind::PoolAttrValue(attr) => {
                 plan_pool_attr_value(p, i, named_length(desc, p, attr, "attribute")?)?
@@ -540,38 +570,38 @@ impl<'a> Ctx<'a> {
             ArgPlan::Result { what, len } => self.stage_d2h(p, id, what, len, bufs)?,
             ArgPlan::Copy3D {
                 mut parms,
+                host_extent,
                 total,
                 layout,
                 raw,
             } => {
+                let m = &mut parms;
                 match dir {
                     Some(CopyDir::HostToDevice) if bufs.node.is_some() => {
                         let seq = bufs.node.unwrap_or_default();
-                        parms.src = packed_side(
-                            self.node_source(seq, p, id, "source box", Some(total))?,
-                            parms.extent,
-                        );
-                        parms.dst.ptr = self.translate(parms.dst.ptr);
+                        let src = self.node_source(seq, p, id, "source box", Some(total))?;
+                        m.src = packed_side(src, host_extent);
+                        self.device_side(&mut m.dst_array, &mut m.dst.ptr)?;
                     }
                     Some(CopyDir::DeviceToHost) if bufs.node.is_some() => {
                         let seq = bufs.node.unwrap_or_default();
-                        parms.dst = packed_side(self.node_buffer(seq, total)?.at, parms.extent);
-                        parms.src.ptr = self.translate(parms.src.ptr);
+                        m.dst = packed_side(self.node_buffer(seq, total)?.at, host_extent);
+                        self.device_side(&mut m.src_array, &mut m.src.ptr)?;
                     }
                     Some(CopyDir::HostToDevice) => {
                         let src = self.stage_source(p, id, "source box", Some(total))?;
                         bufs.source_in_flight = true;
-                        parms.src = packed_side(src, parms.extent);
-                        parms.dst.ptr = self.translate(parms.dst.ptr);
+                        m.src = packed_side(src, host_extent);
+                        self.device_side(&mut m.dst_array, &mut m.dst.ptr)?;
                     }
                     Some(CopyDir::DeviceToHost) => {
                         let dst = self.stage_d2h(p, id, "expected box", total, bufs)?;
-                        parms.dst = packed_side(dst, parms.extent);
-                        parms.src.ptr = self.translate(parms.src.ptr);
+                        m.dst = packed_side(dst, host_extent);
+                        self.device_side(&mut m.src_array, &mut m.src.ptr)?;
                     }
                     _ => {
-                        parms.src.ptr = self.translate(parms.src.ptr);
-                        parms.dst.ptr = self.translate(parms.dst.ptr);
+                        self.device_side(&mut m.src_array, &mut m.src.ptr)?;
+                        self.device_side(&mut m.dst_array, &mut m.dst.ptr)?;
                     }
                 }
                 bufs.keep.push(match layout {
@@ -614,6 +644,11 @@ impl<'a> Ctx<'a> {
                 // Moving the vectors into `bufs` keeps their heap buffers where they are.
                 bufs.alloc_node = Some((head, descs));
                 ptr
+            }
+            ArgPlan::Object { surface, captured } => self.objects.get(surface, captured)?,
+            ArgPlan::Layout { name, raw } => {
+                bufs.keep.push(self.rebuild_layout(name, &raw)?);
+                bufs.keep.last().map(|d| d.as_ptr() as u64).unwrap_or(0)
             }
             ArgPlan::Instantiate {
                 flags,
@@ -782,7 +817,7 @@ mod tests {
     }
 
     #[test]
-    fn a_3d_copy_of_arrays_or_of_a_box_over_the_limit_is_refused() {
+    fn a_3d_copy_of_a_box_over_the_limit_is_refused_and_an_array_side_needs_its_row_bytes() {
         let mut parms = memcpy3d::Parms {
             extent: [16, 4, 2],
             ..Default::default()
@@ -802,11 +837,68 @@ mod tests {
         }
         let e = plan_of(id::Memcpy3D, &p, 127).unwrap_err();
         assert!(e.to_string().ends_with("box exceeds max_host_bytes"), "{e}");
-        parms.src_array = 1;
+        // An array side: the host rows are the captured row length (the width counts
+        // the array's elements); a record without it is inconsistent.
+        parms.src_array = 0xa0;
         let bytes = encoded(&parms);
         let p = Payload::parse(&bytes).unwrap();
         let e = plan_of(id::Memcpy3D, &p, 1 << 20).unwrap_err();
-        assert!(matches!(e, EventError::Unsupported(_)), "{e:?}");
+        assert!(e.to_string().contains("row bytes"), "{e}");
+        let raw = parms.encode();
+        let bytes = payload(|w| {
+            w.bytes(1, &raw, false);
+            w.u64(COPY_DIR_FIELD, CopyDir::DeviceToHost as u64);
+            w.u64(hrr_archive::api::fid::ARRAY_ROW_BYTES, 64);
+        });
+        let p = Payload::parse(&bytes).unwrap();
+        match plan_of(id::Memcpy3D, &p, 1 << 20).unwrap().args[0] {
+            ArgPlan::Copy3D {
+                total, host_extent, ..
+            } => assert_eq!((total, host_extent), (512, [64, 4, 2])),
+            ref other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn descriptors_are_passed_rebuilt_and_objects_mapped_by_class() {
+        // cudaCreateTextureObject(&t, &res, &tex, NULL).
+        let res = vec![0u8; 144];
+        let bytes = payload(|w| {
+            w.handle(1, 0x3);
+            w.bytes(2, &res, false).bytes(3, &[0u8; 72], false);
+            w.null(4, FieldType::Bytes);
+        });
+        let p = Payload::parse(&bytes).unwrap();
+        let plan = plan_of(id::CreateTextureObject, &p, 1 << 20).unwrap();
+        assert_eq!(plan.args[0], ArgPlan::OutSlot);
+        assert_eq!(
+            plan.args[1],
+            ArgPlan::Layout {
+                name: "resource_desc",
+                raw: res
+            }
+        );
+        assert_eq!(plan.args[3], ArgPlan::Value(0), "a null view stays null");
+        let bytes = payload(|w| {
+            w.handle(1, 0x3);
+        });
+        let p = Payload::parse(&bytes).unwrap();
+        assert_eq!(
+            plan_of(id::DestroySurfaceObject, &p, 1 << 20).unwrap().args,
+            [ArgPlan::Object {
+                surface: true,
+                captured: 3
+            }]
+        );
+        // cudaMalloc3DArray: the spilled registers pass nothing the callee reads.
+        let bytes = payload(|w| {
+            w.handle(1, 0xa0).bytes(2, &[0u8; 20], false).u64(3, 0);
+            w.u64(7, 16).u64(8, 8).u64(9, 4);
+        });
+        let p = Payload::parse(&bytes).unwrap();
+        let plan = plan_of(id::Malloc3DArray, &p, 1 << 20).unwrap();
+        assert_eq!(plan.args[3..6], [ArgPlan::Value(0); 3]);
+        assert_eq!(plan.args[6..], [16, 8, 4].map(ArgPlan::Value));
     }
 
     #[test]

@@ -311,6 +311,10 @@ impl Ctx<'_> {
             if let Some(words) = arg.get(fid::ARG_POINTER_WORDS) {
                 translate_pointer_words(slot, words.value, |v| self.translate(v))?;
             }
+            if let Some(words) = arg.get(fid::ARG_OBJECT_WORDS) {
+                let objects = &self.objects;
+                super::textures::map_object_words(slot, words.value, |v| objects.in_argument(v))?;
+            }
         }
         // A module function the program looked up itself runs in its own instance (the
         // keys are captured function handles: a registered kernel's host stub, another

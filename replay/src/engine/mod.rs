@@ -20,6 +20,7 @@ mod launchcfg;
 mod mempool;
 mod observe;
 mod outputs;
+mod textures;
 
 use std::collections::HashMap;
 use std::os::raw::c_int;
@@ -88,6 +89,8 @@ struct Ctx<'a> {
     learner: Option<&'a mut Learner>,
     /// Checks with bytes that differed between replays (judged in the last run).
     unstable: Vec<UnstableCheck>,
+    /// Texture and surface objects (`textures`).
+    objects: textures::Objects,
 }
 
 /// A device resource a replay owns until the program's own call releases it.
@@ -102,6 +105,8 @@ enum Resource {
     MemPool,
     Graph,
     GraphExec,
+    Array,
+    MipmappedArray,
 }
 
 impl Resource {
@@ -116,6 +121,8 @@ impl Resource {
             Resource::MemPool => api::id::MemPoolDestroy,
             Resource::Graph => api::id::GraphDestroy,
             Resource::GraphExec => api::id::GraphExecDestroy,
+            Resource::Array => api::id::FreeArray,
+            Resource::MipmappedArray => api::id::FreeMipmappedArray,
         }
     }
 }
@@ -268,6 +275,7 @@ impl<'a> Ctx<'a> {
                 self.module_instances.clear();
                 self.function_instances.clear();
                 self.handles.clear();
+                self.objects = textures::Objects::default();
                 self.pool_devices.clear();
                 self.live.clear();
                 // Registrations went with the context; the buffers are still ours.
@@ -328,6 +336,8 @@ impl<'a> Ctx<'a> {
         let _ = self.rt.call_void(sync);
         self.deferred.release(self.rt);
         self.restore_device_pools();
+        // Objects before the arrays and memory they read.
+        self.objects.release(self.rt);
         // Contexts last: what was made in one is released while it still exists.
         let mut live: Vec<(u64, Resource)> = std::mem::take(&mut self.live).into_iter().collect();
         live.sort_by_key(|(_, kind)| *kind == Resource::Context);
@@ -406,6 +416,7 @@ pub fn replay_process<'a>(
         pool_devices: Vec::new(),
         learner,
         unstable: Vec::new(),
+        objects: textures::Objects::default(),
     };
     // Under --continue-on-error: checks after this are marked (what the unmodelled call
     // did is missing from the replay).

@@ -127,6 +127,39 @@ impl Ctx<'_> {
                         self.addrs.insert(at, size, replay);
                     }
                 }
+                ParamKind::OutArray(_)
+                | ParamKind::OutMipmappedArray(_)
+                | ParamKind::OutArrayLevel(_) => {
+                    let replay = slot.next().map(|s| s[0]).unwrap_or(0);
+                    if let Some(captured) = captured_out(id) {
+                        self.handles.insert(captured, replay);
+                    }
+                    // A level belongs to its mipmapped array.
+                    let owned = match param.kind {
+                        ParamKind::OutArray(_) => Some(Resource::Array),
+                        ParamKind::OutMipmappedArray(_) => Some(Resource::MipmappedArray),
+                        _ => None,
+                    };
+                    if let (Some(kind), true) = (owned, ret == 0 && replay != 0) {
+                        self.live.insert(replay, kind);
+                    }
+                }
+                ParamKind::OutTextureObject | ParamKind::OutSurfaceObject => {
+                    let replay = slot.next().map(|s| s[0]).unwrap_or(0);
+                    let surface = param.kind == ParamKind::OutSurfaceObject;
+                    if let (Some(captured), true) = (captured_out(id), ret == 0) {
+                        self.objects.created(surface, captured, replay);
+                    }
+                }
+                ParamKind::FreeTextureObject | ParamKind::FreeSurfaceObject if ret == 0 => {
+                    let surface = param.kind == ParamKind::FreeSurfaceObject;
+                    if let Some(captured) = p.get(id).and_then(|f| f.as_u64().ok()) {
+                        self.objects.destroyed(surface, captured);
+                    }
+                }
+                ParamKind::FreeArray | ParamKind::FreeMipmappedArray if ret == 0 => {
+                    self.live.remove(&args[i]);
+                }
                 ParamKind::OutGraphNode => {
                     // A node belongs to its graph: mapped, never released on its own.
                     let replay = slot.next().map(|s| s[0]).unwrap_or(0);

@@ -1,0 +1,92 @@
+//! Recording arrays, texture and surface objects and their descriptors: the plans of the
+//! table's array and object kinds, turned into fields, with the object table
+//! (`objects`) kept up to date; and the host box of a 3D copy with an array side.
+
+use hrr_archive::api::{fid, memcpy3d, texture, Vendor};
+use hrr_archive::payload::PayloadWriter;
+
+use crate::ffi::{host_bytes, read_at};
+use crate::objects::ObjectTable;
+use crate::params::{ArrayFormat, Plan};
+
+/// The bytes of one element of the array a 3D copy names (its source's, else its
+/// destination's); None when no side is an array.
+fn copy_element(objects: &ObjectTable, p: &memcpy3d::Parms) -> Option<Option<u64>> {
+    let array = [p.src_array, p.dst_array].into_iter().find(|&a| a != 0)?;
+    Some(objects.element_bytes(array))
+}
+
+/// The 3D parameters whose box the host side is measured by: with an array side the
+/// width counts the array's elements, so the host rows are `width * element` bytes.
+pub fn host_box(objects: &ObjectTable, mut p: memcpy3d::Parms) -> memcpy3d::Parms {
+    if let Some(Some(e)) = copy_element(objects, &p) {
+        p.extent[0] = p.extent[0].saturating_mul(e);
+    }
+    p
+}
+
+/// On a 3D copy with an array side: the host row length ([`host_box`]'s width) as
+/// `fid::ARRAY_ROW_BYTES`; Some(why) when the array's element size is unknown.
+pub fn record_row_bytes(
+    objects: &ObjectTable,
+    host: &memcpy3d::Parms,
+    p: &mut PayloadWriter,
+) -> Option<String> {
+    match copy_element(objects, host)? {
+        Some(_) => {
+            p.u64(fid::ARRAY_ROW_BYTES, host.extent[0]);
+            None
+        }
+        None => Some("a 3D copy names an array capture did not see allocated".into()),
+    }
+}
+
+/// Encodes one of the array and object plans; Err(why) leaves the record incomplete.
+pub fn encode(
+    objects: &ObjectTable,
+    vendor: Vendor,
+    p: &mut PayloadWriter,
+    field: u16,
+    plan: Plan,
+) -> Result<(), String> {
+    match plan {
+        Plan::NewArray { at, format } => {
+            // SAFETY: on success the call stored the array's handle at `at`.
+            let h = unsafe { read_at::<u64>(at) };
+            p.handle(field, h);
+            let element = match format {
+                ArrayFormat::Channel(0) => None,
+                ArrayFormat::Channel(desc) => {
+                    let size = texture::layout("channel_desc", vendor).map_or(0, |l| l.size);
+                    // SAFETY: the call read the channel descriptor it was given.
+                    texture::element_bytes(unsafe { host_bytes(desc, size as u64) })
+                }
+                ArrayFormat::LevelOf(mipmap) => objects.element_bytes(mipmap),
+            };
+            objects.insert_array(h, element);
+        }
+        Plan::ForgetArray(h) => {
+            p.handle(field, h);
+            objects.remove_array(h);
+        }
+        Plan::NewObject { at } => {
+            // SAFETY: on success the call stored the object's handle at `at`.
+            let h = unsafe { read_at::<u64>(at) };
+            p.handle(field, h);
+            objects.insert_object(h);
+        }
+        Plan::ForgetObject(h) => {
+            p.handle(field, h);
+            objects.remove_object(h);
+        }
+        Plan::LayoutBytes { at, name } => {
+            let Some(l) = texture::layout(name, vendor) else {
+                return Err(format!("no {name} layout for {}", vendor.as_str()));
+            };
+            // SAFETY: a descriptor of this layout, which the call reads in full.
+            p.bytes(field, unsafe { host_bytes(at, l.size as u64) }, false);
+        }
+        _ => {}
+    }
+    Ok(())
+}

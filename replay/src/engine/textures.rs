@@ -1,0 +1,210 @@
+//! Arrays, textures and surfaces at replay: descriptors rebuilt around replay's own
+//! arrays and allocations (`api::texture` layouts), texture and surface objects mapped
+//! (their captured handles may be small integers, so they have a map of their own), and
+//! kernel argument words that held an object at capture given replay's object.
+
+use std::collections::HashMap;
+
+use hrr_archive::api::{self, fid, memcpy3d, texture, ApiDesc};
+use hrr_archive::payload::Payload;
+
+use super::{Ctx, EventError};
+use crate::runtime::Runtime;
+
+/// Texture and surface objects: captured handle -> replay's, per class (CUDA numbers
+/// each class's objects from small integers, so a texture and a surface may share a
+/// captured value), and the replay objects not destroyed yet.
+#[derive(Default)]
+pub(super) struct Objects {
+    textures: HashMap<u64, u64>,
+    surfaces: HashMap<u64, u64>,
+    live: Vec<(bool, u64)>,
+}
+
+impl Objects {
+    fn class(&mut self, surface: bool) -> &mut HashMap<u64, u64> {
+        match surface {
+            true => &mut self.surfaces,
+            false => &mut self.textures,
+        }
+    }
+    pub(super) fn created(&mut self, surface: bool, captured: u64, replay: u64) {
+        self.class(surface).insert(captured, replay);
+        self.live.push((surface, replay));
+    }
+    pub(super) fn destroyed(&mut self, surface: bool, captured: u64) {
+        if let Some(replay) = self.class(surface).remove(&captured) {
+            if let Some(k) = self.live.iter().position(|&l| l == (surface, replay)) {
+                self.live.swap_remove(k);
+            }
+        }
+    }
+    /// Replay's object of a class for a captured handle.
+    pub(super) fn get(&mut self, surface: bool, captured: u64) -> Result<u64, EventError> {
+        self.class(surface)
+            .get(&captured)
+            .copied()
+            .ok_or(EventError::UnknownHandle(captured))
+    }
+    /// Replay's object for a captured value found in a kernel argument, whose class the
+    /// value alone does not say: None when no live object had it, an error when a
+    /// texture and a surface had it and replay's two differ.
+    pub(super) fn in_argument(&self, captured: u64) -> Result<Option<u64>, EventError> {
+        match (self.textures.get(&captured), self.surfaces.get(&captured)) {
+            (Some(t), Some(s)) if t != s => Err(EventError::CannotHonour {
+                what: format!("kernel argument word {captured:#x}"),
+                why: format!(
+                    "it was both a texture and a surface object at capture, and replay's are {t:#x} and {s:#x}"
+                ),
+            }),
+            (Some(r), _) | (_, Some(r)) => Ok(Some(*r)),
+            (None, None) => Ok(None),
+        }
+    }
+    /// Destroys the objects the program left (before the arrays they read are freed).
+    pub(super) fn release(&mut self, rt: &Runtime) {
+        for (surface, h) in std::mem::take(&mut self.live) {
+            let row = match surface {
+                true => api::id::DestroySurfaceObject,
+                false => api::id::DestroyTextureObject,
+            };
+            // SAFETY: the row that destroys an object of this class, given an object this
+            // replay created and has not destroyed.
+            let _ = unsafe { rt.call_table(row, &[h]) };
+        }
+        self.textures.clear();
+        self.surfaces.clear();
+    }
+}
+
+/// A descriptor parameter's captured bytes (None: the program passed null).
+pub(super) fn captured_layout(
+    p: &Payload,
+    i: usize,
+    name: &'static str,
+) -> Result<Option<Vec<u8>>, EventError> {
+    let id = ApiDesc::field_id(i);
+    match p.get(id) {
+        Some(f) if f.is_null() => Ok(None),
+        Some(_) => Ok(Some(p.bytes(id, name)?.to_vec())),
+        None => Err(EventError::Inconsistent(format!(
+            "payload: descriptor {name} (field {id}) is absent"
+        ))),
+    }
+}
+
+/// Rewrites the words of `slot` (one kernel argument) that held an object at capture
+/// with `map`'s object; an object replay does not have is an error.
+pub(super) fn map_object_words(
+    slot: &mut [u8],
+    words: &[u8],
+    mut map: impl FnMut(u64) -> Result<Option<u64>, EventError>,
+) -> Result<(), EventError> {
+    if !words.len().is_multiple_of(8) {
+        return Err(EventError::Inconsistent(format!(
+            "payload: object-word list of {} bytes is not whole words",
+            words.len()
+        )));
+    }
+    for w in words.chunks_exact(8) {
+        let w = u64::from_le_bytes(w.try_into().unwrap_or([0; 8])) as usize;
+        let Some(word) = slot
+            .get_mut(w..w.saturating_add(8))
+            .filter(|s| s.len() == 8)
+        else {
+            return Err(EventError::Inconsistent(format!(
+                "payload: object word at {w} lies outside its argument"
+            )));
+        };
+        let v = u64::from_le_bytes(word.try_into().unwrap_or([0; 8]));
+        let Some(r) = map(v)? else {
+            return Err(EventError::Inconsistent(format!(
+                "a kernel argument holds texture or surface object {v:#x}, which replay never created"
+            )));
+        };
+        word.copy_from_slice(&r.to_le_bytes());
+    }
+    Ok(())
+}
+
+/// The host box of a 3D copy: with an array side, its rows are the captured row length
+/// (`fid::ARRAY_ROW_BYTES`: the width counts the array's elements), else the extent.
+pub(super) fn host_extent(p: &Payload, parms: &memcpy3d::Parms) -> Result<[u64; 3], EventError> {
+    if parms.src_array == 0 && parms.dst_array == 0 {
+        return Ok(parms.extent);
+    }
+    let row = p.u64(fid::ARRAY_ROW_BYTES, "row bytes of a 3D copy with an array")?;
+    Ok([row, parms.extent[1], parms.extent[2]])
+}
+
+impl Ctx<'_> {
+    /// A captured descriptor of layout `name`, rebuilt around replay's arrays and
+    /// allocations.
+    pub(super) fn rebuild_layout(
+        &mut self,
+        name: &'static str,
+        raw: &[u8],
+    ) -> Result<Vec<u8>, EventError> {
+        let layout = texture::layout(name, self.rt.vendor).ok_or_else(|| {
+            EventError::Inconsistent(format!("no {name} layout for this runtime"))
+        })?;
+        texture::rebuild(layout, raw, |meaning, v| match meaning {
+            texture::Meaning::Array | texture::Meaning::MipmappedArray => self.handle(v),
+            texture::Meaning::DevPtr => Ok(self.translate(v)),
+        })
+        .unwrap_or_else(|| {
+            Err(EventError::Inconsistent(format!(
+                "{name} is {} bytes, not {}",
+                raw.len(),
+                layout.size
+            )))
+        })
+    }
+
+    /// One side of a 3D copy on the device: its array mapped, or its pointer translated.
+    pub(super) fn device_side(&mut self, array: &mut u64, ptr: &mut u64) -> Result<(), EventError> {
+        if *array != 0 {
+            *array = self.handle(*array)?;
+        } else {
+            *ptr = self.translate(*ptr);
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn object_words_are_mapped_and_an_unknown_object_is_named() {
+        let mut slot = [0u8; 16];
+        slot[8..].copy_from_slice(&3u64.to_le_bytes());
+        let words = 8u64.to_le_bytes();
+        map_object_words(&mut slot, &words, |v| Ok((v == 3).then_some(0x77))).unwrap();
+        assert_eq!(u64::from_le_bytes(slot[8..].try_into().unwrap()), 0x77);
+        assert_eq!(slot[..8], [0; 8]);
+        let e = map_object_words(&mut slot, &words, |_| Ok(None)).unwrap_err();
+        assert!(e.to_string().contains("never created"), "{e}");
+        let outside = 16u64.to_le_bytes();
+        assert!(map_object_words(&mut slot, &outside, |v| Ok(Some(v))).is_err());
+        assert!(map_object_words(&mut slot, &[0u8; 3], |v| Ok(Some(v))).is_err());
+    }
+
+    #[test]
+    fn a_value_both_classes_had_is_mapped_only_when_replay_agrees() {
+        let mut o = Objects::default();
+        o.created(false, 1, 5);
+        assert_eq!(o.in_argument(1).unwrap(), Some(5));
+        o.created(true, 1, 5);
+        assert_eq!(o.in_argument(1).unwrap(), Some(5));
+        o.destroyed(true, 1);
+        o.created(true, 1, 6);
+        assert!(o.in_argument(1).is_err());
+        assert_eq!(o.get(true, 1).unwrap(), 6);
+        o.destroyed(false, 1);
+        o.destroyed(true, 1);
+        assert_eq!(o.in_argument(1).unwrap(), None);
+        assert!(o.live.is_empty());
+    }
+}
