@@ -77,3 +77,15 @@ pub const KN_NODE: u16 = 2;
 pub const KN_DEPS: u16 = 3;
 /// In `KERNEL_NODE`: the executable graph an exec update changes.
 pub const KN_EXEC: u16 = 4;
+/// On a `MappedOutput` record: the captured start address of the mapped or managed
+/// allocation (a device pointer field).
+pub const MAPPED_START: u16 = 65;
+/// On a `MappedOutput` record: the allocation's size in bytes.
+pub const MAPPED_SIZE: u16 = 66;
+/// On a `MappedOutput` record: the allocation's bytes after the synchronisation (a blob).
+pub const MAPPED_BYTES: u16 = 67;
+/// On a `MappedOutput` record: the sequence id of the last completed launch whose
+/// arguments reached the allocation.
+pub const MAPPED_LAUNCH: u16 = 68;
+/// On a `MappedOutput` record: the sequence id of the synchronisation that completed it.
+pub const MAPPED_SYNC: u16 = 69;
