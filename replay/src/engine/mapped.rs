@@ -50,7 +50,7 @@ impl Ctx<'_> {
 
     pub(super) fn replay_mapped_output(&mut self, ev: &Event) -> EvResult {
         let p = Payload::parse(&ev.payload)?;
-        let start = p.u64(fid::MAPPED_START, "allocation")?;
+        let start = p.devptr(fid::MAPPED_START, "allocation")?;
         let size = p.u64(fid::MAPPED_SIZE, "size")?;
         let launch = p.u64(fid::MAPPED_LAUNCH, "launch")?;
         let sync_seq = p.u64(fid::MAPPED_SYNC, "synchronisation")?;
