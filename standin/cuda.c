@@ -168,6 +168,39 @@ cudaError_t cudaHostGetDevicePointer(void** dp, void* hp, unsigned flags) {
     *dp = hp;
     RET(cudaSuccess);
 }
+/* Managed memory: device memory here is host memory, so one address serves both sides
+ * (freed by cudaFree). Prefetch, advice and stream attachment change where pages live
+ * on a GPU, never their bytes: checked (range inside one allocation, stream known) and
+ * done. */
+cudaError_t cudaMallocManaged(void** p, size_t n, unsigned flags) {
+    ENTER;
+    if (flags != cudaMemAttachGlobal && flags != cudaMemAttachHost) RET(cudaErrorInvalidValue);
+    RET(si_alloc(p, n, SI_DEVICE));
+}
+static int managed_range(const void* p, size_t n) {
+    size_t left;
+    return si_lookup(p, 0, &left) && n <= left;
+}
+cudaError_t cudaMemPrefetchAsync(const void* p, size_t n, struct cudaMemLocation loc, unsigned flags,
+                                 cudaStream_t s) {
+    ENTER;
+    (void)loc;
+    if (flags || !managed_range(p, n) || !si_stream_of(s)) RET(cudaErrorInvalidValue);
+    RET(cudaSuccess);
+}
+cudaError_t cudaMemAdvise(const void* p, size_t n, enum cudaMemoryAdvise advice, struct cudaMemLocation loc) {
+    ENTER;
+    (void)advice;
+    (void)loc;
+    if (!managed_range(p, n)) RET(cudaErrorInvalidValue);
+    RET(cudaSuccess);
+}
+cudaError_t cudaStreamAttachMemAsync(cudaStream_t s, void* p, size_t n, unsigned flags) {
+    ENTER;
+    (void)flags;
+    if (!managed_range(p, n ? n : 1) || !si_stream_of(s)) RET(cudaErrorInvalidValue);
+    RET(cudaSuccess);
+}
 cudaError_t cudaMallocPitch(void** p, size_t* pitch, size_t w, size_t h) {
     ENTER;
     if (!p || !pitch) RET(cudaErrorInvalidValue);

@@ -242,6 +242,36 @@ hipError_t hipHostGetDevicePointer(void** dp, void* hp, unsigned flags) {
     *dp = hp; /* one address space, as with unified addressing */
     RET(hipSuccess);
 }
+/* Managed memory: device memory here is host memory, one address for both sides (freed
+ * by hipFree); prefetch, advice and attachment move pages on a GPU, never bytes. */
+hipError_t hipMallocManaged(void** p, size_t n, unsigned flags) {
+    ENTER;
+    if (flags != hipMemAttachGlobal && flags != hipMemAttachHost) RET(hipErrorInvalidValue);
+    RET(si_alloc(p, n, SI_DEVICE));
+}
+static int managed_range(const void* p, size_t n) {
+    size_t left;
+    return si_lookup(p, 0, &left) && n <= left;
+}
+hipError_t hipMemPrefetchAsync(const void* p, size_t n, int device, hipStream_t s) {
+    ENTER;
+    (void)device;
+    if (!managed_range(p, n) || !si_stream_of(s)) RET(hipErrorInvalidValue);
+    RET(hipSuccess);
+}
+hipError_t hipMemAdvise(const void* p, size_t n, hipMemoryAdvise advice, int device) {
+    ENTER;
+    (void)advice;
+    (void)device;
+    if (!managed_range(p, n)) RET(hipErrorInvalidValue);
+    RET(hipSuccess);
+}
+hipError_t hipStreamAttachMemAsync(hipStream_t s, void* p, size_t n, unsigned flags) {
+    ENTER;
+    (void)flags;
+    if (!managed_range(p, n ? n : 1) || !si_stream_of(s)) RET(hipErrorInvalidValue);
+    RET(hipSuccess);
+}
 hipError_t hipMallocPitch(void** p, size_t* pitch, size_t width, size_t height) {
     ENTER;
     if (!p || !pitch) RET(hipErrorInvalidValue);

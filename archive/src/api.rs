@@ -56,6 +56,10 @@ pub enum ParamKind {
     OutHostPtr(&'static str),
     /// Pinned host memory being freed.
     FreeHostPtr,
+    /// `T**` out: a new managed allocation (`cudaMallocManaged`) of the named size,
+    /// addressed alike by host and device: replay allocates its own and maps the
+    /// captured range onto it; kernels' outputs there are checked at synchronisations.
+    OutManagedPtr(&'static str),
     /// Pointer to a plain value the call writes (a count, an ordinal, a time).
     OutValue,
     /// Pointer to a struct the call fills (device properties); not replayed.
@@ -484,6 +488,17 @@ macro_rules! hrr_api_table {
             (369, GetTextureObjectTextureDesc, cudaGetTextureObjectTextureDesc, hipGetTextureObjectTextureDesc, Exact; desc: *mut ::std::os::raw::c_void => OutStruct, object: u64 => TexObject),
             (370, GetTextureObjectResourceViewDesc, cudaGetTextureObjectResourceViewDesc, hipGetTextureObjectResourceViewDesc, Exact; desc: *mut ::std::os::raw::c_void => OutStruct, object: u64 => TexObject),
             (371, GetSurfaceObjectResourceDesc, cudaGetSurfaceObjectResourceDesc, none, Exact; desc: *mut ::std::os::raw::c_void => OutStruct, object: u64 => SurfObject),
+            // Zero-copy and managed memory (ids 400-419). cudaMemPrefetchAsync and
+            // cudaMemAdvise take CUDA 13's `struct cudaMemLocation` (two ints, 8 bytes:
+            // one integer register on x86-64) by value; HIP 5.2's take a device ordinal.
+            (400, HostGetDevicePointer, cudaHostGetDevicePointer, none, Exact; dptr: *mut *mut ::std::os::raw::c_void => OutMappedDevPtr(host), host: *mut ::std::os::raw::c_void => DevPtr, flags: ::std::os::raw::c_uint => Value),
+            (401, SetDeviceFlags, cudaSetDeviceFlags, hipSetDeviceFlags, Exact; flags: ::std::os::raw::c_uint => Value),
+            (402, MallocManaged, cudaMallocManaged, hipMallocManaged, Exact; ptr: *mut *mut ::std::os::raw::c_void => OutManagedPtr(size), size: usize => Value, flags: ::std::os::raw::c_uint => Value),
+            (403, MemPrefetchAsync, cudaMemPrefetchAsync, none, Exact; ptr: *const ::std::os::raw::c_void => DevPtr, count: usize => Value, location: u64 => Value, flags: ::std::os::raw::c_uint => Value, stream: *mut ::std::os::raw::c_void => Stream),
+            (404, HipMemPrefetchAsync, none, hipMemPrefetchAsync, Exact; ptr: *const ::std::os::raw::c_void => DevPtr, count: usize => Value, device: ::std::os::raw::c_int => Value, stream: *mut ::std::os::raw::c_void => Stream),
+            (405, MemAdvise, cudaMemAdvise, none, Exact; ptr: *const ::std::os::raw::c_void => DevPtr, count: usize => Value, advice: ::std::os::raw::c_int => Value, location: u64 => Value),
+            (406, HipMemAdvise, none, hipMemAdvise, Exact; ptr: *const ::std::os::raw::c_void => DevPtr, count: usize => Value, advice: ::std::os::raw::c_int => Value, device: ::std::os::raw::c_int => Value),
+            (407, StreamAttachMemAsync, cudaStreamAttachMemAsync, hipStreamAttachMemAsync, Exact; stream: *mut ::std::os::raw::c_void => Stream, ptr: *mut ::std::os::raw::c_void => DevPtr, length: usize => Value, flags: ::std::os::raw::c_uint => Value),
         }
     };
 }

@@ -31,12 +31,17 @@ enum Expected {
     Copy,
     /// A graph launch: its first D2H node's bytes (checked after that launch).
     GraphLaunch,
+    /// A mapped or managed allocation's bytes after a synchronisation (`MappedOutput`).
+    Mapped,
 }
 
 fn expected_in(e: &record::Event) -> Option<Expected> {
     let pl = Payload::parse(&e.payload).ok()?;
     if e.header.api_id == semantic::GRAPH_LAUNCH {
         return pl.get(fid::GRAPH_OUTPUT).map(|_| Expected::GraphLaunch);
+    }
+    if e.header.api_id == semantic::MAPPED_OUTPUT {
+        return pl.get(fid::MAPPED_BYTES).map(|_| Expected::Mapped);
     }
     // A copy captured into a graph, or added to one as a node, has no expected output of
     // its own.
@@ -145,6 +150,11 @@ pub fn edit_expected_output(
             .get(fid::NODE_BYTES)
             .ok_or_else(|| ArchiveError::invalid(root, "graph node has no bytes"))?;
         (bytes, Some(*node))
+    } else if kind == Some(Expected::Mapped) {
+        let f = pl
+            .get(fid::MAPPED_BYTES)
+            .ok_or_else(|| ArchiveError::invalid(root, "mapped output has no bytes"))?;
+        (*f, None)
     } else {
         let f = pl
             .iter()

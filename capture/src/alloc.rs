@@ -12,6 +12,13 @@ use parking_lot::RwLock;
 pub enum Space {
     Device,
     PinnedHost,
+    /// Managed memory (`cudaMallocManaged`): one address for host and device.
+    Managed,
+    /// The device address of mapped page-locked memory where it differs from the host
+    /// address (`cudaHostGetDevicePointer`): `host` is the host allocation's start.
+    MappedAlias {
+        host: u64,
+    },
 }
 
 pub struct AllocTable {
@@ -83,7 +90,10 @@ impl AllocTable {
         Some(hit)
     }
     pub fn is_device(&self, addr: u64) -> bool {
-        matches!(self.lookup(addr), Some((_, _, Space::Device)))
+        matches!(
+            self.lookup(addr),
+            Some((_, _, Space::Device | Space::Managed))
+        )
     }
     pub fn clear(&self) {
         let mut t = self.by_start.write();

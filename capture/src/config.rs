@@ -20,10 +20,16 @@ pub struct Config {
     /// HRR_CAPTURE_PINNED_SNAPSHOT_MAX: most bytes of pinned host memory snapshotted for
     /// one launch (over it the launch is recorded incomplete).
     pub pinned_snapshot_max: u64,
+    /// HRR_CAPTURE_MAPPED_OUTPUT_MAX: most bytes of mapped and managed memory recorded
+    /// as kernels' outputs at one synchronisation (over it the record is incomplete).
+    pub mapped_output_max: u64,
 }
 
 /// The pinned-snapshot cap when HRR_CAPTURE_PINNED_SNAPSHOT_MAX is unset: 1 GiB.
 pub const DEFAULT_PINNED_SNAPSHOT_MAX: u64 = 1 << 30;
+
+/// The mapped-output cap when HRR_CAPTURE_MAPPED_OUTPUT_MAX is unset: 1 GiB.
+pub const DEFAULT_MAPPED_OUTPUT_MAX: u64 = 1 << 30;
 
 /// A setting capture cannot use; capture is then off for the process.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -35,6 +41,8 @@ pub enum ConfigError {
     DiskReserve(String),
     /// The value's own problem, as the archive's size parser names it.
     PinnedSnapshotMax(String),
+    /// The value's own problem, as the archive's size parser names it.
+    MappedOutputMax(String),
 }
 
 impl std::fmt::Display for ConfigError {
@@ -55,6 +63,9 @@ impl std::fmt::Display for ConfigError {
             ConfigError::DiskReserve(why) => write!(f, "HRR_CAPTURE_DISK_RESERVE: {why}"),
             ConfigError::PinnedSnapshotMax(why) => {
                 write!(f, "HRR_CAPTURE_PINNED_SNAPSHOT_MAX: {why}")
+            }
+            ConfigError::MappedOutputMax(why) => {
+                write!(f, "HRR_CAPTURE_MAPPED_OUTPUT_MAX: {why}")
             }
         }
     }
@@ -118,10 +129,16 @@ pub fn from(get: impl Fn(&str) -> Option<OsString>) -> Result<Option<Config>, Co
         pinned_snapshot_max = hrr_archive::diskspace::parse_size(&v)
             .map_err(|e| ConfigError::PinnedSnapshotMax(e.to_string()))?;
     }
+    let mut mapped_output_max = DEFAULT_MAPPED_OUTPUT_MAX;
+    if let Some(v) = text("HRR_CAPTURE_MAPPED_OUTPUT_MAX") {
+        mapped_output_max = hrr_archive::diskspace::parse_size(&v)
+            .map_err(|e| ConfigError::MappedOutputMax(e.to_string()))?;
+    }
     Ok(Some(Config {
         output,
         settings: s,
         pinned_snapshot_max,
+        mapped_output_max,
     }))
 }
 

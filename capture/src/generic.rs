@@ -249,6 +249,7 @@ impl Recorder<'_> {
             Plan::Forget(v) => {
                 self.p.devptr(fid, v);
                 allocs.remove(v);
+                crate::mapped::forget(v);
             }
             Plan::Pin { ptr, len } => {
                 self.p.devptr(fid, ptr);
@@ -312,6 +313,12 @@ impl Recorder<'_> {
                 if let Some((start, size, space)) = allocs.lookup(host) {
                     if v != host {
                         let off = host - start;
+                        // Pinned memory seen from the device: read through its host
+                        // address (the device address may not be readable here).
+                        let space = match space {
+                            Space::PinnedHost => Space::MappedAlias { host: start },
+                            other => other,
+                        };
                         allocs.insert(v.wrapping_sub(off), size, space);
                     }
                 }
@@ -500,6 +507,8 @@ pub fn capture_row(
         }
         let api = desc.symbol(vendor).unwrap_or(desc.name);
         let seq = cap.record(desc.id, ret, &rec.p, rec.failure.as_deref(), api);
+        // Kernels' outputs in mapped and managed memory this synchronisation completed.
+        crate::mapped::after_row(cap, api, desc, args, ret, seq);
         if let (Some(of), Some(seq)) = (node_of, seq) {
             graph_io::add_nodes(of, rec.nodes.iter().map(|n| n.at(seq)));
         }

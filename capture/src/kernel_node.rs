@@ -142,7 +142,8 @@ unsafe fn record(
         let args = np.kernel_params as usize as *mut *mut c_void;
         // SAFETY: `kernelParams` holds one pointer per parameter of the kernel's layout,
         // which the runtime has just read.
-        let pinned = unsafe { record_launch_body(cap, kind, api, &info, shape, args, ret, &extra) };
+        let (pinned, _) =
+            unsafe { record_launch_body(cap, kind, api, &info, shape, args, ret, &extra) };
         if ret != 0 {
             return;
         }

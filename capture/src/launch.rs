@@ -232,8 +232,9 @@ impl PointerWords {
 
 /// Scans an argument's 8-byte words (also inside by-value structs): the offsets of those
 /// that point into an allocation `lookup` knows go into `words` (filled in place: it
-/// lives on the caller's stack), and each pinned host allocation pointed into, once,
-/// into `pinned`.
+/// lives on the caller's stack), and each host-readable allocation a kernel reads and
+/// writes directly (pinned, mapped through a device alias, managed) pointed into, once,
+/// into `pinned`, by its host start.
 #[inline]
 fn scan_pointer_words(
     bytes: &[u8],
@@ -245,8 +246,13 @@ fn scan_pointer_words(
         let v = u64::from_le_bytes(word.try_into().unwrap_or([0; 8]));
         if let Some((start, len, space)) = lookup(v) {
             words.push((w * 8) as u64);
-            if space == Space::PinnedHost && !pinned.iter().any(|(s, _)| *s == start) {
-                pinned.push((start, len));
+            let host = match space {
+                Space::Device => continue,
+                Space::PinnedHost | Space::Managed => start,
+                Space::MappedAlias { host } => host,
+            };
+            if !pinned.iter().any(|(s, _)| *s == host) {
+                pinned.push((host, len));
             }
         }
     }
@@ -297,16 +303,20 @@ pub unsafe fn record_launch_with(
     extra: &dyn Fn(&mut PayloadWriter),
 ) {
     // SAFETY: the caller's contract.
-    let pinned = unsafe { record_launch_body(cap, id, api, info, shape, args, ret, extra) };
+    let (pinned, seq) = unsafe { record_launch_body(cap, id, api, info, shape, args, ret, extra) };
+    if ret == 0 {
+        // Kernels' outputs there are recorded at the synchronisation completing them.
+        crate::mapped::note_launch(shape.stream, seq, &pinned);
+    }
     if !pinned.is_empty() {
         // A kernel captured into a graph reads them at each launch of the graph.
         graph_io::note_kernel_pinned(vendor_of(api), shape.stream, &pinned);
     }
 }
 
-/// [`record_launch_with`] without the stream's graph: the pinned allocations the
-/// arguments point into are returned (a graph kernel node's caller gives them to its
-/// graph).
+/// [`record_launch_with`] without the stream's graph: the pinned and managed
+/// allocations the arguments point into are returned (a graph kernel node's caller
+/// gives them to its graph), with the record's sequence id.
 ///
 /// # Safety
 /// As [`record_launch`].
@@ -320,7 +330,7 @@ pub unsafe fn record_launch_body(
     args: *mut *mut c_void,
     ret: c_int,
     extra: &dyn Fn(&mut PayloadWriter),
-) -> Vec<(u64, u64)> {
+) -> (Vec<(u64, u64)>, Option<u64>) {
     let mut noted: Vec<(u64, u64)> = Vec::new();
     // This thread's payload buffer from its last launch, reused: no allocation per launch.
     let mut p = LAUNCH_PAYLOAD
@@ -372,9 +382,9 @@ pub unsafe fn record_launch_body(
         }
     }
     extra(&mut p);
-    cap.record(id, ret, &p, incomplete.as_deref(), api);
+    let seq = cap.record(id, ret, &p, incomplete.as_deref(), api);
     let _ = LAUNCH_PAYLOAD.try_with(|b| *b.borrow_mut() = p);
-    noted
+    (noted, seq)
 }
 
 /// C type shared by `__cudaLaunchKernel`, `cudaLaunchKernel` and `hipLaunchKernel` (the

@@ -25,6 +25,9 @@
 //!   `reads`: the pending-read table and its waits; `reader`: the reader threads that
 //!   record D2H copies' outputs once the copies completed; `outputs`: the hooks around a
 //!   row (defer, the synchronisations' waits, exit, fork);
+//! - `reach`: which mapped and managed allocations launched kernels reach until a
+//!   synchronisation completes them (pure); `mapped`: their bytes recorded after that
+//!   synchronisation (`MappedOutput`), under a cap;
 //! - `generic`: recording a table row; `shims`: the extern "C" functions generated from
 //!   the API table;
 //! - `pinned`: pinned-memory snapshots of a launch; `launch`: launches and the launch
@@ -62,6 +65,7 @@ pub mod graph_launch;
 pub mod kernel_node;
 pub mod launch;
 pub mod launchcfg;
+pub mod mapped;
 pub mod modules;
 pub mod objects;
 pub mod outputs;
@@ -69,6 +73,7 @@ pub mod params;
 pub mod pending;
 pub mod pinned;
 pub mod proc_address;
+pub mod reach;
 pub mod reader;
 pub mod reads;
 pub mod regions;

@@ -182,6 +182,11 @@ pub fn decode(desc: &ApiDesc, i: usize, args: &[u64]) -> Param {
             len: arg(len),
             space: Space::PinnedHost,
         },
+        ParamKind::OutManagedPtr(len) => Param::OutAlloc {
+            at: a,
+            len: arg(len),
+            space: Space::Managed,
+        },
         ParamKind::OutStream
         | ParamKind::OutEvent
         | ParamKind::OutContext

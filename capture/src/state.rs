@@ -37,6 +37,8 @@ pub struct Capture {
     pub kernels: KernelRegistry,
     /// HRR_CAPTURE_PINNED_SNAPSHOT_MAX.
     pub pinned_snapshot_max: u64,
+    /// HRR_CAPTURE_MAPPED_OUTPUT_MAX.
+    pub mapped_output_max: u64,
 }
 
 impl Capture {
@@ -90,7 +92,7 @@ thread_local! {
     static IN_SHIM: Cell<bool> = const { Cell::new(false) };
 }
 
-fn note(msg: &str) {
+pub fn note(msg: &str) {
     eprintln!("hrr-capture: {msg}");
 }
 
@@ -252,6 +254,7 @@ fn init(vendor: Vendor) -> Option<&'static Capture> {
         output,
         settings,
         pinned_snapshot_max,
+        mapped_output_max,
     } = match config::from_env() {
         Ok(Some(c)) => c,
         Ok(None) => {
@@ -287,6 +290,7 @@ fn init(vendor: Vendor) -> Option<&'static Capture> {
         objects: Default::default(),
         kernels: KernelRegistry::default(),
         pinned_snapshot_max,
+        mapped_output_max,
     });
     STATE.store(Box::into_raw(cap), Ordering::Release);
     crate::crash::install(flush_buffered);

@@ -1,5 +1,7 @@
 // unmodelled_call: the program calls an API capture does not model and the API table
-// does not exempt (hipSetDeviceFlags / cudaSetDeviceFlags: no row, no hand-written shim),
+// does not exempt (hipThreadExchangeStreamCaptureMode / cudaThreadExchangeStreamCaptureMode,
+// a stream-capture setting: no row, no hand-written shim; cudaSetDeviceFlags, used here
+// before, is a table row now),
 // then copies and launches as usual. Capture's counting pass-through forwards it
 // unchanged and records its first call; replay refuses the archive naming it, its count
 // and its first sequence id (the harness replays with --continue-on-error, so every
@@ -8,10 +10,6 @@
 
 #include <vector>
 
-#if !defined(__HIPCC__) && !defined(__HIP_PLATFORM_AMD__)
-#define hipSetDeviceFlags cudaSetDeviceFlags
-#define hipDeviceScheduleBlockingSync cudaDeviceScheduleBlockingSync
-#endif
 
 __global__ void triple(int* p, int n) {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
@@ -20,7 +18,11 @@ __global__ void triple(int* p, int n) {
 
 int main() {
     const int n = 4096;
-    CHECK(hipSetDeviceFlags(hipDeviceScheduleBlockingSync));
+    // Relaxed for this thread, and the previous mode back: nothing the program does
+    // changes, the call is only seen.
+    hipStreamCaptureMode mode = hipStreamCaptureModeRelaxed;
+    CHECK(hipThreadExchangeStreamCaptureMode(&mode));
+    CHECK(hipThreadExchangeStreamCaptureMode(&mode));
     int* d = nullptr;
     CHECK(hipMalloc((void**)&d, n * sizeof(int)));
     triple<<<n / 256, 256>>>(d, n);

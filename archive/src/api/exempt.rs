@@ -96,12 +96,12 @@ pub const EXEMPT: &[Exemption] = &[
         ],
     },
     Exemption {
-        reason: "pointer attribute queries: under unified addressing a mapped host buffer's device pointer is its host address, which replay maps like any pinned address",
+        reason: "pointer attribute queries (a mapped host buffer's device pointer is a table row: `cudaHostGetDevicePointer`, `hipHostGetDevicePointer`)",
         symbols: &[
-            "cudaPointerGetAttributes", "cudaHostGetDevicePointer", "cudaHostGetFlags",
+            "cudaPointerGetAttributes", "cudaHostGetFlags",
             "cuPointerGetAttribute", "cuPointerGetAttributes", "cuMemHostGetFlags",
             "hipPointerGetAttributes", "hipPointerGetAttribute", "hipDrvPointerGetAttributes",
-            "hipHostGetDevicePointer", "hipHostGetFlags",
+            "hipHostGetFlags",
         ],
     },
     Exemption {

@@ -84,3 +84,15 @@ pub const KN_EXEC: u16 = 4;
 /// On a 3D copy record with an array side: the bytes of one row of the copied box
 /// (`extent.width` counts the array's elements; the host side's rows are this long).
 pub const ARRAY_ROW_BYTES: u16 = 56;
+/// On a `MappedOutput` record: the captured start address of the mapped or managed
+/// allocation (a device pointer field).
+pub const MAPPED_START: u16 = 65;
+/// On a `MappedOutput` record: the allocation's size in bytes.
+pub const MAPPED_SIZE: u16 = 66;
+/// On a `MappedOutput` record: the allocation's bytes after the synchronisation (a blob).
+pub const MAPPED_BYTES: u16 = 67;
+/// On a `MappedOutput` record: the sequence id of the last completed launch whose
+/// arguments reached the allocation.
+pub const MAPPED_LAUNCH: u16 = 68;
+/// On a `MappedOutput` record: the sequence id of the synchronisation that completed it.
+pub const MAPPED_SYNC: u16 = 69;

@@ -79,6 +79,14 @@ pub const UNMODELLED_CALL: u16 = 161;
 /// bytes as a blob at `BLOB_FIELD | COPY_FIELD`; flagged incomplete, with the reason in
 /// the manifest, when capture could not read them.
 pub const COPY_OUTPUT: u16 = 171;
+/// The bytes of a mapped (page-locked) or managed allocation that completed kernels
+/// reached, recorded right after the synchronisation that completed them (no copy
+/// carries them): `fid::MAPPED_*`. Replay compares its own allocation after replaying
+/// the same synchronisation. Flagged incomplete (no bytes) when over
+/// `HRR_CAPTURE_MAPPED_OUTPUT_MAX`.
+/// 419: one id space with the table's rows, whose 200-299 are the driver's; 419 is the
+/// last of the zero-copy rows' range (400-419), left free for it.
+pub const MAPPED_OUTPUT: u16 = 419;
 
 /// A record kind that capture writes by hand rather than from a table row. Its id is
 /// stable: archives record it.
@@ -186,5 +194,9 @@ pub const SEMANTIC_KINDS: &[SemanticKind] = &[
     SemanticKind {
         id: COPY_OUTPUT,
         name: "CopyOutput",
+    },
+    SemanticKind {
+        id: MAPPED_OUTPUT,
+        name: "MappedOutput",
     },
 ];

@@ -103,6 +103,7 @@ pub fn validate_table() -> Result<(), TableError> {
             let refs: Vec<&'static str> = match p.kind {
                 ParamKind::OutDevPtr(l)
                 | ParamKind::OutHostPtr(l)
+                | ParamKind::OutManagedPtr(l)
                 | ParamKind::CopyDst(l)
                 | ParamKind::CopySrc(l)
                 | ParamKind::RegisterHostPtr(l)
@@ -219,6 +220,7 @@ mod tests {
                 (134, "GraphExecKernelNodeSetParams"),
                 (161, "UnmodelledCall"),
                 (171, "CopyOutput"),
+                (419, "MappedOutput"),
             ]
         );
         assert_eq!((id::Malloc, id::Memcpy, id::EventDestroy), (10, 20, 46));

@@ -301,6 +301,7 @@ fn plan_call(
             }
             ParamKind::OutDevPtr(_)
             | ParamKind::OutHostPtr(_)
+            | ParamKind::OutManagedPtr(_)
             | ParamKind::OutStream
             | ParamKind::OutEvent
             | ParamKind::OutValue

@@ -17,6 +17,7 @@ mod graphs;
 mod kernel_nodes;
 mod kernels;
 mod launchcfg;
+mod mapped;
 mod mempool;
 mod observe;
 mod outputs;
@@ -311,6 +312,7 @@ impl<'a> Ctx<'a> {
             // archive was refused for it, or is replayed under --continue-on-error).
             semantic::UNMODELLED_CALL => Ok(()),
             semantic::COPY_OUTPUT => self.replay_copy_output(ev),
+            semantic::MAPPED_OUTPUT => self.replay_mapped_output(ev),
             semantic::UNREPLAYABLE => {
                 self.counts.unreplayable_refused += 1;
                 let p = Payload::parse(&ev.payload)?;

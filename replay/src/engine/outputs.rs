@@ -77,14 +77,17 @@ impl Ctx<'_> {
                         self.addrs.insert(captured, size, buf);
                     }
                 }
-                ParamKind::OutDevPtr(len) | ParamKind::OutHostPtr(len) => {
+                ParamKind::OutDevPtr(len)
+                | ParamKind::OutHostPtr(len)
+                | ParamKind::OutManagedPtr(len) => {
                     let replay = slot.next().map(|s| s[0]).unwrap_or(0);
                     if let Some(captured) = captured_out(id) {
                         let size = desc.param_index(len).map(|j| args[j]).unwrap_or(0);
                         self.addrs.insert(captured, size, replay);
                     }
                     if ret == 0 && replay != 0 {
-                        let kind = if matches!(param.kind, ParamKind::OutDevPtr(_)) {
+                        // Managed memory is released as device memory (cudaFree).
+                        let kind = if !matches!(param.kind, ParamKind::OutHostPtr(_)) {
                             Resource::DeviceMemory
                         } else {
                             Resource::PinnedHostMemory

@@ -1,0 +1,207 @@
+//! Outputs that never pass through a device-to-host copy: kernels writing mapped
+//! (page-locked) host memory or managed memory, which the host reads after a
+//! synchronisation. Launches note the allocations their arguments reach (`reach`);
+//! after each synchronisation that completes some of them, the allocations they reached
+//! are read, hashed, and recorded as `MappedOutput` records (the bytes stored only when
+//! they changed since the allocation's last record), right after the synchronisation's
+//! own record, so replay compares at the same point.
+//!
+//! Cost is bounded by `HRR_CAPTURE_MAPPED_OUTPUT_MAX` bytes a synchronisation: over it,
+//! one incomplete `MappedOutput` record names the total and the cap (replay refuses it
+//! by name), and capture says so on stderr once.
+
+use std::collections::HashMap;
+use std::os::raw::c_int;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use hrr_archive::api::{fid, id, semantic, ApiDesc};
+use hrr_archive::payload::{BlobRef, PayloadWriter};
+use hrr_archive::ContentHash;
+use parking_lot::Mutex;
+
+use crate::ffi::host_bytes;
+use crate::pending::{Cover, ALL};
+use crate::reach::{Completed, Reaches};
+use crate::state::{self, Capture};
+
+struct Tracker {
+    reaches: Reaches,
+    /// Allocation start -> (size, hash, blob) of its last record.
+    last: HashMap<u64, (u64, ContentHash, BlobRef)>,
+}
+
+static TRACKER: Mutex<Option<Tracker>> = Mutex::new(None);
+/// Set once any launch reached mapped or managed memory: until then a synchronisation
+/// costs one relaxed load.
+static ANY: AtomicBool = AtomicBool::new(false);
+static OVER_CAP_SAID: AtomicBool = AtomicBool::new(false);
+
+fn with<R>(f: impl FnOnce(&mut Tracker) -> R) -> R {
+    let mut g = TRACKER.lock();
+    let t = g.get_or_insert_with(|| Tracker {
+        reaches: Reaches::default(),
+        last: HashMap::new(),
+    });
+    f(t)
+}
+
+/// A successful launch on `stream`, recorded at `seq`, whose arguments point into the
+/// mapped or managed allocations `allocs` (host-readable start, size).
+pub fn note_launch(stream: u64, seq: Option<u64>, allocs: &[(u64, u64)]) {
+    let Some(seq) = seq.filter(|_| !allocs.is_empty()) else {
+        return;
+    };
+    ANY.store(true, Ordering::Relaxed);
+    with(|t| t.reaches.launch(stream, seq, allocs));
+}
+
+/// What a table row's call completes of the launches noted, if it is a synchronisation
+/// the program can observe (the same rows `outputs::after_row` waits at).
+fn cover_of(t: &Reaches, desc: &ApiDesc, args: &[u64], ret: c_int) -> Option<Cover> {
+    if ret != 0 {
+        return None;
+    }
+    Some(match desc.id {
+        id::DeviceSynchronize | id::CtxSynchronize => ALL,
+        id::Memcpy
+        | id::Memcpy2D
+        | id::Memcpy3D
+        | id::MemcpyHtoD
+        | id::MemcpyDtoH
+        | id::MemcpyDtoD
+        | id::CuMemcpy
+        | id::DrvMemcpy2D
+        | id::DrvMemcpy3D => Cover::DefaultStreams,
+        id::StreamSynchronize | id::CuStreamSynchronize | id::StreamQuery | id::CuStreamQuery => {
+            t.stream_cover(args[0])
+        }
+        id::EventSynchronize | id::CuEventSynchronize | id::EventQuery | id::CuEventQuery => {
+            t.event_cover(args[0])
+        }
+        _ => return None,
+    })
+}
+
+/// After a table row's record (at `seq`): notes an event's record point, and after a
+/// synchronisation records the mapped and managed allocations the launches it completed
+/// reached.
+pub fn after_row(
+    cap: &Capture,
+    api: &str,
+    desc: &ApiDesc,
+    args: &[u64],
+    ret: c_int,
+    seq: Option<u64>,
+) {
+    if !ANY.load(Ordering::Relaxed) {
+        return;
+    }
+    let done = with(|t| match desc.id {
+        id::EventRecord | id::CuEventRecord if ret == 0 => {
+            t.reaches.event_recorded(args[0], args[1]);
+            Vec::new()
+        }
+        id::EventDestroy | id::CuEventDestroy if ret == 0 => {
+            t.reaches.event_destroyed(args[0]);
+            Vec::new()
+        }
+        id::DeviceReset if ret == 0 => {
+            *t = Tracker {
+                reaches: Reaches::default(),
+                last: HashMap::new(),
+            };
+            Vec::new()
+        }
+        _ => match cover_of(&t.reaches, desc, args, ret) {
+            Some(c) => t.reaches.complete(c),
+            None => Vec::new(),
+        },
+    });
+    if done.is_empty() {
+        return;
+    }
+    record_completed(cap, seq.unwrap_or(u64::MAX), api, &done);
+}
+
+/// Records each completed allocation still live, or one incomplete record when their
+/// bytes exceed the cap.
+fn record_completed(cap: &Capture, sync_seq: u64, api: &str, done: &[Completed]) {
+    // Only allocations still live as they were: a freed one can no longer be read by
+    // the program either.
+    let live: Vec<&Completed> = done
+        .iter()
+        .filter(|c| {
+            cap.allocs
+                .lookup(c.start)
+                .is_some_and(|(s, n, _)| s == c.start && n == c.size)
+        })
+        .collect();
+    let total: u64 = live.iter().map(|c| c.size).sum();
+    if total > cap.mapped_output_max {
+        let why = format!(
+            "mapped or managed memory written by kernels and completed by {api} (seq {sync_seq}): {total} bytes in {} allocation(s) exceed the cap ({} bytes, HRR_CAPTURE_MAPPED_OUTPUT_MAX): not recorded, so not checked",
+            live.len(),
+            cap.mapped_output_max
+        );
+        if !OVER_CAP_SAID.swap(true, Ordering::Relaxed) {
+            state::note(&why);
+        }
+        let mut p = PayloadWriter::new();
+        p.u64(fid::MAPPED_SYNC, sync_seq)
+            .u64(fid::MAPPED_SIZE, total);
+        cap.record(semantic::MAPPED_OUTPUT, 0, &p, Some(&why), "MappedOutput");
+        return;
+    }
+    for c in live {
+        // A copy's pending read of these bytes first.
+        crate::outputs::wait_overlapping(c.start, c.start.saturating_add(c.size));
+        // SAFETY: a live, host-readable allocation of `size` bytes from the allocation
+        // table (page-locked host memory, or managed memory after the synchronisation
+        // that completed the kernels writing it).
+        let bytes = unsafe { host_bytes(c.start, c.size) };
+        let hash = ContentHash::of(bytes);
+        let known = with(|t| {
+            t.last
+                .get(&c.start)
+                .filter(|(n, h, _)| *n == c.size && *h == hash)
+                .map(|(_, _, r)| *r)
+        });
+        let (blob, failure) = match known {
+            Some(r) => (Some(r), None),
+            None => match cap.writer().put_blob(bytes) {
+                Ok(r) => {
+                    with(|t| t.last.insert(c.start, (c.size, hash, r)));
+                    (Some(r), None)
+                }
+                Err(e) => (None, Some(format!("mapped output not recorded: {e}"))),
+            },
+        };
+        let mut p = PayloadWriter::new();
+        p.devptr(fid::MAPPED_START, c.start)
+            .u64(fid::MAPPED_SIZE, c.size)
+            .u64(fid::MAPPED_LAUNCH, c.launch_seq)
+            .u64(fid::MAPPED_SYNC, sync_seq);
+        if let Some(r) = blob {
+            p.blob(fid::MAPPED_BYTES, r);
+        }
+        cap.record(
+            semantic::MAPPED_OUTPUT,
+            0,
+            &p,
+            failure.as_deref(),
+            "MappedOutput",
+        );
+    }
+}
+
+/// An allocation leaving the table (freed, unregistered): its reaches and last record
+/// are forgotten (a new allocation may take its address).
+pub fn forget(start: u64) {
+    if !ANY.load(Ordering::Relaxed) {
+        return;
+    }
+    with(|t| {
+        t.reaches.forget(start);
+        t.last.remove(&start);
+    });
+}

@@ -1,0 +1,123 @@
+//! Outputs kernels wrote straight into mapped (page-locked) or managed memory: a
+//! `MappedOutput` record follows the synchronisation that completed them at capture.
+//! Replay has just replayed that synchronisation; it reads its own allocation (host
+//! memory it allocated, mapped or managed, into which the captured range maps) and
+//! compares it with the captured bytes. A failure names the allocation, the
+//! synchronisation and the last launch that reached it.
+
+use hrr_archive::api::{self, fid, id};
+use hrr_archive::payload::Payload;
+use hrr_archive::Event;
+
+use super::compare::{compare, mismatch_failure};
+use super::{Ctx, EvResult, EventError};
+use crate::translate::Translated;
+
+/// Where `len` bytes captured at `start` are in replay's memory: both ends must map into
+/// the same replay allocation, `len` bytes apart.
+fn target(first: Translated, last: Translated, len: u64) -> Option<u64> {
+    match (first, last) {
+        (Translated::Mapped(a), Translated::Mapped(b)) if b == a + len.max(1) - 1 => Some(a),
+        _ => None,
+    }
+}
+
+impl Ctx<'_> {
+    /// A query that succeeded at capture may not have at replay: the synchronisation it
+    /// stood for is made here (on the same stream or event) before memory is read.
+    fn complete_like_capture(&mut self, sync_seq: u64) -> EvResult {
+        let events = &self.proc_.events;
+        let Ok(i) = events.binary_search_by_key(&sync_seq, |e| e.header.seq) else {
+            return Ok(());
+        };
+        let ev = &events[i];
+        let row = match ev.header.api_id {
+            id::StreamQuery | id::CuStreamQuery => id::StreamSynchronize,
+            id::EventQuery | id::CuEventQuery => id::EventSynchronize,
+            _ => return Ok(()),
+        };
+        let p = Payload::parse(&ev.payload)?;
+        let h = self.handle(p.handle(api::ApiDesc::field_id(0), "handle")?)?;
+        // SAFETY: the synchronize row, given a handle replay created (or a default stream).
+        match unsafe { self.rt.call_table(row, &[h]) }? {
+            0 => Ok(()),
+            code => Err(EventError::Call {
+                call: format!("completing the query at seq {sync_seq}"),
+                code,
+            }),
+        }
+    }
+
+    pub(super) fn replay_mapped_output(&mut self, ev: &Event) -> EvResult {
+        let p = Payload::parse(&ev.payload)?;
+        let start = p.devptr(fid::MAPPED_START, "allocation")?;
+        let size = p.u64(fid::MAPPED_SIZE, "size")?;
+        let launch = p.u64(fid::MAPPED_LAUNCH, "launch")?;
+        let sync_seq = p.u64(fid::MAPPED_SYNC, "synchronisation")?;
+        let r = p.blob(fid::MAPPED_BYTES, "bytes")?;
+        let len = self.host_len(size, "mapped output")?;
+        if r.len != size {
+            return Err(EventError::BlobLength {
+                what: "mapped output",
+                blob: r.len,
+                copy: size,
+            });
+        }
+        let last = start.checked_add(size.max(1) - 1).ok_or_else(|| {
+            EventError::Inconsistent(format!(
+                "mapped output of {size} bytes at {start:#x} runs past the address space"
+            ))
+        })?;
+        let Some(at) = target(
+            self.addrs.translate(start),
+            self.addrs.translate(last),
+            size,
+        ) else {
+            return Err(EventError::Inconsistent(format!(
+                "mapped output of {size} bytes at {start:#x} maps to no replay allocation of that size"
+            )));
+        };
+        self.complete_like_capture(sync_seq)?;
+        let expected = self.proc_.load_blob(&r)?;
+        // SAFETY: [at, at+len) lies inside one host-readable allocation replay made
+        // (mapped page-locked or managed memory: both ends map into it), and the
+        // synchronisation just replayed completed the kernels writing it.
+        let found = unsafe { std::slice::from_raw_parts(at as usize as *const u8, len) };
+        match compare(&expected, found) {
+            None => self.counts.d2h_pass += 1,
+            Some(m) => {
+                self.counts.d2h_fail += 1;
+                let sync = self.sync_label(sync_seq);
+                let api = format!(
+                    "MappedOutput (allocation {start:#x}, {size} bytes, after {sync} at seq {sync_seq}, written by the launch at seq {launch})"
+                );
+                let f = mismatch_failure(self.proc_.entry.pid, ev.header.seq, api, len, m);
+                self.failures.push(f);
+            }
+        }
+        Ok(())
+    }
+
+    /// The API of the event at `seq`, for a failure's name.
+    fn sync_label(&self, seq: u64) -> String {
+        let events = &self.proc_.events;
+        match events.binary_search_by_key(&seq, |e| e.header.seq) {
+            Ok(i) => self.event_api_label(&events[i]),
+            Err(_) => "a synchronisation".into(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn both_ends_must_map_into_one_allocation() {
+        let m = Translated::Mapped;
+        assert_eq!(target(m(0x100), m(0x13f), 64), Some(0x100));
+        assert_eq!(target(m(0x100), m(0x900), 64), None);
+        assert_eq!(target(m(0x100), Translated::Unmapped, 64), None);
+        assert_eq!(target(Translated::Null, m(0x13f), 64), None);
+    }
+}
