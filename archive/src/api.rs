@@ -26,6 +26,7 @@ pub mod kernel_node;
 pub mod launch_config;
 pub mod memcpy3d;
 pub mod mempool;
+pub mod private_runtime;
 pub mod semantic;
 pub mod surface;
 mod validate;

@@ -11,6 +11,8 @@
 //! - `config`: the environment's settings, each checked (a bad one turns capture off);
 //! - `alloc`: live device and pinned host allocations;
 //! - `registry`: code objects, kernels and variables registration taught capture;
+//! - `private_runtime`: loaded objects whose GPU code runs through a runtime of their
+//!   own, found at exit and recorded as unmodelled calls naming the object;
 //! - `state`: the process's capture (writer, allocations, registry), the shim guard,
 //!   fork (a child's writer opened on its first call), panic containment, the exit notice;
 //! - `unseen`: the counting pass-throughs of every surface symbol without a shim
@@ -65,6 +67,7 @@ pub mod outputs;
 pub mod params;
 pub mod pending;
 pub mod pinned;
+pub mod private_runtime;
 pub mod reader;
 pub mod reads;
 pub mod regions;
