@@ -450,12 +450,17 @@ impl Validator<'_> {
                     );
                 }
             }
-            if c.module.is_some() && c.kind == CaseKind::Host {
-                let at = self.pos.field("cases", i, "module", None);
-                self.err(
-                    at,
-                    format!("host case `{}`: `module` is for gpu cases", c.name),
-                );
+            for (field, set) in [
+                ("module", c.module.is_some()),
+                ("library", c.library.is_some()),
+            ] {
+                if set && c.kind == CaseKind::Host {
+                    let at = self.pos.field("cases", i, field, None);
+                    self.err(
+                        at,
+                        format!("host case `{}`: `{field}` is for gpu cases", c.name),
+                    );
+                }
             }
             match c.kind {
                 CaseKind::Host => {
@@ -519,17 +524,21 @@ impl Validator<'_> {
                             at_dir,
                             format!("gpu case `{}`: {} has no main.cpp", c.name, dir.display()),
                         );
-                    } else if let Some(m) = &c.module {
-                        if !valid_file_name(m) || !dir.join(m).is_file() {
-                            let at = self.pos.field("cases", i, "module", None);
-                            self.err(
-                                at,
-                                format!(
-                                    "case `{}`: module source {m} is not a file in {}",
-                                    c.name,
-                                    dir.display()
-                                ),
-                            );
+                    } else {
+                        let sources = [("module", &c.module), ("library", &c.library)];
+                        for (field, m) in sources {
+                            let Some(m) = m else { continue };
+                            if !valid_file_name(m) || !dir.join(m).is_file() {
+                                let at = self.pos.field("cases", i, field, None);
+                                self.err(
+                                    at,
+                                    format!(
+                                        "case `{}`: {field} source {m} is not a file in {}",
+                                        c.name,
+                                        dir.display()
+                                    ),
+                                );
+                            }
                         }
                     }
                 }

@@ -462,6 +462,7 @@ mod tests {
         let built = CaseBuild::Built {
             binary: "/b/case".into(),
             module: None,
+            library: None,
             reused: false,
         };
         assert_eq!(
@@ -526,6 +527,7 @@ mod tests {
         let built = CaseBuild::Built {
             binary: "/b/case".into(),
             module: None,
+            library: None,
             reused: false,
         };
         assert_eq!(
@@ -561,6 +563,7 @@ mod tests {
         let built = CaseBuild::Built {
             binary: "/b/case".into(),
             module: None,
+            library: None,
             reused: true,
         };
         assert_eq!(
