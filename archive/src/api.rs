@@ -17,6 +17,7 @@
 //! the capture module that owns them. The table and those rows are every symbol capture
 //! exports.
 
+pub mod copy_node;
 pub mod driver;
 pub mod drv_memcpy;
 mod exempt;
@@ -312,6 +313,16 @@ macro_rules! hrr_api_table {
             (98, HipGraphExecUpdate, none, hipGraphExecUpdate, Exact; exec: *mut ::std::os::raw::c_void => GraphExec, graph: *mut ::std::os::raw::c_void => Graph, error_node: *mut ::std::os::raw::c_void => OutStruct, result: *mut ::std::os::raw::c_void => OutStruct),
             (78, GraphExecDestroy, cudaGraphExecDestroy, hipGraphExecDestroy, Exact; exec: *mut ::std::os::raw::c_void => FreeGraphExec),
             (79, GraphDestroy, cudaGraphDestroy, hipGraphDestroy, Exact; graph: *mut ::std::os::raw::c_void => FreeGraph),
+            // Graph gaps (ids 420-449): memcpy-node parameter updates (the node's host side
+            // follows the update: `api::copy_node`), dependency edges.
+            (420, GraphMemcpyNodeSetParams1D, cudaGraphMemcpyNodeSetParams1D, hipGraphMemcpyNodeSetParams1D, Exact; node: *mut ::std::os::raw::c_void => GraphNode, dst: *mut ::std::os::raw::c_void => CopyDst(count), src: *const ::std::os::raw::c_void => CopySrc(count), count: usize => Value, kind: ::std::os::raw::c_int => CopyKind),
+            (421, GraphExecMemcpyNodeSetParams1D, cudaGraphExecMemcpyNodeSetParams1D, hipGraphExecMemcpyNodeSetParams1D, Exact; exec: *mut ::std::os::raw::c_void => GraphExec, node: *mut ::std::os::raw::c_void => GraphNode, dst: *mut ::std::os::raw::c_void => CopyDst(count), src: *const ::std::os::raw::c_void => CopySrc(count), count: usize => Value, kind: ::std::os::raw::c_int => CopyKind),
+            (422, GraphMemcpyNodeSetParams, cudaGraphMemcpyNodeSetParams, hipGraphMemcpyNodeSetParams, Exact; node: *mut ::std::os::raw::c_void => GraphNode, p: *const ::std::os::raw::c_void => Copy3DParms),
+            (423, GraphExecMemcpyNodeSetParams, cudaGraphExecMemcpyNodeSetParams, hipGraphExecMemcpyNodeSetParams, Exact; exec: *mut ::std::os::raw::c_void => GraphExec, node: *mut ::std::os::raw::c_void => GraphNode, p: *const ::std::os::raw::c_void => Copy3DParms),
+            (424, GraphAddDependencies, cudaGraphAddDependencies, none, Exact; graph: *mut ::std::os::raw::c_void => Graph, from: *mut ::std::os::raw::c_void => GraphNodes(count), to: *mut ::std::os::raw::c_void => GraphNodes(count), edges: *mut ::std::os::raw::c_void => UnrecordedStructIn, count: usize => Value),
+            (425, HipGraphAddDependencies, none, hipGraphAddDependencies, Exact; graph: *mut ::std::os::raw::c_void => Graph, from: *mut ::std::os::raw::c_void => GraphNodes(count), to: *mut ::std::os::raw::c_void => GraphNodes(count), count: usize => Value),
+            (426, GraphRemoveDependencies, cudaGraphRemoveDependencies, none, Exact; graph: *mut ::std::os::raw::c_void => Graph, from: *mut ::std::os::raw::c_void => GraphNodes(count), to: *mut ::std::os::raw::c_void => GraphNodes(count), edges: *mut ::std::os::raw::c_void => UnrecordedStructIn, count: usize => Value),
+            (427, HipGraphRemoveDependencies, none, hipGraphRemoveDependencies, Exact; graph: *mut ::std::os::raw::c_void => Graph, from: *mut ::std::os::raw::c_void => GraphNodes(count), to: *mut ::std::os::raw::c_void => GraphNodes(count), count: usize => Value),
             (46, EventDestroy, cudaEventDestroy, hipEventDestroy, Exact; event: *mut ::std::os::raw::c_void => Event),
             // The driver API (ids 200-299): the cuda column is the exact symbol libcuda.so.1
             // exports and CUDA 13's cuda.h binds a program's call to; replay calls these

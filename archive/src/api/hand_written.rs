@@ -107,16 +107,8 @@ pub const HAND_WRITTEN: &[HandWritten] = hand_written! {
     (cudaGraphAddKernelNode, Cuda, [k::GRAPH_KERNEL_NODE, k::UNREPLAYABLE], kernel_node),
     (hipGraphAddKernelNode, Hip, [k::GRAPH_KERNEL_NODE, k::UNREPLAYABLE], kernel_node),
     // Node parameter updates capture does not follow yet.
-    (cudaGraphMemcpyNodeSetParams1D, Cuda, [k::UNREPLAYABLE], unreplayable),
-    (cudaGraphExecMemcpyNodeSetParams1D, Cuda, [k::UNREPLAYABLE], unreplayable),
-    (cudaGraphMemcpyNodeSetParams, Cuda, [k::UNREPLAYABLE], unreplayable),
-    (cudaGraphExecMemcpyNodeSetParams, Cuda, [k::UNREPLAYABLE], unreplayable),
     (cudaGraphKernelNodeSetParams, Cuda, [k::GRAPH_KERNEL_NODE_SET_PARAMS, k::UNREPLAYABLE], kernel_node),
     (cudaGraphExecKernelNodeSetParams, Cuda, [k::GRAPH_EXEC_KERNEL_NODE_SET_PARAMS, k::UNREPLAYABLE], kernel_node),
-    (hipGraphMemcpyNodeSetParams1D, Hip, [k::UNREPLAYABLE], unreplayable),
-    (hipGraphExecMemcpyNodeSetParams1D, Hip, [k::UNREPLAYABLE], unreplayable),
-    (hipGraphMemcpyNodeSetParams, Hip, [k::UNREPLAYABLE], unreplayable),
-    (hipGraphExecMemcpyNodeSetParams, Hip, [k::UNREPLAYABLE], unreplayable),
     (hipGraphKernelNodeSetParams, Hip, [k::GRAPH_KERNEL_NODE_SET_PARAMS, k::UNREPLAYABLE], kernel_node),
     (hipGraphExecKernelNodeSetParams, Hip, [k::GRAPH_EXEC_KERNEL_NODE_SET_PARAMS, k::UNREPLAYABLE], kernel_node),
     // Graph launches: the host side of the graph's copy nodes at each launch.
