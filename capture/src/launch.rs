@@ -586,12 +586,23 @@ pub unsafe extern "C" fn cudaLaunchKernelExC(
 /// `cfg.attrs` must hold `cfg.num_attrs` attributes when it is not null (the runtime
 /// reads them so).
 unsafe fn launch_attrs(cfg: &LaunchConfig) -> Vec<RecordedAttr> {
-    if cfg.attrs.is_null() || cfg.num_attrs == 0 {
+    // SAFETY: the caller's contract.
+    unsafe { attrs_at(cfg.attrs as u64, cfg.num_attrs) }
+}
+
+/// `n` launch attributes at `at` (the runtime's `cudaLaunchAttribute` and the driver's
+/// `CUlaunchAttribute` share their layout and numbering), each as recorded.
+///
+/// # Safety
+/// `at` must hold `n` attributes when it is not null (the runtime or driver has just read
+/// them there).
+pub unsafe fn attrs_at(at: u64, n: c_uint) -> Vec<RecordedAttr> {
+    if at == 0 || n == 0 {
         return Vec::new();
     }
-    let len = cfg.num_attrs as usize * launch_config::ATTR_SIZE;
+    let len = n as usize * launch_config::ATTR_SIZE;
     // SAFETY: the caller's contract.
-    let raw = unsafe { bytes_at(cfg.attrs as *const u8, len) };
+    let raw = unsafe { bytes_at(at as *const u8, len) };
     raw.chunks_exact(launch_config::ATTR_SIZE)
         .filter_map(|c| c.try_into().ok())
         .map(RecordedAttr::decode)

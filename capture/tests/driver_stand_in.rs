@@ -141,6 +141,7 @@ fn driver_calls_are_recorded_once_each_in_one_order() {
             semantic::MODULE_GET_FUNCTION,
             semantic::MODULE_LAUNCH_KERNEL,
             id::CtxGetCurrent,
+            semantic::LAUNCH_KERNEL_EX,
             semantic::MODULE_UNLOAD,
             semantic::MODULE_UNLOAD,
             id::MemFreeHost,
@@ -234,4 +235,40 @@ fn driver_calls_are_recorded_once_each_in_one_order() {
     // The context the program created, current when asked.
     assert_eq!(payload(p, 2).handle(1, "ctx").unwrap(), 0xc7);
     assert_eq!(payload(p, 23).handle(1, "ctx").unwrap(), 0xc7);
+    // cuLaunchKernelEx with attributes: the launch record cudaLaunchKernelExC writes, each
+    // attribute verbatim in the program's order.
+    let ex = payload(p, 24);
+    assert_eq!(ex.str(fid::CODE_OBJECT, "co").unwrap(), lib_co);
+    assert_eq!(ex.u64_array(fid::BLOCK, "block").unwrap(), [64, 1, 1]);
+    let attrs: Vec<(u64, Vec<u8>)> = ex
+        .all(fid::LAUNCH_ATTR)
+        .map(|a| {
+            let a = a.as_nested().unwrap();
+            (
+                a.u64(fid::LAUNCH_ATTR_ID, "id").unwrap(),
+                a.bytes(fid::LAUNCH_ATTR_VALUE, "value").unwrap()[..12].to_vec(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        attrs,
+        [
+            (
+                4,
+                [1u32, 1, 1].iter().flat_map(|v| v.to_le_bytes()).collect()
+            ),
+            (
+                8,
+                [3u32, 0, 0].iter().flat_map(|v| v.to_le_bytes()).collect()
+            ),
+        ]
+    );
+    assert!(
+        !p.manifest
+            .unreplayable_apis
+            .iter()
+            .any(|u| u.api.contains("cuLaunchKernelEx")),
+        "attributes are recorded, not listed: {:?}",
+        p.manifest.unreplayable_apis
+    );
 }

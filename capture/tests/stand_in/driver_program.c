@@ -82,6 +82,11 @@ int main(int argc, char** argv) {
     struct { unsigned g[3], b[3], shmem; void* stream; void* attrs; unsigned nattrs; } cfg = {{3, 1, 1}, {128, 1, 1}, 32, stream, NULL, 0};
     CALL("launch_ex", cuLaunchKernelEx(&cfg, kfn, (void*[]){&d, &d}, NULL));
     CALL("current", cuCtxGetCurrent(&cur));
+    // With launch attributes (CUlaunchAttribute: id, padding, a 64-byte value): a cluster
+    // dimension (4) of 1x1x1 and a priority (8) of 3.
+    struct { unsigned id, pad; unsigned v[16]; } attrs[2] = {{4, 0, {1, 1, 1}}, {8, 0, {3}}};
+    struct { unsigned g[3], b[3], shmem; void* stream; void* attrs; unsigned nattrs; } cfg2 = {{1, 1, 1}, {64, 1, 1}, 0, stream, attrs, 2};
+    CALL("launch_ex_attrs", cuLaunchKernelEx(&cfg2, kfn, (void*[]){&d, &d}, NULL));
     CALL("unload", cuModuleUnload(module));
     CALL("library_unload", cuLibraryUnload(lib));
     CALL("free_host", cuMemFreeHost(mapped));
