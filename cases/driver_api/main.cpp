@@ -221,6 +221,12 @@ static void library_launches(const std::vector<char>& image, const char* path, C
     cfg.blockDimY = 1;
     cfg.blockDimZ = 1;
     cfg.hStream = s;
+    // A launch attribute (recorded as cudaLaunchKernelExC's are, and replayed).
+    CUlaunchAttribute attr[1] = {};
+    attr[0].id = CU_LAUNCH_ATTRIBUTE_PRIORITY;
+    attr[0].value.priority = 0;
+    cfg.attrs = attr;
+    cfg.numAttrs = 1;
     void* swapped[] = {&db, &da, &dc, &count};
     CHECK_DRV(DRV(cuLaunchKernelEx)(&cfg, f, swapped, nullptr));
     CHECK_DRV(DRV(cuStreamSynchronize)(s));
