@@ -536,48 +536,41 @@ pub unsafe extern "C" fn cudaLaunchKernelExC(
     let Some(f) = real.for_shim() else {
         return NO_REAL_FUNCTION;
     };
-    let Some((cap, _g)) = state::enter(Vendor::Cuda) else {
-        // SAFETY: the program's own arguments.
-        return unsafe { f(config, func, args) };
-    };
-    // SAFETY: the program's own arguments.
-    let ret = unsafe { f(config, func, args) };
+    // SAFETY: the program's own arguments, for the runtime's function.
+    let call = || unsafe { f(config, func, args) };
     if config.is_null() {
-        return ret;
+        return call();
     }
-    // SAFETY: the runtime has just read the same configuration.
+    // SAFETY: the configuration the runtime reads in full (read here before the call: the
+    // program's memory, unchanged by it).
     let cfg = unsafe { &*config };
-    // SAFETY: the runtime has just read `num_attrs` attributes there.
+    // SAFETY: the runtime reads `num_attrs` attributes there.
     let attrs = unsafe { launch_attrs(cfg) };
     let id = if attrs.is_empty() {
         semantic::LAUNCH_KERNEL
     } else {
         semantic::LAUNCH_KERNEL_EX
     };
-    guarded("cudaLaunchKernelExC", || {
-        let info = kernel_info_cached(&cap.kernels, id, func as u64, resolve_cuda_stub);
-        let shape = LaunchShape {
-            grid: cfg.grid,
-            block: cfg.block,
-            shmem: cfg.shmem,
-            stream: cfg.stream as u64,
-        };
-        let extra = |p: &mut PayloadWriter| encode_launch_attrs(p, &attrs);
-        // SAFETY: the program's argument pointers, which the runtime has just read.
-        unsafe {
-            record_launch_with(
-                cap,
-                id,
-                "cudaLaunchKernelExC",
-                &info,
-                shape,
-                args,
-                ret,
-                &extra,
-            )
-        };
-    });
-    ret
+    let shape = LaunchShape {
+        grid: cfg.grid,
+        block: cfg.block,
+        shmem: cfg.shmem,
+        stream: cfg.stream as u64,
+    };
+    // SAFETY: `args` are the argument pointers `call` hands the runtime.
+    unsafe {
+        launch_by(
+            call,
+            Vendor::Cuda,
+            id,
+            "cudaLaunchKernelExC",
+            func as u64,
+            shape,
+            args,
+            resolve_cuda_stub,
+            &|p| encode_launch_attrs(p, &attrs),
+        )
+    }
 }
 
 /// The launch attributes of a configuration, each as recorded (id and value verbatim).
