@@ -27,6 +27,7 @@ pub mod kernel_node;
 pub mod launch_config;
 pub mod memcpy3d;
 pub mod mempool;
+pub mod per_thread;
 pub mod private_runtime;
 pub mod semantic;
 pub mod surface;

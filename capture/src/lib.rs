@@ -36,7 +36,8 @@
 //!   `symbols`: copies to and from device variables; `unreplayable`: calls recorded as
 //!   unreplayable; `driver`: the driver's module loads from files, globals, unloads, the
 //!   library API and `cuLaunchKernelEx`; `graph_launch`: graph launches and the host side
-//!   of each.
+//!   of each; `per_thread`: the per-thread default stream aliases (`_ptsz`, `_ptds`) of
+//!   rows and launches, recorded as their base call on `cudaStreamPerThread`.
 //!
 //! Every exported symbol is declared once, in `hrr_archive::api` (the table's rows,
 //! `HAND_WRITTEN`, `PROCESS_HOOKS`, and the surface lists for the pass-throughs);
@@ -66,6 +67,7 @@ pub mod modules;
 pub mod outputs;
 pub mod params;
 pub mod pending;
+pub mod per_thread;
 pub mod pinned;
 pub mod private_runtime;
 pub mod reader;

@@ -260,10 +260,11 @@ fn build_case(
         .filter(|_| runnable)
         .map(|_| out_dir.join("libcase_library.so"));
     if runnable {
-        steps.push((
-            tc.compile_command(&source_file, &common, &binary),
-            binary.clone(),
-        ));
+        let mut compile = tc.compile_command(&source_file, &common, &binary);
+        if tc.vendor == hrr_matrix::Vendor::Nvidia {
+            compile.args(&case.nvcc_flags);
+        }
+        steps.push((compile, binary.clone()));
         if let (Some(src), Some(out)) = (&case.module, &module) {
             steps.push((
                 tc.module_command(&src_dir.join(src), &common, out),

@@ -450,9 +450,23 @@ impl Validator<'_> {
                     );
                 }
             }
+            for f in &c.nvcc_flags {
+                let bad = |ch: char| ch.is_whitespace() || ch.is_control();
+                if f.is_empty() || f.len() > 64 || f.chars().any(bad) {
+                    let at = self.pos.field("cases", i, "nvcc_flags", None);
+                    self.err(
+                        at,
+                        format!(
+                            "case `{}`: nvcc flag {f:?} must be one word of 1 to 64 characters",
+                            c.name
+                        ),
+                    );
+                }
+            }
             for (field, set) in [
                 ("module", c.module.is_some()),
                 ("library", c.library.is_some()),
+                ("nvcc_flags", !c.nvcc_flags.is_empty()),
             ] {
                 if set && c.kind == CaseKind::Host {
                     let at = self.pos.field("cases", i, field, None);

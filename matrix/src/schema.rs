@@ -168,6 +168,10 @@ pub struct Case {
     /// a library carrying GPU code of its own.
     #[serde(default)]
     pub library: Option<String>,
+    /// Gpu cases: flags added to the program's compile under nvcc (NVIDIA families), for
+    /// a program built as some programs are (`[--default-stream, per-thread]`).
+    #[serde(default)]
+    pub nvcc_flags: Vec<String>,
     /// Gpu cases: globs (`*`, `?`) of the lines of standard output that legitimately
     /// differ from run to run (a timing, say). Every case's captured run must exit and
     /// print as its native run does (the `unchanged` check); a line matching one of these
