@@ -363,6 +363,11 @@ macro_rules! hrr_api_table {
             (239, DrvMemcpy3DAsync, cuMemcpy3DAsync_v2, none, Exact; p: *const ::std::os::raw::c_void => DrvMemcpy3D, stream: *mut ::std::os::raw::c_void => Stream),
             (252, CuMemcpy, cuMemcpy, none, Exact; dst: u64 => CopyDst(count), src: u64 => CopySrc(count), count: usize => Value),
             (253, CuMemcpyAsync, cuMemcpyAsync, none, Exact; dst: u64 => CopyDst(count), src: u64 => CopySrc(count), count: usize => Value, stream: *mut ::std::os::raw::c_void => Stream),
+            // Driver copies (ids 428-430): the unaligned 2D form (the same struct), peer copies
+            // between contexts (device to device).
+            (428, DrvMemcpy2DUnaligned, cuMemcpy2DUnaligned_v2, none, Exact; p: *const ::std::os::raw::c_void => DrvMemcpy2D),
+            (429, MemcpyPeer, cuMemcpyPeer, none, Exact; dst: u64 => DevPtr, dst_ctx: *mut ::std::os::raw::c_void => Context, src: u64 => DevPtr, src_ctx: *mut ::std::os::raw::c_void => Context, count: usize => Value),
+            (430, MemcpyPeerAsync, cuMemcpyPeerAsync, none, Exact; dst: u64 => DevPtr, dst_ctx: *mut ::std::os::raw::c_void => Context, src: u64 => DevPtr, src_ctx: *mut ::std::os::raw::c_void => Context, count: usize => Value, stream: *mut ::std::os::raw::c_void => Stream),
             (240, MemsetD8, cuMemsetD8_v2, hipMemsetD8, Exact; dst: u64 => DevPtr, value: u8 => Value, count: usize => Value),
             (241, MemsetD16, cuMemsetD16_v2, hipMemsetD16, Exact; dst: u64 => DevPtr, value: u16 => Value, count: usize => Value),
             (242, MemsetD32, cuMemsetD32_v2, hipMemsetD32, Exact; dst: u64 => DevPtr, value: ::std::os::raw::c_uint => Value, count: usize => Value),

@@ -17,6 +17,7 @@
 #include <cstring>
 #include <fstream>
 #include <iterator>
+#include <algorithm>
 #include <vector>
 
 static const char* module_path() {
@@ -148,6 +149,21 @@ static void pitched_copies(CUstream s) {
     for (size_t y = 0; y < 24; ++y)
         for (size_t x = 0; x < 20; ++x) want[y * W + x] = model[(1 + y) * W + 4 + x];
     if (got != want) fail("cuMemcpy2DAsync window");
+    // The same window by the unaligned form, and row 1 by a peer copy within the current
+    // context.
+    std::fill(got.begin(), got.end(), 0u);
+    CHECK_DRV(DRV(cuMemcpy2DUnaligned)(&down));
+    if (got != want) fail("cuMemcpy2DUnaligned window");
+    CUcontext cur;
+    CHECK_DRV(DRV(cuCtxGetCurrent)(&cur));
+    CUdeviceptr peer;
+    CHECK_DRV(DRV(cuMemAlloc)(&peer, row));
+    CHECK_DRV(DRV(cuMemcpyPeer)(peer, cur, dp + pitch, cur, row));
+    std::vector<uint32_t> line(W, 0);
+    CHECK_DRV(DRV(cuMemcpyDtoH)(line.data(), peer, row));
+    for (size_t x = 0; x < W; ++x)
+        if (line[x] != model[W + x]) fail("cuMemcpyPeer row");
+    CHECK_DRV(DRV(cuMemFree)(peer));
     // 3D: the whole allocation as 2 slices of 16 rows, to a packed host box.
     std::vector<uint32_t> box(W * H, 0);
     CUDA_MEMCPY3D d3 = {};
