@@ -132,6 +132,11 @@ int si_graph_add_child(si_node** out, si_graph* g, si_node* const* deps, size_t 
 int si_graph_add_alloc(si_node** out, si_graph* g, si_node* const* deps, size_t n, size_t bytes,
                        void** dptr);
 int si_graph_add_free(si_node** out, si_graph* g, si_node* const* deps, size_t n, void* dptr);
+/* A memcpy node's new 1D copy: in its graph, or (exec set) in that executable graph. */
+int si_graph_set_copy1d(si_graph* exec, const void* node, void* dst, const void* src, size_t count);
+/* n edges from[i] -> to[i] of g added (add) or removed; an added edge must point back to an
+ * earlier node (nodes run in the order added), else SI_NOT_SUPPORTED. */
+int si_graph_edges(si_graph* g, si_node* const* from, si_node* const* to, size_t n, int add);
 /* Stream capture. Modes as both vendors number them: 0 global, 1 thread-local, 2 relaxed. */
 int si_capture_begin(si_stream* s, int mode);
 int si_capture_end(si_stream* s, si_graph** out);

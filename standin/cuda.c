@@ -325,3 +325,26 @@ cudaError_t cudaEventElapsedTime(float* ms, cudaEvent_t a, cudaEvent_t b) {
     ENTER;
     RET(si_event_elapsed(ms, si_event_of(a), si_event_of(b)));
 }
+
+/* The per-thread default stream entry points (`nvcc --default-stream per-thread`): the
+ * base calls, stream 0 meaning the thread's default stream (one device queue here, as
+ * every default stream is). Declared here: the headers declare them only for programs
+ * built that way. */
+cudaError_t cudaMemcpy_ptds(void* d, const void* s, size_t n, enum cudaMemcpyKind k);
+cudaError_t cudaMemcpy_ptds(void* d, const void* s, size_t n, enum cudaMemcpyKind k) { return cudaMemcpy(d, s, n, k); }
+cudaError_t cudaMemcpyAsync_ptsz(void* d, const void* s, size_t n, enum cudaMemcpyKind k, cudaStream_t st);
+cudaError_t cudaMemcpyAsync_ptsz(void* d, const void* s, size_t n, enum cudaMemcpyKind k, cudaStream_t st) {
+    return cudaMemcpyAsync(d, s, n, k, st ? st : cudaStreamPerThread);
+}
+cudaError_t cudaMemset_ptds(void* d, int v, size_t n);
+cudaError_t cudaMemset_ptds(void* d, int v, size_t n) { return cudaMemset(d, v, n); }
+cudaError_t cudaMemsetAsync_ptsz(void* d, int v, size_t n, cudaStream_t s);
+cudaError_t cudaMemsetAsync_ptsz(void* d, int v, size_t n, cudaStream_t s) {
+    return cudaMemsetAsync(d, v, n, s ? s : cudaStreamPerThread);
+}
+cudaError_t cudaStreamSynchronize_ptsz(cudaStream_t s);
+cudaError_t cudaStreamSynchronize_ptsz(cudaStream_t s) { return cudaStreamSynchronize(s ? s : cudaStreamPerThread); }
+cudaError_t cudaStreamQuery_ptsz(cudaStream_t s);
+cudaError_t cudaStreamQuery_ptsz(cudaStream_t s) { return cudaStreamQuery(s ? s : cudaStreamPerThread); }
+cudaError_t cudaEventRecord_ptsz(cudaEvent_t e, cudaStream_t s);
+cudaError_t cudaEventRecord_ptsz(cudaEvent_t e, cudaStream_t s) { return cudaEventRecord(e, s ? s : cudaStreamPerThread); }

@@ -569,3 +569,13 @@ CUresult cuGraphExecKernelNodeSetParams(CUgraphExec x, CUgraphNode node, const C
     si_unlock();
     return ok ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
 }
+
+/* The per-thread default stream launches (see cuda.c's `_ptsz` forms). */
+cudaError_t __cudaLaunchKernel_ptsz(const void* kernel, dim3 g, dim3 b, void** args, size_t shmem, cudaStream_t s);
+cudaError_t __cudaLaunchKernel_ptsz(const void* kernel, dim3 g, dim3 b, void** args, size_t shmem, cudaStream_t s) {
+    return __cudaLaunchKernel(kernel, g, b, args, shmem, s ? s : cudaStreamPerThread);
+}
+cudaError_t cudaLaunchKernel_ptsz(const void* stub, dim3 g, dim3 b, void** args, size_t shmem, cudaStream_t s);
+cudaError_t cudaLaunchKernel_ptsz(const void* stub, dim3 g, dim3 b, void** args, size_t shmem, cudaStream_t s) {
+    return cudaLaunchKernel(stub, g, b, args, shmem, s ? s : cudaStreamPerThread);
+}

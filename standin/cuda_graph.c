@@ -117,6 +117,40 @@ cudaError_t cudaGraphAddMemcpyNode1D(cudaGraphNode_t* out, cudaGraph_t g, const 
     if (r) RET(r);
     RET(si_graph_add_copy2d((si_node**)out, si_graph_of(g), NODES(d), n, dst, count, src, count, count, 1));
 }
+cudaError_t cudaGraphMemcpyNodeSetParams1D(cudaGraphNode_t node, void* dst, const void* src, size_t count,
+                                           enum cudaMemcpyKind k) {
+    ENTER;
+    int r = si_check_copy(dst, count, src, count, (int)k);
+    if (r) RET(r);
+    RET(si_graph_set_copy1d(0, node, dst, src, count));
+}
+cudaError_t cudaGraphExecMemcpyNodeSetParams1D(cudaGraphExec_t x, cudaGraphNode_t node, void* dst,
+                                               const void* src, size_t count, enum cudaMemcpyKind k) {
+    ENTER;
+    si_graph* exec = si_graph_exec_of(x);
+    if (!exec) RET(cudaErrorInvalidValue);
+    int r = si_check_copy(dst, count, src, count, (int)k);
+    if (r) RET(r);
+    RET(si_graph_set_copy1d(exec, node, dst, src, count));
+}
+/* Edge data: only the default edge (all zero) is modelled. */
+static int default_edges(const cudaGraphEdgeData* e, size_t n) {
+    for (size_t i = 0; e && i < n; i++)
+        if (e[i].from_port || e[i].to_port || e[i].type) return 0;
+    return 1;
+}
+cudaError_t cudaGraphAddDependencies(cudaGraph_t g, const cudaGraphNode_t* from, const cudaGraphNode_t* to,
+                                     const cudaGraphEdgeData* e, size_t n) {
+    ENTER;
+    if (!default_edges(e, n)) RET(cudaErrorNotSupported);
+    RET(si_graph_edges(si_graph_of(g), NODES(from), NODES(to), n, 1));
+}
+cudaError_t cudaGraphRemoveDependencies(cudaGraph_t g, const cudaGraphNode_t* from, const cudaGraphNode_t* to,
+                                        const cudaGraphEdgeData* e, size_t n) {
+    ENTER;
+    if (!default_edges(e, n)) RET(cudaErrorNotSupported);
+    RET(si_graph_edges(si_graph_of(g), NODES(from), NODES(to), n, 0));
+}
 cudaError_t cudaGraphAddMemsetNode(cudaGraphNode_t* out, cudaGraph_t g, const cudaGraphNode_t* d, size_t n,
                                    const struct cudaMemsetParams* p) {
     ENTER;

@@ -270,6 +270,67 @@ void si_graph_run(si_graph* x) {
     }
 }
 
+/* ---- memcpy-node updates and dependency edges ---- */
+
+/* Whether x is one of g's nodes (a handle checked by value, never dereferenced first). */
+static int has_node(const si_graph* g, const void* x) {
+    for (size_t i = 0; g && i < g->n; i++)
+        if (g->nodes[i] == x) return 1;
+    return 0;
+}
+
+/* The live graph (not executable) that holds node handle h, or 0. */
+static si_graph* owner_of(const void* h) {
+    for (si_graph* g = graphs; h && g; g = g->next_live)
+        if (!g->exec && has_node(g, h)) return g;
+    return 0;
+}
+
+int si_graph_set_copy1d(si_graph* exec, const void* node, void* dst, const void* src, size_t count) {
+    si_graph* g = owner_of(node);
+    if (!g || !count) return SI_INVALID_VALUE;
+    si_node* x = (si_node*)node;
+    /* An executable graph is a copy of its graph: the node at the same index. */
+    if (exec) {
+        if (!exec->exec || x->index >= exec->n) return SI_INVALID_VALUE;
+        x = exec->nodes[x->index];
+    }
+    if (x->child || x->op.kind != OP_COPY) return SI_INVALID_VALUE;
+    x->op.dst = dst;
+    x->op.src = src;
+    x->op.dpitch = x->op.spitch = x->op.width = count;
+    x->op.height = 1;
+    return SI_OK;
+}
+
+int si_graph_edges(si_graph* g, si_node* const* from, si_node* const* to, size_t n, int add) {
+    if (!g || g->exec || (n && (!from || !to))) return SI_INVALID_VALUE;
+    for (size_t i = 0; i < n; i++) {
+        if (!has_node(g, from[i]) || !has_node(g, to[i]) || from[i] == to[i]) return SI_INVALID_VALUE;
+        int present = 0;
+        for (size_t k = 0; k < to[i]->ndeps; k++) present |= to[i]->deps[k] == from[i];
+        if (present == add) return SI_INVALID_VALUE; /* a duplicate, or no such edge */
+        /* Nodes run in the order added: an edge must point back to an earlier node. */
+        if (add && from[i]->index > to[i]->index) return SI_NOT_SUPPORTED;
+    }
+    for (size_t i = 0; i < n; i++) {
+        si_node* t = to[i];
+        if (add) {
+            si_node** d = realloc(t->deps, (t->ndeps + 1) * sizeof *d);
+            if (!d) return SI_NO_MEMORY;
+            t->deps = d;
+            t->deps[t->ndeps++] = from[i];
+            from[i]->has_dependent = 1;
+        } else {
+            size_t k = 0;
+            while (t->deps[k] != from[i]) k++;
+            memmove(t->deps + k, t->deps + k + 1, (t->ndeps - k - 1) * sizeof *t->deps);
+            t->ndeps--;
+        }
+    }
+    return SI_OK;
+}
+
 /* ---- stream capture ---- */
 
 int si_exchange_capture_mode(int* mode) {

@@ -64,6 +64,31 @@ hipError_t hipGraphAddMemcpyNode1D(hipGraphNode_t* out, hipGraph_t g, const hipG
     if (r) RET(r);
     RET(si_graph_add_copy2d((si_node**)out, si_graph_of(g), NODES(d), n, dst, count, src, count, count, 1));
 }
+hipError_t hipGraphMemcpyNodeSetParams1D(hipGraphNode_t node, void* dst, const void* src, size_t count,
+                                         hipMemcpyKind k) {
+    ENTER;
+    int r = si_check_copy(dst, count, src, count, (int)k);
+    if (r) RET(r);
+    RET(si_graph_set_copy1d(0, node, dst, src, count));
+}
+hipError_t hipGraphExecMemcpyNodeSetParams1D(hipGraphExec_t x, hipGraphNode_t node, void* dst, const void* src,
+                                             size_t count, hipMemcpyKind k) {
+    ENTER;
+    si_graph* exec = si_graph_exec_of(x);
+    if (!exec) RET(hipErrorInvalidValue);
+    int r = si_check_copy(dst, count, src, count, (int)k);
+    if (r) RET(r);
+    RET(si_graph_set_copy1d(exec, node, dst, src, count));
+}
+hipError_t hipGraphAddDependencies(hipGraph_t g, const hipGraphNode_t* from, const hipGraphNode_t* to, size_t n) {
+    ENTER;
+    RET(si_graph_edges(si_graph_of(g), NODES(from), NODES(to), n, 1));
+}
+hipError_t hipGraphRemoveDependencies(hipGraph_t g, const hipGraphNode_t* from, const hipGraphNode_t* to,
+                                      size_t n) {
+    ENTER;
+    RET(si_graph_edges(si_graph_of(g), NODES(from), NODES(to), n, 0));
+}
 hipError_t hipGraphAddMemsetNode(hipGraphNode_t* out, hipGraph_t g, const hipGraphNode_t* d, size_t n,
                                  const hipMemsetParams* p) {
     ENTER;

@@ -17,6 +17,7 @@
 //! the capture module that owns them. The table and those rows are every symbol capture
 //! exports.
 
+pub mod copy_node;
 pub mod driver;
 pub mod drv_memcpy;
 mod exempt;
@@ -27,6 +28,8 @@ pub mod kernel_node;
 pub mod launch_config;
 pub mod memcpy3d;
 pub mod mempool;
+pub mod per_thread;
+pub mod private_runtime;
 pub mod semantic;
 pub mod surface;
 pub mod texture;
@@ -360,6 +363,16 @@ macro_rules! hrr_api_table {
             (98, HipGraphExecUpdate, none, hipGraphExecUpdate, Exact; exec: *mut ::std::os::raw::c_void => GraphExec, graph: *mut ::std::os::raw::c_void => Graph, error_node: *mut ::std::os::raw::c_void => OutStruct, result: *mut ::std::os::raw::c_void => OutStruct),
             (78, GraphExecDestroy, cudaGraphExecDestroy, hipGraphExecDestroy, Exact; exec: *mut ::std::os::raw::c_void => FreeGraphExec),
             (79, GraphDestroy, cudaGraphDestroy, hipGraphDestroy, Exact; graph: *mut ::std::os::raw::c_void => FreeGraph),
+            // Graph gaps (ids 420-449): memcpy-node parameter updates (the node's host side
+            // follows the update: `api::copy_node`), dependency edges.
+            (420, GraphMemcpyNodeSetParams1D, cudaGraphMemcpyNodeSetParams1D, hipGraphMemcpyNodeSetParams1D, Exact; node: *mut ::std::os::raw::c_void => GraphNode, dst: *mut ::std::os::raw::c_void => CopyDst(count), src: *const ::std::os::raw::c_void => CopySrc(count), count: usize => Value, kind: ::std::os::raw::c_int => CopyKind),
+            (421, GraphExecMemcpyNodeSetParams1D, cudaGraphExecMemcpyNodeSetParams1D, hipGraphExecMemcpyNodeSetParams1D, Exact; exec: *mut ::std::os::raw::c_void => GraphExec, node: *mut ::std::os::raw::c_void => GraphNode, dst: *mut ::std::os::raw::c_void => CopyDst(count), src: *const ::std::os::raw::c_void => CopySrc(count), count: usize => Value, kind: ::std::os::raw::c_int => CopyKind),
+            (422, GraphMemcpyNodeSetParams, cudaGraphMemcpyNodeSetParams, hipGraphMemcpyNodeSetParams, Exact; node: *mut ::std::os::raw::c_void => GraphNode, p: *const ::std::os::raw::c_void => Copy3DParms),
+            (423, GraphExecMemcpyNodeSetParams, cudaGraphExecMemcpyNodeSetParams, hipGraphExecMemcpyNodeSetParams, Exact; exec: *mut ::std::os::raw::c_void => GraphExec, node: *mut ::std::os::raw::c_void => GraphNode, p: *const ::std::os::raw::c_void => Copy3DParms),
+            (424, GraphAddDependencies, cudaGraphAddDependencies, none, Exact; graph: *mut ::std::os::raw::c_void => Graph, from: *mut ::std::os::raw::c_void => GraphNodes(count), to: *mut ::std::os::raw::c_void => GraphNodes(count), edges: *mut ::std::os::raw::c_void => UnrecordedStructIn, count: usize => Value),
+            (425, HipGraphAddDependencies, none, hipGraphAddDependencies, Exact; graph: *mut ::std::os::raw::c_void => Graph, from: *mut ::std::os::raw::c_void => GraphNodes(count), to: *mut ::std::os::raw::c_void => GraphNodes(count), count: usize => Value),
+            (426, GraphRemoveDependencies, cudaGraphRemoveDependencies, none, Exact; graph: *mut ::std::os::raw::c_void => Graph, from: *mut ::std::os::raw::c_void => GraphNodes(count), to: *mut ::std::os::raw::c_void => GraphNodes(count), edges: *mut ::std::os::raw::c_void => UnrecordedStructIn, count: usize => Value),
+            (427, HipGraphRemoveDependencies, none, hipGraphRemoveDependencies, Exact; graph: *mut ::std::os::raw::c_void => Graph, from: *mut ::std::os::raw::c_void => GraphNodes(count), to: *mut ::std::os::raw::c_void => GraphNodes(count), count: usize => Value),
             (46, EventDestroy, cudaEventDestroy, hipEventDestroy, Exact; event: *mut ::std::os::raw::c_void => Event),
             // The driver API (ids 200-299): the cuda column is the exact symbol libcuda.so.1
             // exports and CUDA 13's cuda.h binds a program's call to; replay calls these
@@ -399,6 +412,11 @@ macro_rules! hrr_api_table {
             (239, DrvMemcpy3DAsync, cuMemcpy3DAsync_v2, none, Exact; p: *const ::std::os::raw::c_void => DrvMemcpy3D, stream: *mut ::std::os::raw::c_void => Stream),
             (252, CuMemcpy, cuMemcpy, none, Exact; dst: u64 => CopyDst(count), src: u64 => CopySrc(count), count: usize => Value),
             (253, CuMemcpyAsync, cuMemcpyAsync, none, Exact; dst: u64 => CopyDst(count), src: u64 => CopySrc(count), count: usize => Value, stream: *mut ::std::os::raw::c_void => Stream),
+            // Driver copies (ids 428-430): the unaligned 2D form (the same struct), peer copies
+            // between contexts (device to device).
+            (428, DrvMemcpy2DUnaligned, cuMemcpy2DUnaligned_v2, none, Exact; p: *const ::std::os::raw::c_void => DrvMemcpy2D),
+            (429, MemcpyPeer, cuMemcpyPeer, none, Exact; dst: u64 => DevPtr, dst_ctx: *mut ::std::os::raw::c_void => Context, src: u64 => DevPtr, src_ctx: *mut ::std::os::raw::c_void => Context, count: usize => Value),
+            (430, MemcpyPeerAsync, cuMemcpyPeerAsync, none, Exact; dst: u64 => DevPtr, dst_ctx: *mut ::std::os::raw::c_void => Context, src: u64 => DevPtr, src_ctx: *mut ::std::os::raw::c_void => Context, count: usize => Value, stream: *mut ::std::os::raw::c_void => Stream),
             (240, MemsetD8, cuMemsetD8_v2, hipMemsetD8, Exact; dst: u64 => DevPtr, value: u8 => Value, count: usize => Value),
             (241, MemsetD16, cuMemsetD16_v2, hipMemsetD16, Exact; dst: u64 => DevPtr, value: u16 => Value, count: usize => Value),
             (242, MemsetD32, cuMemsetD32_v2, hipMemsetD32, Exact; dst: u64 => DevPtr, value: ::std::os::raw::c_uint => Value, count: usize => Value),

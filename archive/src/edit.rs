@@ -5,9 +5,7 @@
 
 use std::path::Path;
 
-use crate::api::{
-    fid, id, semantic, BLOB_FIELD, CAPTURE_FIELD, COPY_DIR_FIELD, OUTPUT_PENDING_FIELD,
-};
+use crate::api::{fid, semantic, BLOB_FIELD, CAPTURE_FIELD, COPY_DIR_FIELD, OUTPUT_PENDING_FIELD};
 use crate::manifest::EVENTS_FILE;
 use crate::payload::{self, FieldType, Payload};
 use crate::reader::Archive;
@@ -46,11 +44,8 @@ fn expected_in(e: &record::Event) -> Option<Expected> {
     // A copy captured into a graph, or added to one as a node, has no expected output of
     // its own.
     let d2h = pl.get(COPY_DIR_FIELD).and_then(|f| f.as_u64().ok()) == Some(2);
-    let node = pl.get(CAPTURE_FIELD).is_some()
-        || matches!(
-            e.header.api_id,
-            id::GraphAddMemcpyNode1D | id::GraphAddMemcpyNode
-        );
+    let node =
+        pl.get(CAPTURE_FIELD).is_some() || crate::api::copy_node::node_host_side(e.header.api_id);
     (d2h && !node).then_some(Expected::Copy)
 }
 

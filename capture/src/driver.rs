@@ -14,9 +14,9 @@ use hrr_archive::payload::PayloadWriter;
 
 use crate::alloc::Space;
 use crate::ffi::{c_string, read_at, Dim3};
-use crate::launch::{cuda_param_layout, CudaHandle, LaunchShape};
+use crate::launch::{attrs_at, cuda_param_layout, encode_launch_attrs, CudaHandle, LaunchShape};
 use crate::modules::{
-    record_get_function, record_module_image, record_module_launch, stored_handle,
+    record_get_function, record_module_image, record_module_launch_with, stored_handle,
 };
 use crate::real::NO_REAL_FUNCTION;
 use crate::state::{self, guarded};
@@ -451,9 +451,19 @@ pub unsafe extern "C" fn cuLaunchKernelEx(
     }
     // SAFETY: the config the driver has just read in full.
     let raw: [u8; LAUNCH_CONFIG_SIZE] = unsafe { read_at(config as u64) };
-    let (shape, attrs) = launch_config(&raw);
-    record_module_launch(
-        semantic::MODULE_LAUNCH_KERNEL,
+    let (shape, num_attrs) = launch_config(&raw);
+    let attrs_ptr = u64::from_le_bytes(raw[40..48].try_into().unwrap_or([0; 8]));
+    // SAFETY: the driver has just read `num_attrs` attributes there.
+    let attrs = unsafe { attrs_at(attrs_ptr, num_attrs) };
+    // With attributes: the record `cudaLaunchKernelExC` writes (replay launches it through
+    // `cuLaunchKernelEx` with each attribute translated, or refuses naming it).
+    let id = if attrs.is_empty() {
+        semantic::MODULE_LAUNCH_KERNEL
+    } else {
+        semantic::LAUNCH_KERNEL_EX
+    };
+    record_module_launch_with(
+        id,
         Vendor::Cuda,
         "cuLaunchKernelEx",
         f as u64,
@@ -461,15 +471,8 @@ pub unsafe extern "C" fn cuLaunchKernelEx(
         params,
         extra,
         ret,
+        &|p| encode_launch_attrs(p, &attrs),
     );
-    if attrs > 0 {
-        if let Some(cap) = state::current() {
-            cap.writer().note_unreplayable(
-                "cuLaunchKernelEx attributes",
-                "launch attributes (clusters, priorities, programmatic serialization) are not recorded: the kernel is replayed with a plain launch",
-            );
-        }
-    }
     ret
 }
 

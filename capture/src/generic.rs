@@ -9,8 +9,8 @@ use std::borrow::Cow;
 use std::os::raw::c_int;
 
 use hrr_archive::api::{
-    drv_memcpy, hip_abi, memcpy3d, ApiDesc, CopyDir, ParamKind, Vendor, BLOB_FIELD, CAPTURE_FIELD,
-    COPY_DIR_FIELD, OUTPUT_PENDING_FIELD,
+    copy_node, drv_memcpy, hip_abi, memcpy3d, ApiDesc, CopyDir, ParamKind, Vendor, BLOB_FIELD,
+    CAPTURE_FIELD, COPY_DIR_FIELD, OUTPUT_PENDING_FIELD,
 };
 use hrr_archive::payload::{BlobRef, FieldType, PayloadWriter};
 use hrr_archive::{ArchiveError, ProcessWriter};
@@ -197,16 +197,59 @@ fn host_side_plan(
     dir: Option<CopyDir>,
 ) -> ReadPlan {
     let host_side = matches!(dir, Some(CopyDir::HostToDevice | CopyDir::DeviceToHost));
-    use hrr_archive::api::id;
-    if matches!(desc.id, id::GraphAddMemcpyNode1D | id::GraphAddMemcpyNode) {
+    if copy_node::adds_node(desc.id) {
         return match ret == 0 && host_side {
             true => ReadPlan::GraphNode { graph: args[1] },
             false => ReadPlan::ReadNow,
         };
     }
+    if let Some(u) = copy_node::update(desc.id) {
+        // The node's new host side, read or checked at each launch where it applies.
+        return match (ret == 0 && host_side, copy_node_target(u, args)) {
+            (false, _) => ReadPlan::ReadNow,
+            (true, Some(at)) => ReadPlan::GraphNode { graph: at },
+            (true, None) => ReadPlan::Refuse(UNKNOWN_COPY_NODE.into()),
+        };
+    }
     match stream_of(desc, args).filter(|_| ret == 0 && host_side) {
         Some(s) => read_plan(stream_capture(vendor, s), s),
         None => ReadPlan::ReadNow,
+    }
+}
+
+const UNKNOWN_COPY_NODE: &str = "updates a memcpy node capture did not see added explicitly (captured from a stream, in a clone or a child graph): its host side at each launch is not known";
+
+/// Where a memcpy-node update applies: (graph or executable graph, node), if capture
+/// followed the node.
+fn copy_node_target(u: copy_node::Update, args: &[u64]) -> Option<u64> {
+    match u {
+        copy_node::Update::Graph { node } => graph_io::copy_node_in(None, args[node]),
+        copy_node::Update::Exec { exec, node } => {
+            graph_io::copy_node_in(Some(args[exec]), args[node])
+        }
+    }
+}
+
+/// After a memcpy-node row was recorded at `seq`: the node named, or its host side
+/// replaced (a device-to-device update leaves it none); an update of a node capture did
+/// not follow is refused when recorded (see `host_side_plan`).
+fn follow_copy_node(desc: &ApiDesc, args: &[u64], ret: c_int, seq: u64, nodes: &[NodeIo]) {
+    if ret != 0 {
+        return;
+    }
+    if copy_node::adds_node(desc.id) && args[0] != 0 {
+        // SAFETY: on success the call stored the new node's handle at its first argument.
+        let node = unsafe { crate::ffi::read_at::<u64>(args[0]) };
+        graph_io::name_copy_node(args[1], node, seq);
+    }
+    if let Some(u) = copy_node::update(desc.id) {
+        let node = match u {
+            copy_node::Update::Graph { node } | copy_node::Update::Exec { node, .. } => args[node],
+        };
+        if let Some(at) = copy_node_target(u, args) {
+            let nodes: Vec<NodeIo> = nodes.iter().map(|n| n.at(seq)).collect();
+            graph_io::replace_copy_node(at, node, seq, &nodes);
+        }
     }
 }
 
@@ -485,6 +528,10 @@ pub fn capture_row(
             failure: None,
             deferred: None,
         };
+        if let (ReadPlan::Refuse(why), Some(_)) = (&rec.read, copy_node::update(desc.id)) {
+            // Either direction: the node's host side is unknown.
+            rec.failure = Some(why.clone());
+        }
         // A synchronisation the program observes: the pending reads it covers first.
         outputs::after_row(desc, args, ret);
         for i in 0..desc.params.len() {
@@ -509,8 +556,12 @@ pub fn capture_row(
         let seq = cap.record(desc.id, ret, &rec.p, rec.failure.as_deref(), api);
         // Kernels' outputs in mapped and managed memory this synchronisation completed.
         crate::mapped::after_row(cap, api, desc, args, ret, seq);
-        if let (Some(of), Some(seq)) = (node_of, seq) {
+        let update = copy_node::update(desc.id).is_some();
+        if let (Some(of), Some(seq), false) = (node_of, seq, update) {
             graph_io::add_nodes(of, rec.nodes.iter().map(|n| n.at(seq)));
+        }
+        if let Some(seq) = seq {
+            follow_copy_node(desc, args, ret, seq, &rec.nodes);
         }
         graph_io::after_row(before.graph_row, hip_abi::base_row(desc.id), args, ret);
         match (rec.deferred.take(), seq) {

@@ -55,6 +55,11 @@ pub struct Registry {
     building: HashMap<u64, Vec<NodeIo>>,
     graphs: HashMap<u64, Vec<NodeIo>>,
     execs: HashMap<u64, Arc<[NodeIo]>>,
+    /// Explicit memcpy nodes by (graph or executable graph, node handle): the sequence id
+    /// of the call whose host side the node has there now.
+    copy_nodes: HashMap<(u64, u64), u64>,
+    /// Each explicit memcpy node's graph.
+    node_graph: HashMap<u64, u64>,
 }
 
 impl Registry {
@@ -79,6 +84,47 @@ impl Registry {
             self.graphs.insert(graph, nodes);
         }
     }
+    /// Memcpy node `node` was added to `graph` by the call recorded at `seq`.
+    pub fn name_copy_node(&mut self, graph: u64, node: u64, seq: u64) {
+        self.copy_nodes.insert((graph, node), seq);
+        self.node_graph.insert(node, graph);
+    }
+    /// Where an update of `node` applies: executable graph `exec`, or the node's graph;
+    /// None for a node capture did not see added explicitly (captured from a stream, in
+    /// a clone or a child graph).
+    pub fn copy_node_in(&self, exec: Option<u64>, node: u64) -> Option<u64> {
+        let at = exec.or_else(|| self.node_graph.get(&node).copied())?;
+        self.copy_nodes.contains_key(&(at, node)).then_some(at)
+    }
+    /// The memcpy node `node` of `at` (a graph or an executable graph) now has the host
+    /// side `nodes` of the update recorded at `seq`; its former one is gone.
+    pub fn replace_copy_node(&mut self, at: u64, node: u64, seq: u64, nodes: &[NodeIo]) {
+        let Some(old) = self.copy_nodes.insert((at, node), seq) else {
+            return;
+        };
+        let keep = |n: &NodeIo| !matches!(n, NodeIo::Input { seq: s, .. } | NodeIo::Output { seq: s, .. } if *s == old);
+        if let Some(list) = self.graphs.get_mut(&at) {
+            list.retain(keep);
+            list.extend_from_slice(nodes);
+        } else if let Some(list) = self.execs.get(&at) {
+            let mut all: Vec<NodeIo> = list.iter().copied().filter(keep).collect();
+            all.extend_from_slice(nodes);
+            self.execs.insert(at, all.into());
+        }
+    }
+    /// The explicit memcpy nodes of `from` are those of `to` too (an instantiation).
+    fn copy_node_names(&mut self, from: u64, to: u64) {
+        self.copy_nodes.retain(|(at, _), _| *at != to);
+        let named: Vec<(u64, u64)> = self
+            .copy_nodes
+            .iter()
+            .filter(|((at, _), _)| *at == from)
+            .map(|((_, n), s)| (*n, *s))
+            .collect();
+        for (n, s) in named {
+            self.copy_nodes.insert((to, n), s);
+        }
+    }
     /// `clone` is a copy of `graph`: the same nodes, reading and writing the same host
     /// memory.
     pub fn clone_graph(&mut self, graph: u64, clone: u64) {
@@ -98,6 +144,7 @@ impl Registry {
             .map(|v| v.as_slice().into())
             .unwrap_or_default();
         self.execs.insert(exec, nodes);
+        self.copy_node_names(graph, exec);
     }
     /// Nodes an executable graph gained in place (a kernel node's parameters updated in
     /// it: the pinned memory its new arguments point into).
@@ -117,9 +164,12 @@ impl Registry {
     }
     pub fn destroy_graph(&mut self, graph: u64) {
         self.graphs.remove(&graph);
+        self.copy_nodes.retain(|(at, _), _| *at != graph);
+        self.node_graph.retain(|_, g| *g != graph);
     }
     pub fn destroy_exec(&mut self, exec: u64) {
         self.execs.remove(&exec);
+        self.copy_nodes.retain(|(at, _), _| *at != exec);
     }
     /// The host side of executable graph `exec` (empty for one capture never saw built).
     pub fn of_exec(&self, exec: u64) -> Arc<[NodeIo]> {
@@ -165,6 +215,21 @@ pub fn add_exec_pinned(exec: u64, pinned: &[(u64, u64)]) {
         .map(|&(start, len)| NodeIo::Pinned { start, len })
         .collect();
     with(|r| r.add_to_exec(exec, &nodes));
+}
+
+/// An explicit memcpy node, added by the call recorded at `seq`.
+pub fn name_copy_node(graph: u64, node: u64, seq: u64) {
+    with(|r| r.name_copy_node(graph, node, seq));
+}
+
+/// Where an update of memcpy node `node` applies (`Registry::copy_node_in`).
+pub fn copy_node_in(exec: Option<u64>, node: u64) -> Option<u64> {
+    with(|r| r.copy_node_in(exec, node))
+}
+
+/// A memcpy node's host side replaced by an update's.
+pub fn replace_copy_node(at: u64, node: u64, seq: u64, nodes: &[NodeIo]) {
+    with(|r| r.replace_copy_node(at, node, seq, nodes));
 }
 
 /// The host side of executable graph `exec`.
@@ -300,5 +365,39 @@ mod tests {
         r.clone_graph(0xa0, 0xa1);
         r.instantiate(0xa1, 0xe1);
         assert_eq!(&*r.of_exec(0xe1), &[out(4), out(3), out(5)]);
+    }
+
+    #[test]
+    fn a_memcpy_node_update_replaces_its_host_side_where_it_applies() {
+        let mut r = Registry::default();
+        let (g, node, other) = (0xa0, 0x51, 0x52);
+        r.add(NodeOf::Graph(g), out(3));
+        r.name_copy_node(g, node, 3);
+        r.add(NodeOf::Graph(g), out(4));
+        r.name_copy_node(g, other, 4);
+        r.instantiate(g, 0xe0);
+        // Unknown nodes (captured, cloned) are not followed.
+        assert_eq!(r.copy_node_in(None, 0x99), None);
+        assert_eq!(r.copy_node_in(Some(0xe9), node), None);
+        // The graph's node: later instantiations see the update, earlier ones do not.
+        assert_eq!(r.copy_node_in(None, node), Some(g));
+        r.replace_copy_node(g, node, 9, &[out(9)]);
+        assert_eq!(r.graphs[&g], vec![out(4), out(9)]);
+        assert_eq!(&*r.of_exec(0xe0), &[out(3), out(4)]);
+        r.instantiate(g, 0xe1);
+        assert_eq!(&*r.of_exec(0xe1), &[out(4), out(9)]);
+        // An executable graph's copy of the node: only that executable graph changes; a
+        // device-to-device update leaves the node no host side.
+        assert_eq!(r.copy_node_in(Some(0xe0), other), Some(0xe0));
+        r.replace_copy_node(0xe0, other, 11, &[]);
+        assert_eq!(&*r.of_exec(0xe0), &[out(3)]);
+        assert_eq!(&*r.of_exec(0xe1), &[out(4), out(9)]);
+        r.replace_copy_node(0xe0, other, 12, &[out(12)]);
+        assert_eq!(&*r.of_exec(0xe0), &[out(3), out(12)]);
+        // Destruction forgets the names.
+        r.destroy_exec(0xe0);
+        assert_eq!(r.copy_node_in(Some(0xe0), other), None);
+        r.destroy_graph(g);
+        assert_eq!(r.copy_node_in(None, node), None);
     }
 }

@@ -567,48 +567,41 @@ pub unsafe extern "C" fn cudaLaunchKernelExC(
     let Some(f) = real.for_shim() else {
         return NO_REAL_FUNCTION;
     };
-    let Some((cap, _g)) = state::enter(Vendor::Cuda) else {
-        // SAFETY: the program's own arguments.
-        return unsafe { f(config, func, args) };
-    };
-    // SAFETY: the program's own arguments.
-    let ret = unsafe { f(config, func, args) };
+    // SAFETY: the program's own arguments, for the runtime's function.
+    let call = || unsafe { f(config, func, args) };
     if config.is_null() {
-        return ret;
+        return call();
     }
-    // SAFETY: the runtime has just read the same configuration.
+    // SAFETY: the configuration the runtime reads in full (read here before the call: the
+    // program's memory, unchanged by it).
     let cfg = unsafe { &*config };
-    // SAFETY: the runtime has just read `num_attrs` attributes there.
+    // SAFETY: the runtime reads `num_attrs` attributes there.
     let attrs = unsafe { launch_attrs(cfg) };
     let id = if attrs.is_empty() {
         semantic::LAUNCH_KERNEL
     } else {
         semantic::LAUNCH_KERNEL_EX
     };
-    guarded("cudaLaunchKernelExC", || {
-        let info = kernel_info_cached(&cap.kernels, id, func as u64, resolve_cuda_stub);
-        let shape = LaunchShape {
-            grid: cfg.grid,
-            block: cfg.block,
-            shmem: cfg.shmem,
-            stream: cfg.stream as u64,
-        };
-        let extra = |p: &mut PayloadWriter| encode_launch_attrs(p, &attrs);
-        // SAFETY: the program's argument pointers, which the runtime has just read.
-        unsafe {
-            record_launch_with(
-                cap,
-                id,
-                "cudaLaunchKernelExC",
-                &info,
-                shape,
-                args,
-                ret,
-                &extra,
-            )
-        };
-    });
-    ret
+    let shape = LaunchShape {
+        grid: cfg.grid,
+        block: cfg.block,
+        shmem: cfg.shmem,
+        stream: cfg.stream as u64,
+    };
+    // SAFETY: `args` are the argument pointers `call` hands the runtime.
+    unsafe {
+        launch_by(
+            call,
+            Vendor::Cuda,
+            id,
+            "cudaLaunchKernelExC",
+            func as u64,
+            shape,
+            args,
+            resolve_cuda_stub,
+            &|p| encode_launch_attrs(p, &attrs),
+        )
+    }
 }
 
 /// The launch attributes of a configuration, each as recorded (id and value verbatim).
@@ -617,12 +610,23 @@ pub unsafe extern "C" fn cudaLaunchKernelExC(
 /// `cfg.attrs` must hold `cfg.num_attrs` attributes when it is not null (the runtime
 /// reads them so).
 unsafe fn launch_attrs(cfg: &LaunchConfig) -> Vec<RecordedAttr> {
-    if cfg.attrs.is_null() || cfg.num_attrs == 0 {
+    // SAFETY: the caller's contract.
+    unsafe { attrs_at(cfg.attrs as u64, cfg.num_attrs) }
+}
+
+/// `n` launch attributes at `at` (the runtime's `cudaLaunchAttribute` and the driver's
+/// `CUlaunchAttribute` share their layout and numbering), each as recorded.
+///
+/// # Safety
+/// `at` must hold `n` attributes when it is not null (the runtime or driver has just read
+/// them there).
+pub unsafe fn attrs_at(at: u64, n: c_uint) -> Vec<RecordedAttr> {
+    if at == 0 || n == 0 {
         return Vec::new();
     }
-    let len = cfg.num_attrs as usize * launch_config::ATTR_SIZE;
+    let len = n as usize * launch_config::ATTR_SIZE;
     // SAFETY: the caller's contract.
-    let raw = unsafe { bytes_at(cfg.attrs as *const u8, len) };
+    let raw = unsafe { bytes_at(at as *const u8, len) };
     raw.chunks_exact(launch_config::ATTR_SIZE)
         .filter_map(|c| c.try_into().ok())
         .map(RecordedAttr::decode)

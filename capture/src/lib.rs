@@ -11,6 +11,8 @@
 //! - `config`: the environment's settings, each checked (a bad one turns capture off);
 //! - `alloc`: live device and pinned host allocations;
 //! - `registry`: code objects, kernels and variables registration taught capture;
+//! - `private_runtime`: loaded objects whose GPU code runs through a runtime of their
+//!   own, found at exit and recorded as unmodelled calls naming the object;
 //! - `state`: the process's capture (writer, allocations, registry), the shim guard,
 //!   fork (a child's writer opened on its first call), panic containment, the exit notice;
 //! - `unseen`: the counting pass-throughs of every surface symbol without a shim
@@ -38,7 +40,9 @@
 //!   unreplayable; `driver`: the driver's module loads from files, globals, unloads, the
 //!   library API and `cuLaunchKernelEx`; `graph_launch`: graph launches and the host side
 //!   of each; `proc_address`: entry-point lookups (`hipGetProcAddress`,
-//!   `hipGetDriverEntryPoint`) hand out capture's own functions.
+//!   `hipGetDriverEntryPoint`) hand out capture's own functions; `per_thread`: the
+//!   per-thread default stream aliases (`_ptsz`, `_ptds`) of rows and launches, recorded
+//!   as their base call on `cudaStreamPerThread`.
 //!
 //! Every exported symbol is declared once, in `hrr_archive::api` (the table's rows,
 //! `HAND_WRITTEN`, `PROCESS_HOOKS`, and the surface lists for the pass-throughs);
@@ -71,7 +75,9 @@ pub mod objects;
 pub mod outputs;
 pub mod params;
 pub mod pending;
+pub mod per_thread;
 pub mod pinned;
+pub mod private_runtime;
 pub mod proc_address;
 pub mod reach;
 pub mod reader;

@@ -11,7 +11,7 @@ use hrr_archive::codeobject;
 use hrr_archive::payload::PayloadWriter;
 
 use crate::ffi::{bytes_at, c_string, read_at, Dim3};
-use crate::launch::{cuda_param_layout, record_launch, CudaHandle, KernelInfo, LaunchShape};
+use crate::launch::{cuda_param_layout, record_launch_with, CudaHandle, KernelInfo, LaunchShape};
 use crate::real::NO_REAL_FUNCTION;
 use crate::state::{self, guarded};
 
@@ -198,6 +198,23 @@ pub(crate) fn record_module_launch(
     extra: *mut *mut c_void,
     ret: c_int,
 ) {
+    record_module_launch_with(id, vendor, api, f, shape, params, extra, ret, &|_| {});
+}
+
+/// [`record_module_launch`], with `fields` adding what the launch path carries beyond the
+/// shape (`cuLaunchKernelEx`'s launch attributes).
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn record_module_launch_with(
+    id: u16,
+    vendor: Vendor,
+    api: &str,
+    f: u64,
+    shape: LaunchShape,
+    params: *mut *mut c_void,
+    extra: *mut *mut c_void,
+    ret: c_int,
+    fields: &dyn Fn(&mut PayloadWriter),
+) {
     let Some((cap, _g)) = state::enter(vendor) else {
         return;
     };
@@ -230,7 +247,7 @@ pub(crate) fn record_module_launch(
         // SAFETY: `params` are the program's argument pointers (the driver's `params`),
         // which the driver has just read, or pointers into its `extra` buffer at the
         // layout's offsets, each inside the buffer; without a layout none is read.
-        unsafe { record_launch(cap, id, api, &info, shape, params, ret) };
+        unsafe { record_launch_with(cap, id, api, &info, shape, params, ret, fields) };
     });
 }
 

@@ -446,7 +446,7 @@ extern "C" fn on_exit() {
     };
     // A forked child that made no runtime call has nothing to finish.
     let Some(w) = c.writer_opt() else { return };
-    note_invisible_libraries(w);
+    crate::private_runtime::record_at_exit(w);
     DISABLED.store(true, Ordering::SeqCst);
     match w.finish() {
         Ok(s) => {
@@ -469,46 +469,6 @@ extern "C" fn on_exit() {
             ));
         }
         Err(e) => note(&format!("could not finish the archive: {e}")),
-    }
-}
-
-/// Vendor libraries that carry their own static copy of the runtime: their kernels and
-/// copies never pass through the shared runtime, so the manifest must say so.
-const STATIC_RUNTIME_LIBS: &[&str] = &[
-    "libcublas",
-    "libcublasLt",
-    "libcudnn",
-    "libcufft",
-    "libcusparse",
-    "libcusolver",
-    "libcurand",
-    "libnccl",
-    "librocblas",
-    "libhipblaslt",
-    "libMIOpen",
-];
-
-fn note_invisible_libraries(w: &ProcessWriter) {
-    let Ok(maps) = std::fs::read_to_string("/proc/self/maps") else {
-        return;
-    };
-    let mut seen = std::collections::BTreeSet::new();
-    for line in maps.lines() {
-        let Some(path) = line.split_whitespace().nth(5) else {
-            continue;
-        };
-        let file = path.rsplit('/').next().unwrap_or(path);
-        let matches = STATIC_RUNTIME_LIBS
-            .iter()
-            .any(|l| file.starts_with(&format!("{l}.so")) || file.starts_with(&format!("{l}64")));
-        if matches && seen.insert(file.to_string()) {
-            {
-                w.note_unreplayable(
-                    file,
-                    "library loaded with its own static GPU runtime: its kernel launches and copies bypass the shared runtime and were not recorded",
-                );
-            }
-        }
     }
 }
 

@@ -18,7 +18,6 @@ use crate::state::{self, guarded};
 const HOST_CODE: &str =
     "runs a host function of the captured program, which no other process can execute";
 const HOST_NODE: &str = "adds a graph node that runs a host function of the captured program, which no other process can execute";
-const MOVED_COPY: &str = "moves a graph memcpy node's host side, which capture does not follow yet: its checks would compare the wrong memory";
 const IPC: &str = "creates an inter-process handle to memory or an event of the captured process, which does not exist at replay";
 
 const MULTI_DEVICE: &str =
@@ -137,77 +136,4 @@ unreplayable_shim!(
     launch_params,
     num_devices,
     flags
-);
-// Graph node parameter updates capture does not follow yet.
-unreplayable_shim!(
-    cudaGraphMemcpyNodeSetParams1D,
-    Vendor::Cuda,
-    MOVED_COPY,
-    node,
-    dst,
-    src,
-    count,
-    kind
-);
-unreplayable_shim!(
-    cudaGraphExecMemcpyNodeSetParams1D,
-    Vendor::Cuda,
-    MOVED_COPY,
-    exec,
-    node,
-    dst,
-    src,
-    count,
-    kind
-);
-unreplayable_shim!(
-    cudaGraphMemcpyNodeSetParams,
-    Vendor::Cuda,
-    MOVED_COPY,
-    node,
-    params
-);
-unreplayable_shim!(
-    cudaGraphExecMemcpyNodeSetParams,
-    Vendor::Cuda,
-    MOVED_COPY,
-    exec,
-    node,
-    params
-);
-unreplayable_shim!(
-    hipGraphMemcpyNodeSetParams1D,
-    Vendor::Hip,
-    MOVED_COPY,
-    node,
-    dst,
-    src,
-    count,
-    kind
-);
-unreplayable_shim!(
-    hipGraphExecMemcpyNodeSetParams1D,
-    Vendor::Hip,
-    MOVED_COPY,
-    exec,
-    node,
-    dst,
-    src,
-    count,
-    kind
-);
-unreplayable_shim!(
-    hipGraphMemcpyNodeSetParams,
-    Vendor::Hip,
-    MOVED_COPY,
-    node,
-    params
-);
-unreplayable_shim!(
-    hipGraphExecMemcpyNodeSetParams,
-    Vendor::Hip,
-    MOVED_COPY,
-    exec,
-    node,
-    params
 );

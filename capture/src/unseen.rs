@@ -243,6 +243,7 @@ fn fill_manifest(m: &mut ProcessManifest) {
             })
         })
         .collect();
+    crate::private_runtime::fill_manifest(&mut m.unmodelled_apis);
 }
 
 /// In a forked child: every symbol unseen again (the child records into its own

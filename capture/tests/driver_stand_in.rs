@@ -129,6 +129,8 @@ fn driver_calls_are_recorded_once_each_in_one_order() {
             id::CuStreamSynchronize,
             id::MemcpyDtoH,
             id::DrvMemcpy2D,
+            id::DrvMemcpy2DUnaligned,
+            id::MemcpyPeer,
             semantic::MODULE_LOAD,
             semantic::MODULE_GET_FUNCTION,
             semantic::SYMBOL_ADDRESS,
@@ -141,6 +143,7 @@ fn driver_calls_are_recorded_once_each_in_one_order() {
             semantic::MODULE_GET_FUNCTION,
             semantic::MODULE_LAUNCH_KERNEL,
             id::CtxGetCurrent,
+            semantic::LAUNCH_KERNEL_EX,
             semantic::MODULE_UNLOAD,
             semantic::MODULE_UNLOAD,
             id::MemFreeHost,
@@ -181,9 +184,9 @@ fn driver_calls_are_recorded_once_each_in_one_order() {
     assert_eq!(p.load_blob(&rows).unwrap(), want);
 
     // The module file's bytes, as loaded; its global as a variable's address.
-    let load = payload(p, 12);
+    let load = payload(p, 14);
     assert_eq!(load.u64(fid::SIZE, "size").unwrap(), ptx.len() as u64);
-    let global = payload(p, 14);
+    let global = payload(p, 16);
     assert_eq!(global.str(fid::NAME, "name").unwrap(), "var");
     assert_eq!(global.u64(fid::SIZE, "size").unwrap(), 16);
     assert_eq!(global.handle(fid::HANDLE, "module").unwrap(), 0x30);
@@ -194,7 +197,7 @@ fn driver_calls_are_recorded_once_each_in_one_order() {
 
     // The `extra` launch: two 8-byte arguments from the buffer, a device pointer and the
     // mapped pinned memory (snapshotted), as a kernelParams launch records them.
-    let l = payload(p, 17);
+    let l = payload(p, 19);
     assert_eq!(l.str(fid::NAME, "name").unwrap(), "k");
     let args: Vec<Payload> = l.all(fid::ARG).map(|a| a.as_nested().unwrap()).collect();
     assert_eq!(args.len(), 2);
@@ -208,22 +211,22 @@ fn driver_calls_are_recorded_once_each_in_one_order() {
 
     // The library kernel launched as a CUfunction, then its function by cuLaunchKernelEx
     // with the config's shape: both name the library's code object.
-    let lib_co = payload(p, 18)
+    let lib_co = payload(p, 20)
         .str(fid::CODE_OBJECT, "co")
         .unwrap()
         .to_string();
-    for i in [20, 22] {
+    for i in [22, 24] {
         let l = payload(p, i);
         assert_eq!(l.str(fid::NAME, "name").unwrap(), "k", "event {i}");
         assert_eq!(l.str(fid::CODE_OBJECT, "co").unwrap(), lib_co, "event {i}");
         assert_eq!(l.all(fid::ARG).count(), 2, "event {i}");
     }
-    let ex = payload(p, 22);
+    let ex = payload(p, 24);
     assert_eq!(ex.u64_array(fid::GRID, "grid").unwrap(), [3, 1, 1]);
     assert_eq!(ex.u64_array(fid::BLOCK, "block").unwrap(), [128, 1, 1]);
     assert_eq!(ex.u64(fid::SHARED_MEM, "shmem").unwrap(), 32);
     assert_eq!(ex.handle(fid::STREAM, "stream").unwrap(), 0x5e);
-    let f = payload(p, 21);
+    let f = payload(p, 23);
     assert_eq!(
         (
             f.handle(fid::HANDLE, "f").unwrap(),
@@ -231,7 +234,52 @@ fn driver_calls_are_recorded_once_each_in_one_order() {
         ),
         (0x42, 0x41)
     );
+    // The unaligned 2D copy records the same struct as cuMemcpy2D; the peer copy its two
+    // device addresses and contexts.
+    assert_eq!(
+        payload(p, 12).get(1).map(|f| f.value),
+        payload(p, 11).get(1).map(|f| f.value)
+    );
+    let peer = payload(p, 13);
+    assert_eq!(peer.handle(2, "dst ctx").unwrap(), 0xc7);
+    assert_eq!(peer.u64(5, "count").unwrap(), 64);
     // The context the program created, current when asked.
     assert_eq!(payload(p, 2).handle(1, "ctx").unwrap(), 0xc7);
-    assert_eq!(payload(p, 23).handle(1, "ctx").unwrap(), 0xc7);
+    assert_eq!(payload(p, 25).handle(1, "ctx").unwrap(), 0xc7);
+    // cuLaunchKernelEx with attributes: the launch record cudaLaunchKernelExC writes, each
+    // attribute verbatim in the program's order.
+    let ex = payload(p, 26);
+    assert_eq!(ex.str(fid::CODE_OBJECT, "co").unwrap(), lib_co);
+    assert_eq!(ex.u64_array(fid::BLOCK, "block").unwrap(), [64, 1, 1]);
+    let attrs: Vec<(u64, Vec<u8>)> = ex
+        .all(fid::LAUNCH_ATTR)
+        .map(|a| {
+            let a = a.as_nested().unwrap();
+            (
+                a.u64(fid::LAUNCH_ATTR_ID, "id").unwrap(),
+                a.bytes(fid::LAUNCH_ATTR_VALUE, "value").unwrap()[..12].to_vec(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        attrs,
+        [
+            (
+                4,
+                [1u32, 1, 1].iter().flat_map(|v| v.to_le_bytes()).collect()
+            ),
+            (
+                8,
+                [3u32, 0, 0].iter().flat_map(|v| v.to_le_bytes()).collect()
+            ),
+        ]
+    );
+    assert!(
+        !p.manifest
+            .unreplayable_apis
+            .iter()
+            .any(|u| u.api.contains("cuLaunchKernelEx")),
+        "attributes are recorded, not listed: {:?}",
+        p.manifest.unreplayable_apis
+    );
 }

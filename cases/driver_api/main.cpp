@@ -17,6 +17,7 @@
 #include <cstring>
 #include <fstream>
 #include <iterator>
+#include <algorithm>
 #include <vector>
 
 static const char* module_path() {
@@ -148,6 +149,21 @@ static void pitched_copies(CUstream s) {
     for (size_t y = 0; y < 24; ++y)
         for (size_t x = 0; x < 20; ++x) want[y * W + x] = model[(1 + y) * W + 4 + x];
     if (got != want) fail("cuMemcpy2DAsync window");
+    // The same window by the unaligned form, and row 1 by a peer copy within the current
+    // context.
+    std::fill(got.begin(), got.end(), 0u);
+    CHECK_DRV(DRV(cuMemcpy2DUnaligned)(&down));
+    if (got != want) fail("cuMemcpy2DUnaligned window");
+    CUcontext cur;
+    CHECK_DRV(DRV(cuCtxGetCurrent)(&cur));
+    CUdeviceptr peer;
+    CHECK_DRV(DRV(cuMemAlloc)(&peer, row));
+    CHECK_DRV(DRV(cuMemcpyPeer)(peer, cur, dp + pitch, cur, row));
+    std::vector<uint32_t> line(W, 0);
+    CHECK_DRV(DRV(cuMemcpyDtoH)(line.data(), peer, row));
+    for (size_t x = 0; x < W; ++x)
+        if (line[x] != model[W + x]) fail("cuMemcpyPeer row");
+    CHECK_DRV(DRV(cuMemFree)(peer));
     // 3D: the whole allocation as 2 slices of 16 rows, to a packed host box.
     std::vector<uint32_t> box(W * H, 0);
     CUDA_MEMCPY3D d3 = {};
@@ -221,6 +237,12 @@ static void library_launches(const std::vector<char>& image, const char* path, C
     cfg.blockDimY = 1;
     cfg.blockDimZ = 1;
     cfg.hStream = s;
+    // A launch attribute (recorded as cudaLaunchKernelExC's are, and replayed).
+    CUlaunchAttribute attr[1] = {};
+    attr[0].id = CU_LAUNCH_ATTRIBUTE_PRIORITY;
+    attr[0].value.priority = 0;
+    cfg.attrs = attr;
+    cfg.numAttrs = 1;
     void* swapped[] = {&db, &da, &dc, &count};
     CHECK_DRV(DRV(cuLaunchKernelEx)(&cfg, f, swapped, nullptr));
     CHECK_DRV(DRV(cuStreamSynchronize)(s));

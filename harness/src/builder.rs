@@ -28,6 +28,10 @@ pub enum CaseBuild {
         /// as HRR_MODULE_FILE.
         #[serde(skip_serializing_if = "Option::is_none")]
         module: Option<PathBuf>,
+        /// The case's shared library (`library` in the matrix), passed to the program as
+        /// HRR_CASE_LIBRARY.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        library: Option<PathBuf>,
         reused: bool,
     },
     /// Compiled for targets that cannot link here (a compile check): nothing to run.
@@ -250,14 +254,26 @@ fn build_case(
         .as_ref()
         .filter(|_| runnable)
         .map(|_| out_dir.join("module.co"));
+    let library = case
+        .library
+        .as_ref()
+        .filter(|_| runnable)
+        .map(|_| out_dir.join("libcase_library.so"));
     if runnable {
-        steps.push((
-            tc.compile_command(&source_file, &common, &binary),
-            binary.clone(),
-        ));
+        let mut compile = tc.compile_command(&source_file, &common, &binary);
+        if tc.vendor == hrr_matrix::Vendor::Nvidia {
+            compile.args(&case.nvcc_flags);
+        }
+        steps.push((compile, binary.clone()));
         if let (Some(src), Some(out)) = (&case.module, &module) {
             steps.push((
                 tc.module_command(&src_dir.join(src), &common, out),
+                out.clone(),
+            ));
+        }
+        if let (Some(src), Some(out)) = (&case.library, &library) {
+            steps.push((
+                tc.library_command(&src_dir.join(src), &common, out),
                 out.clone(),
             ));
         }
@@ -269,6 +285,7 @@ fn build_case(
             CaseBuild::Built {
                 binary: binary.clone(),
                 module: module.clone(),
+                library: library.clone(),
                 reused,
             }
         } else {
@@ -314,6 +331,8 @@ fn build_case(
                         "compiling cases/{case_dir_name}/{} failed ({}): {}",
                         if Some(&out) == module.as_ref() {
                             case.module.as_deref().unwrap_or("its module")
+                        } else if Some(&out) == library.as_ref() {
+                            case.library.as_deref().unwrap_or("its library")
                         } else {
                             "main.cpp"
                         },

@@ -203,6 +203,49 @@ impl Toolchain {
 }
 
 impl Toolchain {
+    /// The command compiling a case's `library` source into a shared library for every
+    /// buildable target, with the compiler's default runtime linkage: nvcc links the
+    /// static CUDA runtime into the library (a private runtime: its kernels and copies
+    /// never pass through the shared one); hipcc links the shared HIP runtime.
+    pub fn library_command(&self, source: &Path, include: &Path, out: &Path) -> Command {
+        let mut c = Command::new(&self.compiler);
+        let mut extra: Vec<String> = Vec::new();
+        match self.vendor {
+            Vendor::Nvidia => {
+                c.args([
+                    "-O2",
+                    "-std=c++17",
+                    "-x",
+                    "cu",
+                    "-Xcompiler",
+                    "-fPIC",
+                    "-shared",
+                ]);
+                for t in self.buildable() {
+                    let n = t.trim_start_matches("sm_");
+                    c.arg("-gencode")
+                        .arg(format!("arch=compute_{n},code=sm_{n}"));
+                }
+            }
+            Vendor::Amd => {
+                c.args(["-O2", "-std=c++17", "-fPIC", "-shared"]);
+                for t in self.buildable() {
+                    c.arg(format!("--offload-arch={t}"));
+                    if let Some(TargetSupport::WithFlags(f)) = self.targets.get(t) {
+                        for x in f {
+                            if !extra.contains(x) {
+                                extra.push(x.clone());
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        c.args(&extra);
+        c.arg("-I").arg(include).arg(source).arg("-o").arg(out);
+        c
+    }
+
     /// The command compiling a case's kernel-only module source into a code object file
     /// for every buildable target: NVIDIA a fat binary (`--fatbin`), AMD an offload
     /// bundle (`--genco`). AMD modules are built without the device libraries

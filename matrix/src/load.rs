@@ -485,12 +485,31 @@ impl Validator<'_> {
                 }
             }
             self.check_unstable(i, c);
-            if c.module.is_some() && c.kind == CaseKind::Host {
-                let at = self.pos.field("cases", i, "module", None);
-                self.err(
-                    at,
-                    format!("host case `{}`: `module` is for gpu cases", c.name),
-                );
+            for f in &c.nvcc_flags {
+                let bad = |ch: char| ch.is_whitespace() || ch.is_control();
+                if f.is_empty() || f.len() > 64 || f.chars().any(bad) {
+                    let at = self.pos.field("cases", i, "nvcc_flags", None);
+                    self.err(
+                        at,
+                        format!(
+                            "case `{}`: nvcc flag {f:?} must be one word of 1 to 64 characters",
+                            c.name
+                        ),
+                    );
+                }
+            }
+            for (field, set) in [
+                ("module", c.module.is_some()),
+                ("library", c.library.is_some()),
+                ("nvcc_flags", !c.nvcc_flags.is_empty()),
+            ] {
+                if set && c.kind == CaseKind::Host {
+                    let at = self.pos.field("cases", i, field, None);
+                    self.err(
+                        at,
+                        format!("host case `{}`: `{field}` is for gpu cases", c.name),
+                    );
+                }
             }
             match c.kind {
                 CaseKind::Host => {
@@ -554,17 +573,21 @@ impl Validator<'_> {
                             at_dir,
                             format!("gpu case `{}`: {} has no main.cpp", c.name, dir.display()),
                         );
-                    } else if let Some(m) = &c.module {
-                        if !valid_file_name(m) || !dir.join(m).is_file() {
-                            let at = self.pos.field("cases", i, "module", None);
-                            self.err(
-                                at,
-                                format!(
-                                    "case `{}`: module source {m} is not a file in {}",
-                                    c.name,
-                                    dir.display()
-                                ),
-                            );
+                    } else {
+                        let sources = [("module", &c.module), ("library", &c.library)];
+                        for (field, m) in sources {
+                            let Some(m) = m else { continue };
+                            if !valid_file_name(m) || !dir.join(m).is_file() {
+                                let at = self.pos.field("cases", i, field, None);
+                                self.err(
+                                    at,
+                                    format!(
+                                        "case `{}`: {field} source {m} is not a file in {}",
+                                        c.name,
+                                        dir.display()
+                                    ),
+                                );
+                            }
                         }
                     }
                 }

@@ -171,6 +171,17 @@ pub struct Case {
     /// programs that load their kernels through the module API.
     #[serde(default)]
     pub module: Option<String>,
+    /// Gpu cases: a source file in the case directory that the harness compiles into a
+    /// shared library with the compiler's default runtime linkage (nvcc: the static CUDA
+    /// runtime inside the library, a runtime capture never sees; hipcc: the shared HIP
+    /// runtime) and names to the program in `HRR_CASE_LIBRARY`, for programs that load
+    /// a library carrying GPU code of its own.
+    #[serde(default)]
+    pub library: Option<String>,
+    /// Gpu cases: flags added to the program's compile under nvcc (NVIDIA families), for
+    /// a program built as some programs are (`[--default-stream, per-thread]`).
+    #[serde(default)]
+    pub nvcc_flags: Vec<String>,
     /// Gpu cases: globs (`*`, `?`) of the lines of standard output that legitimately
     /// differ from run to run (a timing, say). Every case's captured run must exit and
     /// print as its native run does (the `unchanged` check); a line matching one of these

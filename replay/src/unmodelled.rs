@@ -6,6 +6,7 @@
 
 use std::fmt;
 
+use hrr_archive::api::private_runtime::is_private_runtime;
 use hrr_archive::api::{exempt_reason, fid, semantic};
 use hrr_archive::payload::Payload;
 use hrr_archive::ProcessArchive;
@@ -32,7 +33,9 @@ pub fn calls(p: &ProcessArchive) -> Vec<UnmodelledCall> {
             pid: p.entry.pid,
             library: pl.str(fid::LIBRARY, "library").unwrap_or("?").to_string(),
             count: listed.map(|u| u.count),
-            first_seq: ev.header.seq,
+            // A library with a private runtime: the checks it may have affected start
+            // where capture says (its work has no place in the log).
+            first_seq: pl.u64(fid::SINCE_SEQ, "since seq").unwrap_or(ev.header.seq),
             exempt: exempt_reason(&api).map(str::to_string),
             api,
         });
@@ -46,7 +49,7 @@ pub fn calls(p: &ProcessArchive) -> Vec<UnmodelledCall> {
                     api: u.api.clone(),
                     library: u.library.clone(),
                     count: Some(u.count),
-                    first_seq: seq,
+                    first_seq: if is_private_runtime(&u.api) { 0 } else { seq },
                     exempt: exempt_reason(&u.api).map(str::to_string),
                 });
             }
@@ -74,6 +77,12 @@ pub struct Refusal {
 
 /// `API (library) xCOUNT, first at pid P seq S`.
 fn describe(c: &UnmodelledCall) -> String {
+    if is_private_runtime(&c.api) {
+        return format!(
+            "{} ({}): its GPU code runs through its own copy of the runtime, so its launches and copies bypass the calls capture records; every check of pid {} from seq {} on may be affected",
+            c.api, c.library, c.pid, c.first_seq
+        );
+    }
     let count = c.count.map_or("at least 1 call".to_string(), |n| {
         format!("{n} call{}", if n == 1 { "" } else { "s" })
     });
@@ -85,16 +94,32 @@ fn describe(c: &UnmodelledCall) -> String {
 
 const REMEDY: &str = "capture passed these calls through without recording what they did, so a replay could differ for a reason it cannot name; model them in the API table (archive/src/api.rs), or exempt them there (api::EXEMPT) if they cannot affect results, and capture again; --continue-on-error replays anyway and marks every check after the first such call";
 
+const LIBRARY_REMEDY: &str = "capture sees only what passes through the shared runtime; link such a library against the shared runtime (nvcc -cudart shared) or keep it out of the captured program, and capture again; --continue-on-error replays anyway and marks every check after the library could first have run";
+
 impl fmt::Display for Refusal {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let names: Vec<String> = self.calls.iter().map(describe).collect();
-        write!(
-            f,
-            "the program called {} API{} capture does not model: {}. {REMEDY}",
-            self.calls.len(),
-            if self.calls.len() == 1 { "" } else { "s" },
-            names.join("; ")
-        )
+        let (libs, apis): (Vec<&UnmodelledCall>, Vec<&UnmodelledCall>) =
+            self.calls.iter().partition(|c| is_private_runtime(&c.api));
+        let mut parts = Vec::new();
+        if !apis.is_empty() {
+            let names: Vec<String> = apis.iter().map(|c| describe(c)).collect();
+            parts.push(format!(
+                "the program called {} API{} capture does not model: {}. {REMEDY}",
+                apis.len(),
+                if apis.len() == 1 { "" } else { "s" },
+                names.join("; ")
+            ));
+        }
+        if !libs.is_empty() {
+            let names: Vec<String> = libs.iter().map(|c| describe(c)).collect();
+            parts.push(format!(
+                "the program loaded {} librar{} with a private GPU runtime: {}. {LIBRARY_REMEDY}",
+                libs.len(),
+                if libs.len() == 1 { "y" } else { "ies" },
+                names.join("; ")
+            ));
+        }
+        write!(f, "{}", parts.join(" "))
     }
 }
 
@@ -167,5 +192,29 @@ mod tests {
         );
         assert!(Refusal::of(&calls[..1]).is_none(), "only exempt calls");
         assert_eq!(first_refused(&calls[..1]), None);
+    }
+
+    #[test]
+    fn a_library_with_a_private_runtime_is_named_with_its_own_remedy() {
+        let lib = UnmodelledCall {
+            pid: 7,
+            api: hrr_archive::api::private_runtime::api_name("libcublas.so.13", "CUDA"),
+            library: "/opt/lib/libcublas.so.13".into(),
+            count: Some(1),
+            first_seq: 0,
+            exempt: exempt_reason("private runtime: libcublas.so.13 (CUDA)").map(str::to_string),
+        };
+        assert_eq!(lib.exempt, None, "never exempt");
+        let calls = [call("cudaGraphicsMapResources", Some(3), 9), lib];
+        assert_eq!(first_refused(&calls), Some(0), "every check marked");
+        let text = Refusal::of(&calls).unwrap().to_string();
+        assert!(
+            text.starts_with(
+                "the program called 1 API capture does not model: cudaGraphicsMapResources"
+            ),
+            "{text}"
+        );
+        assert!(text.contains("the program loaded 1 library with a private GPU runtime: private runtime: libcublas.so.13 (CUDA) (/opt/lib/libcublas.so.13): its GPU code runs through its own copy of the runtime"), "{text}");
+        assert!(text.contains("nvcc -cudart shared"), "{text}");
     }
 }

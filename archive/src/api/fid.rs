@@ -65,6 +65,10 @@ pub const NODE_BYTES: u16 = 2;
 pub const GRAPH_UNCHECKED: u16 = 18;
 /// The library an unmodelled call's symbol belongs to (`UNMODELLED_CALL`).
 pub const LIBRARY: u16 = 19;
+/// On an `UNMODELLED_CALL` naming a library with a private runtime
+/// ([`private_runtime`](super::private_runtime)): the first sequence id whose checks it
+/// may have affected (its work has no place in the log).
+pub const SINCE_SEQ: u16 = 73;
 /// On a `CopyOutput` record: the sequence id of the copy whose output it carries.
 pub const COPY_SEQ: u16 = 20;
 /// On a `CopyOutput` record: the field id of the copy's destination parameter (its

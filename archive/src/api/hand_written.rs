@@ -108,18 +108,13 @@ pub const HAND_WRITTEN: &[HandWritten] = hand_written! {
     (cudaGraphAddKernelNode, Cuda, [k::GRAPH_KERNEL_NODE, k::UNREPLAYABLE], kernel_node),
     (hipGraphAddKernelNode, Hip, [k::GRAPH_KERNEL_NODE, k::UNREPLAYABLE], kernel_node),
     // Node parameter updates capture does not follow yet.
-    (cudaGraphMemcpyNodeSetParams1D, Cuda, [k::UNREPLAYABLE], unreplayable),
-    (cudaGraphExecMemcpyNodeSetParams1D, Cuda, [k::UNREPLAYABLE], unreplayable),
-    (cudaGraphMemcpyNodeSetParams, Cuda, [k::UNREPLAYABLE], unreplayable),
-    (cudaGraphExecMemcpyNodeSetParams, Cuda, [k::UNREPLAYABLE], unreplayable),
     (cudaGraphKernelNodeSetParams, Cuda, [k::GRAPH_KERNEL_NODE_SET_PARAMS, k::UNREPLAYABLE], kernel_node),
     (cudaGraphExecKernelNodeSetParams, Cuda, [k::GRAPH_EXEC_KERNEL_NODE_SET_PARAMS, k::UNREPLAYABLE], kernel_node),
-    (hipGraphMemcpyNodeSetParams1D, Hip, [k::UNREPLAYABLE], unreplayable),
-    (hipGraphExecMemcpyNodeSetParams1D, Hip, [k::UNREPLAYABLE], unreplayable),
-    (hipGraphMemcpyNodeSetParams, Hip, [k::UNREPLAYABLE], unreplayable),
-    (hipGraphExecMemcpyNodeSetParams, Hip, [k::UNREPLAYABLE], unreplayable),
     (hipGraphKernelNodeSetParams, Hip, [k::GRAPH_KERNEL_NODE_SET_PARAMS, k::UNREPLAYABLE], kernel_node),
     (hipGraphExecKernelNodeSetParams, Hip, [k::GRAPH_EXEC_KERNEL_NODE_SET_PARAMS, k::UNREPLAYABLE], kernel_node),
+    // The per-thread default stream forms of the launches (`api::per_thread`).
+    (cudaLaunchKernel_ptsz, Cuda, [k::LAUNCH_KERNEL], per_thread),
+    (__cudaLaunchKernel_ptsz, Cuda, [k::LAUNCH_KERNEL_BY_HANDLE], per_thread),
     // Graph launches: the host side of the graph's copy nodes at each launch.
     (cudaGraphLaunch, Cuda, [k::GRAPH_LAUNCH], graph_launch),
     (hipGraphLaunch, Hip, [k::GRAPH_LAUNCH], graph_launch),
@@ -145,4 +140,5 @@ pub fn exported_symbols() -> impl Iterator<Item = &'static str> {
         .flat_map(|d| d.cuda.into_iter().chain(d.hip))
         .chain(HAND_WRITTEN.iter().map(|h| h.symbol))
         .chain(PROCESS_HOOKS.iter().map(|(s, _)| *s))
+        .chain(super::per_thread::TABLE_ALIASES.iter().map(|(a, _)| *a))
 }

@@ -34,6 +34,8 @@ int cuKernelGetFunction(void**, void*);
 int cuLibraryUnload(void*);
 int cuLaunchKernel(void*, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, void*, void**, void**);
 int cuLaunchKernelEx(const void*, void*, void**, void**);
+int cuMemcpy2DUnaligned_v2(const size_t*);
+int cuMemcpyPeer(CUdeviceptr, void*, CUdeviceptr, void*, size_t);
 
 #define CALL(name, call) printf("%s=%d\n", name, (call))
 
@@ -59,6 +61,8 @@ int main(int argc, char** argv) {
     // 3 rows of 16 bytes from (8, 1) of the buffer seen with a pitch of 64.
     size_t m2[16] = {8, 1, 2, 0, (size_t)d, 0, 64, 0, 0, 1, (size_t)rows, 0, 0, 16, 16, 3};
     CALL("copy2d", cuMemcpy2D_v2(m2));
+    CALL("copy2d_unaligned", cuMemcpy2DUnaligned_v2(m2));
+    CALL("peer", cuMemcpyPeer(d + 192, ctx, d, ctx, 64));
     CALL("module", cuModuleLoad(&module, argv[1]));
     CALL("function", cuModuleGetFunction(&fn, module, "k"));
     CUdeviceptr global = 0;
@@ -82,6 +86,11 @@ int main(int argc, char** argv) {
     struct { unsigned g[3], b[3], shmem; void* stream; void* attrs; unsigned nattrs; } cfg = {{3, 1, 1}, {128, 1, 1}, 32, stream, NULL, 0};
     CALL("launch_ex", cuLaunchKernelEx(&cfg, kfn, (void*[]){&d, &d}, NULL));
     CALL("current", cuCtxGetCurrent(&cur));
+    // With launch attributes (CUlaunchAttribute: id, padding, a 64-byte value): a cluster
+    // dimension (4) of 1x1x1 and a priority (8) of 3.
+    struct { unsigned id, pad; unsigned v[16]; } attrs[2] = {{4, 0, {1, 1, 1}}, {8, 0, {3}}};
+    struct { unsigned g[3], b[3], shmem; void* stream; void* attrs; unsigned nattrs; } cfg2 = {{1, 1, 1}, {64, 1, 1}, 0, stream, attrs, 2};
+    CALL("launch_ex_attrs", cuLaunchKernelEx(&cfg2, kfn, (void*[]){&d, &d}, NULL));
     CALL("unload", cuModuleUnload(module));
     CALL("library_unload", cuLibraryUnload(lib));
     CALL("free_host", cuMemFreeHost(mapped));

@@ -272,6 +272,7 @@ pub fn build(matrix: Option<&Path>, opts: &BuildOpts) -> Res {
                 binary,
                 module,
                 reused,
+                ..
             } => format!(
                 "{} {}{}",
                 if *reused { "up to date" } else { "built     " },

@@ -129,14 +129,20 @@ impl Attempt<'_> {
         c
     }
 
-    /// The case's program: `command`, plus HRR_MODULE_FILE when the case has a module.
+    /// The case's program: `command`, plus HRR_MODULE_FILE when the case has a module
+    /// and HRR_CASE_LIBRARY when it has a library.
     fn program(&self, binary: &Path) -> Command {
         let mut c = self.command(binary);
         if let Some(CaseBuild::Built {
-            module: Some(m), ..
+            module, library, ..
         }) = self.ctx.built.cases.get(&self.rc.case.name)
         {
-            c.env("HRR_MODULE_FILE", m);
+            if let Some(m) = module {
+                c.env("HRR_MODULE_FILE", m);
+            }
+            if let Some(l) = library {
+                c.env("HRR_CASE_LIBRARY", l);
+            }
         }
         c
     }

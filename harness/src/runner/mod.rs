@@ -465,6 +465,7 @@ mod tests {
         let built = CaseBuild::Built {
             binary: "/b/case".into(),
             module: None,
+            library: None,
             reused: false,
         };
         assert_eq!(
@@ -529,6 +530,7 @@ mod tests {
         let built = CaseBuild::Built {
             binary: "/b/case".into(),
             module: None,
+            library: None,
             reused: false,
         };
         assert_eq!(
@@ -564,6 +566,7 @@ mod tests {
         let built = CaseBuild::Built {
             binary: "/b/case".into(),
             module: None,
+            library: None,
             reused: true,
         };
         assert_eq!(

@@ -480,10 +480,8 @@ impl<'a> Ctx<'a> {
         {
             self.preload_captured_kernels(ev.header.seq);
         }
-        let explicit_node = matches!(
-            desc.id,
-            hrr_archive::api::id::GraphAddMemcpyNode1D | hrr_archive::api::id::GraphAddMemcpyNode
-        );
+        // A memcpy node added or updated: its host side is a buffer of its own.
+        let explicit_node = hrr_archive::api::copy_node::node_host_side(desc.id);
         let mut bufs = CallBuffers {
             node: super::graphs::captured_node(&p, ev.header.seq)
                 .or(explicit_node.then_some(ev.header.seq)),

@@ -1,0 +1,72 @@
+//! The per-thread default stream entry points of the CUDA runtime: a program built with
+//! `--default-stream per-thread` (or `CUDA_API_PER_THREAD_DEFAULT_STREAM`) calls
+//! `cudaMemcpyAsync_ptsz` where others call `cudaMemcpyAsync`, and its stream 0 is then the
+//! calling thread's default stream (`cudaStreamPerThread`), not the legacy one; the
+//! synchronous `_ptds` forms use that stream implicitly. Capture records each under its
+//! base row with stream 0 written as `cudaStreamPerThread` (2), so replay calls the base
+//! function on the per-thread stream. Each alias is exported by capture.
+
+use super::id;
+
+/// `cudaStreamPerThread`, the handle a per-thread call's stream 0 stands for.
+pub const STREAM_PER_THREAD: u64 = 2;
+
+/// (alias, table row): the per-thread forms of generic table rows.
+pub const TABLE_ALIASES: &[(&str, u16)] = &[
+    ("cudaMemcpy_ptds", id::Memcpy),
+    ("cudaMemcpyAsync_ptsz", id::MemcpyAsync),
+    ("cudaMemset_ptds", id::Memset),
+    ("cudaMemsetAsync_ptsz", id::MemsetAsync),
+    ("cudaMemcpy2D_ptds", id::Memcpy2D),
+    ("cudaMemcpy2DAsync_ptsz", id::Memcpy2DAsync),
+    ("cudaMemset2D_ptds", id::Memset2D),
+    ("cudaMemset2DAsync_ptsz", id::Memset2DAsync),
+    ("cudaMemcpy3D_ptds", id::Memcpy3D),
+    ("cudaMemcpy3DAsync_ptsz", id::Memcpy3DAsync),
+    ("cudaStreamSynchronize_ptsz", id::StreamSynchronize),
+    ("cudaStreamQuery_ptsz", id::StreamQuery),
+    ("cudaStreamWaitEvent_ptsz", id::StreamWaitEvent),
+    ("cudaEventRecord_ptsz", id::EventRecord),
+    ("cudaMallocAsync_ptsz", id::MallocAsync),
+    ("cudaFreeAsync_ptsz", id::FreeAsync),
+    ("cudaMallocFromPoolAsync_ptsz", id::MallocFromPoolAsync),
+    ("cudaStreamBeginCapture_ptsz", id::StreamBeginCapture),
+    ("cudaStreamEndCapture_ptsz", id::StreamEndCapture),
+    ("cudaStreamIsCapturing_ptsz", id::StreamIsCapturing),
+];
+
+/// The table row a per-thread alias records as.
+pub fn row_of(alias: &str) -> Option<u16> {
+    TABLE_ALIASES
+        .iter()
+        .find(|(a, _)| *a == alias)
+        .map(|(_, r)| *r)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::api::{surface, ParamKind, API_TABLE};
+
+    #[test]
+    fn each_alias_is_a_runtime_symbol_of_its_rows_base_with_the_per_thread_suffix() {
+        let cudart = surface::SURFACE_LISTS
+            .iter()
+            .find(|l| l.library.starts_with("libcudart"))
+            .expect("a libcudart surface list");
+        for (alias, row) in TABLE_ALIASES {
+            let d = API_TABLE.iter().find(|d| d.id == *row).unwrap();
+            let base = d.cuda.unwrap();
+            let stream = d.params.iter().any(|p| p.kind == ParamKind::Stream);
+            let suffix = if stream { "_ptsz" } else { "_ptds" };
+            assert_eq!(*alias, format!("{base}{suffix}"), "{alias}");
+            assert!(
+                cudart.names().any(|s| s == *alias),
+                "{alias} not in {}",
+                cudart.library
+            );
+        }
+        assert_eq!(row_of("cudaMemcpyAsync_ptsz"), Some(id::MemcpyAsync));
+        assert_eq!(row_of("cudaMemcpyAsync"), None);
+    }
+}

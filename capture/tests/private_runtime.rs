@@ -1,0 +1,207 @@
+//! Libraries with a private runtime, against the stand-in runtime (`tests/stand_in/
+//! runtime.c` as libcudart.so.13): a program built by nvcc with `-cudart shared` loads a
+//! shared library nvcc built with its default static runtime (its GPU code registers
+//! with its own copy of the runtime). Capture names that library among the unmodelled
+//! calls (record and manifest, never exempt); the same library built with
+//! `-cudart shared`, and the program alone, are not named. Skipped with the reason
+//! printed when no nvcc is found (CI installs one).
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use hrr_archive::api::private_runtime::{api_name, is_private_runtime};
+use hrr_archive::api::{fid, semantic};
+use hrr_archive::payload::Payload;
+use hrr_archive::{Archive, Limits};
+
+mod common;
+
+fn nvcc() -> Option<PathBuf> {
+    if let Some(p) = std::env::var_os("NVCC").filter(|v| !v.is_empty()) {
+        return Some(PathBuf::from(p));
+    }
+    let found = Command::new("sh")
+        .args(["-c", "command -v nvcc"])
+        .output()
+        .ok()
+        .filter(|o| o.status.success())
+        .map(|o| PathBuf::from(String::from_utf8_lossy(&o.stdout).trim()));
+    let ci =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/ci-tools/cuda/nvidia/cu13/bin/nvcc");
+    found.or(Some(ci).filter(|p| p.is_file()))
+}
+
+fn run(cmd: &mut Command) -> std::process::Output {
+    let o = cmd.output().expect("spawn");
+    assert!(
+        o.status.success(),
+        "{cmd:?}: {}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    );
+    o
+}
+
+struct Built {
+    dir: PathBuf,
+    main: PathBuf,
+}
+
+impl Drop for Built {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+fn build(nvcc: &Path) -> Built {
+    let dir = std::env::temp_dir().join(format!("hrr-capture-private-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/stand_in");
+    let d = |n: &str| dir.join(n).to_string_lossy().into_owned();
+    run(Command::new("cc").args([
+        "-O1",
+        "-shared",
+        "-fPIC",
+        "-pthread",
+        "-Wl,-soname,libcudart.so.13",
+        "-o",
+        &d("libcudart.so.13"),
+        &src.join("runtime.c").to_string_lossy(),
+    ]));
+    let lib = src.join("private_runtime_lib.cu");
+    // nvcc's default: the static runtime inside the library.
+    run(Command::new(nvcc)
+        .args(["-arch=sm_90", "-Xcompiler", "-fPIC", "-shared", "-o"])
+        .arg(d("libprivate.so"))
+        .arg(&lib));
+    run(Command::new(nvcc)
+        .args([
+            "-arch=sm_90",
+            "-cudart",
+            "shared",
+            "-Xcompiler",
+            "-fPIC",
+            "-shared",
+            "-o",
+        ])
+        .arg(d("libsharedrt.so"))
+        .arg(&lib));
+    run(Command::new(nvcc)
+        .args(["-arch=sm_90", "-cudart", "shared", "-o"])
+        .arg(d("main"))
+        .arg(src.join("private_runtime_main.cu"))
+        .arg("-ldl"));
+    Built {
+        main: dir.join("main"),
+        dir,
+    }
+}
+
+/// The program with `lib` (if any), natively and under capture; the archive of the
+/// captured run and capture's stderr. The two runs must print the same.
+fn capture(b: &Built, lib: Option<&str>, tag: &str) -> (Archive, String) {
+    let out = b.dir.join(format!("archive-{tag}"));
+    let args: Vec<String> = lib
+        .map(|l| b.dir.join(l).to_string_lossy().into_owned())
+        .into_iter()
+        .collect();
+    let native = run(Command::new(&b.main)
+        .args(&args)
+        .env("LD_LIBRARY_PATH", &b.dir));
+    let o = run(Command::new(&b.main)
+        .args(&args)
+        .env("LD_LIBRARY_PATH", &b.dir)
+        .env("HRR_CAPTURE_OUTPUT", &out)
+        .env("LD_PRELOAD", common::capture_so())
+        .env("HRR_CAPTURE_DISK_RESERVE", "16M"));
+    assert_eq!(
+        o.stdout, native.stdout,
+        "capture changed what the program prints"
+    );
+    assert!(String::from_utf8_lossy(&o.stdout).contains("fails 0"));
+    let a = Archive::open(&out, Limits::default()).unwrap();
+    (a, String::from_utf8_lossy(&o.stderr).into_owned())
+}
+
+/// The private-runtime records of the archive's one process: (api, library, since seq).
+fn private_records(a: &Archive) -> Vec<(String, String, u64)> {
+    a.processes[0]
+        .events
+        .iter()
+        .filter(|e| e.header.api_id == semantic::UNMODELLED_CALL)
+        .filter_map(|e| {
+            let p = Payload::parse(&e.payload).unwrap();
+            let api = p.str(fid::API_NAME, "api").unwrap().to_string();
+            is_private_runtime(&api).then(|| {
+                (
+                    api,
+                    p.str(fid::LIBRARY, "library").unwrap().to_string(),
+                    p.u64(fid::SINCE_SEQ, "since").unwrap(),
+                )
+            })
+        })
+        .collect()
+}
+
+#[test]
+fn a_library_with_its_own_static_runtime_is_named_and_shared_runtime_ones_are_not() {
+    let Some(nvcc) = nvcc() else {
+        eprintln!("SKIPPED: no nvcc (set NVCC, or install nvidia-cuda-nvcc)");
+        return;
+    };
+    let b = build(&nvcc);
+
+    let (a, stderr) = capture(&b, Some("libprivate.so"), "private");
+    let p = &a.processes[0];
+    assert!(p.is_complete());
+    let path = b.dir.join("libprivate.so").to_string_lossy().into_owned();
+    let api = api_name("libprivate.so", "CUDA");
+    assert_eq!(private_records(&a), vec![(api.clone(), path.clone(), 0)]);
+    let listed: Vec<_> = p
+        .manifest
+        .unmodelled_apis
+        .iter()
+        .filter(|u| is_private_runtime(&u.api))
+        .collect();
+    assert_eq!(listed.len(), 1, "{:?}", p.manifest.unmodelled_apis);
+    assert_eq!(
+        (listed[0].api.as_str(), listed[0].library.as_str()),
+        (api.as_str(), path.as_str())
+    );
+    assert_eq!(listed[0].exempt, None, "never exempt");
+    assert!(
+        stderr.contains(&format!(
+            "{path} carries CUDA GPU code run by its own copy of the runtime"
+        )),
+        "{stderr}"
+    );
+    // The copies through the shared runtime are still recorded.
+    assert!(p
+        .events
+        .iter()
+        .any(|e| e.header.api_id == hrr_archive::api::id::Memcpy));
+
+    // The same library through the shared runtime, and the program alone (its own kernel
+    // registers through the shared runtime): nothing named.
+    for (lib, tag) in [(Some("libsharedrt.so"), "shared"), (None, "alone")] {
+        let (a, stderr) = capture(&b, lib, tag);
+        assert!(
+            private_records(&a).is_empty(),
+            "{tag}: {:?}",
+            private_records(&a)
+        );
+        assert!(
+            !a.processes[0]
+                .manifest
+                .unmodelled_apis
+                .iter()
+                .any(|u| is_private_runtime(&u.api)),
+            "{tag}"
+        );
+        assert!(
+            !stderr.contains("its own copy of the runtime"),
+            "{tag}: {stderr}"
+        );
+    }
+}
