@@ -224,3 +224,43 @@ fn no_instability_passes_a_declaration() {
         .get("excluded")
         .is_none());
 }
+
+/// `run --list --json` shows a case's declared instability (no GPU, nothing built).
+#[test]
+fn the_plan_shows_the_declaration() {
+    let o = Command::new(HARNESS)
+        .current_dir(workspace())
+        .args([
+            "run",
+            "--family",
+            "sm90",
+            "--list",
+            "--json",
+            "--case",
+            "atomic_float_sum",
+        ])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(
+        v[0]["unstable"],
+        serde_json::json!({"runs": 6, "max_bytes": 16}),
+        "{v}"
+    );
+    let o = Command::new(HARNESS)
+        .current_dir(workspace())
+        .args([
+            "run",
+            "--family",
+            "sm90",
+            "--list",
+            "--json",
+            "--case",
+            "memcpy_kinds",
+        ])
+        .output()
+        .unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert!(v[0]["unstable"].is_null(), "{v}");
+}
