@@ -1,5 +1,5 @@
 //! Declared instability end to end without a GPU: `hrr-harness run --family sm90
-//! --stand-in` of atomic_float_sum (declared `unstable: {runs: 4, max_bytes: 16}`) and of
+//! --stand-in` of atomic_float_sum (declared `unstable: {runs: 6, max_bytes: 16}`) and of
 //! launch_paths (declaring none), with the stand-in runtime making device-to-host results
 //! vary on demand (`HRR_STAND_IN_VARY`, standin/core.c). Within the declaration the case
 //! passes and the report (console line, results.json, JUnit valid against
@@ -121,7 +121,7 @@ fn declared_instability_within_its_bound_passes_saying_what_was_excluded() {
     assert_eq!(s["passed"], true, "{s}");
     let detail = s["detail"].as_str().unwrap();
     assert!(
-        detail.starts_with("4 byte(s) differed between 4 replays and were excluded, within the 16 the case declares: pid "),
+        detail.starts_with("4 byte(s) differed between 6 replays and were excluded, within the 16 the case declares: pid "),
         "{detail}"
     );
     assert!(
@@ -141,13 +141,13 @@ fn declared_instability_within_its_bound_passes_saying_what_was_excluded() {
             e["checks"].as_u64(),
             e["runs"].as_u64()
         ),
-        (Some(4), Some(2), Some(4)),
+        (Some(4), Some(2), Some(6)),
         "{e}"
     );
-    let why = "4 byte(s) of 2 D2H check(s) excluded: they differed between 4 replays of the archive, so the program does not reproduce them; the case declares at most 16 such bytes";
+    let why = "4 byte(s) of 2 D2H check(s) excluded: they differed between 6 replays of the archive, so the program does not reproduce them; the case declares at most 16 such bytes";
     assert!(r.junit.contains(&format!("unstable: {why}")), "{}", r.junit);
     // The replay summary in system-out lists them too.
-    assert!(r.junit.contains("stability runs   : 4"), "{}", r.junit);
+    assert!(r.junit.contains("stability runs   : 6"), "{}", r.junit);
 }
 
 /// Bytes 0..12 of each result vary: 24 bytes, beyond the 16 declared.
@@ -163,7 +163,7 @@ fn instability_beyond_the_declaration_fails_naming_the_bytes() {
     let detail = s["detail"].as_str().unwrap();
     assert!(
         detail.starts_with(
-            "24 byte(s) differed between 4 replays, more than the 16 the case declares"
+            "24 byte(s) differed between 6 replays, more than the 16 the case declares"
         ),
         "{detail}"
     );
@@ -218,9 +218,49 @@ fn no_instability_passes_a_declaration() {
     let s = check(&r, "stability");
     assert_eq!(
         s["detail"],
-        "4 replays agreed on every byte (the case declares at most 16 unstable)"
+        "6 replays agreed on every byte (the case declares at most 16 unstable)"
     );
     assert!(r.results["cases"][0]["attempts"][0]
         .get("excluded")
         .is_none());
+}
+
+/// `run --list --json` shows a case's declared instability (no GPU, nothing built).
+#[test]
+fn the_plan_shows_the_declaration() {
+    let o = Command::new(HARNESS)
+        .current_dir(workspace())
+        .args([
+            "run",
+            "--family",
+            "sm90",
+            "--list",
+            "--json",
+            "--case",
+            "atomic_float_sum",
+        ])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(
+        v[0]["unstable"],
+        serde_json::json!({"runs": 6, "max_bytes": 16}),
+        "{v}"
+    );
+    let o = Command::new(HARNESS)
+        .current_dir(workspace())
+        .args([
+            "run",
+            "--family",
+            "sm90",
+            "--list",
+            "--json",
+            "--case",
+            "memcpy_kinds",
+        ])
+        .output()
+        .unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert!(v[0]["unstable"].is_null(), "{v}");
 }

@@ -173,6 +173,8 @@ fn list(
                     "reason": why,
                     "timeout": hrr_matrix::duration::format(rc.timeout),
                     "estimated_s": estimate.and_then(|d| d.get(&rc.case.name)),
+                    // Declared instability: replays compared, bytes that may differ.
+                    "unstable": rc.case.unstable,
                 })
             })
             .collect();
