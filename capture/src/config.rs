@@ -242,6 +242,24 @@ mod tests {
     }
 
     #[test]
+    fn the_mapped_output_cap_defaults_to_a_gibibyte_and_a_bad_one_is_named() {
+        let cap = |v: &str| {
+            cfg(&[
+                ("HRR_CAPTURE_OUTPUT", "/tmp/x"),
+                ("HRR_CAPTURE_MAPPED_OUTPUT_MAX", v),
+            ])
+            .map(|c| c.unwrap().mapped_output_max)
+        };
+        assert_eq!(cap(""), Ok(DEFAULT_MAPPED_OUTPUT_MAX));
+        assert_eq!(cap("100K"), Ok(100 << 10));
+        let e = cap("plenty").unwrap_err().to_string();
+        assert!(
+            e.starts_with("HRR_CAPTURE_MAPPED_OUTPUT_MAX: ") && e.contains("\"plenty\""),
+            "{e}"
+        );
+    }
+
+    #[test]
     fn a_relative_output_is_made_absolute() {
         let cwd = Path::new("/work/run");
         assert_eq!(absolute(OsStr::new("out"), cwd), Path::new("/work/run/out"));

@@ -669,6 +669,27 @@ mod tests {
     }
 
     #[test]
+    fn managed_memory_and_mapped_aliases_are_read_through_their_host_start() {
+        // A managed allocation, and a device alias of pinned memory whose host start is
+        // elsewhere (cudaHostGetDevicePointer returning another address).
+        let lookup = |v: u64| match v {
+            0x4000..0x4100 => Some((0x4000, 0x100, Space::Managed)),
+            0x7000..0x7010 => Some((0x7000, 0x10, Space::MappedAlias { host: 0x9000 })),
+            _ => None,
+        };
+        let mut reached = Vec::new();
+        let mut w = PointerWords::new();
+        scan_pointer_words(
+            &words(&[0x4008, 0x7004, 0x4010]),
+            lookup,
+            &mut w,
+            &mut reached,
+        );
+        assert_eq!(w.as_slice(), &[0, 8, 16]);
+        assert_eq!(reached, vec![(0x4000, 0x100), (0x9000, 0x10)]);
+    }
+
+    #[test]
     fn more_pointer_words_than_the_stack_holds_spill_in_order() {
         let lookup = |v: u64| (v >= 0x1000).then_some((0x1000, 1 << 20, Space::Device));
         let vals: Vec<u64> = (0..20).map(|i| 0x1000 + i).collect();

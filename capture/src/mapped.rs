@@ -51,8 +51,28 @@ pub fn note_launch(stream: u64, seq: Option<u64>, allocs: &[(u64, u64)]) {
     let Some(seq) = seq.filter(|_| !allocs.is_empty()) else {
         return;
     };
-    ANY.store(true, Ordering::Relaxed);
+    if !ANY.swap(true, Ordering::Relaxed) {
+        // SAFETY: registering plain extern "C" fns; the tracker's lock is a leaf (held
+        // by nothing that takes another lock), so holding it across fork is safe.
+        unsafe { libc::pthread_atfork(Some(fork_prepare), Some(fork_parent), Some(fork_child)) };
+    }
     with(|t| t.reaches.launch(stream, seq, allocs));
+}
+
+extern "C" fn fork_prepare() {
+    std::mem::forget(TRACKER.lock());
+}
+
+extern "C" fn fork_parent() {
+    // SAFETY: fork_prepare took the lock on this thread just before fork.
+    unsafe { TRACKER.force_unlock() };
+}
+
+/// A forked child starts with nothing noted: its parent's launches are not its own.
+extern "C" fn fork_child() {
+    // SAFETY: as fork_parent; the child has only this thread.
+    unsafe { TRACKER.force_unlock() };
+    *TRACKER.lock() = None;
 }
 
 /// What a table row's call completes of the launches noted, if it is a synchronisation

@@ -547,6 +547,15 @@ mod tests {
             space: Space::PinnedHost,
         };
         assert_eq!(plan(no_out, 0, None), Plan::Null(FieldType::DevPtr));
+        // cudaMallocManaged(&p, 64, cudaMemAttachGlobal): one address for host and device.
+        assert_eq!(
+            params_of(id::MallocManaged, &[0x7000, 64, 1])[0],
+            Param::OutAlloc {
+                at: 0x7000,
+                len: 64,
+                space: Space::Managed
+            }
+        );
         assert_eq!(
             params_of(id::HostAlloc, &[0x7000, 64, 0])[0],
             Param::OutAlloc {

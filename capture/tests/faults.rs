@@ -85,6 +85,7 @@ fn each_bad_setting_turns_capture_off_with_one_line_naming_it() {
     for (var, value) in [
         ("HRR_CAPTURE_PINNED_SNAPSHOT_MAX", "lots"),
         ("HRR_CAPTURE_PINNED_SNAPSHOT_MAX", "99999999999999G"),
+        ("HRR_CAPTURE_MAPPED_OUTPUT_MAX", "lots"),
         ("HRR_CAPTURE_DISK_RESERVE", "much"),
         ("HRR_CAPTURE_FLUSH_MS", "soon"),
         ("HRR_CAPTURE_FSYNC", "sometimes"),

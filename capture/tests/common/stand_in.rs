@@ -60,6 +60,7 @@ impl StandIn {
             // sets its own reserve where it is).
             .env("HRR_CAPTURE_DISK_RESERVE", "16M")
             .env_remove("HRR_CAPTURE_PINNED_SNAPSHOT_MAX")
+            .env_remove("HRR_CAPTURE_MAPPED_OUTPUT_MAX")
             .env_remove("HRR_CAPTURE_FLUSH_MS")
             .env_remove("HRR_CAPTURE_FSYNC")
             .env_remove("HRR_CAPTURE_COMPRESS");
