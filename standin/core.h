@@ -139,6 +139,8 @@ int si_graph_set_copy1d(si_graph* exec, const void* node, void* dst, const void*
 int si_graph_edges(si_graph* g, si_node* const* from, si_node* const* to, size_t n, int add);
 /* Stream capture. Modes as both vendors number them: 0 global, 1 thread-local, 2 relaxed. */
 int si_capture_begin(si_stream* s, int mode);
+/* Capture into the program's graph g, after its nodes deps (CUDA 12.3+). */
+int si_capture_begin_to(si_stream* s, si_graph* g, si_node* const* deps, size_t n, int mode);
 int si_capture_end(si_stream* s, si_graph** out);
 /* Status as both vendors number it: 0 none, 1 active, 2 invalidated. */
 int si_capture_status(si_stream* s, int* status, unsigned long long* id);

@@ -29,6 +29,7 @@ struct si_stream {
      * began the capture, and the nodes its next operation depends on. */
     si_graph* capture;
     int capture_mode, capture_origin;
+    int capture_to_graph; /* the origin captures into the program's own graph */
     unsigned long long capture_id;
     si_node** tails;
     size_t ntails;

@@ -74,6 +74,12 @@ cudaError_t cudaStreamBeginCapture(cudaStream_t s, enum cudaStreamCaptureMode mo
     ENTER;
     RET(si_capture_begin(si_stream_of(s), (int)mode));
 }
+cudaError_t cudaStreamBeginCaptureToGraph(cudaStream_t s, cudaGraph_t g, const cudaGraphNode_t* d,
+                                          const cudaGraphEdgeData* e, size_t n, enum cudaStreamCaptureMode mode) {
+    ENTER;
+    if (e) RET(cudaErrorNotSupported); /* edge data: not modelled */
+    RET(si_capture_begin_to(si_stream_of(s), si_graph_of(g), (si_node* const*)d, n, (int)mode));
+}
 cudaError_t cudaStreamEndCapture(cudaStream_t s, cudaGraph_t* g) {
     ENTER;
     RET(si_capture_end(si_stream_of(s), (si_graph**)g));

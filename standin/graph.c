@@ -367,6 +367,23 @@ int si_capture_begin(si_stream* s, int mode) {
     return SI_OK;
 }
 
+int si_capture_begin_to(si_stream* s, si_graph* g, si_node* const* deps, size_t n, int mode) {
+    if (!s) return SI_INVALID_HANDLE;
+    if (!g || g->exec || mode < 0 || mode > 2 || (n && !deps)) return SI_INVALID_VALUE;
+    if (s == si_stream_of(0)) return SI_CAPTURE_UNSUPPORTED;
+    if (s->capture) return SI_ILLEGAL_STATE;
+    for (size_t i = 0; i < n; i++)
+        if (!has_node(g, deps[i])) return SI_INVALID_VALUE;
+    int r = set_tails(&s->tails, &s->ntails, deps, n);
+    if (r) return r;
+    s->capture = g;
+    s->capture_mode = mode;
+    s->capture_origin = 1;
+    s->capture_to_graph = 1;
+    s->capture_id = ++capture_ids;
+    return SI_OK;
+}
+
 int si_capture_status(si_stream* s, int* status, unsigned long long* id) {
     if (!s) return SI_INVALID_HANDLE;
     if (!status) return SI_INVALID_VALUE;
@@ -460,6 +477,8 @@ int si_capture_end(si_stream* s, si_graph** out) {
             if (!t->tails[i]->has_dependent && !in_origin) unjoined = 1;
         }
     }
+    int to_graph = s->capture_to_graph;
+    s->capture_to_graph = 0;
     for (si_stream* t = si_all_streams(); t; t = t->next_live)
         if (t->capture == g) {
             t->capture = 0;
@@ -471,7 +490,10 @@ int si_capture_end(si_stream* s, si_graph** out) {
     *out = 0;
     if (g->invalid || unjoined) {
         int r = g->invalid ? SI_CAPTURE_INVALIDATED : SI_CAPTURE_UNJOINED;
-        si_graph_destroy(g);
+        if (to_graph)
+            g->invalid = 0; /* the program's graph stays the program's */
+        else
+            si_graph_destroy(g);
         return r;
     }
     *out = g;

@@ -373,6 +373,7 @@ macro_rules! hrr_api_table {
             (425, HipGraphAddDependencies, none, hipGraphAddDependencies, Exact; graph: *mut ::std::os::raw::c_void => Graph, from: *mut ::std::os::raw::c_void => GraphNodes(count), to: *mut ::std::os::raw::c_void => GraphNodes(count), count: usize => Value),
             (426, GraphRemoveDependencies, cudaGraphRemoveDependencies, none, Exact; graph: *mut ::std::os::raw::c_void => Graph, from: *mut ::std::os::raw::c_void => GraphNodes(count), to: *mut ::std::os::raw::c_void => GraphNodes(count), edges: *mut ::std::os::raw::c_void => UnrecordedStructIn, count: usize => Value),
             (427, HipGraphRemoveDependencies, none, hipGraphRemoveDependencies, Exact; graph: *mut ::std::os::raw::c_void => Graph, from: *mut ::std::os::raw::c_void => GraphNodes(count), to: *mut ::std::os::raw::c_void => GraphNodes(count), count: usize => Value),
+            (431, StreamBeginCaptureToGraph, cudaStreamBeginCaptureToGraph, none, Exact; stream: *mut ::std::os::raw::c_void => Stream, graph: *mut ::std::os::raw::c_void => Graph, deps: *mut ::std::os::raw::c_void => GraphNodes(count), edges: *mut ::std::os::raw::c_void => UnrecordedStructIn, count: usize => Value, mode: ::std::os::raw::c_int => CaptureMode),
             (46, EventDestroy, cudaEventDestroy, hipEventDestroy, Exact; event: *mut ::std::os::raw::c_void => Event),
             // The driver API (ids 200-299): the cuda column is the exact symbol libcuda.so.1
             // exports and CUDA 13's cuda.h binds a program's call to; replay calls these

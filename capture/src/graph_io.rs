@@ -77,11 +77,13 @@ impl Registry {
         let nodes = self.graphs.get(&child).cloned().unwrap_or_default();
         self.graphs.entry(parent).or_default().extend(nodes);
     }
-    /// Sequence `id` ended; `graph` is what it returned (0: none, it was invalidated).
+    /// Sequence `id` ended; `graph` is what it returned (0: none, it was invalidated). A
+    /// capture into the program's own graph (`cudaStreamBeginCaptureToGraph`) adds to the
+    /// nodes it had.
     pub fn end_capture(&mut self, id: u64, graph: u64) {
         let nodes = self.building.remove(&id).unwrap_or_default();
         if graph != 0 {
-            self.graphs.insert(graph, nodes);
+            self.graphs.entry(graph).or_default().extend(nodes);
         }
     }
     /// Memcpy node `node` was added to `graph` by the call recorded at `seq`.
@@ -336,6 +338,12 @@ mod tests {
         assert_eq!(r.of_exec(0xe1).len(), 2);
         r.destroy_exec(0xe1);
         assert!(r.of_exec(0xe1).is_empty());
+        // A capture into an existing graph adds to its nodes.
+        r.add(NodeOf::Graph(0xa2), out(20));
+        r.add(c(9), out(21));
+        r.end_capture(9, 0xa2);
+        assert_eq!(r.graphs[&0xa2], vec![out(20), out(21)]);
+        r.destroy_graph(0xa2);
         // An invalidated capture returns no graph: its nodes go with it.
         r.end_capture(8, 0);
         assert!(r.building.is_empty() && r.graphs.is_empty());

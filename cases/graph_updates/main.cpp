@@ -4,7 +4,9 @@
 // node reads another host buffer: executable graphs made before keep the old source,
 // those made after see the new one) and in one executable graph (its D2H node writes
 // another host buffer). Each launch's outputs are checked, with new input each time:
-// replay must give every updated node its own host side and rebuild the edges.
+// replay must give every updated node its own host side and rebuild the edges. Under
+// CUDA a stream is then captured into a graph of the program's own after its explicit
+// node (cudaStreamBeginCaptureToGraph).
 #include "../common/hrr_gpu.h"
 
 #include <cstring>
@@ -79,6 +81,34 @@ int main() {
     run(before, s, "launch 4 (a to b)", out_b, in_a);
     run(after, s, "launch 5 (b to a)", out_a, in_b);
 
+#if !defined(__HIPCC__) && !defined(__HIP_PLATFORM_AMD__)
+    // Stream capture into the program's own graph (CUDA 12.3+), after its H2D node: the
+    // captured D2D and D2H copies join the explicit node.
+    {
+        cudaGraph_t mixed;
+        CHECK(cudaGraphCreate(&mixed, 0));
+        cudaGraphNode_t up;
+        CHECK(cudaGraphAddMemcpyNode1D(&up, mixed, nullptr, 0, da, in_a.data(), N, cudaMemcpyHostToDevice));
+        hipStream_t cs;
+        CHECK(hipStreamCreate(&cs));
+        CHECK(cudaStreamBeginCaptureToGraph(cs, mixed, &up, nullptr, 1, cudaStreamCaptureModeGlobal));
+        CHECK(hipMemcpyAsync(db, da, N, hipMemcpyDeviceToDevice, cs));
+        CHECK(hipMemcpyAsync(out_b.data(), db, N, hipMemcpyDeviceToHost, cs));
+        cudaGraph_t ended = nullptr;
+        CHECK(cudaStreamEndCapture(cs, &ended));
+        if (ended != mixed) {
+            std::fprintf(stderr, "capture into a graph ended with another graph\n");
+            return 1;
+        }
+        hipGraphExec_t mx;
+        CHECK(hipGraphInstantiateWithFlags(&mx, mixed, 0));
+        fill(in_a, 6);
+        run(mx, s, "launch 6 (captured into the program's graph)", out_b, in_a);
+        CHECK(hipGraphExecDestroy(mx));
+        CHECK(hipGraphDestroy(mixed));
+        CHECK(hipStreamDestroy(cs));
+    }
+#endif
     CHECK(hipGraphExecDestroy(before));
     CHECK(hipGraphExecDestroy(after));
     CHECK(hipGraphDestroy(g));

@@ -476,8 +476,11 @@ impl<'a> Ctx<'a> {
         }
         let plan = plan_call(desc, &p, dir, self.proc_.limits.max_host_bytes)?;
         self.refuse_broken_graph(desc, &p)?;
-        if hrr_archive::api::hip_abi::base_row(desc.id) == hrr_archive::api::id::StreamBeginCapture
-        {
+        if matches!(
+            hrr_archive::api::hip_abi::base_row(desc.id),
+            hrr_archive::api::id::StreamBeginCapture
+                | hrr_archive::api::id::StreamBeginCaptureToGraph
+        ) {
             self.preload_captured_kernels(ev.header.seq);
         }
         // A memcpy node added or updated: its host side is a buffer of its own.
