@@ -19,8 +19,16 @@ fn check(name: &str, passed: bool, detail: String) -> CheckResult {
 /// One line on what the replay did, for a check's detail.
 pub fn summary(r: &ReplayResult) -> String {
     let c = &r.counts;
+    let unstable = if c.d2h_unstable + c.d2h_all_unstable > 0 {
+        format!(
+            " / {} matched on stable bytes only / {} with no stable byte ({} unstable byte(s) excluded over {} replays)",
+            c.d2h_unstable, c.d2h_all_unstable, c.unstable_bytes, r.stability_runs
+        )
+    } else {
+        String::new()
+    };
     format!(
-        "replay exit {} {}: {} of {} events, {} kernels, D2H {} pass / {} fail / {} skipped, {} failed as captured",
+        "replay exit {} {}: {} of {} events, {} kernels, D2H {} pass / {} fail / {} skipped{unstable}, {} failed as captured",
         r.exit_code.code(), r.verdict, c.events_replayed, c.events_total, c.kernels_launched, c.d2h_pass, c.d2h_fail, c.d2h_skipped, c.failed_as_captured
     )
 }
@@ -230,6 +238,21 @@ mod tests {
             ),
             "{}",
             c.detail
+        );
+    }
+
+    #[test]
+    fn the_summary_counts_checks_with_unstable_bytes_apart() {
+        let mut r = result(ReplayExit::Pass);
+        r.counts.d2h_pass = 2;
+        assert!(!summary(&r).contains("stable"), "{}", summary(&r));
+        r.counts.d2h_unstable = 1;
+        r.counts.unstable_bytes = 6;
+        r.stability_runs = 6;
+        assert!(
+            summary(&r).contains("D2H 2 pass / 0 fail / 0 skipped / 1 matched on stable bytes only / 0 with no stable byte (6 unstable byte(s) excluded over 6 replays), "),
+            "{}",
+            summary(&r)
         );
     }
 
