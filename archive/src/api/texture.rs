@@ -194,7 +194,7 @@ pub fn element_bytes(channel_desc: &[u8]) -> Option<u64> {
     let bits: u64 = (0..4)
         .map(|i| u32_at(channel_desc, i * 4).unwrap_or(0) as u64)
         .sum();
-    (bits > 0 && bits % 8 == 0).then_some(bits / 8)
+    (bits > 0 && bits.is_multiple_of(8)).then_some(bits / 8)
 }
 
 #[cfg(test)]
