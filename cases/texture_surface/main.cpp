@@ -198,6 +198,30 @@ int main() {
 #pragma GCC diagnostic pop
     expect_all("mipmap level", lout.data(), lin.data(), lin.size());
 
+#if !(defined(__HIPCC__) || defined(__HIP_PLATFORM_AMD__))
+    // CUDA only (HIP 5.2 exports neither): an array's format and extent, and a copy from
+    // one array into another, read back.
+    cudaChannelFormatDesc got_fmt;
+    cudaExtent got_extent;
+    unsigned got_flags = 0;
+    CHECK(cudaArrayGetInfo(&got_fmt, &got_extent, &got_flags, dst));
+    if (got_fmt.x != 32 || got_extent.width != (size_t)w || got_extent.height != (size_t)h) {
+        std::fprintf(stderr, "array info\n");
+        return 1;
+    }
+    hipArray_t copy = nullptr;
+    CHECK(hipMallocArray(&copy, &fmt, w, h, hipArrayDefault));
+    CHECK(cudaMemcpy2DArrayToArray(copy, 0, 0, src, 0, 0, row, h, cudaMemcpyDeviceToDevice));
+    std::vector<float> copied(w * h, 0.0f);
+    CHECK(hipMemcpy2DFromArray(copied.data(), row, copy, 0, 0, row, h, hipMemcpyDeviceToHost));
+    for (int y = 0; y < h; ++y)
+        for (int x = 0; x < w; ++x) {
+            bool patched = y >= 2 && y < 4 && x >= 4 && x < 10;
+            want[y * w + x] = patched ? 42.0f : value(x, y);
+        }
+    expect_all("array to array", copied.data(), want.data(), copied.size());
+    CHECK(hipFreeArray(copy));
+#endif
     CHECK(hipDestroyTextureObject(vtex));
     CHECK(hipFree(d_vol));
     CHECK(hipDestroyTextureObject(ptex));
