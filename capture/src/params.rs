@@ -486,6 +486,15 @@ pub fn copy_dir(
         return CopyDir::resolve(p.kind as i64, dst, src);
     }
     let find = |f: fn(&ParamKind) -> bool| desc.params.iter().position(|p| f(&p.kind));
+    // A copy to or from an array (`cudaMemcpy2DToArray`, ...): the array is the device
+    // side, standing for whichever side has no pointer.
+    if find(|k| *k == ParamKind::Array).is_some() {
+        let side = |f: fn(&ParamKind) -> bool| find(f).is_none_or(|i| is_device(args[i]));
+        let dst = side(|k| matches!(k, ParamKind::CopyDst(_) | ParamKind::CopyDst2D(..)));
+        let src = side(|k| matches!(k, ParamKind::CopySrc(_) | ParamKind::CopySrc2D(..)));
+        let kind = find(|k| *k == ParamKind::CopyKind)?;
+        return CopyDir::resolve(args[kind] as i64, dst, src);
+    }
     // Driver copies have no kind: the API fixes the direction.
     if find(|k| matches!(k, ParamKind::HostSrc(_))).is_some() {
         return Some(CopyDir::HostToDevice);
@@ -493,20 +502,12 @@ pub fn copy_dir(
     if find(|k| matches!(k, ParamKind::HostDst(_))).is_some() {
         return Some(CopyDir::DeviceToHost);
     }
-    let dst = find(|k| matches!(k, ParamKind::CopyDst(_) | ParamKind::CopyDst2D(..)));
-    let src = find(|k| matches!(k, ParamKind::CopySrc(_) | ParamKind::CopySrc2D(..)));
-    // An array side (`cudaMemcpy2DToArray`, ...) is the device side; the row's array
-    // parameter stands for whichever side has no pointer.
-    let array = find(|k| *k == ParamKind::Array).is_some();
-    let side = |at: Option<usize>| match at {
-        Some(i) => Some(is_device(args[i])),
-        None => array.then_some(true),
-    };
-    let (dst, src) = (side(dst)?, side(src)?);
+    let dst = find(|k| matches!(k, ParamKind::CopyDst(_) | ParamKind::CopyDst2D(..)))?;
+    let src = find(|k| matches!(k, ParamKind::CopySrc(_) | ParamKind::CopySrc2D(..)))?;
     // A copy without a kind argument (`cuMemcpy`, unified addressing) goes where its
     // pointers live, as the runtime's "default" kind.
     let kind = find(|k| *k == ParamKind::CopyKind).map_or(4, |k| args[k] as i64);
-    CopyDir::resolve(kind, dst, src)
+    CopyDir::resolve(kind, is_device(args[dst]), is_device(args[src]))
 }
 
 #[cfg(test)]

@@ -867,7 +867,8 @@ mod tests {
         let res = vec![0u8; 144];
         let bytes = payload(|w| {
             w.handle(1, 0x3);
-            w.bytes(2, &res, false).bytes(3, &[0u8; 72], false);
+            w.bytes(2, &res, false);
+            w.bytes(3, &[0u8; 72], false);
             w.null(4, FieldType::Bytes);
         });
         let p = Payload::parse(&bytes).unwrap();
@@ -894,12 +895,14 @@ mod tests {
         );
         // cudaMalloc3DArray: the spilled registers pass nothing the callee reads.
         let bytes = payload(|w| {
-            w.handle(1, 0xa0).bytes(2, &[0u8; 20], false).u64(3, 0);
+            w.handle(1, 0xa0);
+            w.bytes(2, &[0u8; 20], false);
+            w.u64(3, 0);
             w.u64(7, 16).u64(8, 8).u64(9, 4);
         });
         let p = Payload::parse(&bytes).unwrap();
         let plan = plan_of(id::Malloc3DArray, &p, 1 << 20).unwrap();
-        assert_eq!(plan.args[3..6], [ArgPlan::Value(0); 3]);
+        assert_eq!(plan.args[3..6], [0, 0, 0].map(ArgPlan::Value));
         assert_eq!(plan.args[6..], [16, 8, 4].map(ArgPlan::Value));
     }
 
