@@ -295,6 +295,42 @@ mod tests {
     use super::{call_row, hip_candidates};
 
     #[test]
+    fn a_variant_the_runtime_lacks_is_called_by_its_base_name() {
+        use super::{Runtime, RuntimeError, Vendor};
+        use hrr_archive::api::{desc, id};
+        // SAFETY: the C library is loaded already; loading it again runs nothing new.
+        let lib = unsafe { libloading::Library::new("libc.so.6") }.unwrap();
+        let rt = Runtime {
+            vendor: Vendor::Hip,
+            library_name: "libc.so.6".into(),
+            hip_version: None,
+            lib,
+            driver: None,
+            cache: Default::default(),
+        };
+        // Neither name is in libc: the error names the base, the name replay fell back to.
+        let e = rt
+            .require_row(desc(id::MemcpyAsyncSpt).unwrap())
+            .unwrap_err();
+        assert_eq!(
+            e,
+            RuntimeError::MissingSymbol {
+                library: "libc.so.6".into(),
+                symbol: "hipMemcpyAsync".into()
+            }
+        );
+        let e = rt
+            .require_row(desc(id::GetDevicePropertiesR0600).unwrap())
+            .unwrap_err();
+        assert!(
+            e.to_string()
+                .ends_with("does not export hipGetDeviceProperties"),
+            "{e}"
+        );
+        assert_eq!(rt.describe(), "libc.so.6");
+    }
+
+    #[test]
     fn every_supported_hip_runtime_is_a_candidate_newest_first() {
         let c = hip_candidates(Some("/opt/rocm-7.1.0/"));
         assert_eq!(
