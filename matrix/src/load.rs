@@ -13,6 +13,8 @@ use crate::schema::{
     CaseKind, Check, Family, Matrix, Vendor, MAX_UNSTABLE_BYTES, MAX_UNSTABLE_RUNS,
 };
 
+/// At most this many family patterns per control.
+const MAX_CONTROL_FAMILIES: usize = 32;
 /// At most this many `stdout_varies` patterns per case, each at most this long.
 const MAX_STDOUT_VARIES: usize = 32;
 const MAX_PATTERN_LEN: usize = 200;
@@ -820,6 +822,23 @@ impl Validator<'_> {
             if c.guards.is_empty() {
                 let at = self.pos.field("controls", i, "guards", None);
                 self.err(at, format!("control `{}` names no guard cases", c.name));
+            }
+            if c.families.len() > MAX_CONTROL_FAMILIES {
+                let at = self.pos.field("controls", i, "families", None);
+                self.err(
+                    at,
+                    format!(
+                        "control `{}`: {} families, at most {MAX_CONTROL_FAMILIES}",
+                        c.name,
+                        c.families.len()
+                    ),
+                );
+            }
+            for p in &c.families {
+                if !m.families.iter().any(|f| glob::matches(p, &f.name)) {
+                    let at = self.pos.field("controls", i, "families", Some(p));
+                    self.err(at, format!("control `{}`: `{p}` matches no family", c.name));
+                }
             }
             for g in c.guards.iter().chain(&c.keep_passing) {
                 if !cases.contains(g.as_str()) {

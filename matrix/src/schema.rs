@@ -276,4 +276,20 @@ pub struct Control {
     /// Cases that must keep passing with the fix removed (the control is narrow).
     #[serde(default)]
     pub keep_passing: Vec<String>,
+    /// The families (names or globs) on which the guards can catch the removal; empty:
+    /// every family. A fix only one vendor's path exercises (a HIP entry-point lookup)
+    /// is not "missed" on the other's.
+    #[serde(default)]
+    pub families: Vec<String>,
+}
+
+impl Control {
+    /// Whether this control's guards can catch the removal on `family`.
+    pub fn applies_to(&self, family: &str) -> bool {
+        self.families.is_empty()
+            || self
+                .families
+                .iter()
+                .any(|p| crate::glob::matches(p, family))
+    }
 }

@@ -526,3 +526,34 @@ fn patch_paths_stay_inside_the_repository() {
     let text = base.replace("PATCH", "ok.patch");
     load_str(&text, Path::new("m.yaml"), Some(&repo.join("cases"))).unwrap();
 }
+
+#[test]
+fn a_controls_families_must_name_families_of_the_matrix() {
+    let base = "version: 1\ntools:\n  build: [cargo]\n  capture: a\n  replay: b\nfamilies:\n  - name: gfx90a\n    vendor: amd\n    targets: [gfx90a]\n    runner: [x]\n  - name: sm90\n    vendor: nvidia\n    targets: [sm_90]\n    runner: [y]\ncases:\n  - name: alpha\n    dir: alpha\n    checks: [roundtrip]\ncontrols:\n  - name: c\n    description: d\n    guards: [alpha]\n    revert: abc123\n    families: FAMILIES\n";
+    let m = load_str(
+        &base.replace("FAMILIES", "[\"sm*\"]"),
+        Path::new("m.yaml"),
+        None,
+    )
+    .unwrap();
+    let c = &m.controls[0];
+    assert!(c.applies_to("sm90") && !c.applies_to("gfx90a"));
+    let every = load_str(&base.replace("FAMILIES", "[]"), Path::new("m.yaml"), None).unwrap();
+    assert!(
+        every.controls[0].applies_to("gfx90a"),
+        "empty: every family"
+    );
+    let e = load_str(
+        &base.replace("FAMILIES", "[gfx11*]"),
+        Path::new("m.yaml"),
+        None,
+    )
+    .unwrap_err()
+    .0;
+    assert!(
+        e.iter().any(|e| e
+            .message
+            .contains("control `c`: `gfx11*` matches no family")),
+        "{e:?}"
+    );
+}

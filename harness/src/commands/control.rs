@@ -42,7 +42,18 @@ pub fn control(matrix: Option<&Path>, args: &ControlArgs) -> Res {
     };
     let mut specs: Vec<ControlSpec> = Vec::new();
     if args.all {
-        specs.extend(m.controls.iter().map(ControlSpec::from_matrix));
+        for c in &m.controls {
+            if c.applies_to(&f.name) {
+                specs.push(ControlSpec::from_matrix(c));
+            } else {
+                println!(
+                    "control {}: not run on {}: its guards catch the removal on {} only",
+                    c.name,
+                    f.name,
+                    c.families.join(", ")
+                );
+            }
+        }
     }
     for name in &args.controls {
         let c = m.controls.iter().find(|c| &c.name == name).ok_or_else(|| {
@@ -55,6 +66,13 @@ pub fn control(matrix: Option<&Path>, args: &ControlArgs) -> Res {
                     .join(", ")
             ))
         })?;
+        if !c.applies_to(&f.name) {
+            return Err(HarnessError::usage(format!(
+                "control `{name}` cannot be caught on {}: its guards catch the removal on {} only (the matrix's `families`)",
+                f.name,
+                c.families.join(", ")
+            )));
+        }
         specs.push(ControlSpec::from_matrix(c));
     }
     if let Some(range) = &commits {
