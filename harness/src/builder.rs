@@ -220,6 +220,23 @@ fn input_hash(compiler_version: &str, commands: &str, case_dir: &Path, common: &
     ContentHash::of(&buf).to_hex()
 }
 
+/// The lock file of a case's build directory.
+const BUILD_LOCK: &str = ".build-lock";
+
+/// An exclusive lock on `dir`'s build, held until dropped (released at exit too).
+fn lock_build_dir(dir: &Path) -> std::io::Result<nix::fcntl::Flock<std::fs::File>> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let f = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        // A link planted at the lock's name is refused, not followed.
+        .custom_flags(libc::O_CLOEXEC | libc::O_NOFOLLOW)
+        .open(dir.join(BUILD_LOCK))?;
+    nix::fcntl::Flock::lock(f, nix::fcntl::FlockArg::LockExclusive)
+        .map_err(|(_, e)| std::io::Error::from(e))
+}
+
 fn build_case(
     tc: &Toolchain,
     source: &SourceTree,
@@ -239,6 +256,18 @@ fn build_case(
             log,
         };
     }
+    // Another harness process building the same case (a second shard, a test beside
+    // this one) waits here, then finds the build up to date: never two compilers
+    // writing one binary.
+    let _lock = match lock_build_dir(out_dir) {
+        Ok(l) => l,
+        Err(e) => {
+            return CaseBuild::Failed {
+                message: format!("locking {}: {e}", out_dir.join(BUILD_LOCK).display()),
+                log,
+            }
+        }
+    };
     let source_file = src_dir.join("main.cpp");
     if !source_file.is_file() {
         return CaseBuild::Failed {
