@@ -238,7 +238,10 @@ mod tests {
             .sum();
         assert_eq!(
             all.len(),
-            row_symbols + HAND_WRITTEN.len() + super::super::PROCESS_HOOKS.len()
+            row_symbols
+                + HAND_WRITTEN.len()
+                + super::super::PROCESS_HOOKS.len()
+                + super::super::per_thread::TABLE_ALIASES.len()
         );
         let launch = HAND_WRITTEN
             .iter()
