@@ -26,6 +26,8 @@ const STANDIN: &[&str] = &[
     "hip_code.c",
     "hip_graph.c",
     "hip_rocm7.c",
+    "array.c",
+    "hip_array.c",
 ];
 
 fn cc(args: &[String]) {
