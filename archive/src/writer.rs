@@ -478,6 +478,16 @@ impl ProcessWriter {
         })
     }
 
+    /// `put_blob` for bytes something else may write meanwhile (mapped or managed memory
+    /// a running kernel writes): they are read once, into a copy, and the copy is what is
+    /// named and stored, so a blob always holds what its name says. (Read twice, for the
+    /// hash and then for the file, such bytes gave a blob whose content hashed to another
+    /// name: seen on the H200.)
+    pub fn put_blob_volatile(&self, data: &[u8]) -> Result<BlobRef> {
+        let copy = data.to_vec();
+        self.put_blob(&copy)
+    }
+
     /// Stores content that is the fill `f` (a 32-byte file; its name is its content's
     /// hash, found from the unit, and remembered for the fills seen last).
     pub fn put_fill(&self, f: &Fill) -> Result<BlobRef> {

@@ -178,7 +178,12 @@ fn record_completed(cap: &Capture, sync_seq: u64, api: &str, done: &[Completed])
         // SAFETY: a live, host-readable allocation of `size` bytes from the allocation
         // table (page-locked host memory, or managed memory after the synchronisation
         // that completed the kernels writing it).
-        let bytes = unsafe { host_bytes(c.start, c.size) };
+        let mem = unsafe { host_bytes(c.start, c.size) };
+        // Read once: the hash, the comparison with the last record and the blob are of
+        // the same bytes even if a kernel this synchronisation did not complete writes
+        // the allocation meanwhile.
+        let copy = mem.to_vec();
+        let bytes = copy.as_slice();
         let hash = ContentHash::of(bytes);
         let known = with(|t| {
             t.last

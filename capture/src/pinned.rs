@@ -52,7 +52,11 @@ pub fn snapshot_pinned(
         crate::outputs::wait_overlapping(start, start.saturating_add(len));
         // SAFETY: a live pinned host allocation of `len` bytes from the allocation table.
         let bytes = unsafe { host_bytes(start, len) };
-        let r = cap.writer().put_blob(bytes).map_err(SnapshotError::Store)?;
+        // A kernel launched with this memory may be writing it now.
+        let r = cap
+            .writer()
+            .put_blob_volatile(bytes)
+            .map_err(SnapshotError::Store)?;
         let mut s = PayloadWriter::new();
         s.u64(fid::SNAPSHOT_START, start)
             .u64(fid::SNAPSHOT_SIZE, len)

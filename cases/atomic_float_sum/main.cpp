@@ -1,12 +1,16 @@
 // atomic_float_sum: a result the program itself does not reproduce, beside results it
-// does. Four float sums of 65536 values each are added by atomicAdd from 1024 blocks:
-// the order the additions land in changes from run to run, and each value cancels
-// against another (the first half of a sum adds +L, the second half -L, plus a small
-// constant), so the order changes the rounding well into the sum's mantissa while its
-// sign and exponent (the top byte) stay put. Beside them, in the same program and the
-// same copies, integer sums and a histogram by integer atomics are exact whatever the
-// order. The matrix declares the case `unstable` (the 16 bytes of the four float sums
-// may differ between replays); every other byte must replay exactly.
+// does. Four float sums of 65536 values each: every block of 256 threads sums its values
+// in shared memory in a fixed order (exact: small multiples of 2^-12), then adds that
+// partial to its sum by atomicAdd. The order in which the 256 partials of a sum land
+// changes from run to run, and the sum (about 73,000) is not exact in a float, so the
+// order moves its last few units in the last place: its low byte changes from run to run,
+// while the sum sits mid-way between the values where its second byte would change (a
+// correction to the first value puts it there; the rounding of 256 additions moves it a
+// few units, those bytes 128 units away), so the upper three bytes never change. Beside
+// them, in the same program and the same copies, integer sums and a histogram by integer
+// atomics are exact whatever the order. The matrix declares the case `unstable` (the 16
+// bytes of the four float sums may differ between replays); every other byte must
+// replay exactly.
 //
 // Outputs, in the order copied back: the histogram (1 KiB, the blob-edit check's byte),
 // then one struct of the four float sums and four integer sums (32 bytes).
@@ -26,11 +30,20 @@ struct Totals {
     unsigned isum[kSums];
 };
 
+constexpr int kBlock = 256;
+
 __global__ void accumulate(const float* x, const unsigned* v, Totals* t, unsigned* hist) {
+    __shared__ float part[kBlock];
     int i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i >= kValues) return;
     int k = i / kPerSum;
-    atomicAdd(&t->fsum[k], x[i]);
+    part[threadIdx.x] = x[i];
+    __syncthreads();
+    // The block's partial, in one fixed order (exact for these values).
+    for (int step = kBlock / 2; step > 0; step /= 2) {
+        if ((int)threadIdx.x < step) part[threadIdx.x] += part[threadIdx.x + step];
+        __syncthreads();
+    }
+    if (threadIdx.x == 0) atomicAdd(&t->fsum[k], part[0]);
     atomicAdd(&t->isum[k], v[i]);
     atomicAdd(&hist[v[i] % kBins], 1u);
 }
@@ -48,20 +61,20 @@ int main() {
     std::vector<float> x(kValues);
     std::vector<unsigned> v(kValues);
     for (int k = 0; k < kSums; ++k) {
-        // Every value is a multiple of 2^-9 below 16384, so exact in a float, and the
-        // exact sum is 1036: the +L and -L cancel, 65536 * 2^-6 = 1024, and 12 more. 1036
-        // lies mid-way between the sums whose third byte changes (1032, 1040) and well
-        // inside [512, 2048), where the top byte (sign, exponent) is the same: an order
-        // that moves the sum by less than 4 leaves those bytes alone, and a warp-by-warp
-        // order (simulated, warps in random order: +-20) changes the low three bytes
-        // widely. Magnitudes per sum: up to 6000, 8000, 10000, 12000.
-        const unsigned scale = 512u * (6000u + 2000u * (unsigned)k);
+        // Values 1 + m/4096 (m < 1000): exact in a float, and so is every block's partial
+        // (under 300, in units of 2^-12). The sum, about 73,000, is a float only to 2^-7.
+        double exact = 0;
         for (int j = 0; j < kPerSum; ++j) {
-            int pair = j % (kPerSum / 2);
-            float l = (float)(mix((unsigned)(k * kPerSum + pair) * 4u + 1u) % scale) / 512.0f;
-            x[k * kPerSum + j] = (j < kPerSum / 2 ? l : -l) + 0.015625f;
+            float val = 1.0f + (float)(mix((unsigned)(k * kPerSum + j) * 4u + 1u) % 1000u) / 4096.0f;
+            x[k * kPerSum + j] = val;
+            exact += val;
         }
-        x[k * kPerSum] += 12.0f;
+        // Floats in [65536, 131072) are multiples of 2^-7; their second byte changes every
+        // 256 of those units (2.0). Put the exact sum on an odd integer, mid-way between
+        // two such changes, by correcting the first value (by less than 1, in units of
+        // 2^-12: still exact, and so is its block's partial).
+        const double target = 2.0 * std::floor(exact / 2.0) + 1.0;
+        x[k * kPerSum] += (float)(target - exact);
     }
     for (int i = 0; i < kValues; ++i) v[i] = mix((unsigned)i * 2654435761u) % 100000u;
 
@@ -76,7 +89,7 @@ int main() {
     CHECK(hipMemcpy(dv, v.data(), kValues * sizeof(unsigned), hipMemcpyHostToDevice));
     CHECK(hipMemset(dt, 0, sizeof(Totals)));
     CHECK(hipMemset(dhist, 0, kBins * sizeof(unsigned)));
-    accumulate<<<kValues / 256, 256>>>(dx, dv, dt, dhist);
+    accumulate<<<kValues / kBlock, kBlock>>>(dx, dv, dt, dhist);
     std::vector<unsigned> hist(kBins);
     Totals t;
     CHECK(hipMemcpy(hist.data(), dhist, kBins * sizeof(unsigned), hipMemcpyDeviceToHost));
@@ -95,11 +108,10 @@ int main() {
                 magnitude += std::fabs(x[k * kPerSum + j]);
             }
             expect_all("integer sum", &t.isum[k], &want, 1);
-            // Float addition in an arbitrary order: the rounding errors add up like a
-            // random walk, about sqrt(n) * 2^-24 * sum|x| (simulated orders: a tenth of
-            // that). Eight times it still fails a sum missing one block (~250 values of
-            // thousands each).
-            const double tolerance = 8.0 * std::sqrt((double)kPerSum) * std::ldexp(magnitude, -24);
+            // 256 partials added in an arbitrary order: the rounding errors add up like
+            // a random walk, about sqrt(256) * 2^-24 * sum|x| (0.07); eight times that
+            // still fails a sum missing one block's partial (about 290).
+            const double tolerance = 8.0 * std::sqrt((double)(kPerSum / kBlock)) * std::ldexp(magnitude, -24);
             if (!(std::fabs(t.fsum[k] - exact) <= tolerance)) {
                 std::fprintf(stderr, "float sum %d is %f, exact %f (tolerance %f)\n", k, t.fsum[k], exact, tolerance);
                 return 1;
