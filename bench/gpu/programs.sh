@@ -60,9 +60,14 @@ import sys, math, re
 cap, rep = [], []
 for line in open(sys.argv[1]):
     r = re.findall(r"([0-9.]+)x", line)
-    if len(r) == 2: cap.append((float(r[0]), line.split()[0])); rep.append((float(r[1]), line.split()[0]))
+    if len(r) != 2: continue
+    cap.append((float(r[0]), line.split()[0]))
+    # A replay that refused or failed did not replay the program: its time is no ratio.
+    if "exit 0:" in line and float(r[1]) > 0: rep.append((float(r[1]), line.split()[0]))
+g = lambda v: math.exp(sum(math.log(x) for x, _ in v) / len(v))
 if cap:
-    g = lambda v: math.exp(sum(math.log(x) for x, _ in v) / len(v))
-    print(f"geometric mean over {len(cap)} programs: capture {g(cap):.2f}x, replay {g(rep):.2f}x; worst capture {max(cap)[0]:.2f}x ({max(cap)[1]}), worst replay {max(rep)[0]:.2f}x ({max(rep)[1]})")
+    print(f"geometric mean over {len(cap)} programs under capture: {g(cap):.2f}x; worst {max(cap)[0]:.2f}x ({max(cap)[1]})")
+if rep:
+    print(f"geometric mean over {len(rep)} programs replayed to a verdict: {g(rep):.2f}x; worst {max(rep)[0]:.2f}x ({max(rep)[1]})")
 PY
 rm -rf "$work"
