@@ -223,6 +223,11 @@ fn not_buildable(family: &str) {
         if status == "skip" && message.contains("stand-in-not-modelled") {
             continue;
         }
+        // A case a matrix rule skips on the family (HIP has no static runtime to build
+        // private_runtime's library with) is never built, and never passed either.
+        if status == "skip" && message.starts_with("unsupported:") && message.contains("[rule ") {
+            continue;
+        }
         assert_eq!(status, "fail", "{family}: {name}: {status} {message}");
         assert!(
             message.contains("cannot build"),
