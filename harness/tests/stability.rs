@@ -88,8 +88,10 @@ fn run(case: &str, vary: Option<&str>) -> Option<Run> {
         .expect("xmllint (libxml2-utils)");
     assert!(
         v.status.success(),
-        "junit.xml does not validate: {}\n{junit}",
-        String::from_utf8_lossy(&v.stderr)
+        "junit.xml does not validate: {}\n{junit}\nthe harness said: {}{}",
+        String::from_utf8_lossy(&v.stderr),
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
     );
     Some(Run {
         code: o.status.code().unwrap_or(-1),
