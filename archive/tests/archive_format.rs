@@ -635,27 +635,40 @@ fn disk_reserve_refuses_start_and_stops_capture_cleanly() {
     .unwrap();
     assert!(matches!(err, ArchiveError::DiskReserve { .. }), "{err}");
 
-    // Leave the free space as reserve, the manifest's room and 256 KiB: an 8 MiB blob must
-    // stop capture.
-    let space = hrr_archive::diskspace::space(dir.path()).unwrap();
-    let reserve = ReservePolicy::Bytes(
-        space
-            .available
-            .saturating_sub(hrr_archive::writer::MANIFEST_ROOM + (256 << 10)),
-    );
-    let w = ProcessWriter::create(
-        dir.path(),
-        CaptureSettings {
-            reserve,
-            ..settings()
-        },
-        1,
-    )
-    .unwrap();
-    w.append(1, 0, 1, 0, &[]).unwrap();
-    // Bytes that do not repeat one unit (a fill would take 32 bytes on disk).
-    let big: Vec<u8> = (0..8u32 << 20).map(|i| (i * 7 + i / 4099) as u8).collect();
-    assert!(w.put_blob(&big).is_err());
+    // Leave the free space as reserve, the manifest's room and 256 KiB: a 256 MiB blob
+    // must stop capture. Other processes share the file system and may free space
+    // between the measurement and the write (a concurrent build deleting its outputs
+    // once made an 8 MiB blob fit): a blob that fits is tried again, a few times.
+    // Zeroes but the last byte: no fill, and calloc'd pages never touched but to hash.
+    let mut big = vec![0u8; 256 << 20];
+    *big.last_mut().unwrap() = 1;
+    let mut stopped = None;
+    for _ in 0..3 {
+        let space = hrr_archive::diskspace::space(dir.path()).unwrap();
+        let reserve = ReservePolicy::Bytes(
+            space
+                .available
+                .saturating_sub(hrr_archive::writer::MANIFEST_ROOM + (256 << 10)),
+        );
+        let _ = std::fs::remove_dir_all(dir.path().join(format!("pid-{}", std::process::id())));
+        let _ = std::fs::remove_file(dir.path().join(MANIFEST_FILE));
+        let w = ProcessWriter::create(
+            dir.path(),
+            CaptureSettings {
+                reserve,
+                ..settings()
+            },
+            1,
+        )
+        .unwrap();
+        w.append(1, 0, 1, 0, &[]).unwrap();
+        if w.put_blob(&big).is_err() {
+            stopped = Some(w);
+            break;
+        }
+        w.finish().unwrap();
+    }
+    let w = stopped.expect("a blob past the reserve was refused in none of 3 tries");
     assert_eq!(w.append(1, 0, 1, 0, &[]), None, "recording stopped");
     let s = w.finish().unwrap();
     assert!(!s.complete);
