@@ -122,7 +122,12 @@ fn copy_exec(from: &Path, to: &Path) -> Result<(), HarnessError> {
             from.display()
         )));
     }
-    let tmp = to.with_extension("tmp");
+    // A name of this process's own: two harness runs of one family (shards, tests side
+    // by side) copy the same tools at once, and a shared temporary name let one rename
+    // the other's copy away.
+    static COPIES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let n = COPIES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let tmp = to.with_extension(format!("tmp-{}-{n}", std::process::id()));
     std::fs::copy(from, &tmp)
         .and_then(|_| std::fs::rename(&tmp, to))
         .map_err(|e| {
