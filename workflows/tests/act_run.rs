@@ -248,6 +248,26 @@ fn shards(merged: &Value) -> std::collections::BTreeMap<(String, String), BTreeS
     out
 }
 
+/// The merged cases a family skipped, with their messages.
+fn skipped(merged: &Value, family: &str) -> Vec<(String, String)> {
+    merged["cases"]
+        .as_array()
+        .expect("cases")
+        .iter()
+        .filter(|c| c["family"] == family && c["status"] == "skip")
+        .map(|c| {
+            (
+                c["case"].as_str().unwrap().to_string(),
+                c["message"].as_str().unwrap_or_default().to_string(),
+            )
+        })
+        .collect()
+}
+
+fn matrix_text() -> String {
+    std::fs::read_to_string(repo().join("matrix/matrix.yaml")).expect("matrix/matrix.yaml")
+}
+
 fn key(f: &str, s: &str) -> (String, String) {
     (f.to_string(), s.to_string())
 }
@@ -314,16 +334,31 @@ fn gpu_workflow_runs_end_to_end_under_act_and_a_missing_shard_is_red() {
         want,
         "{merged}"
     );
-    // GPU cases compiled, not run; host cases (they need no GPU) run and pass.
+    // GPU cases compiled, not run; host cases (they need no GPU) run and pass; a case a
+    // matrix rule marks unsupported on the family is skipped with the rule's reason.
     for (k, statuses) in &got {
         assert!(
             statuses.contains("compiled-not-run")
                 && statuses
                     .iter()
-                    .all(|s| s == "compiled-not-run" || s == "pass"),
+                    .all(|s| s == "compiled-not-run" || s == "pass" || s == "skip"),
             "{k:?}: compile-only statuses {statuses:?}"
         );
     }
+    for family in ["sm90", "gfx90a"] {
+        for (case, message) in skipped(merged, family) {
+            let reason = message.strip_prefix("unsupported: ").unwrap_or_default();
+            assert!(
+                !reason.is_empty() && matrix_text().contains(reason),
+                "{family}/{case} skipped without a matrix rule's reason: {message:?}"
+            );
+        }
+    }
+    assert!(
+        skipped(merged, "sm90").is_empty(),
+        "sm90 has no rule that skips a case: {:?}",
+        skipped(merged, "sm90")
+    );
     for f in [
         "results.json",
         "junit.xml",
