@@ -389,6 +389,13 @@ pub fn read_blob_into(
             }
             read_body_into(path, &f, out)?;
         }
+        CODEC_FILL => {
+            // Verified by the unit (the hash of the expanded bytes, computed without
+            // them), then expanded: no hashing pass over the whole content.
+            let fill = verified_fill(path, &f, stored, raw_len, expected)?;
+            fill.expand_into(out);
+            return Ok(());
+        }
         _ => {
             let mut body = vec![0u8; stored as usize];
             read_body_into(path, &f, &mut body)?;
@@ -396,6 +403,60 @@ pub fn read_blob_into(
         }
     }
     verify(path, out, expected)
+}
+
+/// The fill a stored blob is, verified against its name, or None when the blob is stored
+/// another way. Reads the header and the 16-byte unit only: a reader that can compare
+/// with the fill directly never expands it.
+pub fn read_blob_fill(
+    path: &Path,
+    expected: &ContentHash,
+    limits: &Limits,
+    len: u64,
+) -> Result<Option<Fill>> {
+    let (f, file_len) = open_stored(path, limits)?;
+    let header = read_header(path, &f)?;
+    let (codec, raw_len) = parse_header(path, &header, limits)?;
+    if codec != CODEC_FILL {
+        return Ok(None);
+    }
+    if raw_len != len {
+        return Err(ArchiveError::invalid(
+            path,
+            format!("blob header says {raw_len} bytes, the event says {len}"),
+        ));
+    }
+    let stored = file_len.saturating_sub(BLOB_HEADER_LEN as u64);
+    verified_fill(path, &f, stored, raw_len, expected).map(Some)
+}
+
+/// Reads a fill's unit (the file must hold exactly one) and checks that the content it
+/// stands for hashes to the blob's name.
+fn verified_fill(
+    path: &Path,
+    f: &fs::File,
+    stored: u64,
+    raw_len: u64,
+    expected: &ContentHash,
+) -> Result<Fill> {
+    if stored != FILL_UNIT as u64 {
+        return Err(ArchiveError::invalid(
+            path,
+            format!("a fill blob holds one {FILL_UNIT}-byte unit; this one holds {stored} bytes"),
+        ));
+    }
+    let mut body = [0u8; FILL_UNIT];
+    read_body_into(path, f, &mut body)?;
+    let fill = fill_of(path, raw_len, &body)?;
+    let found = fill.hash();
+    if &found != expected {
+        return Err(ArchiveError::HashMismatch {
+            path: path.to_path_buf(),
+            expected: expected.to_hex(),
+            found: found.to_hex(),
+        });
+    }
+    Ok(fill)
 }
 
 /// The codec and content length a header declares; the length is checked against

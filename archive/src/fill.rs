@@ -57,6 +57,33 @@ impl Fill {
         matches.then_some(fill)
     }
 
+    /// Whether `data` is exactly this content (its length and every byte), read once and
+    /// by several threads when large; nothing is expanded.
+    pub fn matches(&self, data: &[u8]) -> bool {
+        if data.len() as u64 != self.len {
+            return false;
+        }
+        let block = self.block();
+        if data.len() >= PARALLEL_BYTES {
+            matches_parallel(data, &block)
+        } else {
+            matches_from(data, 0, &block, &AtomicBool::new(false))
+        }
+    }
+
+    /// Byte `i` of the content.
+    pub fn byte(&self, i: usize) -> u8 {
+        self.unit[i % FILL_UNIT]
+    }
+
+    /// The content whose every byte is the complement of this one's.
+    pub fn complement(&self) -> Fill {
+        Fill {
+            unit: self.unit.map(|b| !b),
+            len: self.len,
+        }
+    }
+
     /// The unit repeated to `BLOCK` bytes.
     fn block(&self) -> Vec<u8> {
         self.unit.repeat(BLOCK / FILL_UNIT)
@@ -183,6 +210,28 @@ mod tests {
             Fill::detect(&vec![0xabu8; 100_000]).unwrap().unit,
             [0xab; 16]
         );
+    }
+
+    #[test]
+    fn matches_reads_every_byte_and_the_length() {
+        let unit = *b"0123456789abcdef";
+        for len in [4096usize, 65_536 + 7, (8 << 20) + 12] {
+            let f = Fill {
+                unit,
+                len: len as u64,
+            };
+            let data = expanded(unit, len);
+            assert!(f.matches(&data), "len {len}");
+            assert!(!f.matches(&data[..len - 1]), "shorter, len {len}");
+            for at in [0, 17, len / 2, len - 1] {
+                let mut d = data.clone();
+                d[at] ^= 0x40;
+                assert!(!f.matches(&d), "len {len}, byte {at}");
+                assert_eq!(f.byte(at), data[at]);
+            }
+            let c = f.complement();
+            assert!((0..len).step_by(997).all(|i| c.byte(i) == !data[i]));
+        }
     }
 
     #[test]

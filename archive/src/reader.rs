@@ -11,6 +11,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 use crate::blob;
+use crate::fill::Fill;
 use crate::hash::ContentHash;
 use crate::logread;
 use crate::manifest::{
@@ -243,6 +244,21 @@ impl ProcessArchive {
         }
         let path = self.checked_path(&rel)?;
         blob::read_blob_into(&path, &r.hash, &self.limits, out)
+    }
+
+    /// The fill a blob is stored as, verified against its name (its unit read, nothing
+    /// expanded), or None when it is stored another way: replay compares a result with
+    /// a fill directly instead of loading the bytes it stands for.
+    pub fn blob_fill(&self, r: &BlobRef) -> Result<Option<Fill>> {
+        let rel = blob::blob_rel_path(&r.hash);
+        Limits::check(
+            &self.dir.join(&rel),
+            "max_host_bytes",
+            r.len,
+            self.limits.max_host_bytes,
+        )?;
+        let path = self.checked_path(&rel)?;
+        blob::read_blob_fill(&path, &r.hash, &self.limits, r.len)
     }
 
     /// Loads a code object by the name an event gives; the name must be a 32-hex hash.

@@ -158,6 +158,52 @@ fn constant_content_is_stored_as_its_unit_and_read_back_whole() {
     let proc_ = &arch.processes[0];
     assert_eq!(proc_.manifest.blob_stored_bytes, 32, "header and unit");
     assert_eq!(proc_.load_blob(&a).unwrap(), data);
+    let mut into = vec![0u8; data.len()];
+    proc_.load_blob_into(&a, &mut into).unwrap();
+    assert_eq!(into, data);
+    // Replay compares with the fill itself, read without expanding it.
+    let fill = proc_.blob_fill(&a).unwrap().expect("stored as a fill");
+    assert_eq!(fill, f);
+    assert!(fill.matches(&data));
+}
+
+#[test]
+fn a_fill_is_verified_against_its_name_and_other_blobs_are_no_fill() {
+    let dir = tempfile::tempdir().unwrap();
+    let w = ProcessWriter::create(dir.path(), settings(), 1).unwrap();
+    let data = vec![9u8; 1 << 16];
+    let a = w.put_blob(&data).unwrap();
+    let varied: Vec<u8> = (0..1u32 << 16).map(|i| (i % 251) as u8).collect();
+    let b = w.put_blob(&varied).unwrap();
+    let mut p = PayloadWriter::new();
+    p.blob(hrr_archive::api::BLOB_FIELD | 1, a);
+    p.blob(hrr_archive::api::BLOB_FIELD | 2, b);
+    w.append(3, 0, 1, 0, p.as_bytes()).unwrap();
+    w.finish().unwrap();
+    let arch = Archive::open(dir.path(), Limits::default()).unwrap();
+    assert_eq!(arch.processes[0].blob_fill(&b).unwrap(), None);
+    // Another unit under the same name: the content it stands for hashes differently.
+    let file = pid_dir(dir.path()).join(hrr_archive::blob::blob_rel_path(&a.hash));
+    let mut stored = fs::read(&file).unwrap();
+    assert_eq!(stored.len(), 32);
+    stored[20] ^= 1;
+    fs::write(&file, &stored).unwrap();
+    let arch = Archive::open(dir.path(), Limits::default()).unwrap();
+    for err in [
+        arch.processes[0].blob_fill(&a).unwrap_err().to_string(),
+        arch.processes[0]
+            .load_blob_into(&a, &mut vec![0u8; 1 << 16])
+            .unwrap_err()
+            .to_string(),
+    ] {
+        assert!(err.contains("hash") && err.contains(".blob"), "{err}");
+    }
+    // A unit and more: refused by name.
+    stored.push(0);
+    fs::write(&file, &stored).unwrap();
+    let arch = Archive::open(dir.path(), Limits::default()).unwrap();
+    let err = arch.processes[0].blob_fill(&a).unwrap_err().to_string();
+    assert!(err.contains("holds one 16-byte unit"), "{err}");
 }
 
 /// Every path under `p` (files and directories, not `p` itself).

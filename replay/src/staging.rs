@@ -25,6 +25,7 @@
 //! error of the event (`NoMemory`), not an abort of replay.
 
 use hrr_archive::api::id;
+use hrr_archive::fill::Fill;
 use hrr_archive::ContentHash;
 
 use crate::runtime::Runtime;
@@ -66,6 +67,9 @@ pub struct Staging<'a> {
     bufs: [HostBuf; 3],
     /// The content of the expected buffer, as loaded and verified: (hash, length).
     expected_content: Option<(ContentHash, usize)>,
+    /// The expected content when it is a fill, compared as it is: the expected buffer
+    /// then holds nothing of it.
+    expected_fill: Option<Fill>,
     /// Registering failed once (no permission, no memory): do not try again.
     pin_refused: bool,
 }
@@ -77,6 +81,7 @@ impl<'a> Staging<'a> {
             max_bytes: usize::try_from(max_bytes).unwrap_or(usize::MAX),
             bufs: Default::default(),
             expected_content: None,
+            expected_fill: None,
             pin_refused: false,
         }
     }
@@ -118,6 +123,7 @@ impl<'a> Staging<'a> {
         }
         if role == Role::Expected {
             self.expected_content = None;
+            self.expected_fill = None;
         }
         if !self.bufs[i].pinned && self.bufs[i].cap >= PIN_MIN_BYTES {
             self.pin(i);
@@ -129,6 +135,25 @@ impl<'a> Staging<'a> {
     /// Records that the expected buffer now holds `len` bytes verified to hash to `hash`.
     pub fn set_expected_content(&mut self, hash: ContentHash, len: usize) {
         self.expected_content = Some((hash, len));
+    }
+
+    /// Records that the expected content is `fill`, which the expected buffer does not
+    /// hold (nothing is loaded, nothing expanded).
+    pub fn set_expected_fill(&mut self, fill: Fill) {
+        self.expected_content = None;
+        self.expected_fill = Some(fill);
+    }
+
+    /// The expected content, when `set_expected_fill` gave it as a fill.
+    pub fn expected_fill(&self) -> Option<&Fill> {
+        self.expected_fill.as_ref()
+    }
+
+    /// `poison_result` for an expected fill: the fill's complement, written without
+    /// expanding the fill anywhere else.
+    pub fn poison_result_fill(&mut self, result_len: usize, fill: &Fill) {
+        let r = &mut self.bufs[Role::Result as usize];
+        complement_fill_into(&mut r.mem[r.offset..r.offset + result_len], fill);
     }
 
     /// When the expected buffer holds exactly the content `hash` of `len` bytes, makes it
@@ -312,6 +337,19 @@ impl Drop for OwnedBuf<'_> {
             let _ = unsafe { self.rt.call_table(id::HostUnregister, &[ptr]) };
         }
     }
+}
+
+/// `complement_into` for expected content that is a fill: `out[i] = !fill[i]` over the
+/// fill's length, 0xa5 past it.
+pub fn complement_fill_into(out: &mut [u8], fill: &Fill) {
+    let n = (fill.len as usize).min(out.len());
+    let (head, tail) = out.split_at_mut(n);
+    Fill {
+        len: n as u64,
+        ..fill.complement()
+    }
+    .expand_into(head);
+    tail.fill(0xa5);
 }
 
 /// `out[i] = !expected[i]` over `expected`'s length, 0xa5 past it; several threads for

@@ -1,7 +1,55 @@
 //! The D2H check: replayed bytes against the captured ones, and the failure that
 //! names where they first differ.
 
+use std::borrow::Cow;
+
+use hrr_archive::fill::Fill;
 use hrr_contract::{Failure, FailureKind};
+
+/// The captured bytes a result is compared with: loaded bytes, or a fill compared as it
+/// is (its unit), never expanded into a buffer on the way.
+#[derive(Clone, Copy, Debug)]
+pub enum Want<'x> {
+    Bytes(&'x [u8]),
+    Fill(&'x Fill),
+}
+
+impl<'x> Want<'x> {
+    pub fn len(&self) -> usize {
+        match self {
+            Want::Bytes(b) => b.len(),
+            Want::Fill(f) => f.len as usize,
+        }
+    }
+
+    /// The bytes themselves (a fill expanded: the rare paths that need every byte, the
+    /// stability runs' judgement).
+    pub fn bytes(&self) -> Cow<'x, [u8]> {
+        match *self {
+            Want::Bytes(b) => Cow::Borrowed(b),
+            Want::Fill(f) => {
+                let mut v = vec![0u8; f.len as usize];
+                f.expand_into(&mut v);
+                Cow::Owned(v)
+            }
+        }
+    }
+
+    fn byte(&self, i: usize) -> u8 {
+        match self {
+            Want::Bytes(b) => b[i],
+            Want::Fill(f) => f.byte(i),
+        }
+    }
+
+    /// Whether `found` holds exactly these bytes.
+    fn equal(&self, found: &[u8]) -> bool {
+        match self {
+            Want::Bytes(b) => equal(b, found),
+            Want::Fill(f) => f.matches(found),
+        }
+    }
+}
 
 /// How a replayed result differs from the captured one.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -43,19 +91,30 @@ fn equal(a: &[u8], b: &[u8]) -> bool {
 
 /// Compares replayed bytes with the captured expectation; None when equal.
 pub fn compare(expected: &[u8], found: &[u8]) -> Option<Mismatch> {
-    if equal(expected, found) {
+    compare_want(Want::Bytes(expected), found)
+}
+
+/// `compare` with the captured bytes as loaded bytes or a fill.
+pub fn compare_want(expected: Want<'_>, found: &[u8]) -> Option<Mismatch> {
+    if expected.equal(found) {
         return None;
     }
     let n = expected.len().min(found.len());
-    let first = (0..n).find(|&i| expected[i] != found[i]).unwrap_or(n);
-    let differing =
-        (0..n).filter(|&i| expected[i] != found[i]).count() + expected.len().abs_diff(found.len());
-    let end = |v: &[u8]| v[first.min(v.len())..(first + 16).min(v.len())].to_vec();
+    let first = (0..n).find(|&i| expected.byte(i) != found[i]).unwrap_or(n);
+    let differing = (0..n).filter(|&i| expected.byte(i) != found[i]).count()
+        + expected.len().abs_diff(found.len());
+    let window = first..(first + 16);
+    let want: Vec<u8> = window
+        .clone()
+        .take_while(|&i| i < expected.len())
+        .map(|i| expected.byte(i))
+        .collect();
+    let got = &found[first.min(found.len())..window.end.min(found.len())];
     Some(Mismatch {
         differing: differing as u64,
         first: first as u64,
-        expected_hex: hex(&end(expected)),
-        found_hex: hex(&end(found)),
+        expected_hex: hex(&want),
+        found_hex: hex(got),
     })
 }
 
@@ -109,6 +168,36 @@ mod tests {
         b[last] = 8;
         let m = compare(&a, &b).unwrap();
         assert_eq!((m.differing, m.first), (1, last as u64));
+    }
+
+    #[test]
+    fn a_fill_is_compared_as_its_bytes_would_be() {
+        let unit = *b"0123456789abcdef";
+        for len in [4096usize, (8 << 20) + 5] {
+            let fill = Fill {
+                unit,
+                len: len as u64,
+            };
+            let mut bytes = vec![0u8; len];
+            fill.expand_into(&mut bytes);
+            assert_eq!(compare_want(Want::Fill(&fill), &bytes), None);
+            for found in [
+                {
+                    let mut b = bytes.clone();
+                    b[len - 3] ^= 0xff;
+                    b[7] = b'Z';
+                    b
+                },
+                bytes[..len - 1].to_vec(),
+                vec![0xa5; len + 2],
+            ] {
+                assert_eq!(
+                    compare_want(Want::Fill(&fill), &found),
+                    compare(&bytes, &found),
+                    "len {len}"
+                );
+            }
+        }
     }
 
     #[test]

@@ -6,6 +6,7 @@ use hrr_archive::api::{self, ApiDesc, ParamKind, BLOB_FIELD, OUTPUT_PENDING_FIEL
 use hrr_archive::payload::{BlobRef, Payload};
 use hrr_archive::Event;
 
+use super::compare::Want;
 use super::generic::CallBuffers;
 use super::observe;
 use super::{Ctx, EvResult, EventError};
@@ -62,6 +63,13 @@ impl<'a> Ctx<'a> {
                 blob: r.len,
                 copy: n,
             });
+        }
+        // Content stored as a fill is compared as one: no expected buffer, no expansion.
+        if let Some(fill) = self.proc_.blob_fill(&r)? {
+            let dst = self.staging.get(Role::Result, result_len)?.as_ptr() as u64;
+            self.staging.poison_result_fill(result_len, &fill);
+            self.staging.set_expected_fill(fill);
+            return Ok((dst, (result_len, expected_len)));
         }
         let buf = self.staging.get(Role::Expected, expected_len)?;
         self.proc_.load_blob_into(&r, buf)?;
@@ -157,8 +165,12 @@ impl<'a> Ctx<'a> {
                     self.copy_stream_sync(desc, s, "result")?;
                 }
                 let (found, expected) = self.staging.result_and_expected(result_len, expected_len);
+                let want = match self.staging.expected_fill() {
+                    Some(fill) => Want::Fill(fill),
+                    None => Want::Bytes(expected),
+                };
                 let key = (ev.header.seq, 0);
-                let v = observe::judge(self.learner.as_deref_mut(), key, expected, found)?;
+                let v = observe::judge(self.learner.as_deref_mut(), key, want, found)?;
                 let api = self.api_label(ev.header.api_id);
                 self.record_check(ev.header.seq, api, expected_len, v);
             } else {

@@ -9,18 +9,20 @@
 //! log) before the copy is issued, and the result buffer holds their complement, so a
 //! byte the replayed copy never wrote cannot pass.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::rc::Rc;
 
 use hrr_archive::api::{fid, id, semantic, BLOB_FIELD};
+use hrr_archive::fill::Fill;
 use hrr_archive::payload::{BlobRef, Payload};
 use hrr_archive::record::RECORD_FLAG_INCOMPLETE;
 use hrr_archive::{ContentHash, Event, ProcessArchive};
 
+use super::compare::Want;
 use super::observe;
 use super::{Ctx, EvResult, EventError};
 use crate::runtime::Runtime;
-use crate::staging::{complement_into, OwnedBuf};
+use crate::staging::{complement_fill_into, complement_into, OwnedBuf};
 
 /// cudaEventDisableTiming / hipEventDisableTiming.
 const EVENT_DISABLE_TIMING: u64 = 0x2;
@@ -28,13 +30,41 @@ const EVENT_DISABLE_TIMING: u64 = 0x2;
 const KEEP_FREE: usize = 16;
 /// Verified contents kept before the oldest one's buffer is reused for new content.
 const KEEP_VERIFIED: usize = 4;
+/// Copies whose output record arrived but whose copy may still be running: their
+/// comparison waits (the GPU runs on meanwhile) until their event has completed, or
+/// until more than this many wait.
+const MAX_READY: usize = 4;
 
 /// Expected bytes loaded from a blob and verified against its hash: shared by every
 /// copy waiting for the same content (the four quarters of a buffer that hold the same
 /// bytes, a result read back again and again), and kept for the next.
 struct Expected<'a> {
-    buf: OwnedBuf<'a>,
+    content: Content<'a>,
     hash: ContentHash,
+}
+
+/// What an expected content is held as.
+enum Content<'a> {
+    /// Loaded into a buffer of its own.
+    Bytes(OwnedBuf<'a>),
+    /// A fill, compared as its unit: no buffer at all.
+    Fill(Fill),
+}
+
+impl Expected<'_> {
+    fn bytes(&self) -> usize {
+        match &self.content {
+            Content::Bytes(b) => b.bytes(),
+            Content::Fill(f) => f.len as usize,
+        }
+    }
+
+    fn want(&self) -> Want<'_> {
+        match &self.content {
+            Content::Bytes(b) => Want::Bytes(b.as_slice()),
+            Content::Fill(f) => Want::Fill(f),
+        }
+    }
 }
 
 /// A copy issued, not yet compared.
@@ -66,6 +96,9 @@ pub(super) struct Deferred<'a> {
     events: Vec<u64>,
     /// Bytes held by waiting comparisons (both buffers), bounded by max_host_bytes.
     reserved: u64,
+    /// Copies whose `CopyOutput` record arrived, in the order of the records: compared
+    /// once complete (`compare_ready`).
+    ready: VecDeque<u64>,
 }
 
 fn attach_index(p: &ProcessArchive) -> HashMap<u64, usize> {
@@ -99,7 +132,7 @@ impl<'a> Deferred<'a> {
     /// The verified content `hash` of `len` bytes, if a waiting copy or the kept ones
     /// hold it.
     fn shared(&self, hash: &ContentHash, len: usize) -> Option<Rc<Expected<'a>>> {
-        let fits = |e: &&Rc<Expected<'a>>| e.hash == *hash && e.buf.bytes() == len;
+        let fits = |e: &&Rc<Expected<'a>>| e.hash == *hash && e.bytes() == len;
         self.waiting
             .values()
             .filter_map(|w| w.expected.as_ref())
@@ -115,11 +148,13 @@ impl<'a> Deferred<'a> {
         if self.verified.len() < KEEP_VERIFIED {
             return None;
         }
-        let i = self
-            .verified
-            .iter()
-            .position(|e| Rc::strong_count(e) == 1 && e.buf.bytes() == len)?;
-        Rc::try_unwrap(self.verified.remove(i)).ok().map(|e| e.buf)
+        let i = self.verified.iter().position(|e| {
+            Rc::strong_count(e) == 1 && matches!(&e.content, Content::Bytes(b) if b.bytes() == len)
+        })?;
+        match Rc::try_unwrap(self.verified.remove(i)).ok()?.content {
+            Content::Bytes(b) => Some(b),
+            Content::Fill(_) => None,
+        }
     }
 
     /// A copy is done with its expected content: kept while no one else holds it.
@@ -137,6 +172,7 @@ impl<'a> Deferred<'a> {
     /// Releases every buffer (their registrations) and every event (end of the
     /// process's replay).
     pub(super) fn release(&mut self, rt: &Runtime) {
+        self.ready.clear();
         let events: Vec<u64> = self.waiting.drain().map(|(_, w)| w.event).collect();
         self.events.extend(events);
         self.free.clear();
@@ -197,6 +233,11 @@ impl<'a> Ctx<'a> {
     ) -> Result<(u64, Staged<'a>), EventError> {
         let proc_ = self.proc_;
         let len = self.host_len(n, "the copy's result")?;
+        if n.saturating_mul(2).saturating_add(self.deferred.reserved) > proc_.limits.max_host_bytes
+        {
+            // Buffers held by copies that only wait to be compared come back first.
+            self.compare_ready(true)?;
+        }
         let total = n.saturating_mul(2).saturating_add(self.deferred.reserved);
         if total > proc_.limits.max_host_bytes {
             return Err(EventError::TooLarge {
@@ -210,18 +251,28 @@ impl<'a> Ctx<'a> {
             Some(r) => Some(match self.deferred.shared(&r.hash, len) {
                 Some(e) => e,
                 None => {
-                    let mut buf = match self.deferred.recycled(len) {
-                        Some(b) => b,
-                        None => OwnedBuf::new(self.rt, len, false)?,
+                    let content = match proc_.blob_fill(&r)? {
+                        Some(fill) => Content::Fill(fill),
+                        None => {
+                            let mut buf = match self.deferred.recycled(len) {
+                                Some(b) => b,
+                                None => OwnedBuf::new(self.rt, len, false)?,
+                            };
+                            proc_.load_blob_into(&r, buf.as_mut_slice())?;
+                            Content::Bytes(buf)
+                        }
                     };
-                    proc_.load_blob_into(&r, buf.as_mut_slice())?;
-                    Rc::new(Expected { buf, hash: r.hash })
+                    Rc::new(Expected {
+                        content,
+                        hash: r.hash,
+                    })
                 }
             }),
         };
         let mut result = self.deferred.result_buffer(self.rt, len)?;
-        match &expected {
-            Some(e) => complement_into(result.as_mut_slice(), e.buf.as_slice()),
+        match expected.as_ref().map(|e| &e.content) {
+            Some(Content::Bytes(b)) => complement_into(result.as_mut_slice(), b.as_slice()),
+            Some(Content::Fill(f)) => complement_fill_into(result.as_mut_slice(), f),
             None => result.as_mut_slice().fill(0xa5),
         }
         let dst = result.as_slice().as_ptr() as u64;
@@ -292,18 +343,47 @@ impl<'a> Ctx<'a> {
         Ok(())
     }
 
-    /// A `CopyOutput` record: waits for its copy's event and compares.
+    /// A `CopyOutput` record: its copy is compared once it has completed, without
+    /// holding the replay up while the GPU still works (capture read the output on a
+    /// thread of its own; the program went on meanwhile).
     pub(super) fn replay_copy_output(&mut self, ev: &Event) -> EvResult {
         let p = Payload::parse(&ev.payload)?;
         let copy_seq = p.u64(fid::COPY_SEQ, "copy")?;
         // A copy that failed at replay, was refused, or was compared already (before a
         // device reset) has nothing waiting.
-        self.compare_waiting(copy_seq)
+        if self.deferred.waiting.contains_key(&copy_seq) {
+            self.deferred.ready.push_back(copy_seq);
+        }
+        self.compare_ready(false)
+    }
+
+    /// Compares the copies whose output records arrived, oldest first: every one when
+    /// `all` (waiting for each), otherwise those complete already and any past
+    /// `MAX_READY`.
+    pub(super) fn compare_ready(&mut self, all: bool) -> EvResult {
+        while let Some(&seq) = self.deferred.ready.front() {
+            if !all && self.deferred.ready.len() <= MAX_READY {
+                let Some(w) = self.deferred.waiting.get(&seq) else {
+                    self.deferred.ready.pop_front();
+                    continue;
+                };
+                // SAFETY: EventQuery of replay's own event, recorded after the copy.
+                let r = unsafe { self.rt.call_table(id::EventQuery, &[w.event]) };
+                if !matches!(r, Ok(0)) {
+                    // Still running (not ready), or an error the comparison's wait names.
+                    break;
+                }
+            }
+            self.deferred.ready.pop_front();
+            self.compare_waiting(seq)?;
+        }
+        Ok(())
     }
 
     /// Compares every copy still waiting (before a device reset, which would destroy
     /// their events), the expected bytes being loaded already.
     pub(super) fn compare_all_waiting(&mut self) -> EvResult {
+        self.deferred.ready.clear();
         let mut seqs: Vec<u64> = self.deferred.waiting.keys().copied().collect();
         seqs.sort_unstable();
         seqs.into_iter().try_for_each(|s| self.compare_waiting(s))
@@ -320,9 +400,9 @@ impl<'a> Ctx<'a> {
         let outcome = match (r, &w.expected) {
             (Ok(0), Some(e)) => {
                 let key = (copy_seq, 0);
-                let (expected, found) = (e.buf.as_slice(), w.result.as_slice());
-                observe::judge(self.learner.as_deref_mut(), key, expected, found)
-                    .map(|v| self.record_check(copy_seq, w.api.clone(), e.buf.bytes(), v))
+                let found = w.result.as_slice();
+                observe::judge(self.learner.as_deref_mut(), key, e.want(), found)
+                    .map(|v| self.record_check(copy_seq, w.api.clone(), e.bytes(), v))
             }
             // Capture could not record the output: this record is refused by name
             // before it reaches here, and nothing is compared.

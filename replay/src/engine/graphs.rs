@@ -19,6 +19,7 @@ use hrr_archive::api::{
 use hrr_archive::payload::{BlobRef, Payload};
 use hrr_archive::Event;
 
+use super::compare::Want;
 use super::observe;
 use super::{Ctx, EvResult, EventError};
 
@@ -267,7 +268,12 @@ impl Ctx<'_> {
         for (seq, b, expected) in outputs {
             let found = self.node_bytes(b).to_vec();
             let key = (ev.header.seq, seq);
-            let v = observe::judge(self.learner.as_deref_mut(), key, &expected, &found)?;
+            let v = observe::judge(
+                self.learner.as_deref_mut(),
+                key,
+                Want::Bytes(&expected),
+                &found,
+            )?;
             let api = format!("{name} (D2H node seq {seq})");
             self.record_check(ev.header.seq, api, expected.len(), v);
         }

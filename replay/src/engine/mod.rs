@@ -92,6 +92,9 @@ struct Ctx<'a> {
     unstable: Vec<UnstableCheck>,
     /// Texture and surface objects (`textures`).
     objects: textures::Objects,
+    /// The sequence id of the first unmodelled call the replay refused for (replayed on
+    /// under --continue-on-error): checks of later calls are marked.
+    after_unmodelled: Option<u64>,
 }
 
 /// A device resource a replay owns until the program's own call releases it.
@@ -326,6 +329,16 @@ impl<'a> Ctx<'a> {
         }
     }
 
+    /// Marks the failures from `from` on that belong to calls after the first refused
+    /// unmodelled call.
+    fn mark_after_unmodelled(&mut self, from: usize) {
+        if let Some(first) = self.after_unmodelled {
+            for f in &mut self.failures[from..] {
+                f.after_unmodelled_call |= f.seq > first;
+            }
+        }
+    }
+
     /// Releases what the replayed program left allocated, registered or loaded (a
     /// program need not free before it exits; a replay process serving several archives
     /// must). Failures here change no result: the device is checked before the next
@@ -419,15 +432,12 @@ pub fn replay_process<'a>(
         learner,
         unstable: Vec::new(),
         objects: textures::Objects::default(),
+        // Under --continue-on-error: checks after this are marked (what the unmodelled
+        // call did is missing from the replay).
+        after_unmodelled: crate::unmodelled::first_refused(&crate::unmodelled::calls(proc_)),
     };
-    // Under --continue-on-error: checks after this are marked (what the unmodelled call
-    // did is missing from the replay).
-    let after = crate::unmodelled::first_refused(&crate::unmodelled::calls(proc_));
     for ev in &proc_.events {
-        let (failures, checks) = (
-            ctx.failures.len(),
-            ctx.counts.d2h_pass + ctx.counts.d2h_fail,
-        );
+        let failures = ctx.failures.len();
         match ctx.replay_event(ev) {
             Ok(()) => ctx.counts.events_replayed += 1,
             Err(e) => {
@@ -437,14 +447,16 @@ pub fn replay_process<'a>(
                 }
             }
         }
-        if after.is_some_and(|first| ev.header.seq > first) {
-            ctx.counts.checks_after_unmodelled +=
-                ctx.counts.d2h_pass + ctx.counts.d2h_fail - checks;
-            for f in &mut ctx.failures[failures..] {
-                f.after_unmodelled_call = true;
-            }
+        ctx.mark_after_unmodelled(failures);
+    }
+    // Copies whose outputs arrived and whose comparison waited for them to complete.
+    let failures = ctx.failures.len();
+    if let Err(e) = ctx.compare_ready(true) {
+        if let Some(last) = proc_.events.last() {
+            ctx.fail(last, e);
         }
     }
+    ctx.mark_after_unmodelled(failures);
     ctx.release_all();
     ProcessReplay {
         counts: ctx.counts,

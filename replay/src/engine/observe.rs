@@ -6,7 +6,7 @@
 
 use hrr_contract::UnstableCheck;
 
-use super::compare::{compare, mismatch_failure};
+use super::compare::{compare_want, mismatch_failure, Want};
 use super::{Ctx, EventError};
 use crate::stability::{Classified, Learner};
 
@@ -14,18 +14,18 @@ use crate::stability::{Classified, Learner};
 pub(super) fn judge(
     learner: Option<&mut Learner>,
     key: (u64, u64),
-    expected: &[u8],
+    expected: Want<'_>,
     found: &[u8],
 ) -> Result<Option<Classified>, EventError> {
     match learner {
-        None => Ok(Some(match compare(expected, found) {
+        None => Ok(Some(match compare_want(expected, found) {
             None => Classified::Pass,
             Some(mismatch) => Classified::Mismatch {
                 mismatch,
                 unstable: Default::default(),
             },
         })),
-        Some(l) if l.judging() => Ok(Some(l.judge(key, expected, found))),
+        Some(l) if l.judging() => Ok(Some(l.judge(key, &expected.bytes(), found))),
         Some(l) => l
             .observe(key, found)
             .map(|()| None)
@@ -50,6 +50,11 @@ impl Ctx<'_> {
         verdict: Option<Classified>,
     ) {
         let Some(v) = verdict else { return };
+        if self.after_unmodelled.is_some_and(|first| seq > first)
+            && matches!(v, Classified::Pass | Classified::Mismatch { .. })
+        {
+            self.counts.checks_after_unmodelled += 1;
+        }
         let runs = self.learner.as_ref().map_or(1, |l| l.runs());
         if let Some((u, verdict)) = v.unstable() {
             self.counts.unstable_bytes += u.bytes;
