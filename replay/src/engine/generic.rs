@@ -476,6 +476,11 @@ impl<'a> Ctx<'a> {
         }
         let plan = plan_call(desc, &p, dir, self.proc_.limits.max_host_bytes)?;
         self.refuse_broken_graph(desc, &p)?;
+        match hrr_archive::api::hip_abi::base_row(desc.id) {
+            hrr_archive::api::id::CreateTextureObject => self.offset_object_numbering(false),
+            hrr_archive::api::id::CreateSurfaceObject => self.offset_object_numbering(true),
+            _ => {}
+        }
         if matches!(
             hrr_archive::api::hip_abi::base_row(desc.id),
             hrr_archive::api::id::StreamBeginCapture

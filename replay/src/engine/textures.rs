@@ -19,6 +19,9 @@ pub(super) struct Objects {
     textures: HashMap<u64, u64>,
     surfaces: HashMap<u64, u64>,
     live: Vec<(bool, u64)>,
+    /// Whether replay made its own object of the class (texture, surface) before the
+    /// program's first (`offset_numbering`).
+    offset: [bool; 2],
 }
 
 impl Objects {
@@ -137,7 +140,112 @@ pub(super) fn host_extent(p: &Payload, parms: &memcpy3d::Parms) -> Result<[u64; 
     Ok([row, parms.extent[1], parms.extent[2]])
 }
 
+/// The sentinel objects' backing: 64 four-byte float texels.
+const SENTINEL_TEXELS: u64 = 64;
+/// `cudaChannelFormatKindFloat` / `hipChannelFormatKindFloat`.
+const CHANNEL_FLOAT: u32 = 2;
+/// `cudaArraySurfaceLoadStore` / `hipArraySurfaceLoadStore`.
+const ARRAY_SURFACE_LOAD_STORE: u64 = 2;
+
+fn put(bytes: &mut [u8], at: usize, v: &[u8]) {
+    bytes[at..at + v.len()].copy_from_slice(v);
+}
+
 impl Ctx<'_> {
+    /// Before the program's first texture (or surface) object is created, replay makes
+    /// one of its own, over memory of its own holding other bytes, and keeps it until
+    /// the end. A runtime that numbers its objects from small integers (CUDA does) then
+    /// never gives the program's objects at replay the numbers they had at capture, so
+    /// an object handle a kernel argument passed untranslated reads the wrong texels
+    /// and fails its check instead of passing by coincidence. Best effort: where the
+    /// runtime refuses, replay goes on without it.
+    pub(super) fn offset_object_numbering(&mut self, surface: bool) {
+        if std::mem::replace(&mut self.objects.offset[surface as usize], true) {
+            return;
+        }
+        if let Some(object) = self.sentinel_object(surface) {
+            self.objects.live.push((surface, object));
+        }
+    }
+
+    /// A texture object over a small allocation of replay's own (bytes 0xa5), or a
+    /// surface object over an array of replay's own.
+    fn sentinel_object(&mut self, surface: bool) -> Option<u64> {
+        let vendor = self.rt.vendor;
+        let res_layout = texture::layout("resource_desc", vendor)?;
+        let mut res = vec![0u8; res_layout.size];
+        let mut channel = [0u8; 20];
+        put(&mut channel, 0, &32u32.to_le_bytes());
+        put(&mut channel, 16, &CHANNEL_FLOAT.to_le_bytes());
+        let mut out = 0u64;
+        let out_ptr = &mut out as *mut u64 as u64;
+        let ok = |r: Result<i32, crate::runtime::RuntimeError>| matches!(r, Ok(0));
+        if surface {
+            // SAFETY: MallocArray(&out, &channel, width, 0, flags): the runtime writes the
+            // array into `out` and reads the 20-byte channel descriptor, both live here.
+            let r = unsafe {
+                self.rt.call_table(
+                    api::id::MallocArray,
+                    &[
+                        out_ptr,
+                        channel.as_ptr() as u64,
+                        SENTINEL_TEXELS,
+                        0,
+                        ARRAY_SURFACE_LOAD_STORE,
+                    ],
+                )
+            };
+            if !ok(r) || out == 0 {
+                return None;
+            }
+            self.live.insert(out, super::Resource::Array);
+            put(&mut res, 0, &texture::RESOURCE_ARRAY.to_le_bytes());
+            put(&mut res, 8, &out.to_le_bytes());
+            let mut object = 0u64;
+            // SAFETY: CreateSurfaceObject(&object, &res): `res` is a resource descriptor
+            // of this runtime's size naming replay's array; `object` receives the handle.
+            let r = unsafe {
+                self.rt.call_table(
+                    api::id::CreateSurfaceObject,
+                    &[&mut object as *mut u64 as u64, res.as_ptr() as u64],
+                )
+            };
+            return (ok(r) && object != 0).then_some(object);
+        }
+        let bytes = SENTINEL_TEXELS * 4;
+        // SAFETY: Malloc(&out, bytes): the runtime writes the allocation into `out`.
+        if !ok(unsafe { self.rt.call_table(api::id::Malloc, &[out_ptr, bytes]) }) || out == 0 {
+            return None;
+        }
+        self.live.insert(out, super::Resource::DeviceMemory);
+        // SAFETY: Memset over the `bytes` replay just allocated.
+        if !ok(unsafe { self.rt.call_table(api::id::Memset, &[out, 0xa5, bytes]) }) {
+            return None;
+        }
+        let tex_layout = texture::layout("texture_desc", vendor)?;
+        let tex = vec![0u8; tex_layout.size];
+        put(&mut res, 0, &texture::RESOURCE_LINEAR.to_le_bytes());
+        put(&mut res, 8, &out.to_le_bytes());
+        put(&mut res, 16, &channel);
+        put(&mut res, 40, &bytes.to_le_bytes());
+        let mut object = 0u64;
+        // SAFETY: CreateTextureObject(&object, &res, &tex, null): descriptors of this
+        // runtime's sizes (a linear resource over replay's allocation; a zeroed texture
+        // descriptor: wrap, point sampling, element reads), no view.
+        let r = unsafe {
+            self.rt.call_table(
+                api::id::CreateTextureObject,
+                &[
+                    &mut object as *mut u64 as u64,
+                    res.as_ptr() as u64,
+                    tex.as_ptr() as u64,
+                    0,
+                ],
+            )
+        };
+        (ok(r) && object != 0).then_some(object)
+    }
+
     /// A captured descriptor of layout `name`, rebuilt around replay's arrays and
     /// allocations.
     pub(super) fn rebuild_layout(
