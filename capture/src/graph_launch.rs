@@ -3,15 +3,18 @@
 //! launch, the host bytes each H2D node will read and the pinned memory its kernels read
 //! are stored (they are read when the graph runs, not when it was captured); after it,
 //! once the stream completed the launch, the bytes each D2H node wrote, as for any D2H
-//! copy. A launch into a capturing stream ran nothing yet (it is a node of that capture's
-//! graph): its outputs are not read and the record says why.
+//! copy. The mapped and managed memory its kernels' arguments reach is noted with the
+//! launch (`mapped`), so what those kernels wrote there is recorded at the
+//! synchronisation that completes the launch, as for a kernel launched alone. A launch
+//! into a capturing stream ran nothing yet (it is a node of that capture's graph): its
+//! outputs are not read and the record says why.
 
 use std::os::raw::{c_int, c_void};
 
 use hrr_archive::api::{fid, semantic, Vendor};
 use hrr_archive::payload::PayloadWriter;
 
-use crate::capturing::{read_plan, relaxed, stream_capture, ReadPlan};
+use crate::capturing::{read_plan, relaxed, stream_capture, ReadPlan, StreamCapture};
 use crate::graph_io::{self, NodeIo};
 use crate::pinned::snapshot_pinned;
 use crate::real::{stream_synchronize, NO_REAL_FUNCTION};
@@ -43,12 +46,17 @@ fn node_bytes(
     Ok(())
 }
 
+/// What `before_launch` hands to `after_launch`.
+struct Before {
+    p: PayloadWriter,
+    nodes: std::sync::Arc<[NodeIo]>,
+    /// Pinned, mapped and managed allocations the graph's kernels reach (start, size).
+    reached: Vec<(u64, u64)>,
+    failure: Option<String>,
+}
+
 /// Before the launch: the graph's inputs as they are now.
-fn before_launch(
-    cap: &Capture,
-    exec: u64,
-    stream: u64,
-) -> (PayloadWriter, std::sync::Arc<[NodeIo]>, Option<String>) {
+fn before_launch(cap: &Capture, exec: u64, stream: u64) -> Before {
     let nodes = graph_io::of_exec(exec);
     let mut p = PayloadWriter::new();
     p.handle(fid::HANDLE, exec).handle(fid::STREAM, stream);
@@ -70,21 +78,26 @@ fn before_launch(
     if let Err(e) = snapshot_pinned(cap, &mut p, &pinned) {
         failure = Some(e.to_string());
     }
-    (p, nodes, failure)
+    Before {
+        p,
+        nodes,
+        reached: pinned,
+        failure,
+    }
 }
 
 /// After the launch: its outputs once the stream completed it, then the record.
 #[allow(clippy::too_many_arguments)]
-fn after_launch(
-    cap: &Capture,
-    vendor: Vendor,
-    api: &str,
-    stream: u64,
-    ret: c_int,
-    mut p: PayloadWriter,
-    nodes: &[NodeIo],
-    mut failure: Option<String>,
-) {
+fn after_launch(cap: &Capture, vendor: Vendor, api: &str, stream: u64, ret: c_int, b: Before) {
+    let Before {
+        mut p,
+        nodes,
+        reached,
+        mut failure,
+    } = b;
+    let nodes = &nodes[..];
+    // Launched into a capturing stream, the graph ran nothing: there is nothing to note.
+    let ran = ret == 0 && matches!(stream_capture(vendor, stream), StreamCapture::Idle);
     let has_outputs = nodes.iter().any(|n| matches!(n, NodeIo::Output { .. }));
     if ret == 0 && has_outputs {
         match read_plan(stream_capture(vendor, stream), stream) {
@@ -112,7 +125,10 @@ fn after_launch(
             ReadPlan::Refuse(why) => failure = Some(why),
         }
     }
-    cap.record(semantic::GRAPH_LAUNCH, ret, &p, failure.as_deref(), api);
+    let seq = cap.record(semantic::GRAPH_LAUNCH, ret, &p, failure.as_deref(), api);
+    if ran {
+        crate::mapped::note_launch(stream, seq, &reached);
+    }
 }
 
 /// The shim body both vendors share.
@@ -133,9 +149,9 @@ unsafe fn graph_launch(
     let before = guarded(api, || before_launch(cap, exec as u64, stream as u64));
     // SAFETY: the program's own arguments.
     let ret = unsafe { f(exec, stream) };
-    if let Some((p, nodes, failure)) = before {
+    if let Some(b) = before {
         guarded(api, || {
-            after_launch(cap, vendor, api, stream as u64, ret, p, &nodes, failure)
+            after_launch(cap, vendor, api, stream as u64, ret, b)
         });
     }
     ret

@@ -8,7 +8,9 @@
 //   hipStreamSynchronize;
 // - managed memory (hipMallocManaged) with advice, a prefetch and a stream attachment,
 //   written on a stream and read after hipEventSynchronize; the host changes the input
-//   and a second launch is read after hipDeviceSynchronize.
+//   and a second launch is read after hipDeviceSynchronize;
+// - a graph captured from a stream whose kernel writes mapped memory, launched twice
+//   (the host changes the mapped input in between), each read after hipStreamSynchronize.
 // Capture records each of those allocations' bytes after the synchronisation that
 // completed the kernels reaching them (MappedOutput); replay compares them there.
 #include "../common/hrr_gpu.h"
@@ -96,6 +98,25 @@ int main() {
     expect_equal("registered scale", reg, want.data(), n);
     CHECK(hipHostUnregister(reg));
     free(reg);
+
+    // A graph whose kernel writes mapped memory: each launch's result is read after the
+    // stream completes it, and the second sees the host's new input.
+    hipGraph_t graph;
+    hipGraphExec_t exec;
+    CHECK(hipStreamBeginCapture(s, hipStreamCaptureModeGlobal));
+    scale<<<n / 256, 256, 0, s>>>(da, dc, n, 5.0f);
+    CHECK(hipStreamEndCapture(s, &graph));
+    CHECK(hipGraphInstantiateWithFlags(&exec, graph, 0));
+    for (int round = 0; round < 2; ++round) {
+        for (int i = 0; i < n; ++i) a[i] = 0.25f * i + round;
+        CHECK(hipGraphLaunch(exec, s));
+        CHECK(hipStreamSynchronize(s));
+        for (int i = 0; i < n; ++i) want[i] = a[i] * 5.0f + 1.0f;
+        expect_equal(round == 0 ? "graph mapped scale" : "graph mapped scale again", c,
+                     want.data(), n);
+    }
+    CHECK(hipGraphExecDestroy(exec));
+    CHECK(hipGraphDestroy(graph));
 
     // Managed memory: advice, prefetch, a stream attachment, an event.
     int *min = nullptr, *mout = nullptr;
