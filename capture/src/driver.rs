@@ -15,9 +15,7 @@ use hrr_archive::payload::PayloadWriter;
 use crate::alloc::Space;
 use crate::ffi::{c_string, read_at, Dim3};
 use crate::launch::{attrs_at, cuda_param_layout, encode_launch_attrs, CudaHandle, LaunchShape};
-use crate::modules::{
-    record_get_function, record_module_image, record_module_launch_with, stored_handle,
-};
+use crate::modules::{module_launch, record_get_function, record_module_image, stored_handle};
 use crate::real::NO_REAL_FUNCTION;
 use crate::state::{self, guarded};
 
@@ -445,15 +443,15 @@ pub unsafe extern "C" fn cuLaunchKernelEx(
         return NO_REAL_FUNCTION;
     };
     // SAFETY: the program's own arguments.
-    let ret = unsafe { real(config, f, params, extra) };
+    let call = || unsafe { real(config, f, params, extra) };
     if config.is_null() {
-        return ret;
+        return call();
     }
-    // SAFETY: the config the driver has just read in full.
+    // SAFETY: the program's config, which the driver is about to read in full.
     let raw: [u8; LAUNCH_CONFIG_SIZE] = unsafe { read_at(config as u64) };
     let (shape, num_attrs) = launch_config(&raw);
     let attrs_ptr = u64::from_le_bytes(raw[40..48].try_into().unwrap_or([0; 8]));
-    // SAFETY: the driver has just read `num_attrs` attributes there.
+    // SAFETY: the driver is about to read `num_attrs` attributes there.
     let attrs = unsafe { attrs_at(attrs_ptr, num_attrs) };
     // With attributes: the record `cudaLaunchKernelExC` writes (replay launches it through
     // `cuLaunchKernelEx` with each attribute translated, or refuses naming it).
@@ -462,7 +460,7 @@ pub unsafe extern "C" fn cuLaunchKernelEx(
     } else {
         semantic::LAUNCH_KERNEL_EX
     };
-    record_module_launch_with(
+    module_launch(
         id,
         Vendor::Cuda,
         "cuLaunchKernelEx",
@@ -470,10 +468,9 @@ pub unsafe extern "C" fn cuLaunchKernelEx(
         shape,
         params,
         extra,
-        ret,
+        call,
         &|p| encode_launch_attrs(p, &attrs),
-    );
-    ret
+    )
 }
 
 #[cfg(test)]

@@ -268,42 +268,19 @@ fn vendor_of(api: &str) -> Vendor {
     }
 }
 
-/// Builds and records a launch event.
-///
-/// # Safety
-/// `args` must be the launch's argument pointers, one per parameter of `info`'s layout,
-/// each pointing at that parameter's value (the launch ABI), as the runtime just read them.
-pub unsafe fn record_launch(
+/// The record of a launch whose payload `launch_payload` built before the real call:
+/// written with the call's result, the reached allocations noted for outputs and for a
+/// capturing stream's graph.
+pub fn record_launch_built(
     cap: &Capture,
     id: u16,
     api: &str,
-    info: &KernelInfo,
     shape: LaunchShape,
-    args: *mut *mut c_void,
     ret: c_int,
-) {
-    // SAFETY: the caller's contract.
-    unsafe { record_launch_with(cap, id, api, info, shape, args, ret, &|_| {}) }
-}
-
-/// [`record_launch`], with `extra` adding the fields of a launch path that carries more
-/// than the shape (launch attributes, events).
-///
-/// # Safety
-/// As [`record_launch`].
-#[allow(clippy::too_many_arguments)]
-pub unsafe fn record_launch_with(
-    cap: &Capture,
-    id: u16,
-    api: &str,
-    info: &KernelInfo,
-    shape: LaunchShape,
-    args: *mut *mut c_void,
-    ret: c_int,
+    built: LaunchPayload,
     extra: &dyn Fn(&mut PayloadWriter),
 ) {
-    // SAFETY: the caller's contract.
-    let (pinned, seq) = unsafe { record_launch_body(cap, id, api, info, shape, args, ret, extra) };
+    let (pinned, seq) = record_built(cap, id, api, ret, built, extra);
     if ret == 0 {
         // Kernels' outputs there are recorded at the synchronisation completing them.
         crate::mapped::note_launch(shape.stream, seq, &pinned);
@@ -314,12 +291,14 @@ pub unsafe fn record_launch_with(
     }
 }
 
-/// [`record_launch_with`] without the stream's graph: the pinned and managed
-/// allocations the arguments point into are returned (a graph kernel node's caller
-/// gives them to its graph), with the record's sequence id.
+/// A launch record built and written at once, without noting anything for outputs or
+/// the stream's graph (a graph kernel node's record: the node runs at its graph's
+/// launches, which snapshot its inputs then): the pinned and managed allocations the
+/// arguments point into are returned (the caller gives them to its graph), with the
+/// record's sequence id.
 ///
 /// # Safety
-/// As [`record_launch`].
+/// As [`launch_payload`].
 #[allow(clippy::too_many_arguments)]
 pub unsafe fn record_launch_body(
     cap: &Capture,
@@ -331,6 +310,34 @@ pub unsafe fn record_launch_body(
     ret: c_int,
     extra: &dyn Fn(&mut PayloadWriter),
 ) -> (Vec<(u64, u64)>, Option<u64>) {
+    // SAFETY: the caller's contract.
+    let built = unsafe { launch_payload(cap, info, shape, args) };
+    record_built(cap, id, api, ret, built, extra)
+}
+
+/// A launch record's payload, built from the program's arguments before the real call
+/// (`launch_payload`), written after it (`record_built`).
+pub struct LaunchPayload {
+    p: PayloadWriter,
+    /// Pinned, mapped and managed allocations the arguments reach (host start, size).
+    pinned: Vec<(u64, u64)>,
+    incomplete: Option<String>,
+}
+
+/// Builds a launch's payload: kernel, shape, arguments with their pointer and object
+/// words, and the snapshot of the pinned, mapped and managed memory they reach. Called
+/// before the launch is issued, so the snapshot holds the bytes the kernel will read,
+/// never bytes it has already written.
+///
+/// # Safety
+/// `args` must be the launch's argument pointers, one per parameter of `info`'s layout,
+/// each pointing at that parameter's value (the launch ABI).
+pub unsafe fn launch_payload(
+    cap: &Capture,
+    info: &KernelInfo,
+    shape: LaunchShape,
+    args: *mut *mut c_void,
+) -> LaunchPayload {
     let mut noted: Vec<(u64, u64)> = Vec::new();
     // This thread's payload buffer from its last launch, reused: no allocation per launch.
     let mut p = LAUNCH_PAYLOAD
@@ -381,10 +388,32 @@ pub unsafe fn record_launch_body(
             incomplete = Some("kernel parameter layout unavailable: arguments not recorded".into())
         }
     }
+    LaunchPayload {
+        p,
+        pinned: noted,
+        incomplete,
+    }
+}
+
+/// Writes a launch record built by `launch_payload` with the call's result and
+/// `extra`'s fields; returns the reached allocations and the record's sequence id.
+fn record_built(
+    cap: &Capture,
+    id: u16,
+    api: &str,
+    ret: c_int,
+    built: LaunchPayload,
+    extra: &dyn Fn(&mut PayloadWriter),
+) -> (Vec<(u64, u64)>, Option<u64>) {
+    let LaunchPayload {
+        mut p,
+        pinned,
+        incomplete,
+    } = built;
     extra(&mut p);
     let seq = cap.record(id, ret, &p, incomplete.as_deref(), api);
     let _ = LAUNCH_PAYLOAD.try_with(|b| *b.borrow_mut() = p);
-    (noted, seq)
+    (pinned, seq)
 }
 
 /// C type shared by `__cudaLaunchKernel`, `cudaLaunchKernel` and `hipLaunchKernel` (the
@@ -463,12 +492,19 @@ pub unsafe fn launch_by(
     let Some((cap, _g)) = state::enter(vendor) else {
         return call();
     };
-    let ret = call();
-    guarded(api, || {
+    // Built before the call: the snapshot of host-visible memory the kernel reads is
+    // taken before the kernel can write it.
+    let built = guarded(api, || {
         let info = kernel_info_cached(&cap.kernels, id, first, resolve);
-        // SAFETY: the program's argument pointers, which the runtime has just read.
-        unsafe { record_launch_with(cap, id, api, &info, shape, args, ret, extra) };
+        // SAFETY: the program's argument pointers, which the runtime is about to read.
+        unsafe { launch_payload(cap, &info, shape, args) }
     });
+    let ret = call();
+    if let Some(built) = built {
+        guarded(api, || {
+            record_launch_built(cap, id, api, shape, ret, built, extra)
+        });
+    }
     ret
 }
 

@@ -15,7 +15,7 @@ use hrr_archive::payload::PayloadWriter;
 
 use crate::ffi::Dim3;
 use crate::launch::{launch_by, resolve_cuda_stub, resolve_hip_stub, LaunchShape};
-use crate::modules::record_module_launch;
+use crate::modules::module_launch;
 use crate::real::NO_REAL_FUNCTION;
 use crate::registry::KernelRegistry;
 use crate::state::{self, guarded};
@@ -275,8 +275,6 @@ pub unsafe extern "C" fn hipModuleLaunchCooperativeKernel(
     let Some(real) = real!(hipModuleLaunchCooperativeKernel: CoopFn).for_shim() else {
         return NO_REAL_FUNCTION;
     };
-    // SAFETY: the program's own arguments.
-    let ret = unsafe { real(f, gx, gy, gz, bx, by, bz, shmem, stream, params) };
     let shape = LaunchShape {
         grid: Dim3 {
             x: gx,
@@ -291,7 +289,9 @@ pub unsafe extern "C" fn hipModuleLaunchCooperativeKernel(
         shmem: shmem as usize,
         stream: stream as u64,
     };
-    record_module_launch(
+    // SAFETY: the program's own arguments.
+    let call = || unsafe { real(f, gx, gy, gz, bx, by, bz, shmem, stream, params) };
+    module_launch(
         semantic::LAUNCH_COOPERATIVE,
         Vendor::Hip,
         "hipModuleLaunchCooperativeKernel",
@@ -299,9 +299,9 @@ pub unsafe extern "C" fn hipModuleLaunchCooperativeKernel(
         shape,
         params,
         std::ptr::null_mut(),
-        ret,
-    );
-    ret
+        call,
+        &|_| {},
+    )
 }
 
 /// hipExtLaunchKernel's events and flags, as its record carries them.

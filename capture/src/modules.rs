@@ -11,7 +11,9 @@ use hrr_archive::codeobject;
 use hrr_archive::payload::PayloadWriter;
 
 use crate::ffi::{bytes_at, c_string, read_at, Dim3};
-use crate::launch::{cuda_param_layout, record_launch_with, CudaHandle, KernelInfo, LaunchShape};
+use crate::launch::{
+    cuda_param_layout, launch_payload, record_launch_built, CudaHandle, KernelInfo, LaunchShape,
+};
 use crate::real::NO_REAL_FUNCTION;
 use crate::state::{self, guarded};
 
@@ -186,9 +188,13 @@ pub(crate) fn params_in_buffer(
         .collect()
 }
 
-/// Records a module launch as record kind `id`; `params`/`extra` as the driver takes them.
+/// A module launch (`params`/`extra` as the driver takes them): `call` makes the real
+/// call exactly once, inside the shim guard; the record (kind `id`, `fields` adding what
+/// the launch path carries beyond the shape: `cuLaunchKernelEx`'s launch attributes) is
+/// built before it, so the snapshot of the host-visible memory the kernel reads is taken
+/// before the kernel can write it, and written after it with its result.
 #[allow(clippy::too_many_arguments)]
-pub(crate) fn record_module_launch(
+pub(crate) fn module_launch(
     id: u16,
     vendor: Vendor,
     api: &str,
@@ -196,29 +202,13 @@ pub(crate) fn record_module_launch(
     shape: LaunchShape,
     params: *mut *mut c_void,
     extra: *mut *mut c_void,
-    ret: c_int,
-) {
-    record_module_launch_with(id, vendor, api, f, shape, params, extra, ret, &|_| {});
-}
-
-/// [`record_module_launch`], with `fields` adding what the launch path carries beyond the
-/// shape (`cuLaunchKernelEx`'s launch attributes).
-#[allow(clippy::too_many_arguments)]
-pub(crate) fn record_module_launch_with(
-    id: u16,
-    vendor: Vendor,
-    api: &str,
-    f: u64,
-    shape: LaunchShape,
-    params: *mut *mut c_void,
-    extra: *mut *mut c_void,
-    ret: c_int,
+    call: impl FnOnce() -> c_int,
     fields: &dyn Fn(&mut PayloadWriter),
-) {
+) -> c_int {
     let Some((cap, _g)) = state::enter(vendor) else {
-        return;
+        return call();
     };
-    guarded(api, || {
+    let built = guarded(api, || {
         let mut layout = match vendor {
             Vendor::Cuda => cuda_param_layout(&cap.kernels, f, CudaHandle::Function),
             Vendor::Hip => cap.kernels.hip_layout(f),
@@ -229,7 +219,8 @@ pub(crate) fn record_module_launch_with(
         let mut in_buffer: Vec<*mut c_void> = Vec::new();
         if params.is_null() && !extra.is_null() {
             // SAFETY: `extra` is the program's array of key/value words up to its end
-            // marker, which the driver has just read; the size value points at a size_t.
+            // marker, which the driver is about to read; the size value points at a
+            // size_t.
             let found = extra_buffer(vendor, |i| unsafe {
                 read_at::<u64>(extra as u64 + 8 * i as u64)
             })
@@ -245,10 +236,17 @@ pub(crate) fn record_module_launch_with(
         }
         let info = KernelInfo::new(&cap.kernels, f, f, layout);
         // SAFETY: `params` are the program's argument pointers (the driver's `params`),
-        // which the driver has just read, or pointers into its `extra` buffer at the
+        // which the driver is about to read, or pointers into its `extra` buffer at the
         // layout's offsets, each inside the buffer; without a layout none is read.
-        unsafe { record_launch_with(cap, id, api, &info, shape, params, ret, fields) };
+        unsafe { launch_payload(cap, &info, shape, params) }
     });
+    let ret = call();
+    if let Some(built) = built {
+        guarded(api, || {
+            record_launch_built(cap, id, api, shape, ret, built, fields)
+        });
+    }
+    ret
 }
 
 /// C type of `cuModuleLoadData` / `hipModuleLoadData`: `(module*, const void* image)`.
@@ -324,16 +322,15 @@ macro_rules! module_shims {
             let Some(real) = real!($launch: ModuleLaunchFn).for_shim() else {
                 return NO_REAL_FUNCTION;
             };
-            // SAFETY: the program's own arguments.
-            let ret = unsafe { real(f, gx, gy, gz, bx, by, bz, shmem, stream, params, extra) };
             let shape = LaunchShape {
                 grid: Dim3 { x: gx, y: gy, z: gz },
                 block: Dim3 { x: bx, y: by, z: bz },
                 shmem: shmem as usize,
                 stream: stream as u64,
             };
-            record_module_launch(semantic::MODULE_LAUNCH_KERNEL, $vendor, stringify!($launch), f as u64, shape, params, extra, ret);
-            ret
+            // SAFETY: the program's own arguments.
+            let call = || unsafe { real(f, gx, gy, gz, bx, by, bz, shmem, stream, params, extra) };
+            module_launch(semantic::MODULE_LAUNCH_KERNEL, $vendor, stringify!($launch), f as u64, shape, params, extra, call, &|_| {})
         }
     };
 }
@@ -425,12 +422,6 @@ pub unsafe extern "C" fn hipExtModuleLaunchKernel(
     let Some(real) = real!(hipExtModuleLaunchKernel: ExtLaunchFn).for_shim() else {
         return NO_REAL_FUNCTION;
     };
-    // SAFETY: the program's own arguments.
-    let ret = unsafe {
-        real(
-            f, gx, gy, gz, lx, ly, lz, shmem, stream, params, extra, start, stop, flags,
-        )
-    };
     let shape = LaunchShape {
         grid: grid_of_global_size([gx, gy, gz], [lx, ly, lz]),
         block: Dim3 {
@@ -441,7 +432,13 @@ pub unsafe extern "C" fn hipExtModuleLaunchKernel(
         shmem,
         stream: stream as u64,
     };
-    record_module_launch(
+    // SAFETY: the program's own arguments.
+    let call = || unsafe {
+        real(
+            f, gx, gy, gz, lx, ly, lz, shmem, stream, params, extra, start, stop, flags,
+        )
+    };
+    module_launch(
         semantic::MODULE_LAUNCH_KERNEL,
         Vendor::Hip,
         "hipExtModuleLaunchKernel",
@@ -449,9 +446,9 @@ pub unsafe extern "C" fn hipExtModuleLaunchKernel(
         shape,
         params,
         extra,
-        ret,
-    );
-    ret
+        call,
+        &|_| {},
+    )
 }
 
 #[cfg(test)]

@@ -10,7 +10,9 @@
 //   written on a stream and read after hipEventSynchronize; the host changes the input
 //   and a second launch is read after hipDeviceSynchronize;
 // - a graph captured from a stream whose kernel writes mapped memory, launched twice
-//   (the host changes the mapped input in between), each read after hipStreamSynchronize.
+//   (the host changes the mapped input in between), each read after hipStreamSynchronize;
+// - a kernel that rewrites mapped memory in place: the launch's snapshot must hold the
+//   bytes from before the kernel ran, or replay would start from the kernel's result.
 // Capture records each of those allocations' bytes after the synchronisation that
 // completed the kernels reaching them (MappedOutput); replay compares them there.
 #include "../common/hrr_gpu.h"
@@ -56,6 +58,11 @@ static hipError_t prefetch(const void* p, size_t n, int dev, hipStream_t s) {
 __global__ void scale(const float* in, float* out, int n, float k) {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i < n) out[i] = in[i] * k + 1.0f;
+}
+
+__global__ void bump(int* x, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) x[i] = x[i] * 3 + 1;
 }
 
 __global__ void square(const int* in, int* out, int n) {
@@ -140,6 +147,19 @@ int main() {
     CHECK(hipDeviceSynchronize());
     for (int i = 0; i < n; ++i) iwant[i] = (7 - i % 13) * (7 - i % 13) - i;
     expect_equal("managed square again", mout, iwant.data(), n);
+
+    // In place: a kernel reads and rewrites 4 MiB of mapped memory.
+    const int m = 1 << 20;
+    int *inplace = nullptr, *dinplace = nullptr;
+    CHECK(hipHostMalloc((void**)&inplace, m * sizeof(int), hipHostMallocMapped));
+    for (int i = 0; i < m; ++i) inplace[i] = i % 977;
+    CHECK(hipHostGetDevicePointer((void**)&dinplace, inplace, 0));
+    bump<<<m / 256, 256, 0, s>>>(dinplace, m);
+    CHECK(hipStreamSynchronize(s));
+    std::vector<int> bwant(m);
+    for (int i = 0; i < m; ++i) bwant[i] = (i % 977) * 3 + 1;
+    expect_equal("mapped bump in place", inplace, bwant.data(), m);
+    CHECK(hipHostFree(inplace));
 
     CHECK(hipEventDestroy(done));
     CHECK(hipStreamDestroy(s));
