@@ -17,18 +17,17 @@ use hrr_archive::{Archive, Limits};
 mod common;
 use common::capture_so;
 
-const STANDIN: &[&str] = &[
-    "core.c",
-    "graph.c",
-    "pool.c",
-    "amdgpu.c",
-    "hip.c",
-    "hip_code.c",
-    "hip_graph.c",
-    "hip_rocm7.c",
-    "array.c",
-    "hip_array.c",
-];
+/// The stand-in HIP runtime's sources, from the list the harness builds it from.
+fn standin_sources(root: &Path) -> Vec<String> {
+    let list =
+        std::fs::read_to_string(root.join("standin/sources.txt")).expect("standin/sources.txt");
+    list.lines()
+        .filter(|l| !l.trim_start().starts_with('#'))
+        .find_map(|l| l.strip_prefix("amd "))
+        .and_then(|l| l.split_once(':'))
+        .map(|(_, files)| files.split_whitespace().map(String::from).collect())
+        .expect("an amd line in standin/sources.txt")
+}
 
 fn cc(args: &[String]) {
     let o = Command::new("cc").args(args).output().expect("cc");
@@ -49,7 +48,7 @@ fn build(dir: &Path) -> PathBuf {
     args.push("-o".into());
     args.push(dir.join("libamdhip64.so.5").display().to_string());
     args.extend(
-        STANDIN
+        standin_sources(&root)
             .iter()
             .map(|f| root.join("standin").join(f).display().to_string()),
     );

@@ -37,48 +37,33 @@ pub enum StandInError {
     NoCudaHeaders(&'static str),
 }
 
-/// The library a vendor's cases link, its soname, and the sources it is built from.
-fn library(
-    vendor: Vendor,
-) -> (
-    &'static str,
-    &'static [&'static str],
-    &'static [&'static str],
-) {
-    match vendor {
-        Vendor::Amd => (
-            "libamdhip64.so.5",
-            &[
-                "core.c",
-                "graph.c",
-                "pool.c",
-                "amdgpu.c",
-                "hip.c",
-                "hip_code.c",
-                "hip_graph.c",
-                "hip_rocm7.c",
-                "array.c",
-                "hip_array.c",
-            ],
-            &["-D__HIP_PLATFORM_AMD__"],
-        ),
-        Vendor::Nvidia => (
-            "libcudart.so.13",
-            &[
-                "core.c",
-                "graph.c",
-                "pool.c",
-                "amdgpu.c",
-                "cubin.c",
-                "cuda.c",
-                "cuda_code.c",
-                "cuda_graph.c",
-                "array.c",
-                "cuda_array.c",
-            ],
-            &[],
-        ),
-    }
+/// `standin/sources.txt`: each vendor's soname and the sources its stand-in is built from.
+const SOURCES: &str = include_str!("../../standin/sources.txt");
+
+/// The library a vendor's cases link (its soname), the sources it is built from (from
+/// `standin/sources.txt`), and the compiler's definitions.
+fn library(vendor: Vendor) -> (&'static str, Vec<&'static str>, &'static [&'static str]) {
+    let (key, defs): (&str, &'static [&'static str]) = match vendor {
+        Vendor::Amd => ("amd", &["-D__HIP_PLATFORM_AMD__"]),
+        Vendor::Nvidia => ("nvidia", &[]),
+    };
+    let (lib, files) = sources_of(SOURCES, key).unwrap_or_else(|| {
+        // The file is compiled in and checked by a test: a line is always there.
+        panic!("standin/sources.txt has no line for {key}")
+    });
+    (lib, files, defs)
+}
+
+/// The `KEY SONAME: FILE...` line of `text` for `key`: the soname and the files.
+fn sources_of<'t>(text: &'t str, key: &str) -> Option<(&'t str, Vec<&'t str>)> {
+    text.lines()
+        .filter(|l| !l.trim_start().starts_with('#'))
+        .find_map(|l| {
+            let (head, files) = l.split_once(':')?;
+            let mut head = head.split_whitespace();
+            (head.next()? == key).then_some(())?;
+            Some((head.next()?, files.split_whitespace().collect()))
+        })
 }
 
 /// Builds the vendor's stand-in into `BUILD_ROOT/standin-HASH/` (reused while sources and
@@ -305,4 +290,43 @@ pub fn family(f: &Family, runtime_dir: &Path, arch: &str, log: &Path) -> Family 
     let mut g = f.clone();
     g.env = env;
     g
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_stand_in_source_is_listed_once_per_vendor_and_exists() {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../standin");
+        let mut listed = std::collections::BTreeSet::new();
+        for vendor in [Vendor::Amd, Vendor::Nvidia] {
+            let (lib, files, _) = library(vendor);
+            assert!(lib.starts_with("lib") && lib.contains(".so."), "{lib}");
+            let unique: std::collections::BTreeSet<_> = files.iter().collect();
+            assert_eq!(unique.len(), files.len(), "{vendor:?} lists a file twice");
+            for f in &files {
+                assert!(
+                    dir.join(f).is_file(),
+                    "standin/sources.txt names {f}, absent"
+                );
+                listed.insert(f.to_string());
+            }
+        }
+        // A C source no stand-in is built from is a file someone forgot to list.
+        for e in std::fs::read_dir(&dir).unwrap() {
+            let name = e.unwrap().file_name().to_string_lossy().into_owned();
+            if name.ends_with(".c") {
+                assert!(
+                    listed.contains(&name),
+                    "standin/{name} is in no build's list"
+                );
+            }
+        }
+        assert_eq!(
+            sources_of("# x\nk a.so: x.c y.c\n", "k"),
+            Some(("a.so", vec!["x.c", "y.c"]))
+        );
+        assert_eq!(sources_of("k a.so: x.c\n", "other"), None);
+    }
 }
