@@ -11,15 +11,12 @@
 use std::path::Path;
 use std::process::{Command, Stdio};
 
+mod common;
+use common::write;
+
 const HARNESS: &str = env!("CARGO_BIN_EXE_hrr-harness");
 const TOKEN: &str = "ghp_hrrTestTokenValue0123456789";
 const SECRET: &str = "s3cr3t-value-of-a-case";
-
-fn write(root: &Path, rel: &str, text: &str) {
-    let p = root.join(rel);
-    std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-    std::fs::write(p, text).unwrap();
-}
 
 fn host_case(name: &str) -> String {
     format!("  - name: {name}\n    dir: {name}\n    kind: host\n    command: [sh, run.sh]\n    checks: [exit-zero]\n")

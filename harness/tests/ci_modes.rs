@@ -7,13 +7,10 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-const HARNESS: &str = env!("CARGO_BIN_EXE_hrr-harness");
+mod common;
+use common::{text, write};
 
-fn write(root: &Path, rel: &str, text: &str) {
-    let p = root.join(rel);
-    std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-    std::fs::write(p, text).unwrap();
-}
+const HARNESS: &str = env!("CARGO_BIN_EXE_hrr-harness");
 
 const MATRIX: &str = r#"version: 1
 tools:
@@ -125,14 +122,6 @@ fn harness(root: &Path, args: &[&str]) -> Output {
         .env("NVCC", root.join("bin/nvcc"))
         .output()
         .unwrap()
-}
-
-fn text(o: &Output) -> String {
-    format!(
-        "{}{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    )
 }
 
 fn statuses(file: &Path) -> Vec<(String, String)> {

@@ -6,6 +6,9 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
+mod common;
+use common::{text, write};
+
 const HARNESS: &str = env!("CARGO_BIN_EXE_hrr-harness");
 
 fn sh(dir: &Path, script: &str) {
@@ -20,12 +23,6 @@ fn sh(dir: &Path, script: &str) {
         "{script}: {}",
         String::from_utf8_lossy(&o.stderr)
     );
-}
-
-fn write(root: &Path, rel: &str, text: &str) {
-    let p = root.join(rel);
-    std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-    std::fs::write(p, text).unwrap();
 }
 
 const TOOL_BUGGY: &str = r#"#include <stdio.h>
@@ -185,14 +182,6 @@ fn harness(root: &Path, args: &[&str]) -> Output {
         .env("NVCC", "/nonexistent/nvcc")
         .output()
         .unwrap()
-}
-
-fn text(o: &Output) -> String {
-    format!(
-        "{}{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    )
 }
 
 fn outcomes(dir: &Path) -> serde_json::Value {

@@ -16,6 +16,12 @@ use serde_json::{json, Value};
 use wiremock::matchers::{header, method, path};
 use wiremock::{Mock, MockServer, Request, ResponseTemplate};
 
+mod common;
+
+fn text(o: &Output) -> (String, String) {
+    common::streams_without(o, TOKEN)
+}
+
 const HARNESS: &str = env!("CARGO_BIN_EXE_hrr-harness");
 const TOKEN: &str = "ghs_secret-token-never-printed";
 const SHA: &str = "0123456789abcdef0123456789abcdef01234567";
@@ -158,18 +164,6 @@ fn artifact(dir: &Path, junit: &[u8], summary: &[u8]) {
     std::fs::create_dir_all(dir.join("untrusted")).unwrap();
     std::fs::write(dir.join("untrusted/junit.xml"), junit).unwrap();
     std::fs::write(dir.join("untrusted/summary.md"), summary).unwrap();
-}
-
-fn text(o: &Output) -> (String, String) {
-    let (out, err) = (
-        String::from_utf8_lossy(&o.stdout).into_owned(),
-        String::from_utf8_lossy(&o.stderr).into_owned(),
-    );
-    assert!(
-        !out.contains(TOKEN) && !err.contains(TOKEN),
-        "the token was printed"
-    );
-    (out, err)
 }
 
 /// The JSON bodies of the requests received, with their methods.

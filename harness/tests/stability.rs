@@ -10,24 +10,13 @@
 //!
 //! Skips (with the reason) where nvcc or a C compiler is missing; .ci/run installs both.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 
+mod common;
+use common::{have, workspace};
+
 const HARNESS: &str = env!("CARGO_BIN_EXE_hrr-harness");
-
-fn workspace() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .unwrap()
-        .to_path_buf()
-}
-
-fn have(cmd: &str) -> bool {
-    Command::new("sh")
-        .args(["-c", &format!("command -v {cmd}")])
-        .output()
-        .is_ok_and(|o| o.status.success())
-}
 
 struct Run {
     code: i32,

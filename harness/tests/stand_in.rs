@@ -18,22 +18,10 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+mod common;
+use common::{have, workspace};
+
 const HARNESS: &str = env!("CARGO_BIN_EXE_hrr-harness");
-
-fn workspace() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .unwrap()
-        .to_path_buf()
-}
-
-fn have(cmd: &str) -> bool {
-    Command::new("sh")
-        .args(["-c", &format!("command -v {cmd}")])
-        .output()
-        .map(|o| o.status.success())
-        .unwrap_or(false)
-}
 
 /// The debug capture library and replay next to this test's harness binary, built first
 /// (another package's artifacts are not refreshed by building this test).
