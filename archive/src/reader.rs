@@ -211,8 +211,9 @@ impl ProcessArchive {
         blob::decode_parts(&path, &header, body, hash, len, &self.limits)
     }
 
-    /// Loads and verifies a blob.
-    pub fn load_blob(&self, r: &BlobRef) -> Result<Vec<u8>> {
+    /// A blob's path inside the process directory, once its declared length passed
+    /// `max_host_bytes`.
+    fn blob_rel_within_limits(&self, r: &BlobRef) -> Result<PathBuf> {
         let rel = blob::blob_rel_path(&r.hash);
         Limits::check(
             &self.dir.join(&rel),
@@ -220,6 +221,12 @@ impl ProcessArchive {
             r.len,
             self.limits.max_host_bytes,
         )?;
+        Ok(rel)
+    }
+
+    /// Loads and verifies a blob.
+    pub fn load_blob(&self, r: &BlobRef) -> Result<Vec<u8>> {
+        let rel = self.blob_rel_within_limits(r)?;
         let data = self.load_content(rel.clone(), &r.hash, Some(r.len))?;
         if data.len() as u64 != r.len {
             return Err(ArchiveError::invalid(
@@ -250,13 +257,7 @@ impl ProcessArchive {
     /// expanded), or None when it is stored another way: replay compares a result with
     /// a fill directly instead of loading the bytes it stands for.
     pub fn blob_fill(&self, r: &BlobRef) -> Result<Option<Fill>> {
-        let rel = blob::blob_rel_path(&r.hash);
-        Limits::check(
-            &self.dir.join(&rel),
-            "max_host_bytes",
-            r.len,
-            self.limits.max_host_bytes,
-        )?;
+        let rel = self.blob_rel_within_limits(r)?;
         let path = self.checked_path(&rel)?;
         blob::read_blob_fill(&path, &r.hash, &self.limits, r.len)
     }

@@ -492,13 +492,28 @@ pub unsafe fn launch_by(
     let Some((cap, _g)) = state::enter(vendor) else {
         return call();
     };
-    // Built before the call: the snapshot of host-visible memory the kernel reads is
-    // taken before the kernel can write it.
-    let built = guarded(api, || {
+    let build = || {
         let info = kernel_info_cached(&cap.kernels, id, first, resolve);
         // SAFETY: the program's argument pointers, which the runtime is about to read.
         unsafe { launch_payload(cap, &info, shape, args) }
-    });
+    };
+    around_launch(cap, id, api, shape, build, call, extra)
+}
+
+/// The order every launch path records in: `build` makes the record's payload before
+/// `call` makes the real call (so the snapshot of host-visible memory the kernel reads
+/// is taken before the kernel can write it), and the record is written after, with the
+/// call's result and `extra`'s fields. A panic in either half is contained (`guarded`).
+pub fn around_launch(
+    cap: &Capture,
+    id: u16,
+    api: &str,
+    shape: LaunchShape,
+    build: impl FnOnce() -> LaunchPayload,
+    call: impl FnOnce() -> c_int,
+    extra: &dyn Fn(&mut PayloadWriter),
+) -> c_int {
+    let built = guarded(api, build);
     let ret = call();
     if let Some(built) = built {
         guarded(api, || {

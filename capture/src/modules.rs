@@ -12,7 +12,7 @@ use hrr_archive::payload::PayloadWriter;
 
 use crate::ffi::{bytes_at, c_string, read_at, Dim3};
 use crate::launch::{
-    cuda_param_layout, launch_payload, record_launch_built, CudaHandle, KernelInfo, LaunchShape,
+    around_launch, cuda_param_layout, launch_payload, CudaHandle, KernelInfo, LaunchShape,
 };
 use crate::real::NO_REAL_FUNCTION;
 use crate::state::{self, guarded};
@@ -208,7 +208,7 @@ pub(crate) fn module_launch(
     let Some((cap, _g)) = state::enter(vendor) else {
         return call();
     };
-    let built = guarded(api, || {
+    let build = || {
         let mut layout = match vendor {
             Vendor::Cuda => cuda_param_layout(&cap.kernels, f, CudaHandle::Function),
             Vendor::Hip => cap.kernels.hip_layout(f),
@@ -239,14 +239,8 @@ pub(crate) fn module_launch(
         // which the driver is about to read, or pointers into its `extra` buffer at the
         // layout's offsets, each inside the buffer; without a layout none is read.
         unsafe { launch_payload(cap, &info, shape, params) }
-    });
-    let ret = call();
-    if let Some(built) = built {
-        guarded(api, || {
-            record_launch_built(cap, id, api, shape, ret, built, fields)
-        });
-    }
-    ret
+    };
+    around_launch(cap, id, api, shape, build, call, fields)
 }
 
 /// C type of `cuModuleLoadData` / `hipModuleLoadData`: `(module*, const void* image)`.
