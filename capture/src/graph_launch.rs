@@ -87,7 +87,6 @@ fn before_launch(cap: &Capture, exec: u64, stream: u64) -> Before {
 }
 
 /// After the launch: its outputs once the stream completed it, then the record.
-#[allow(clippy::too_many_arguments)]
 fn after_launch(cap: &Capture, vendor: Vendor, api: &str, stream: u64, ret: c_int, b: Before) {
     let Before {
         mut p,
@@ -96,11 +95,14 @@ fn after_launch(cap: &Capture, vendor: Vendor, api: &str, stream: u64, ret: c_in
         mut failure,
     } = b;
     let nodes = &nodes[..];
-    // Launched into a capturing stream, the graph ran nothing: there is nothing to note.
-    let ran = ret == 0 && matches!(stream_capture(vendor, stream), StreamCapture::Idle);
     let has_outputs = nodes.iter().any(|n| matches!(n, NodeIo::Output { .. }));
-    if ret == 0 && has_outputs {
-        match read_plan(stream_capture(vendor, stream), stream) {
+    // The stream's capture state, asked once and only when something depends on it.
+    let capture =
+        (ret == 0 && (has_outputs || !reached.is_empty())).then(|| stream_capture(vendor, stream));
+    // Launched into a capturing stream, the graph ran nothing: there is nothing to note.
+    let ran = capture == Some(StreamCapture::Idle);
+    if let (Some(capture), true) = (capture, has_outputs) {
+        match read_plan(capture, stream) {
             ReadPlan::ReadNow => {
                 let r = relaxed(vendor, || stream_synchronize(vendor, stream));
                 if r != 0 {

@@ -149,13 +149,6 @@ impl<'a> Staging<'a> {
         self.expected_fill.as_ref()
     }
 
-    /// `poison_result` for an expected fill: the fill's complement, written without
-    /// expanding the fill anywhere else.
-    pub fn poison_result_fill(&mut self, result_len: usize, fill: &Fill) {
-        let r = &mut self.bufs[Role::Result as usize];
-        complement_fill_into(&mut r.mem[r.offset..r.offset + result_len], fill);
-    }
-
     /// When the expected buffer holds exactly the content `hash` of `len` bytes, makes it
     /// the source buffer (the old source buffer becomes the expected one) and returns it.
     pub fn reuse_expected_as_source(
@@ -187,12 +180,18 @@ impl<'a> Staging<'a> {
     /// Fills the first `result_len` bytes of the result buffer with the complement of
     /// the expected bytes (0xa5 past their end), so a byte the replayed copy never wrote
     /// can never pass the check: a reused buffer would otherwise still hold an earlier
-    /// event's, possibly equal, result.
+    /// event's, possibly equal, result. An expected fill (`set_expected_fill`) is complemented as its unit, never
+    /// expanded anywhere else.
     pub fn poison_result(&mut self, result_len: usize, expected_len: usize) {
         let [_, r, e] = &mut self.bufs;
         let found = &mut r.mem[r.offset..r.offset + result_len];
-        let expected = &e.mem[e.offset..e.offset + expected_len.min(result_len)];
-        complement_into(found, expected);
+        match &self.expected_fill {
+            Some(fill) => complement_fill_into(found, fill),
+            None => {
+                let expected = &e.mem[e.offset..e.offset + expected_len.min(result_len)];
+                complement_into(found, expected);
+            }
+        }
     }
 
     /// Whether `role`'s buffer is page-locked, so an asynchronous copy reads it after the

@@ -65,15 +65,14 @@ impl<'a> Ctx<'a> {
             });
         }
         // Content stored as a fill is compared as one: no expected buffer, no expansion.
-        if let Some(fill) = self.proc_.blob_fill(&r)? {
-            let dst = self.staging.get(Role::Result, result_len)?.as_ptr() as u64;
-            self.staging.poison_result_fill(result_len, &fill);
-            self.staging.set_expected_fill(fill);
-            return Ok((dst, (result_len, expected_len)));
+        match self.proc_.blob_fill(&r)? {
+            Some(fill) => self.staging.set_expected_fill(fill),
+            None => {
+                let buf = self.staging.get(Role::Expected, expected_len)?;
+                self.proc_.load_blob_into(&r, buf)?;
+                self.staging.set_expected_content(r.hash, expected_len);
+            }
         }
-        let buf = self.staging.get(Role::Expected, expected_len)?;
-        self.proc_.load_blob_into(&r, buf)?;
-        self.staging.set_expected_content(r.hash, expected_len);
         let dst = self.staging.get(Role::Result, result_len)?.as_ptr() as u64;
         self.staging.poison_result(result_len, expected_len);
         Ok((dst, (result_len, expected_len)))

@@ -20,7 +20,7 @@ pub(super) struct Objects {
     surfaces: HashMap<u64, u64>,
     live: Vec<(bool, u64)>,
     /// Whether replay made its own object of the class (texture, surface) before the
-    /// program's first (`offset_numbering`).
+    /// program's first (`Ctx::offset_object_numbering`).
     offset: [bool; 2],
 }
 
