@@ -71,6 +71,47 @@ impl Fill {
         }
     }
 
+    /// Whether `data` is exactly this content, as `matches` says. When it is, `data` is
+    /// left holding the complement of this content (every byte inverted), written block
+    /// by block right after each block is compared, while it is in cache: a buffer
+    /// about to be reused then already differs from this content at every byte. When it
+    /// is not, `data` is left as it was, for the mismatch to be reported.
+    pub fn matches_then_complement(&self, data: &mut [u8]) -> bool {
+        if data.len() as u64 != self.len {
+            return false;
+        }
+        let (block, inverse) = (self.block(), self.complement().block());
+        let stop = AtomicBool::new(false);
+        let per = if data.len() >= PARALLEL_BYTES {
+            let threads = std::thread::available_parallelism()
+                .map_or(1, |n| n.get())
+                .clamp(1, THREADS);
+            data.len().div_ceil(BLOCK).div_ceil(threads) * BLOCK
+        } else {
+            data.len().max(1)
+        };
+        // Each part reports how many of its bytes it compared and complemented.
+        let done: Vec<usize> = std::thread::scope(|s| {
+            let (block, inverse, stop) = (&block, &inverse, &stop);
+            let handles: Vec<_> = data
+                .chunks_mut(per)
+                .map(|part| s.spawn(move || complement_matching(part, block, inverse, stop)))
+                .collect();
+            handles.into_iter().map(|h| h.join().unwrap_or(0)).collect()
+        });
+        if !stop.load(Ordering::Relaxed) {
+            return true;
+        }
+        // A part differed: every part's complemented prefix matched, so it gets this
+        // content back, and `data` is as it was.
+        for (part, n) in data.chunks_mut(per).zip(done) {
+            for chunk in part[..n].chunks_mut(BLOCK) {
+                chunk.copy_from_slice(&block[..chunk.len()]);
+            }
+        }
+        false
+    }
+
     /// Byte `i` of the content.
     pub fn byte(&self, i: usize) -> u8 {
         self.unit[i % FILL_UNIT]
@@ -160,6 +201,21 @@ fn matches_from(data: &[u8], from: usize, block: &[u8], stop: &AtomicBool) -> bo
     true
 }
 
+/// Compares `part` block by block with `block`, complementing each block that matches
+/// (`inverse`), until one does not or `stop` is set; returns the bytes complemented.
+fn complement_matching(part: &mut [u8], block: &[u8], inverse: &[u8], stop: &AtomicBool) -> usize {
+    let mut done = 0;
+    for chunk in part.chunks_mut(BLOCK) {
+        if stop.load(Ordering::Relaxed) || *chunk != block[..chunk.len()] {
+            stop.store(true, Ordering::Relaxed);
+            return done;
+        }
+        chunk.copy_from_slice(&inverse[..chunk.len()]);
+        done += chunk.len();
+    }
+    done
+}
+
 /// `matches_from` over ranges of whole blocks checked by several threads; the first
 /// difference stops them all.
 fn matches_parallel(data: &[u8], block: &[u8]) -> bool {
@@ -210,6 +266,30 @@ mod tests {
             Fill::detect(&vec![0xabu8; 100_000]).unwrap().unit,
             [0xab; 16]
         );
+    }
+
+    #[test]
+    fn a_matching_buffer_is_left_complemented_and_a_differing_one_unchanged() {
+        let unit = *b"0123456789abcdef";
+        for len in [4096usize, 65_536 + 7, (8 << 20) + 12, 20 << 20] {
+            let f = Fill {
+                unit,
+                len: len as u64,
+            };
+            let mut data = expanded(unit, len);
+            assert!(f.matches_then_complement(&mut data), "len {len}");
+            assert_eq!(data, expanded(f.complement().unit, len), "len {len}");
+            for at in [0, 17, len / 2, len - 1] {
+                let mut d = expanded(unit, len);
+                d[at] ^= 0x40;
+                let before = d.clone();
+                assert!(!f.matches_then_complement(&mut d), "len {len}, byte {at}");
+                assert!(d == before, "len {len}, byte {at}: changed");
+            }
+            let mut short = expanded(unit, len - 1);
+            assert!(!f.matches_then_complement(&mut short));
+            assert_eq!(short, expanded(unit, len - 1));
+        }
     }
 
     #[test]

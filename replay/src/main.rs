@@ -11,6 +11,8 @@
 mod engine;
 mod hip_version;
 mod info;
+mod pages;
+mod profile;
 mod runtime;
 mod serve;
 mod session;
@@ -94,6 +96,11 @@ struct Cli {
     /// other byte must still equal the captured one.
     #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=MAX_STABILITY_RUNS))]
     stability_runs: u32,
+    /// Print to stderr, when replay ends, where its time went: starting the runtime,
+    /// opening the archive, the events (by API) and the host work within them
+    /// (allocating, page-locking, loading, poisoning, comparing, waiting).
+    #[arg(long)]
+    profile: bool,
 }
 
 /// The most replays `--stability-runs` takes.
@@ -112,6 +119,7 @@ impl Cli {
 }
 
 fn main() -> ExitCode {
+    let began = std::time::Instant::now();
     let cli = match Cli::try_parse() {
         Ok(c) => c,
         Err(e) => {
@@ -123,7 +131,14 @@ fn main() -> ExitCode {
             });
         }
     };
-    ExitCode::from(run(cli).code())
+    if cli.profile {
+        profile::enable();
+    }
+    let exit = run(cli);
+    if profile::enabled() {
+        eprint!("{}", profile::report(began.elapsed()));
+    }
+    ExitCode::from(exit.code())
 }
 
 /// What replay prints for `--version`: the tool, the archive format it reads and writes,

@@ -59,11 +59,20 @@ impl Runtimes {
         let i = match self.loaded.iter().position(|(v, _)| *v == vendor) {
             Some(i) => i,
             None => {
+                let _t = crate::profile::span(crate::profile::Part::Start);
                 self.loaded.push((vendor, start_runtime(vendor)));
                 self.loaded.len() - 1
             }
         };
         self.loaded[i].1.as_ref().map_err(|e| e.clone())
+    }
+}
+
+impl Drop for Runtimes {
+    fn drop(&mut self) {
+        // Unloading runs the runtime's own teardown (its context): timed for --profile.
+        let _t = crate::profile::span(crate::profile::Part::Unload);
+        self.loaded.clear();
     }
 }
 
@@ -106,7 +115,10 @@ pub fn replay_all(
 ) -> ReplayExit {
     let mut results = Vec::with_capacity(req.archives.len());
     for path in &req.archives {
-        let result = match Archive::open(path, req.limits) {
+        let open = crate::profile::span(crate::profile::Part::Open);
+        let opened = Archive::open(path, req.limits);
+        drop(open);
+        let result = match opened {
             Ok(archive) => replay(req, &archive, runtimes, err),
             Err(e) => {
                 let _ = writeln!(err, "hrr-replay: {}", escape_controls(&e.to_string()));

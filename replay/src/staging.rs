@@ -28,11 +28,14 @@ use hrr_archive::api::id;
 use hrr_archive::fill::Fill;
 use hrr_archive::ContentHash;
 
+use crate::pages::{self, Pages};
+use crate::profile::{self, Part};
 use crate::runtime::Runtime;
 
+pub use crate::pages::NoMemory;
+
 /// Buffers at least this large are page-locked.
-pub const PIN_MIN_BYTES: usize = 8 << 20;
-const PAGE: usize = 4096;
+pub const PIN_MIN_BYTES: usize = pages::LARGE_BYTES;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Role {
@@ -46,18 +49,20 @@ pub enum Role {
 
 #[derive(Default)]
 struct HostBuf {
-    /// Over-allocated by a page so the used part starts page-aligned.
-    mem: Vec<u8>,
-    offset: usize,
-    cap: usize,
+    pages: Pages,
     pinned: bool,
+    /// The fill the buffer is known to hold from its first byte (`Poison`).
+    holds: Option<Fill>,
 }
 
-/// The system refused memory for a staging buffer.
-#[derive(Debug, thiserror::Error)]
-#[error("cannot allocate {bytes} bytes of host memory for the copy")]
-pub struct NoMemory {
-    pub bytes: usize,
+impl HostBuf {
+    fn cap(&self) -> usize {
+        self.pages.len()
+    }
+
+    fn bytes(&mut self, len: usize) -> &mut [u8] {
+        &mut self.pages.as_mut_slice()[..len]
+    }
 }
 
 pub struct Staging<'a> {
@@ -89,7 +94,7 @@ impl<'a> Staging<'a> {
     /// The `role` buffer, exactly `len` bytes, its contents unspecified.
     pub fn get(&mut self, role: Role, len: usize) -> Result<&mut [u8], NoMemory> {
         let i = role as usize;
-        if self.bufs[i].cap < len {
+        if self.bufs[i].cap() < len {
             self.unpin(i);
             // The old buffer goes first: it is not needed, and both at once may not fit.
             self.bufs[i] = HostBuf::default();
@@ -97,39 +102,23 @@ impl<'a> Staging<'a> {
                 self.expected_content = None;
             }
             let cap = grown_capacity(len, self.max_bytes);
-            let bytes = cap
-                .checked_add(PAGE)
-                .ok_or(NoMemory { bytes: usize::MAX })?;
-            // Ask the allocator first, so a refusal is an error rather than an abort.
-            let mut probe: Vec<u8> = Vec::new();
-            probe
-                .try_reserve_exact(bytes)
-                .map_err(|_| NoMemory { bytes })?;
-            drop(probe);
-            // Fresh pages from the allocator (calloc: no zeroing pass of our own), faulted
-            // in by several threads before the runtime pins them: registering faults
-            // every page on one thread otherwise.
-            let mut mem = vec![0u8; bytes];
-            let offset = (PAGE - mem.as_ptr() as usize % PAGE) % PAGE;
-            if cap >= PIN_MIN_BYTES {
-                touch_pages(&mut mem[offset..offset + cap]);
-            }
+            let alloc = profile::span(Part::Alloc);
+            let pages = Pages::new(cap)?;
+            drop(alloc);
             self.bufs[i] = HostBuf {
-                mem,
-                offset,
-                cap,
+                pages,
                 pinned: false,
+                holds: None,
             };
         }
         if role == Role::Expected {
             self.expected_content = None;
             self.expected_fill = None;
         }
-        if !self.bufs[i].pinned && self.bufs[i].cap >= PIN_MIN_BYTES {
+        if !self.bufs[i].pinned && self.bufs[i].cap() >= PIN_MIN_BYTES {
             self.pin(i);
         }
-        let b = &mut self.bufs[i];
-        Ok(&mut b.mem[b.offset..b.offset + len])
+        Ok(self.bufs[i].bytes(len))
     }
 
     /// Records that the expected buffer now holds `len` bytes verified to hash to `hash`.
@@ -142,11 +131,6 @@ impl<'a> Staging<'a> {
     pub fn set_expected_fill(&mut self, fill: Fill) {
         self.expected_content = None;
         self.expected_fill = Some(fill);
-    }
-
-    /// The expected content, when `set_expected_fill` gave it as a fill.
-    pub fn expected_fill(&self) -> Option<&Fill> {
-        self.expected_fill.as_ref()
     }
 
     /// When the expected buffer holds exactly the content `hash` of `len` bytes, makes it
@@ -162,33 +146,36 @@ impl<'a> Staging<'a> {
         self.expected_content = None;
         self.bufs
             .swap(Role::Source as usize, Role::Expected as usize);
-        let b = &mut self.bufs[Role::Source as usize];
-        Some(&mut b.mem[b.offset..b.offset + len])
+        Some(self.bufs[Role::Source as usize].bytes(len))
     }
 
-    /// The first `result_len` bytes of the result buffer and `expected_len` of the
-    /// expected one, both as `get` last left them.
-    pub fn result_and_expected(&self, result_len: usize, expected_len: usize) -> (&[u8], &[u8]) {
-        let r = &self.bufs[Role::Result as usize];
-        let e = &self.bufs[Role::Expected as usize];
-        (
-            &r.mem[r.offset..r.offset + result_len.min(r.cap)],
-            &e.mem[e.offset..e.offset + expected_len.min(e.cap)],
-        )
+    /// The result to check, as the copy left it in the result buffer, with the expected
+    /// content (`result_len` and `expected_len` bytes, as `get` last gave them out).
+    pub fn result_check(&mut self, result_len: usize, expected_len: usize) -> ResultCheck<'_> {
+        let [_, r, e] = &mut self.bufs;
+        let (rc, ec) = (r.cap(), e.cap());
+        ResultCheck {
+            found: &mut r.pages.as_mut_slice()[..result_len.min(rc)],
+            expected_fill: self.expected_fill.as_ref(),
+            expected: &e.pages.as_slice()[..expected_len.min(ec)],
+            holds: &mut r.holds,
+        }
     }
 
-    /// Fills the first `result_len` bytes of the result buffer with the complement of
-    /// the expected bytes (0xa5 past their end), so a byte the replayed copy never wrote
-    /// can never pass the check: a reused buffer would otherwise still hold an earlier
-    /// event's, possibly equal, result. An expected fill (`set_expected_fill`) is complemented as its unit, never
-    /// expanded anywhere else.
+    /// Makes sure no byte of the first `result_len` bytes of the result buffer equals
+    /// the expected byte, so a byte the replayed copy never wrote can never pass the
+    /// check: a reused buffer would otherwise still hold an earlier event's, possibly
+    /// equal, result. The buffer gets the expected bytes' complement (0xa5 past their
+    /// end), unless it is known to hold a fill that differs from an expected fill at
+    /// every byte already (`poison_for_fill`).
     pub fn poison_result(&mut self, result_len: usize, expected_len: usize) {
         let [_, r, e] = &mut self.bufs;
-        let found = &mut r.mem[r.offset..r.offset + result_len];
+        let holds = r.holds.take();
+        let found = r.bytes(result_len);
         match &self.expected_fill {
-            Some(fill) => complement_fill_into(found, fill),
+            Some(fill) => poison_for_fill(found, holds, fill),
             None => {
-                let expected = &e.mem[e.offset..e.offset + expected_len.min(result_len)];
+                let expected = &e.pages.as_slice()[..expected_len.min(result_len)];
                 complement_into(found, expected);
             }
         }
@@ -211,13 +198,13 @@ impl<'a> Staging<'a> {
         if self.pin_refused {
             return;
         }
+        let _t = profile::span(Part::Pin);
         let b = &mut self.bufs[i];
-        let ptr = b.mem[b.offset..].as_mut_ptr() as u64;
         // SAFETY: HostRegister(ptr, size, flags 0) over memory this buffer owns, which
         // stays allocated, unmoved, until `unpin` unregisters it.
         match unsafe {
             self.rt
-                .call_table(id::HostRegister, &[ptr, b.cap as u64, 0])
+                .call_table(id::HostRegister, &[b.pages.addr(), b.cap() as u64, 0])
         } {
             Ok(0) => b.pinned = true,
             _ => self.pin_refused = true,
@@ -227,9 +214,9 @@ impl<'a> Staging<'a> {
     fn unpin(&mut self, i: usize) {
         let b = &mut self.bufs[i];
         if b.pinned {
-            let ptr = b.mem[b.offset..].as_mut_ptr() as u64;
+            let _t = profile::span(Part::Unpin);
             // SAFETY: HostUnregister of the address `pin` registered.
-            let _ = unsafe { self.rt.call_table(id::HostUnregister, &[ptr]) };
+            let _ = unsafe { self.rt.call_table(id::HostUnregister, &[b.pages.addr()]) };
             b.pinned = false;
         }
     }
@@ -249,64 +236,36 @@ fn grown_capacity(len: usize, max: usize) -> usize {
         .min(max.max(len))
 }
 
-/// Writes one byte of every page of `buf` from several threads, so the kernel maps (and
-/// zeroes) its pages in parallel.
-fn touch_pages(buf: &mut [u8]) {
-    let threads = std::thread::available_parallelism().map_or(1, |t| t.get().min(8));
-    let step = buf.len().div_ceil(threads).div_ceil(PAGE).max(1) * PAGE;
-    std::thread::scope(|s| {
-        for part in buf.chunks_mut(step) {
-            s.spawn(move || {
-                for page in part.chunks_mut(PAGE) {
-                    // Not 0: a store of zero into calloc memory may be optimised away.
-                    page[0] = 1;
-                }
-            });
-        }
-    });
-}
-
 /// A page-aligned host buffer of its own (one per asynchronous copy whose comparison
 /// waits for a later record), page-locked from `PIN_MIN_BYTES` on, unregistered when
 /// dropped.
 pub struct OwnedBuf<'a> {
     rt: &'a Runtime,
-    mem: Vec<u8>,
-    offset: usize,
-    len: usize,
+    pages: Pages,
     pinned: bool,
+    /// The fill the buffer is known to hold from its first byte (`poison_for_fill`).
+    pub holds: Option<Fill>,
 }
 
 impl<'a> OwnedBuf<'a> {
     /// `len` bytes (contents unspecified), page-locked when `pin` and at least
     /// `PIN_MIN_BYTES`, or the system's refusal.
     pub fn new(rt: &'a Runtime, len: usize, pin: bool) -> Result<OwnedBuf<'a>, NoMemory> {
-        let bytes = len
-            .checked_add(PAGE)
-            .ok_or(NoMemory { bytes: usize::MAX })?;
-        let mut probe: Vec<u8> = Vec::new();
-        probe
-            .try_reserve_exact(bytes)
-            .map_err(|_| NoMemory { bytes })?;
-        drop(probe);
-        let mem = vec![0u8; bytes];
-        let offset = (PAGE - mem.as_ptr() as usize % PAGE) % PAGE;
+        let alloc = profile::span(Part::Alloc);
+        let pages = Pages::new(len)?;
+        drop(alloc);
         let mut b = OwnedBuf {
             rt,
-            mem,
-            offset,
-            len,
+            pages,
             pinned: false,
+            holds: None,
         };
-        if len >= PIN_MIN_BYTES {
-            touch_pages(&mut b.mem[offset..offset + len]);
-        }
         if pin && len >= PIN_MIN_BYTES {
-            let ptr = b.mem[offset..].as_mut_ptr() as u64;
+            let _t = profile::span(Part::Pin);
             // SAFETY: HostRegister over memory this buffer owns, which stays allocated,
             // unmoved, until `drop` unregisters it.
             b.pinned = matches!(
-                unsafe { rt.call_table(id::HostRegister, &[ptr, len as u64, 0]) },
+                unsafe { rt.call_table(id::HostRegister, &[b.pages.addr(), len as u64, 0]) },
                 Ok(0)
             );
         }
@@ -315,32 +274,61 @@ impl<'a> OwnedBuf<'a> {
 
     /// Its length in bytes.
     pub fn bytes(&self) -> usize {
-        self.len
+        self.pages.len()
     }
 
     pub fn as_slice(&self) -> &[u8] {
-        &self.mem[self.offset..self.offset + self.len]
+        self.pages.as_slice()
     }
 
     pub fn as_mut_slice(&mut self) -> &mut [u8] {
-        &mut self.mem[self.offset..self.offset + self.len]
+        self.pages.as_mut_slice()
     }
 }
 
 impl Drop for OwnedBuf<'_> {
     fn drop(&mut self) {
         if self.pinned {
-            let ptr = self.mem[self.offset..].as_mut_ptr() as u64;
+            let _t = profile::span(Part::Unpin);
             // SAFETY: HostUnregister of the address `new` registered, before the memory
             // is freed.
-            let _ = unsafe { self.rt.call_table(id::HostUnregister, &[ptr]) };
+            let _ = unsafe { self.rt.call_table(id::HostUnregister, &[self.pages.addr()]) };
         }
+    }
+}
+
+/// A D2H result in the result buffer, ready to be checked.
+pub struct ResultCheck<'s> {
+    pub found: &'s mut [u8],
+    /// The expected content when it is a fill (`expected` then holds nothing of it).
+    pub expected_fill: Option<&'s Fill>,
+    pub expected: &'s [u8],
+    /// What the result buffer is known to hold after the check: the check sets it when
+    /// it leaves a fill there (`Fill::matches_then_complement`).
+    pub holds: &'s mut Option<Fill>,
+}
+
+/// Poisons `out` against an expected `fill` (`complement_fill_into`), unless `holds`,
+/// the fill `out` is known to hold, differs from `fill` at every byte already: a byte
+/// the copy never wrote then cannot pass either. A comparison that passed leaves the
+/// complement of what it compared (`Fill::matches_then_complement`), which differs from
+/// the next round's different fill at every byte almost always: the result buffer is
+/// then written once per round, by the comparison, instead of twice.
+pub fn poison_for_fill(out: &mut [u8], holds: Option<Fill>, fill: &Fill) {
+    let differs_everywhere = holds.is_some_and(|h| {
+        h.len >= out.len() as u64
+            && fill.len == out.len() as u64
+            && h.unit.iter().zip(&fill.unit).all(|(a, b)| a != b)
+    });
+    if !differs_everywhere {
+        complement_fill_into(out, fill);
     }
 }
 
 /// `complement_into` for expected content that is a fill: `out[i] = !fill[i]` over the
 /// fill's length, 0xa5 past it.
 pub fn complement_fill_into(out: &mut [u8], fill: &Fill) {
+    let _t = profile::span(Part::Poison);
     let n = (fill.len as usize).min(out.len());
     let (head, tail) = out.split_at_mut(n);
     Fill {
@@ -354,6 +342,7 @@ pub fn complement_fill_into(out: &mut [u8], fill: &Fill) {
 /// `out[i] = !expected[i]` over `expected`'s length, 0xa5 past it; several threads for
 /// large buffers.
 pub fn complement_into(out: &mut [u8], expected: &[u8]) {
+    let _t = profile::span(Part::Poison);
     const PARALLEL_BYTES: usize = 4 << 20;
     let n = expected.len().min(out.len());
     let (head, tail) = out.split_at_mut(n);
@@ -363,8 +352,7 @@ pub fn complement_into(out: &mut [u8], expected: &[u8]) {
     if n < PARALLEL_BYTES {
         return fill(head, expected);
     }
-    let threads = std::thread::available_parallelism().map_or(1, |t| t.get().min(8));
-    let step = n.div_ceil(threads);
+    let step = n.div_ceil(pages::threads());
     std::thread::scope(|s| {
         for (o, e) in head.chunks_mut(step).zip(expected.chunks(step)) {
             s.spawn(move || fill(o, e));
@@ -374,7 +362,43 @@ pub fn complement_into(out: &mut [u8], expected: &[u8]) {
 
 #[cfg(test)]
 mod tests {
-    use super::{complement_into, grown_capacity};
+    use super::{complement_into, grown_capacity, poison_for_fill};
+    use hrr_archive::fill::Fill;
+
+    #[test]
+    fn a_poisoned_result_differs_from_an_expected_fill_everywhere_whatever_it_held() {
+        let len = (1 << 20) + 16;
+        let fill = |v: u32| {
+            let mut unit = [0u8; 16];
+            for (i, b) in unit.iter_mut().enumerate() {
+                *b = v.to_le_bytes()[i % 4];
+            }
+            Fill {
+                unit,
+                len: len as u64,
+            }
+        };
+        let round = |k: u32| fill(25 * k);
+        for (held, want) in [
+            // The complement a passing comparison leaves, then the next round's value.
+            (Some(round(1).complement()), round(2)),
+            // A complement that equals the next value in one byte: poisoned again.
+            (Some(fill(0x0000_00ff).complement()), fill(0x0000_0000)),
+            // The same value again.
+            (Some(round(3)), round(3)),
+            (None, round(4)),
+        ] {
+            let mut out = vec![0u8; len];
+            if let Some(h) = held {
+                h.expand_into(&mut out);
+            }
+            poison_for_fill(&mut out, held, &want);
+            assert!(
+                out.iter().enumerate().all(|(i, &b)| b != want.byte(i)),
+                "held {held:?}, want {want:?}"
+            );
+        }
+    }
 
     #[test]
     fn growth_rounds_up_to_a_power_of_two_within_the_limit() {

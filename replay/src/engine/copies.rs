@@ -10,6 +10,7 @@ use super::compare::Want;
 use super::generic::CallBuffers;
 use super::observe;
 use super::{Ctx, EvResult, EventError};
+use crate::profile::{self, Part};
 use crate::staging::Role;
 
 impl<'a> Ctx<'a> {
@@ -41,6 +42,7 @@ impl<'a> Ctx<'a> {
             return Ok(buf.as_ptr() as u64);
         }
         let buf = self.staging.get(Role::Source, n)?;
+        let _t = profile::span(Part::Load);
         self.proc_.load_blob_into(&r, buf)?;
         Ok(buf.as_ptr() as u64)
     }
@@ -69,6 +71,7 @@ impl<'a> Ctx<'a> {
             Some(fill) => self.staging.set_expected_fill(fill),
             None => {
                 let buf = self.staging.get(Role::Expected, expected_len)?;
+                let _t = profile::span(Part::Load);
                 self.proc_.load_blob_into(&r, buf)?;
                 self.staging.set_expected_content(r.hash, expected_len);
             }
@@ -85,6 +88,7 @@ impl<'a> Ctx<'a> {
         if !desc.is_driver(self.rt.vendor) {
             return self.stream_sync(stream, what);
         }
+        let _t = profile::span(Part::Wait);
         // SAFETY: cuStreamSynchronize(stream) with a stream of this replay.
         match unsafe { self.rt.call_table(api::id::CuStreamSynchronize, &[stream]) }? {
             0 => Ok(()),
@@ -163,13 +167,15 @@ impl<'a> Ctx<'a> {
                 if let Some(s) = stream {
                     self.copy_stream_sync(desc, s, "result")?;
                 }
-                let (found, expected) = self.staging.result_and_expected(result_len, expected_len);
-                let want = match self.staging.expected_fill() {
+                let c = self.staging.result_check(result_len, expected_len);
+                let want = match c.expected_fill {
                     Some(fill) => Want::Fill(fill),
-                    None => Want::Bytes(expected),
+                    None => Want::Bytes(c.expected),
                 };
                 let key = (ev.header.seq, 0);
-                let v = observe::judge(self.learner.as_deref_mut(), key, want, found)?;
+                let (v, holds) =
+                    observe::judge_reused(self.learner.as_deref_mut(), key, want, c.found)?;
+                *c.holds = holds;
                 let api = self.api_label(ev.header.api_id);
                 self.record_check(ev.header.seq, api, expected_len, v);
             } else {

@@ -6,8 +6,9 @@
 //! compared; the comparison's failure names the copy (sequence id, API, offset).
 //!
 //! The expected bytes are loaded (from the attaching record's blob, found ahead in the
-//! log) before the copy is issued, and the result buffer holds their complement, so a
-//! byte the replayed copy never wrote cannot pass.
+//! log) before the copy is issued, and the result buffer holds their complement (or a
+//! fill differing from them at every byte: `poison_for_fill`), so a byte the replayed
+//! copy never wrote cannot pass.
 
 use std::collections::{HashMap, VecDeque};
 use std::rc::Rc;
@@ -21,8 +22,9 @@ use hrr_archive::{ContentHash, Event, ProcessArchive};
 use super::compare::Want;
 use super::observe;
 use super::{Ctx, EvResult, EventError};
+use crate::profile::{self, Part};
 use crate::runtime::Runtime;
-use crate::staging::{complement_fill_into, complement_into, OwnedBuf};
+use crate::staging::{complement_into, poison_for_fill, OwnedBuf};
 
 /// cudaEventDisableTiming / hipEventDisableTiming.
 const EVENT_DISABLE_TIMING: u64 = 0x2;
@@ -258,6 +260,7 @@ impl<'a> Ctx<'a> {
                                 Some(b) => b,
                                 None => OwnedBuf::new(self.rt, len, false)?,
                             };
+                            let _t = profile::span(Part::Load);
                             proc_.load_blob_into(&r, buf.as_mut_slice())?;
                             Content::Bytes(buf)
                         }
@@ -270,10 +273,14 @@ impl<'a> Ctx<'a> {
             }),
         };
         let mut result = self.deferred.result_buffer(self.rt, len)?;
+        let holds = result.holds.take();
         match expected.as_ref().map(|e| &e.content) {
             Some(Content::Bytes(b)) => complement_into(result.as_mut_slice(), b.as_slice()),
-            Some(Content::Fill(f)) => complement_fill_into(result.as_mut_slice(), f),
-            None => result.as_mut_slice().fill(0xa5),
+            Some(Content::Fill(f)) => poison_for_fill(result.as_mut_slice(), holds, f),
+            None => {
+                let _t = profile::span(Part::Poison);
+                result.as_mut_slice().fill(0xa5)
+            }
         }
         let dst = result.as_slice().as_ptr() as u64;
         Ok((
@@ -390,19 +397,25 @@ impl<'a> Ctx<'a> {
     }
 
     fn compare_waiting(&mut self, copy_seq: u64) -> EvResult {
-        let Some(w) = self.deferred.waiting.remove(&copy_seq) else {
+        let Some(mut w) = self.deferred.waiting.remove(&copy_seq) else {
             return Ok(());
         };
         self.deferred.reserved -= 2 * w.result.bytes() as u64;
+        let wait = profile::span(Part::Wait);
         // SAFETY: EventSynchronize of replay's own event, recorded after the copy.
         let r = unsafe { self.rt.call_table(id::EventSynchronize, &[w.event]) };
+        drop(wait);
         self.deferred.events.push(w.event);
         let outcome = match (r, &w.expected) {
             (Ok(0), Some(e)) => {
                 let key = (copy_seq, 0);
-                let found = w.result.as_slice();
-                observe::judge(self.learner.as_deref_mut(), key, e.want(), found)
-                    .map(|v| self.record_check(copy_seq, w.api.clone(), e.bytes(), v))
+                let found = w.result.as_mut_slice();
+                observe::judge_reused(self.learner.as_deref_mut(), key, e.want(), found).map(
+                    |(v, holds)| {
+                        w.result.holds = holds;
+                        self.record_check(copy_seq, w.api.clone(), e.bytes(), v)
+                    },
+                )
             }
             // Capture could not record the output: this record is refused by name
             // before it reaches here, and nothing is compared.

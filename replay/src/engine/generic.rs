@@ -545,20 +545,13 @@ impl<'a> Ctx<'a> {
                 bufs.slots.last().map(|s| s.as_ptr() as u64).unwrap_or(0)
             }
             ArgPlan::RegisterHost(n) => {
-                // A page-aligned buffer of our own stands in for the program's memory; a
-                // size the system refuses fails the event instead of aborting replay.
-                let bytes = usize::try_from(n)
-                    .ok()
-                    .and_then(|n| n.checked_add(4096))
-                    .unwrap_or(usize::MAX);
-                let mut probe: Vec<u8> = Vec::new();
-                probe
-                    .try_reserve_exact(bytes)
-                    .map_err(|_| crate::staging::NoMemory { bytes })?;
-                drop(probe);
-                let mut buf = vec![0u8; bytes];
-                let base = buf.as_mut_ptr() as u64;
-                let aligned = (base + 4095) & !4095;
+                // A page-aligned buffer of our own stands in for the program's memory
+                // (faulted in ahead when large: registering would fault it on one
+                // thread); a size the system refuses fails the event instead of
+                // aborting replay.
+                let n = usize::try_from(n).unwrap_or(usize::MAX);
+                let buf = crate::pages::Pages::new(n)?;
+                let aligned = buf.addr();
                 self.registered.insert(aligned, buf);
                 bufs.registering = Some(aligned);
                 aligned

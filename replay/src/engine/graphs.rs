@@ -158,16 +158,8 @@ impl Ctx<'_> {
         if let Some(b) = self.nodes.get(&seq) {
             return Ok(*b);
         }
-        let bytes = n
-            .checked_add(4096)
-            .ok_or(crate::staging::NoMemory { bytes: n })?;
-        let mut probe: Vec<u8> = Vec::new();
-        probe
-            .try_reserve_exact(bytes)
-            .map_err(|_| crate::staging::NoMemory { bytes })?;
-        drop(probe);
-        let mut buf = vec![0u8; bytes];
-        let at = (buf.as_mut_ptr() as u64 + 4095) & !4095;
+        let buf = crate::pages::Pages::new(n)?;
+        let at = buf.addr();
         // SAFETY: HostRegister of `n` bytes inside `buf`, which `registered` keeps alive
         // until release_all unregisters it. A refusal leaves it pageable, which copies
         // accept.
@@ -200,6 +192,7 @@ impl Ctx<'_> {
             });
         }
         let b = self.node_buffer(seq, r.len)?;
+        let _t = crate::profile::span(crate::profile::Part::Load);
         self.proc_.load_blob_into(&r, self.node_bytes(b))?;
         Ok(b.at)
     }
@@ -233,6 +226,7 @@ impl Ctx<'_> {
         let stream = self.handle(p.handle(fid::STREAM, "stream")?)?;
         for (seq, r) in node_blobs(&p, fid::GRAPH_INPUT)? {
             let b = self.launched_node(seq, &r)?;
+            let _t = crate::profile::span(crate::profile::Part::Load);
             self.proc_.load_blob_into(&r, self.node_bytes(b))?;
         }
         self.restore_pinned_snapshots(&p)?;

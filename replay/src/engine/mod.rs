@@ -32,6 +32,7 @@ use hrr_archive::record::RECORD_FLAG_INCOMPLETE;
 use hrr_archive::{Event, ProcessArchive};
 use hrr_contract::{Counts, Failure, UnstableCheck};
 
+use crate::profile::{self, Part};
 use crate::runtime::Runtime;
 use crate::stability::Learner;
 use crate::staging::Staging;
@@ -65,7 +66,7 @@ struct Ctx<'a> {
     function_instances: HashMap<u64, u64>,
     /// Host buffers replay page-locked in place of the captured process's registered
     /// memory (HostRegister), by their replay address.
-    registered: HashMap<u64, Vec<u8>>,
+    registered: HashMap<u64, crate::pages::Pages>,
     /// Reused host buffers for copies' sources, results and expected bytes.
     staging: Staging<'a>,
     /// Host buffers of graph copy nodes, by the sequence id of the call that made the
@@ -219,6 +220,7 @@ impl<'a> Ctx<'a> {
             Vendor::Cuda => "cudaStreamSynchronize",
             Vendor::Hip => "hipStreamSynchronize",
         };
+        let _t = profile::span(Part::Wait);
         match self.rt.call_ptr(sync, stream)? {
             0 => Ok(()),
             code => Err(EventError::Call {
@@ -436,9 +438,13 @@ pub fn replay_process<'a>(
         // call did is missing from the replay).
         after_unmodelled: crate::unmodelled::first_refused(&crate::unmodelled::calls(proc_)),
     };
+    let events = profile::span(Part::Events);
     for ev in &proc_.events {
         let failures = ctx.failures.len();
-        match ctx.replay_event(ev) {
+        let t = profile::api_start();
+        let r = ctx.replay_event(ev);
+        profile::api_done(t, || ctx.api_label(ev.header.api_id));
+        match r {
             Ok(()) => ctx.counts.events_replayed += 1,
             Err(e) => {
                 ctx.fail(ev, e);
@@ -449,7 +455,9 @@ pub fn replay_process<'a>(
         }
         ctx.mark_after_unmodelled(failures);
     }
+    drop(events);
     // Copies whose outputs arrived and whose comparison waited for them to complete.
+    let drain = profile::span(Part::Drain);
     let failures = ctx.failures.len();
     if let Err(e) = ctx.compare_ready(true) {
         if let Some(last) = proc_.events.last() {
@@ -457,7 +465,10 @@ pub fn replay_process<'a>(
         }
     }
     ctx.mark_after_unmodelled(failures);
+    drop(drain);
+    let release = profile::span(Part::Release);
     ctx.release_all();
+    drop(release);
     ProcessReplay {
         counts: ctx.counts,
         failures: ctx.failures,

@@ -4,6 +4,7 @@
 //! learned (`crate::stability`): unstable bytes are counted and listed apart, never as a
 //! pass; a stable byte that differs from the capture fails as always.
 
+use hrr_archive::fill::Fill;
 use hrr_contract::UnstableCheck;
 
 use super::compare::{compare_want, mismatch_failure, Want};
@@ -17,6 +18,7 @@ pub(super) fn judge(
     expected: Want<'_>,
     found: &[u8],
 ) -> Result<Option<Classified>, EventError> {
+    let _t = crate::profile::span(crate::profile::Part::Compare);
     match learner {
         None => Ok(Some(match compare_want(expected, found) {
             None => Classified::Pass,
@@ -37,6 +39,25 @@ pub(super) fn judge(
                 limit: Some(e.limit),
             }),
     }
+}
+
+/// `judge` for a result whose buffer is reused after it: a fill that matches is left
+/// complemented (`Fill::matches_then_complement`), and that complement is returned, for
+/// the next copy into the buffer to need no poisoning of its own (`poison_for_fill`).
+/// Stability runs keep the result as it is.
+pub(super) fn judge_reused(
+    learner: Option<&mut Learner>,
+    key: (u64, u64),
+    expected: Want<'_>,
+    found: &mut [u8],
+) -> Result<(Option<Classified>, Option<Fill>), EventError> {
+    if let (None, Want::Fill(f)) = (&learner, expected) {
+        let _t = crate::profile::span(crate::profile::Part::Compare);
+        if f.matches_then_complement(found) {
+            return Ok((Some(Classified::Pass), Some(f.complement())));
+        }
+    }
+    judge(learner, key, expected, found).map(|v| (v, None))
 }
 
 impl Ctx<'_> {
