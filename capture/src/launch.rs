@@ -93,7 +93,7 @@ pub fn kernel_info_cached(
     }
     let r = resolve(reg, first);
     let info = KernelInfo::new(reg, r.kernel, r.stub, r.layout);
-    if info.params.is_some() && info.prefix.is_some() {
+    if info.params.as_ref().is_some_and(|l| !l.is_empty()) && info.prefix.is_some() {
         let _ = LAUNCH_CACHE.try_with(|c| {
             let mut c = c.borrow_mut();
             if c.0 == generation {
@@ -117,7 +117,15 @@ pub enum CudaHandle {
     Kernel,
 }
 
-/// The parameter layout of a CUDA kernel from the driver (cached per handle).
+/// CUDA_ERROR_INVALID_VALUE: what the driver answers for an index past the last
+/// parameter.
+const CUDA_ERROR_INVALID_VALUE: c_int = 1;
+
+/// The parameter layout of a CUDA kernel from the driver (cached per handle). Only an
+/// index past the last parameter ends the list: any other error (a function the driver
+/// cannot describe yet) is no layout. An empty layout is never cached: on the H200 a
+/// kernel first launched on another stream while a stream captured in global mode was
+/// described with no parameters before its launch, and with its three after.
 pub fn cuda_param_layout(reg: &KernelRegistry, handle: u64, of: CudaHandle) -> Option<Layout> {
     if let Some(v) = reg.cached_layout(handle) {
         return Some(v);
@@ -131,12 +139,15 @@ pub fn cuda_param_layout(reg: &KernelRegistry, handle: u64, of: CudaHandle) -> O
     for i in 0..4096usize {
         let (mut off, mut size) = (0usize, 0usize);
         // SAFETY: valid out pointers; the handle came from the runtime.
-        if unsafe { f(handle as usize as *mut c_void, i, &mut off, &mut size) } != 0 {
-            break;
+        match unsafe { f(handle as usize as *mut c_void, i, &mut off, &mut size) } {
+            0 => out.push((off as u64, size as u64)),
+            CUDA_ERROR_INVALID_VALUE => break,
+            _ => return None,
         }
-        out.push((off as u64, size as u64));
     }
-    reg.cache_layout(handle, out.clone());
+    if !out.is_empty() {
+        reg.cache_layout(handle, out.clone());
+    }
     Some(out)
 }
 
@@ -322,6 +333,9 @@ pub struct LaunchPayload {
     /// Pinned, mapped and managed allocations the arguments reach (host start, size).
     pinned: Vec<(u64, u64)>,
     incomplete: Option<String>,
+    /// The kernel's layout was missing or empty when the payload was built: before a
+    /// launch the driver may not describe a kernel yet (`cuda_param_layout`).
+    layout_unsure: bool,
 }
 
 /// Builds a launch's payload: kernel, shape, arguments with their pointer and object
@@ -392,6 +406,7 @@ pub unsafe fn launch_payload(
         p,
         pinned: noted,
         incomplete,
+        layout_unsure: info.params.as_ref().is_none_or(|l| l.is_empty()),
     }
 }
 
@@ -409,6 +424,7 @@ fn record_built(
         mut p,
         pinned,
         incomplete,
+        ..
     } = built;
     extra(&mut p);
     let seq = cap.record(id, ret, &p, incomplete.as_deref(), api);
@@ -503,18 +519,26 @@ pub unsafe fn launch_by(
 /// The order every launch path records in: `build` makes the record's payload before
 /// `call` makes the real call (so the snapshot of host-visible memory the kernel reads
 /// is taken before the kernel can write it), and the record is written after, with the
-/// call's result and `extra`'s fields. A panic in either half is contained (`guarded`).
+/// call's result and `extra`'s fields. A payload built without the kernel's parameters
+/// (the driver could not describe the kernel before its first launch) is built again
+/// after a successful call, when it can: the arguments are recorded then, and only the
+/// snapshot, if the arguments reach host-visible memory, is taken after the launch was
+/// issued. A panic in either half is contained (`guarded`).
 pub fn around_launch(
     cap: &Capture,
     id: u16,
     api: &str,
     shape: LaunchShape,
-    build: impl FnOnce() -> LaunchPayload,
+    build: impl Fn() -> LaunchPayload,
     call: impl FnOnce() -> c_int,
     extra: &dyn Fn(&mut PayloadWriter),
 ) -> c_int {
-    let built = guarded(api, build);
+    let built = guarded(api, &build);
     let ret = call();
+    let built = match built {
+        Some(b) if b.layout_unsure && ret == 0 => guarded(api, &build).or(Some(b)),
+        other => other,
+    };
     if let Some(built) = built {
         guarded(api, || {
             record_launch_built(cap, id, api, shape, ret, built, extra)

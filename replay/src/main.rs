@@ -101,6 +101,10 @@ struct Cli {
     /// (allocating, page-locking, loading, poisoning, comparing, waiting).
     #[arg(long)]
     profile: bool,
+    /// Name each event on stderr (pid, sequence id, API) just before replaying it: the
+    /// last line names the event of a replay that crashed or hung.
+    #[arg(long)]
+    trace: bool,
 }
 
 /// The most replays `--stability-runs` takes.
@@ -114,6 +118,7 @@ impl Cli {
             continue_on_error: self.continue_on_error,
             limits,
             stability_runs: self.stability_runs,
+            trace: self.trace,
         }
     }
 }

@@ -87,6 +87,7 @@ pub fn serve(vendor: &str) -> ReplayExit {
                 continue_on_error: req.continue_on_error,
                 limits: limits(req.limits),
                 stability_runs: req.stability_runs.unwrap_or(1),
+                trace: false,
             };
             let code = replay_all(&job, &mut runtimes, &mut log, &mut err);
             let _ = log.write_all(&err);

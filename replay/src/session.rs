@@ -29,6 +29,8 @@ pub struct ReplayRequest {
     /// Replays of each process (`--stability-runs`): from 2 on, bytes that differ
     /// between them are excluded from the comparison (`crate::stability`).
     pub stability_runs: u32,
+    /// Name each event on stderr before replaying it (`--trace`).
+    pub trace: bool,
 }
 
 /// Why a runtime could not start (replay exits `ReplayExit::NoGpu`).
@@ -303,6 +305,7 @@ fn replay(
     }
     let opts = engine::Options {
         continue_on_error: req.continue_on_error,
+        trace: req.trace,
     };
     let mut refused = None;
     result.stability_runs = req.stability_runs.max(1);

@@ -327,6 +327,7 @@ impl Ctx<'_> {
             Some(f) => f,
             None => self.function(co, &name)?,
         };
+        self.check_arguments(func, &name, &values)?;
         let params: Vec<*mut c_void> = offsets
             .iter()
             .map(|&at| arg_block[pad + at..].as_mut_ptr().cast())
@@ -341,6 +342,35 @@ impl Ctx<'_> {
             _arg_block: arg_block,
             params,
         })
+    }
+
+    /// The driver reads one argument per parameter of the kernel, of the parameter's
+    /// size: a record giving other arguments (a damaged or edited archive, a capture that
+    /// could not describe the kernel) is refused by name, never launched to have the
+    /// driver read past them. CUDA only, where the driver describes replay's function
+    /// (`cuFuncGetParamInfo`, CUDA 12.4 on); the answer is kept per function.
+    fn check_arguments(&mut self, func: u64, name: &str, values: &[&[u8]]) -> EvResult {
+        if self.rt.vendor != Vendor::Cuda {
+            return Ok(());
+        }
+        if !self.param_sizes.contains_key(&func) {
+            let sizes = param_sizes(self.rt, func);
+            self.param_sizes.insert(func, sizes);
+        }
+        let Some(Some(sizes)) = self.param_sizes.get(&func) else {
+            return Ok(());
+        };
+        if values.len() == sizes.len()
+            && values.iter().zip(sizes).all(|(v, &s)| v.len() as u64 == s)
+        {
+            return Ok(());
+        }
+        let given: Vec<usize> = values.iter().map(|v| v.len()).collect();
+        Err(EventError::Inconsistent(format!(
+            "kernel {name} takes {} parameter(s) of {sizes:?} bytes, the record gives {} argument(s) of {given:?} bytes: launched so, the kernel would read parameters that are not there",
+            sizes.len(),
+            values.len()
+        )))
     }
 
     /// A launch call's result against capture's: the runtime's and the driver's error
@@ -411,6 +441,27 @@ impl Ctx<'_> {
         };
         self.launch_outcome(ev, launch, l.name, r)
     }
+}
+
+/// The sizes of a CUDA function's parameters (`cuFuncGetParamInfo` until the index past
+/// the last, CUDA_ERROR_INVALID_VALUE), or None where the driver cannot describe it.
+fn param_sizes(rt: &crate::runtime::Runtime, func: u64) -> Option<Vec<u64>> {
+    type ParamInfo = unsafe extern "C" fn(*mut c_void, usize, *mut usize, *mut usize) -> c_int;
+    let f = rt.sym("cuFuncGetParamInfo")?;
+    // SAFETY: CUresult cuFuncGetParamInfo(CUfunction, size_t, size_t*, size_t*), the
+    // driver's signature for this symbol.
+    let f: ParamInfo = unsafe { std::mem::transmute::<*mut c_void, ParamInfo>(f) };
+    let mut sizes = Vec::new();
+    for i in 0..4096usize {
+        let (mut off, mut size) = (0usize, 0usize);
+        // SAFETY: replay's own function handle and out pointers to locals.
+        match unsafe { f(func as usize as *mut c_void, i, &mut off, &mut size) } {
+            0 => sizes.push(size as u64),
+            1 => return Some(sizes),
+            _ => return None,
+        }
+    }
+    None
 }
 
 /// A launch ready to issue: the replay function, the shape, and the argument pointers

@@ -42,6 +42,8 @@ pub use error::EventError;
 
 pub struct Options {
     pub continue_on_error: bool,
+    /// Name each event on stderr before replaying it.
+    pub trace: bool,
 }
 
 /// Why an event could not be replayed (turned into a Failure with its seq and API).
@@ -64,6 +66,9 @@ struct Ctx<'a> {
     /// Captured function or kernel handle (`cuModuleGetFunction`, `cuLibraryGetKernel`,
     /// `cuKernelGetFunction`) -> the replay function in its module instance.
     function_instances: HashMap<u64, u64>,
+    /// Replay function -> the sizes of its parameters as the driver describes them
+    /// (None: it cannot), to check each launch's arguments against (`check_arguments`).
+    param_sizes: HashMap<u64, Option<Vec<u64>>>,
     /// Host buffers replay page-locked in place of the captured process's registered
     /// memory (HostRegister), by their replay address.
     registered: HashMap<u64, crate::pages::Pages>,
@@ -418,6 +423,7 @@ pub fn replay_process<'a>(
         functions: HashMap::new(),
         module_instances: HashMap::new(),
         function_instances: HashMap::new(),
+        param_sizes: HashMap::new(),
         registered: HashMap::new(),
         staging: Staging::new(rt, proc_.limits.max_host_bytes),
         nodes: HashMap::new(),
@@ -441,6 +447,14 @@ pub fn replay_process<'a>(
     let events = profile::span(Part::Events);
     for ev in &proc_.events {
         let failures = ctx.failures.len();
+        if opts.trace {
+            eprintln!(
+                "hrr-replay: trace: pid {} seq {} {}",
+                proc_.entry.pid,
+                ev.header.seq,
+                ctx.api_label(ev.header.api_id)
+            );
+        }
         let t = profile::api_start();
         let r = ctx.replay_event(ev);
         profile::api_done(t, || ctx.api_label(ev.header.api_id));
