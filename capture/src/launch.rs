@@ -135,20 +135,30 @@ pub fn cuda_param_layout(reg: &KernelRegistry, handle: u64, of: CudaHandle) -> O
         CudaHandle::Function => real!(driver cuFuncGetParamInfo: ParamInfoFn),
     };
     let f = real.get()?;
-    let mut out = Vec::new();
-    for i in 0..4096usize {
+    let out = layout_from(|i| {
         let (mut off, mut size) = (0usize, 0usize);
         // SAFETY: valid out pointers; the handle came from the runtime.
-        match unsafe { f(handle as usize as *mut c_void, i, &mut off, &mut size) } {
-            0 => out.push((off as u64, size as u64)),
-            CUDA_ERROR_INVALID_VALUE => break,
-            _ => return None,
-        }
-    }
+        let r = unsafe { f(handle as usize as *mut c_void, i, &mut off, &mut size) };
+        (r, off as u64, size as u64)
+    })?;
     if !out.is_empty() {
         reg.cache_layout(handle, out.clone());
     }
     Some(out)
+}
+
+/// A layout from the driver's answers for indexes 0, 1, ... (result, offset, size):
+/// parameters until CUDA_ERROR_INVALID_VALUE, none at all on any other error.
+fn layout_from(mut ask: impl FnMut(usize) -> (c_int, u64, u64)) -> Option<Layout> {
+    let mut out = Vec::new();
+    for i in 0..4096usize {
+        match ask(i) {
+            (0, off, size) => out.push((off, size)),
+            (CUDA_ERROR_INVALID_VALUE, _, _) => return Some(out),
+            _ => return None,
+        }
+    }
+    None
 }
 
 /// CUDA, launch by host stub: the driver function behind the stub, for its layout.
@@ -721,6 +731,20 @@ pub fn encode_launch_attrs(p: &mut PayloadWriter, attrs: &[RecordedAttr]) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_an_index_past_the_last_parameter_ends_a_layout() {
+        let answers = |codes: Vec<c_int>| {
+            layout_from(|i| (codes.get(i).copied().unwrap_or(0), 8 * i as u64, 8))
+        };
+        assert_eq!(answers(vec![0, 0, 1]), Some(vec![(0, 8), (8, 8)]));
+        assert_eq!(answers(vec![1]), Some(vec![]));
+        // Any other error, first or later, is no layout: never "no parameters".
+        assert_eq!(answers(vec![900]), None);
+        assert_eq!(answers(vec![0, 201]), None);
+        // An answer that never ends is no layout either.
+        assert_eq!(layout_from(|_| (0, 0, 4)), None);
+    }
 
     fn words(vals: &[u64]) -> Vec<u8> {
         vals.iter().flat_map(|v| v.to_le_bytes()).collect()

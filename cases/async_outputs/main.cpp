@@ -8,6 +8,7 @@
 // - a stream that waited on another stream's event, synchronised (the first stream's
 //   copy is complete though capture never saw that stream synchronised);
 // - an upload from the bytes a download just wrote, in stream order;
+// - a copy that lands milliseconds after its call (behind a spinning kernel);
 // - a download the program never waits for before it exits (replay checks it).
 #include "../common/hrr_gpu.h"
 
@@ -17,6 +18,16 @@
 __global__ void add(int* p, int n, int v) {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i < n) p[i] += v;
+}
+
+// `add` after every thread has spun for `cycles` clocks: the kernel runs for
+// milliseconds, so a copy queued behind it lands long after its call returned.
+// `threads` is the grid's thread count (the stride over `p`).
+__global__ void add_late(int* p, int n, int v, long long cycles, int threads) {
+    long long t0 = clock64();
+    while (clock64() - t0 < cycles) {
+    }
+    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += threads) p[i] += v;
 }
 
 // Every value checked here is one the add kernel computed (hrr_kernels_ran).
@@ -98,6 +109,15 @@ int main() {
     CHECK(hipMemcpyAsync(reg, dev[1], bytes, hipMemcpyDeviceToHost, s[1]));
     CHECK(hipStreamSynchronize(s[1]));
     if (check(reg, n, 3 * rounds + 107, "upload")) return 1;
+
+    // A copy that lands about 10 ms after its call returned (queued behind a kernel
+    // that spins that long, in one wave of blocks): the destination's bytes until then
+    // are the upload's above, which a capture reading it before the copy completes
+    // would record.
+    add_late<<<256, 256, 0, s[2]>>>(dev[2], n, 1, 20000000, 256 * 256);
+    CHECK(hipMemcpyAsync(reg, dev[2], bytes, hipMemcpyDeviceToHost, s[2]));
+    CHECK(hipStreamSynchronize(s[2]));
+    if (check(reg, n, 3 * rounds + 101, "late")) return 1;
 
     // Never waited for: the program exits with the copy in flight (its bytes are not
     // looked at; capture reads them at exit and replay compares them).

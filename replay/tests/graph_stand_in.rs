@@ -331,6 +331,13 @@ fn kernels_launched_in_a_capture_are_loaded_before_it() {
             .u64_array(fid::BLOCK, &[32, 1, 1])
             .u64(fid::SHARED_MEM, 0)
             .handle(fid::STREAM, stream);
+        // The stand-in's `kernel` takes two 8-byte parameters (replay checks a launch's
+        // arguments against them).
+        for _ in 0..2 {
+            p.nested_with(fid::ARG, |a| {
+                a.bytes(fid::ARG_BYTES, &0u64.to_le_bytes(), false);
+            });
+        }
         w.append(semantic::LAUNCH_KERNEL, 0, 1, 0, p.as_bytes())
             .unwrap();
     }
@@ -352,4 +359,51 @@ fn kernels_launched_in_a_capture_are_loaded_before_it() {
     assert!(r.failures.is_empty(), "{:?}", r.failures);
     assert_eq!(r.counts.events_replayed, r.counts.events_total);
     assert_eq!(r.counts.kernels_launched, 2);
+}
+
+/// A launch record with fewer arguments than its kernel's parameters (a capture that
+/// could not describe the kernel, or an edited archive) is refused by name: launched, the
+/// driver would read parameters that are not there (on the H200 replay crashed).
+#[test]
+fn a_launch_short_of_its_kernels_parameters_is_refused_by_name() {
+    let d = tempfile::tempdir().unwrap();
+    let (lib, _) = build(d.path(), "graph_program");
+    let root = d.path().join("short");
+    let w = common::cuda_writer(&root);
+    let code = w.put_code_object(b"\x7fELF stand-in code object").unwrap();
+    let stream = 0x5100u64;
+    let mut p = PayloadWriter::new();
+    p.handle(ApiDesc::field_id(0), stream)
+        .u64(ApiDesc::field_id(1), 1);
+    w.append(id::StreamCreateWithFlags, 0, 1, 0, p.as_bytes())
+        .unwrap();
+    for args in [2, 1] {
+        let mut p = PayloadWriter::new();
+        p.str(fid::NAME, "kernel")
+            .str(fid::CODE_OBJECT, &code.to_hex())
+            .u64_array(fid::GRID, &[1, 1, 1])
+            .u64_array(fid::BLOCK, &[32, 1, 1])
+            .u64(fid::SHARED_MEM, 0)
+            .handle(fid::STREAM, stream);
+        for _ in 0..args {
+            p.nested_with(fid::ARG, |a| {
+                a.bytes(fid::ARG_BYTES, &0u64.to_le_bytes(), false);
+            });
+        }
+        w.append(semantic::LAUNCH_KERNEL, 0, 1, 0, p.as_bytes())
+            .unwrap();
+    }
+    w.finish().unwrap();
+
+    let r = replay(&lib, &root);
+    assert_eq!(r.counts.kernels_launched, 1);
+    assert_eq!(r.failures.len(), 1, "{:?}", r.failures);
+    assert_eq!(r.failures[0].seq, 2);
+    assert!(
+        r.failures[0].message.contains(
+            "kernel kernel takes 2 parameter(s) of [8, 8] bytes, the record gives 1 argument(s) of [8] bytes"
+        ),
+        "{}",
+        r.failures[0].message
+    );
 }
