@@ -303,6 +303,33 @@ fn a_captured_graph_is_recorded_without_changing_the_program_and_replayed() {
     assert!(f.api.contains(&format!("node seq {d2h_node}")), "{}", f.api);
 }
 
+/// A non-blocking stream the program created.
+fn create_stream(w: &hrr_archive::ProcessWriter, stream: u64) {
+    let mut p = PayloadWriter::new();
+    p.handle(ApiDesc::field_id(0), stream)
+        .u64(ApiDesc::field_id(1), 1);
+    w.append(id::StreamCreateWithFlags, 0, 1, 0, p.as_bytes())
+        .unwrap();
+}
+
+/// A launch of the stand-in's `kernel` on `stream` with `args` 8-byte zero arguments.
+fn launch_kernel(w: &hrr_archive::ProcessWriter, code: &str, stream: u64, args: usize) {
+    let mut p = PayloadWriter::new();
+    p.str(fid::NAME, "kernel")
+        .str(fid::CODE_OBJECT, code)
+        .u64_array(fid::GRID, &[1, 1, 1])
+        .u64_array(fid::BLOCK, &[32, 1, 1])
+        .u64(fid::SHARED_MEM, 0)
+        .handle(fid::STREAM, stream);
+    for _ in 0..args {
+        p.nested_with(fid::ARG, |a| {
+            a.bytes(fid::ARG_BYTES, &0u64.to_le_bytes(), false);
+        });
+    }
+    w.append(semantic::LAUNCH_KERNEL, 0, 1, 0, p.as_bytes())
+        .unwrap();
+}
+
 /// A kernel first launched inside a capture: replay loads its module and function before
 /// the capture begins (the stand-in invalidates a capture during which code is loaded, so
 /// `cudaStreamEndCapture` would then fail).
@@ -314,32 +341,15 @@ fn kernels_launched_in_a_capture_are_loaded_before_it() {
     let w = common::cuda_writer(&root);
     let code = w.put_code_object(b"\x7fELF stand-in code object").unwrap();
     let (stream, graph, exec) = (0x5100u64, 0xa0u64, 0xe0u64);
-    let mut p = PayloadWriter::new();
-    p.handle(ApiDesc::field_id(0), stream)
-        .u64(ApiDesc::field_id(1), 1);
-    w.append(id::StreamCreateWithFlags, 0, 1, 0, p.as_bytes())
-        .unwrap();
+    create_stream(&w, stream);
     let mut p = PayloadWriter::new();
     p.handle(1, stream).u64(2, 0);
     w.append(id::StreamBeginCapture, 0, 1, 0, p.as_bytes())
         .unwrap();
     for _ in 0..2 {
-        let mut p = PayloadWriter::new();
-        p.str(fid::NAME, "kernel")
-            .str(fid::CODE_OBJECT, &code.to_hex())
-            .u64_array(fid::GRID, &[1, 1, 1])
-            .u64_array(fid::BLOCK, &[32, 1, 1])
-            .u64(fid::SHARED_MEM, 0)
-            .handle(fid::STREAM, stream);
         // The stand-in's `kernel` takes two 8-byte parameters (replay checks a launch's
         // arguments against them).
-        for _ in 0..2 {
-            p.nested_with(fid::ARG, |a| {
-                a.bytes(fid::ARG_BYTES, &0u64.to_le_bytes(), false);
-            });
-        }
-        w.append(semantic::LAUNCH_KERNEL, 0, 1, 0, p.as_bytes())
-            .unwrap();
+        launch_kernel(&w, &code.to_hex(), stream, 2);
     }
     let mut p = PayloadWriter::new();
     p.handle(1, stream).handle(2, graph);
@@ -372,26 +382,9 @@ fn a_launch_short_of_its_kernels_parameters_is_refused_by_name() {
     let w = common::cuda_writer(&root);
     let code = w.put_code_object(b"\x7fELF stand-in code object").unwrap();
     let stream = 0x5100u64;
-    let mut p = PayloadWriter::new();
-    p.handle(ApiDesc::field_id(0), stream)
-        .u64(ApiDesc::field_id(1), 1);
-    w.append(id::StreamCreateWithFlags, 0, 1, 0, p.as_bytes())
-        .unwrap();
+    create_stream(&w, stream);
     for args in [2, 1] {
-        let mut p = PayloadWriter::new();
-        p.str(fid::NAME, "kernel")
-            .str(fid::CODE_OBJECT, &code.to_hex())
-            .u64_array(fid::GRID, &[1, 1, 1])
-            .u64_array(fid::BLOCK, &[32, 1, 1])
-            .u64(fid::SHARED_MEM, 0)
-            .handle(fid::STREAM, stream);
-        for _ in 0..args {
-            p.nested_with(fid::ARG, |a| {
-                a.bytes(fid::ARG_BYTES, &0u64.to_le_bytes(), false);
-            });
-        }
-        w.append(semantic::LAUNCH_KERNEL, 0, 1, 0, p.as_bytes())
-            .unwrap();
+        launch_kernel(&w, &code.to_hex(), stream, args);
     }
     w.finish().unwrap();
 
