@@ -51,7 +51,7 @@ pub enum Role {
 struct HostBuf {
     pages: Pages,
     pinned: bool,
-    /// The fill the buffer is known to hold from its first byte (`Poison`).
+    /// The fill the buffer is known to hold from its first byte (`poison_for_fill`).
     holds: Option<Fill>,
 }
 

@@ -353,11 +353,12 @@ impl Ctx<'_> {
         if self.rt.vendor != Vendor::Cuda {
             return Ok(());
         }
-        if !self.param_sizes.contains_key(&func) {
-            let sizes = param_sizes(self.rt, func);
-            self.param_sizes.insert(func, sizes);
-        }
-        let Some(Some(sizes)) = self.param_sizes.get(&func) else {
+        let rt = self.rt;
+        let Some(sizes) = &*self
+            .param_sizes
+            .entry(func)
+            .or_insert_with(|| param_sizes(rt, func))
+        else {
             return Ok(());
         };
         if values.len() == sizes.len()

@@ -52,8 +52,11 @@ pub(super) fn judge_reused(
     found: &mut [u8],
 ) -> Result<(Option<Classified>, Option<Fill>), EventError> {
     if let (None, Want::Fill(f)) = (&learner, expected) {
-        let _t = crate::profile::span(crate::profile::Part::Compare);
-        if f.matches_then_complement(found) {
+        let matched = {
+            let _t = crate::profile::span(crate::profile::Part::Compare);
+            f.matches_then_complement(found)
+        };
+        if matched {
             return Ok((Some(Classified::Pass), Some(f.complement())));
         }
     }
