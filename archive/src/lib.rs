@@ -23,6 +23,7 @@ pub mod reader;
 pub mod record;
 pub mod repair;
 pub mod safefs;
+pub mod sync;
 pub mod writer;
 
 pub use error::{ArchiveError, Result};

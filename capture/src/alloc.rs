@@ -6,7 +6,7 @@ use std::cell::Cell;
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use parking_lot::RwLock;
+use hrr_archive::sync::{ForkLock, RwLock};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Space {
@@ -103,15 +103,9 @@ impl AllocTable {
 }
 
 impl AllocTable {
-    /// Fork support: take the lock so no other thread holds it across fork.
-    pub fn fork_prepare(&self) {
-        std::mem::forget(self.by_start.write());
-    }
-    /// # Safety
-    /// Must follow `fork_prepare` on the same thread (in the parent or the child).
-    pub unsafe fn fork_release(&self) {
-        // SAFETY: the caller's contract: fork_prepare holds the write lock.
-        unsafe { self.by_start.force_unlock_write() };
+    /// The table's lock, for the fork protocol (`fork.rs`).
+    pub fn fork_locks(&self) -> [&dyn ForkLock; 1] {
+        [&self.by_start]
     }
 }
 

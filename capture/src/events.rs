@@ -8,7 +8,7 @@ use std::os::raw::{c_int, c_uint, c_void};
 use std::sync::atomic::{AtomicU8, Ordering};
 
 use hrr_archive::api::Vendor;
-use parking_lot::Mutex;
+use hrr_archive::sync::{ForkLock, Mutex};
 
 use crate::real::NO_REAL_FUNCTION;
 
@@ -132,17 +132,12 @@ pub fn is_complete(event: u64) -> bool {
     relaxed(|| call(event, true)) == 0
 }
 
-/// Fork: the parent's events are not the child's.
-pub fn fork_prepare() {
-    std::mem::forget(POOL.lock());
+/// The pool's lock, for the fork protocol (`fork.rs`).
+pub fn fork_locks() -> [&'static dyn ForkLock; 1] {
+    [&POOL]
 }
 
-/// # Safety
-/// After `fork_prepare` on the same thread.
-pub unsafe fn fork_release(in_child: bool) {
-    // SAFETY: the caller's contract: fork_prepare holds the lock.
-    unsafe { POOL.force_unlock() };
-    if in_child {
-        POOL.lock().clear();
-    }
+/// In a forked child, its lock reset: the parent's events are not the child's.
+pub fn fork_child_forget() {
+    POOL.lock().clear();
 }

@@ -13,7 +13,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use hrr_archive::api::{id, Vendor, CAPTURE_INVALIDATED};
-use parking_lot::Mutex;
+use hrr_archive::sync::{ForkLock, Mutex};
 
 use crate::capturing::{stream_capture, StreamCapture};
 use crate::ffi::read_at;
@@ -290,6 +290,11 @@ pub fn after_row(before: BeforeRow, row: u16, args: &[u64], ret: i32) {
         id::GraphDestroy if ret == 0 => with(|r| r.destroy_graph(args[0])),
         _ => {}
     }
+}
+
+/// The lock of `REGISTRY`, for the fork protocol (`fork.rs`).
+pub fn fork_locks() -> [&'static dyn ForkLock; 1] {
+    [&REGISTRY]
 }
 
 #[cfg(test)]

@@ -15,7 +15,7 @@ use std::os::raw::{c_int, c_void};
 use hrr_archive::api::kernel_node::{params_size, NodeParams};
 use hrr_archive::api::{fid, semantic, Vendor};
 use hrr_archive::payload::PayloadWriter;
-use parking_lot::Mutex;
+use hrr_archive::sync::{ForkLock, Mutex};
 
 use crate::ffi::{bytes_at, read_at, Dim3};
 use crate::graph_io;
@@ -265,3 +265,8 @@ set_shim!(cudaGraphKernelNodeSetParams, Vendor::Cuda);
 set_shim!(hipGraphKernelNodeSetParams, Vendor::Hip);
 exec_set_shim!(cudaGraphExecKernelNodeSetParams, Vendor::Cuda);
 exec_set_shim!(hipGraphExecKernelNodeSetParams, Vendor::Hip);
+
+/// The lock of `NODE_GRAPH`, for the fork protocol (`fork.rs`).
+pub fn fork_locks() -> [&'static dyn ForkLock; 1] {
+    [&NODE_GRAPH]
+}

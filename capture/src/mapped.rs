@@ -16,8 +16,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use hrr_archive::api::{fid, id, semantic, ApiDesc};
 use hrr_archive::payload::{BlobRef, PayloadWriter};
+use hrr_archive::sync::{ForkLock, Mutex};
 use hrr_archive::ContentHash;
-use parking_lot::Mutex;
 
 use crate::ffi::host_bytes;
 use crate::pending::{Cover, ALL};
@@ -51,27 +51,18 @@ pub fn note_launch(stream: u64, seq: Option<u64>, allocs: &[(u64, u64)]) {
     let Some(seq) = seq.filter(|_| !allocs.is_empty()) else {
         return;
     };
-    if !ANY.swap(true, Ordering::Relaxed) {
-        // SAFETY: registering plain extern "C" fns; the tracker's lock is a leaf (held
-        // by nothing that takes another lock), so holding it across fork is safe.
-        unsafe { libc::pthread_atfork(Some(fork_prepare), Some(fork_parent), Some(fork_child)) };
-    }
+    ANY.store(true, Ordering::Relaxed);
     with(|t| t.reaches.launch(stream, seq, allocs));
 }
 
-extern "C" fn fork_prepare() {
-    std::mem::forget(TRACKER.lock());
-}
-
-extern "C" fn fork_parent() {
-    // SAFETY: fork_prepare took the lock on this thread just before fork.
-    unsafe { TRACKER.force_unlock() };
+/// The tracker's lock (a leaf: held by nothing that takes another lock), for the fork
+/// protocol (`fork.rs`).
+pub fn fork_locks() -> [&'static dyn ForkLock; 1] {
+    [&TRACKER]
 }
 
 /// A forked child starts with nothing noted: its parent's launches are not its own.
-extern "C" fn fork_child() {
-    // SAFETY: as fork_parent; the child has only this thread.
-    unsafe { TRACKER.force_unlock() };
+pub fn fork_child_forget() {
     *TRACKER.lock() = None;
 }
 

@@ -7,7 +7,7 @@
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use parking_lot::RwLock;
+use hrr_archive::sync::{ForkLock, RwLock};
 
 #[derive(Default)]
 pub struct ObjectTable {
@@ -66,19 +66,9 @@ impl ObjectTable {
             .collect()
     }
 
-    /// Fork support: take the locks so no other thread holds them across fork.
-    pub fn fork_prepare(&self) {
-        std::mem::forget(self.arrays.write());
-        std::mem::forget(self.objects.write());
-    }
-    /// # Safety
-    /// Must follow `fork_prepare` on the same thread (in the parent or the child).
-    pub unsafe fn fork_release(&self) {
-        // SAFETY: the caller's contract: fork_prepare holds both write locks.
-        unsafe {
-            self.objects.force_unlock_write();
-            self.arrays.force_unlock_write();
-        }
+    /// The tables' locks, in their order, for the fork protocol (`fork.rs`).
+    pub fn fork_locks(&self) -> [&dyn ForkLock; 2] {
+        [&self.arrays, &self.objects]
     }
 }
 

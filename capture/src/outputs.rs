@@ -235,9 +235,10 @@ pub fn after_row(desc: &ApiDesc, args: &[u64], ret: c_int) {
     }
 }
 
-/// Exit and fork handlers, registered at the first deferred copy: after the runtime's
-/// own exit handler was registered (the runtime had started), so ours runs before the
-/// runtime tears the context down, and before capture's own (which finishes the log).
+/// The exit handler, registered at the first deferred copy: after the runtime's own exit
+/// handler was registered (the runtime had started), so ours runs before the runtime
+/// tears the context down, and before capture's own (which finishes the log). (Fork is
+/// `fork.rs`'s, which waits for every read before it takes the locks.)
 fn install_hooks() {
     if HOOKS_INSTALLED.swap(true, Ordering::AcqRel) {
         return;
@@ -245,7 +246,6 @@ fn install_hooks() {
     // SAFETY: registering plain extern "C" fns.
     unsafe {
         libc::atexit(drain_at_exit);
-        libc::pthread_atfork(Some(fork_prepare), Some(fork_parent), Some(fork_child));
     }
 }
 
@@ -279,29 +279,4 @@ extern "C" fn drain_at_exit() {
     while (!r.is_empty() || reads::storing_count() != 0)
         && reads::wait_changed_until(&mut r, deadline)
     {}
-}
-
-extern "C" fn fork_prepare() {
-    reads::wait_all();
-    reader::fork_prepare();
-    reads::fork_prepare();
-    events::fork_prepare();
-}
-
-extern "C" fn fork_parent() {
-    // SAFETY: fork_prepare took these locks on this thread just before fork.
-    unsafe {
-        events::fork_release(false);
-        reads::fork_release(false);
-        reader::fork_release(false);
-    }
-}
-
-extern "C" fn fork_child() {
-    // SAFETY: as fork_parent; the child has only this thread.
-    unsafe {
-        events::fork_release(true);
-        reads::fork_release(true);
-        reader::fork_release(true);
-    }
 }

@@ -9,7 +9,6 @@
 //! may be affected. An object loaded and unloaded before exit is not seen.
 
 use std::ffi::{c_void, CStr};
-use std::io::Write as _;
 use std::os::unix::fs::FileExt as _;
 use std::path::PathBuf;
 
@@ -17,8 +16,8 @@ use hrr_archive::api::private_runtime::{api_name, scan_elf, ElfScanError};
 use hrr_archive::api::{fid, semantic};
 use hrr_archive::manifest::UnmodelledApi;
 use hrr_archive::payload::PayloadWriter;
+use hrr_archive::sync::{ForkLock, Mutex};
 use hrr_archive::writer::{current_tid, ProcessWriter};
-use parking_lot::Mutex;
 
 /// The entries found, for the manifest (the unmodelled calls' hook appends them).
 static FOUND: Mutex<Vec<UnmodelledApi>> = Mutex::new(Vec::new());
@@ -94,10 +93,7 @@ pub fn record_at_exit(w: &ProcessWriter) {
                 .str(fid::LIBRARY, &full)
                 .u64(fid::SINCE_SEQ, 0);
             let seq = w.append(semantic::UNMODELLED_CALL, 0, current_tid(), 0, p.as_bytes());
-            let _ = writeln!(
-                std::io::stderr(),
-                "hrr-capture: warning: {full} carries {runtime} GPU code run by its own copy of the runtime: its launches and copies bypass the shared runtime and were not recorded; hrr-replay will refuse the archive"
-            );
+            crate::say::say(&format!("warning: {full} carries {runtime} GPU code run by its own copy of the runtime: its launches and copies bypass the shared runtime and were not recorded; hrr-replay will refuse the archive"));
             FOUND.lock().push(UnmodelledApi {
                 api,
                 library: full.clone(),
@@ -107,4 +103,9 @@ pub fn record_at_exit(w: &ProcessWriter) {
             });
         }
     }
+}
+
+/// The lock of `FOUND`, for the fork protocol (`fork.rs`).
+pub fn fork_locks() -> [&'static dyn ForkLock; 1] {
+    [&FOUND]
 }

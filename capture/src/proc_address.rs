@@ -12,9 +12,10 @@
 
 use std::collections::BTreeSet;
 use std::ffi::{c_char, c_void, CStr};
-use std::io::Write as _;
 use std::os::raw::{c_int, c_ulonglong};
-use std::sync::{Mutex, OnceLock};
+use std::sync::OnceLock;
+
+use hrr_archive::sync::{ForkLock, Mutex};
 
 use hrr_archive::api::surface::surface_of;
 use hrr_archive::api::{exported_symbols, fid, semantic, Vendor};
@@ -139,13 +140,17 @@ pub unsafe fn substitute(
     Some(Handed::Runtime(name))
 }
 
+/// The names noted by [`note_unmodelled`].
+static NOTED: Mutex<BTreeSet<String>> = Mutex::new(BTreeSet::new());
+
+/// The lock of the names noted, for the fork protocol (`fork.rs`).
+pub fn fork_locks() -> [&'static dyn ForkLock; 1] {
+    [&NOTED]
+}
+
 /// One `UNMODELLED_CALL` record per name handed out that capture does not export.
 fn note_unmodelled(name: &str, via: &str) {
-    static NOTED: Mutex<BTreeSet<String>> = Mutex::new(BTreeSet::new());
-    let first = NOTED
-        .lock()
-        .map(|mut s| s.insert(name.to_string()))
-        .unwrap_or(false);
+    let first = NOTED.lock().insert(name.to_string());
     let Some(cap) = state::current().filter(|_| first) else {
         return;
     };
@@ -155,7 +160,7 @@ fn note_unmodelled(name: &str, via: &str) {
         p.str(fid::API_NAME, name).str(fid::LIBRARY, &library);
         let w = cap.writer();
         w.append(semantic::UNMODELLED_CALL, 0, current_tid(), 0, p.as_bytes());
-        let _ = writeln!(std::io::stderr(), "hrr-capture: warning: {via} handed out {name}, which capture does not model: its calls are not seen; hrr-replay will refuse the archive");
+        crate::say::say(&format!("warning: {via} handed out {name}, which capture does not model: its calls are not seen; hrr-replay will refuse the archive"));
     });
 }
 

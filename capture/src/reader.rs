@@ -20,8 +20,8 @@ use hrr_archive::api::{fid, semantic, BLOB_FIELD};
 use hrr_archive::fill::Fill;
 use hrr_archive::payload::{BlobRef, PayloadWriter};
 use hrr_archive::record::RECORD_FLAG_INCOMPLETE;
+use hrr_archive::sync::{Condvar, ForkLock, Mutex};
 use hrr_archive::ProcessWriter;
-use parking_lot::{Condvar, Mutex};
 
 use crate::events;
 use crate::pending::{self, Ticket};
@@ -314,26 +314,16 @@ pub fn write_output(note: &Note, outcome: Result<BlobRef, String>) {
     }
 }
 
-/// Fork: the queue's and pool's locks are held across it.
-pub fn fork_prepare() {
-    std::mem::forget(JOBS.lock());
-    std::mem::forget(POOL.lock());
+/// The queue's and the pool's locks, in their order, for the fork protocol (`fork.rs`).
+pub fn fork_locks() -> [&'static dyn ForkLock; 2] {
+    [&JOBS, &POOL]
 }
 
-/// # Safety
-/// After `fork_prepare` on the same thread.
-pub unsafe fn fork_release(in_child: bool) {
-    // SAFETY: the caller's contract: fork_prepare holds both locks.
-    unsafe {
-        POOL.force_unlock();
-        JOBS.force_unlock();
-    }
-    if in_child {
-        // The parent's readers did not survive the fork.
-        let mut jobs = JOBS.lock();
-        jobs.queue.clear();
-        jobs.notes.clear();
-        jobs.readers = 0;
-        POOL.lock().in_flight = 0;
-    }
+/// In a forked child, its locks reset: the parent's readers did not survive the fork.
+pub fn fork_child_forget() {
+    let mut jobs = JOBS.lock();
+    jobs.queue.clear();
+    jobs.notes.clear();
+    jobs.readers = 0;
+    POOL.lock().in_flight = 0;
 }

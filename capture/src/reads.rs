@@ -9,7 +9,7 @@
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Instant;
 
-use parking_lot::{Condvar, Mutex, MutexGuard};
+use hrr_archive::sync::{Condvar, ForkLock, Mutex, MutexGuard};
 
 use crate::events;
 use crate::pending::{self, Cover, PendingReads, Ticket};
@@ -129,21 +129,15 @@ pub fn wait_all() {
     }
 }
 
-/// Fork: the table's lock is held across it.
-pub fn fork_prepare() {
-    std::mem::forget(READS.lock());
+/// The table's lock, for the fork protocol (`fork.rs`).
+pub fn fork_locks() -> [&'static dyn ForkLock; 1] {
+    [&READS]
 }
 
-/// # Safety
-/// After `fork_prepare` on the same thread.
-pub unsafe fn fork_release(in_child: bool) {
-    // SAFETY: the caller's contract: fork_prepare holds the lock.
-    unsafe { READS.force_unlock() };
-    if in_child {
-        // The parent's reads and readers are not the child's.
-        let mut r = READS.lock();
-        r.clear();
-        counted(&r);
-        STORING.store(0, Ordering::Release);
-    }
+/// In a forked child, its lock reset: the parent's reads and readers are not the child's.
+pub fn fork_child_forget() {
+    let mut r = READS.lock();
+    r.clear();
+    counted(&r);
+    STORING.store(0, Ordering::Release);
 }

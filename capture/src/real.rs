@@ -150,10 +150,8 @@ impl<F: Copy> Real<F> {
     pub fn for_shim(&self) -> Option<F> {
         let f = self.get();
         if f.is_none() && !self.warned.swap(true, Ordering::Relaxed) {
-            eprintln!(
-                "hrr-capture: {} has no real definition after libhrr_capture.so: the call does nothing and fails ({NO_REAL_FUNCTION} where it returns an error code)",
-                self.name()
-            );
+            crate::say::say(&format!("{} has no real definition after libhrr_capture.so: the call does nothing and fails ({NO_REAL_FUNCTION} where it returns an error code)",
+                self.name()));
         }
         f
     }

@@ -11,8 +11,8 @@ use std::sync::Arc;
 
 use hrr_archive::api::fid;
 use hrr_archive::payload::PayloadWriter;
+use hrr_archive::sync::{ForkLock, Mutex};
 use hrr_archive::ContentHash;
-use parking_lot::Mutex;
 
 /// A kernel's parameters: (offset, size) of each, in order.
 pub type Layout = Vec<(u64, u64)>;
@@ -248,16 +248,9 @@ impl KernelRegistry {
         self.tables.lock().symbols_noted.insert(host_var)
     }
 
-    /// Fork support: takes the lock so no other thread holds it across fork.
-    pub fn fork_prepare(&self) {
-        std::mem::forget(self.tables.lock());
-    }
-
-    /// # Safety
-    /// Must follow `fork_prepare` on the same thread (in the parent or the child).
-    pub unsafe fn fork_release(&self) {
-        // SAFETY: the caller's contract: fork_prepare holds the lock.
-        unsafe { self.tables.force_unlock() };
+    /// The registry's lock, for the fork protocol (`fork.rs`).
+    pub fn fork_locks(&self) -> [&dyn ForkLock; 1] {
+        [&self.tables]
     }
 }
 

@@ -15,9 +15,9 @@ use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU64, Ordering};
 use hrr_archive::api::Vendor;
 use hrr_archive::payload::PayloadWriter;
 use hrr_archive::record::RECORD_FLAG_INCOMPLETE;
+use hrr_archive::sync::{ForkLock, Mutex};
 use hrr_archive::writer::{current_tid, SignalFlush};
 use hrr_archive::ProcessWriter;
-use parking_lot::Mutex;
 
 use crate::alloc::AllocTable;
 use crate::config::{self, Config};
@@ -93,7 +93,7 @@ thread_local! {
 }
 
 pub fn note(msg: &str) {
-    eprintln!("hrr-capture: {msg}");
+    crate::say::say(msg);
 }
 
 fn secure_execution() -> bool {
@@ -294,10 +294,6 @@ fn init(vendor: Vendor) -> Option<&'static Capture> {
     });
     STATE.store(Box::into_raw(cap), Ordering::Release);
     crate::crash::install(flush_buffered);
-    // SAFETY: registering plain extern "C" fns; they follow the documented lock order.
-    unsafe {
-        libc::pthread_atfork(Some(fork_prepare), Some(fork_parent), Some(fork_child));
-    }
     current()
 }
 
@@ -362,45 +358,28 @@ fn flush_buffered(sig: c_int) -> AfterFlush {
     }
 }
 
-extern "C" fn fork_prepare() {
-    if let Some(c) = current() {
-        c.kernels.fork_prepare();
-        c.allocs.fork_prepare();
-        c.objects.fork_prepare();
-        if let Some(w) = c.writer_opt() {
-            w.fork_prepare();
-        }
-    }
+/// The lock that `init` and a forked child's first call hold, for the fork protocol
+/// (`fork.rs`): outermost of all.
+pub fn init_lock() -> &'static dyn ForkLock {
+    &INIT_LOCK
 }
 
-extern "C" fn fork_parent() {
-    if let Some(c) = current() {
-        // SAFETY: fork_prepare took these locks on this thread just before fork (the
-        // writer pointer does not change in the parent between the two).
-        unsafe {
-            if let Some(w) = c.writer_opt() {
-                w.fork_parent();
-            }
-            c.objects.fork_release();
-            c.allocs.fork_release();
-            c.kernels.fork_release();
-        }
-    }
+/// The capture's own tables' locks, in the lock order, for the fork protocol.
+pub fn table_locks(c: &'static Capture) -> [&'static dyn ForkLock; 4] {
+    let [k] = c.kernels.fork_locks();
+    let [a] = c.allocs.fork_locks();
+    let [arrays, objects] = c.objects.fork_locks();
+    [k, a, arrays, objects]
 }
 
-extern "C" fn fork_child() {
+/// In a forked child, its locks reset: cached thread ids and symbols the parent recorded
+/// are forgotten, and the parent's writer is abandoned, never freed (its locks are held
+/// and its buffer holds the parent's events). The child opens its own on its first
+/// runtime call (`open_forked_writer`).
+pub fn fork_child_forget() {
     hrr_archive::writer::note_fork_in_child();
     if let Some(c) = current() {
-        // SAFETY: only this thread exists in the child; the locks were taken by
-        // fork_prepare in the parent's copy of this thread.
-        unsafe {
-            c.objects.fork_release();
-            c.allocs.fork_release();
-            c.kernels.fork_release();
-        }
         c.kernels.fork_child_forget_symbols();
-        // The parent's writer is abandoned, never freed (its locks are held). The child
-        // opens its own on its first runtime call (`open_forked_writer`).
         let w = c.writer.swap(std::ptr::null_mut(), Ordering::AcqRel);
         if !w.is_null() {
             // SAFETY: a leaked writer; fork_abandon only closes its inherited descriptor.

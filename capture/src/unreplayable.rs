@@ -9,8 +9,8 @@ use std::os::raw::c_int;
 
 use hrr_archive::api::{fid, semantic, Vendor};
 use hrr_archive::payload::PayloadWriter;
+use hrr_archive::sync::{ForkLock, Mutex};
 use hrr_archive::writer::current_tid;
-use parking_lot::Mutex;
 
 use crate::real::NO_REAL_FUNCTION;
 use crate::state::{self, guarded};
@@ -40,7 +40,9 @@ pub fn record(vendor: Vendor, api: &'static str, reason: &'static str, ret: c_in
         w.note_unreplayable(api, reason);
         let first = WARNED.lock().get_or_insert_with(HashSet::new).insert(api);
         if first {
-            eprintln!("hrr-capture: warning: {api} {reason}: recorded as unreplayable; hrr-replay will refuse it");
+            crate::say::say(&format!(
+                "warning: {api} {reason}: recorded as unreplayable; hrr-replay will refuse it"
+            ));
         }
     });
 }
@@ -137,3 +139,8 @@ unreplayable_shim!(
     num_devices,
     flags
 );
+
+/// The lock of `WARNED`, for the fork protocol (`fork.rs`).
+pub fn fork_locks() -> [&'static dyn ForkLock; 1] {
+    [&WARNED]
+}

@@ -22,7 +22,6 @@
 #![cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
 
 use std::ffi::{c_void, CStr};
-use std::io::Write as _;
 use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU64, Ordering};
 
 use hrr_archive::api::surface::{Lookup, SURFACE_LISTS};
@@ -173,13 +172,10 @@ extern "C" fn resolve(index: usize) -> *mut c_void {
 /// Where a call of a symbol without a real function goes, said once.
 fn missing(index: usize, sym: &Unmodelled) -> *mut c_void {
     if !WARNED[index].swap(true, Ordering::Relaxed) {
-        // Not eprintln!: it panics when stderr is closed, and this runs in an extern "C"
+        // Through say (never eprintln!, which panics when stderr is closed): this runs in an extern "C"
         // function reached from the program's call.
-        let _ = writeln!(
-            std::io::stderr(),
-            "hrr-capture: {} has no real definition after libhrr_capture.so: the call does nothing and fails ({NO_REAL_FUNCTION} where it returns an error code)",
-            sym.name()
-        );
+        crate::say::say(&format!("{} has no real definition after libhrr_capture.so: the call does nothing and fails ({NO_REAL_FUNCTION} where it returns an error code)",
+            sym.name()));
     }
     #[cfg(target_arch = "x86_64")]
     return no_real as *mut c_void;
@@ -209,7 +205,7 @@ fn record_first_call(index: usize, sym: &Unmodelled) {
             FIRST_SEQ[index].store(seq, Ordering::Release);
         }
         if exempt.is_none() {
-            let _ = writeln!(std::io::stderr(), "hrr-capture: warning: {name} ({}) is not modelled: capture counts it and passes it through; hrr-replay will refuse the archive", list.library);
+            crate::say::say(&format!("warning: {name} ({}) is not modelled: capture counts it and passes it through; hrr-replay will refuse the archive", list.library));
         }
     });
 }
@@ -248,7 +244,7 @@ fn fill_manifest(m: &mut ProcessManifest) {
 
 /// In a forked child: every symbol unseen again (the child records into its own
 /// directory, from its own first call).
-extern "C" fn fork_child() {
+pub fn fork_child_forget() {
     for i in 0..COUNT {
         COUNTS[i].store(0, Ordering::Relaxed);
         RECORDED[i].store(false, Ordering::Relaxed);
@@ -259,10 +255,6 @@ extern "C" fn fork_child() {
 
 extern "C" fn on_load() {
     hrr_archive::writer::set_manifest_hook(fill_manifest);
-    // SAFETY: registering a plain extern "C" fn that only stores atomics.
-    unsafe {
-        libc::pthread_atfork(None, None, Some(fork_child));
-    }
 }
 
 #[used]

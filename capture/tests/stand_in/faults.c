@@ -12,11 +12,18 @@
 //   forkexec        one runtime call, then forks; the child execs this program "plain".
 //   recexec         records ("plain"), then execs this program "plain" (same pid).
 //   plain           a few calls (malloc, copy, free).
+//   forkstorm T F   T threads make calls without pause (allocations, copies, an async
+//                   copy back and its synchronisation, launches) while the main thread
+//                   forks F children, one after the other; each child makes calls (in
+//                   turn: exits, starts a thread that makes them, leaves with _exit). A
+//                   child not done within 20 s is killed and counted hung; prints
+//                   "forks=F hung=H failed=X".
 //   launches N      N launches (events only, no blobs); prints how many returned.
 //   blobs N         N host-to-device copies of 64 KiB, each distinct (a blob each);
 //                   prints how many returned.
 #define _GNU_SOURCE
 #include <pthread.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,6 +38,8 @@ int cudaGetDeviceCount(int*);
 int cudaMalloc(void**, size_t);
 int cudaFree(void*);
 int cudaMemcpy(void*, const void*, size_t, int);
+int cudaMemcpyAsync(void*, const void*, size_t, int, void*);
+int cudaStreamSynchronize(void*);
 void** __cudaRegisterFatBinary(void*);
 void __cudaRegisterFatBinaryEnd(void**);
 void __cudaRegisterFunction(void**, const char*, char*, const char*, int, void*, void*, void*, void*, int*);
@@ -86,6 +95,79 @@ static int plain(void) {
     rc |= cudaMemcpy(back, d, sizeof back, D2H);
     rc |= cudaFree(d);
     return rc != 0 || memcmp(host, back, sizeof host) != 0;
+}
+
+static volatile int storm_stop;
+
+static void* storm_thread(void* unused) {
+    (void)unused;
+    char host[256], back[256];
+    memset(host, 0x5a, sizeof host);
+    for (unsigned n = 1; !storm_stop; ++n) {
+        void* d = 0;
+        if (cudaMalloc(&d, sizeof host) != 0) continue;
+        cudaMemcpy(d, host, sizeof host, H2D);
+        cudaMemcpyAsync(back, d, sizeof back, D2H, 0);
+        cudaStreamSynchronize(0);
+        launch();
+        cudaFree(d);
+        if (n % 16 == 0) {
+            struct timespec pause = {0, 20000};
+            nanosleep(&pause, 0);
+        }
+    }
+    return 0;
+}
+
+static void* plain_thread(void* rc) {
+    *(int*)rc = plain();
+    return 0;
+}
+
+static int fork_storm(int threads, int forks) {
+    register_kernel();
+    cudaMalloc(&dev, 64);
+    pthread_t t[64];
+    if (threads > 64) threads = 64;
+    for (int i = 0; i < threads; ++i) pthread_create(&t[i], 0, storm_thread, 0);
+    int hung = 0, failed = 0;
+    for (int i = 0; i < forks; ++i) {
+        pid_t child = fork();
+        if (child < 0) { ++failed; continue; }
+        if (child == 0) {
+            int rc = 0;
+            switch (i % 3) {
+            case 0: exit(plain());
+            case 1: {
+                pthread_t c;
+                if (pthread_create(&c, 0, plain_thread, &rc) != 0) exit(6);
+                pthread_join(c, 0);
+                exit(rc);
+            }
+            default: _exit(plain());
+            }
+        }
+        uint64_t deadline = now_ns() + 20000000000ull;
+        int status = 0;
+        pid_t got;
+        while ((got = waitpid(child, &status, WNOHANG)) == 0 && now_ns() < deadline) {
+            struct timespec pause = {0, 1000000};
+            nanosleep(&pause, 0);
+        }
+        if (got == 0) {
+            kill(child, SIGKILL);
+            waitpid(child, &status, 0);
+            fprintf(stderr, "fork %d: child %d hung\n", i, (int)child);
+            ++hung;
+        } else if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+            fprintf(stderr, "fork %d: child %d ended with status %#x\n", i, (int)child, status);
+            ++failed;
+        }
+    }
+    storm_stop = 1;
+    for (int i = 0; i < threads; ++i) pthread_join(t[i], 0);
+    printf("forks=%d hung=%d failed=%d\n", forks, hung, failed);
+    return hung != 0 || failed != 0;
 }
 
 static int child_then_parent_launch(int child_uses_underscore_exit) {
@@ -151,6 +233,8 @@ int main(int argc, char** argv) {
         if (waitpid(child, &status, 0) != child || !WIFEXITED(status)) return 4;
         printf("child=%d status=%d\n", (int)child, WEXITSTATUS(status));
         return WEXITSTATUS(status);
+    } else if (!strcmp(mode, "forkstorm") && argc > 3) {
+        return fork_storm(atoi(argv[2]), atoi(argv[3]));
     } else if (!strcmp(mode, "launches") && argc > 2) {
         long n = atol(argv[2]), done = 0;
         register_kernel();
@@ -173,6 +257,6 @@ int main(int argc, char** argv) {
         printf("copies=%ld\n", done);
         return 0;
     }
-    fprintf(stderr, "usage: faults steady THREADS | first | chdir DIR | plain | fork | forkexit | forkexec | recexec | launches N | blobs N\n");
+    fprintf(stderr, "usage: faults steady THREADS | first | chdir DIR | plain | fork | forkexit | forkexec | recexec | forkstorm T F | launches N | blobs N\n");
     return 2;
 }

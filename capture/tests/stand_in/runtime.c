@@ -53,6 +53,14 @@ int cudaMemcpy(void* dst, const void* src, size_t n, int kind) {
 static struct { void* dst; const void* src; size_t n; } queued[MAX_QUEUED];
 static int n_queued;
 static pthread_mutex_t queue_lock = PTHREAD_MUTEX_INITIALIZER;
+// Held across fork, as a real runtime keeps its own state consistent: a child forked
+// while another thread copies finds the queue free (capture's fork test is about capture).
+static void queue_prepare(void) { pthread_mutex_lock(&queue_lock); }
+static void queue_parent(void) { pthread_mutex_unlock(&queue_lock); }
+static void queue_child(void) { pthread_mutex_init(&queue_lock, 0); }
+__attribute__((constructor)) static void queue_atfork(void) {
+    pthread_atfork(queue_prepare, queue_parent, queue_child);
+}
 static void perform_queued(void) {
     pthread_mutex_lock(&queue_lock);
     for (int i = 0; i < n_queued; ++i) memmove(queued[i].dst, queued[i].src, queued[i].n);
