@@ -43,6 +43,7 @@ use crate::hash::ContentHash;
 use crate::manifest::{ProcessEntry, ProcessManifest, SettingsRecord, EVENTS_FILE};
 use crate::payload::BlobRef;
 use crate::record::{self, RecordHeader, TRAILER_API_ID};
+use crate::safefs;
 use crate::{ArchiveError, Result};
 use blobs::{BlobStore, ContentKind};
 use eventlog::EventLog;
@@ -188,7 +189,10 @@ impl ProcessWriter {
         vendor: &str,
     ) -> Result<Arc<ProcessWriter>> {
         let pid = std::process::id();
-        fs::create_dir_all(root).map_err(|e| ArchiveError::io(root, "create directory", e))?;
+        // Decided before the first write: a root that is a symbolic link (or no directory)
+        // is refused here, not after pid-N/ was made in the link's target.
+        safefs::ensure_dir(root)?;
+        drop(safefs::open_dir(root)?);
         let space = diskspace::space(root)?;
         let reserve_bytes = settings.reserve.reserve_bytes(space.total);
         let keep = reserve_bytes.saturating_add(MANIFEST_ROOM);

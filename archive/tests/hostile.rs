@@ -373,3 +373,41 @@ fn a_second_program_image_of_one_pid_records_beside_the_first() {
     let e = Archive::open(root, Limits::default()).unwrap_err();
     assert!(matches!(e, ArchiveError::UnsafePath { .. }), "{e}");
 }
+
+#[test]
+fn a_fifo_at_the_roots_lock_is_refused_without_hanging() {
+    let d = tempfile::tempdir().unwrap();
+    let root = d.path().to_path_buf();
+    let c = std::ffi::CString::new(root.join(".lock").to_str().unwrap()).unwrap();
+    // SAFETY: a NUL-terminated path.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    let e = within(10, move || {
+        ProcessWriter::create(&root, settings(), 1)
+            .map(|_| ())
+            .map_err(|e| e.to_string())
+    });
+    let e = e.unwrap_err();
+    assert!(
+        e.contains(".lock") && e.contains("is not a regular file"),
+        "{e}"
+    );
+}
+
+#[test]
+fn a_root_that_is_a_link_is_refused_before_anything_is_written() {
+    let d = tempfile::tempdir().unwrap();
+    let target = d.path().join("target");
+    fs::create_dir(&target).unwrap();
+    let root = d.path().join("root");
+    std::os::unix::fs::symlink(&target, &root).unwrap();
+    let e = ProcessWriter::create(&root, settings(), 1)
+        .map(|_| ())
+        .unwrap_err();
+    assert!(matches!(e, ArchiveError::UnsafePath { .. }), "{e}");
+    assert!(e.to_string().contains("symbolic link"), "{e}");
+    assert_eq!(
+        fs::read_dir(&target).unwrap().count(),
+        0,
+        "nothing written in the link's target"
+    );
+}

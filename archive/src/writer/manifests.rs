@@ -96,10 +96,26 @@ pub(super) fn register_process(
         .create(true)
         .truncate(false)
         .write(true)
-        // A link planted at `.lock` in a shared output directory is refused, not followed.
-        .custom_flags(libc::O_CLOEXEC | libc::O_NOFOLLOW)
+        // A link planted at `.lock` in a shared output directory is refused, not followed;
+        // a FIFO (or a socket) there fails at once instead of blocking the program in
+        // open, and anything but a regular file is refused below before flock.
+        .custom_flags(libc::O_CLOEXEC | libc::O_NOFOLLOW | libc::O_NONBLOCK)
         .open(&lock_path)
-        .map_err(|e| ArchiveError::io(&lock_path, "open", e))?;
+        .map_err(|e| match e.raw_os_error() {
+            Some(libc::ELOOP) => ArchiveError::unsafe_path(&lock_path, "is a symbolic link"),
+            Some(libc::ENXIO) => ArchiveError::unsafe_path(&lock_path, "is not a regular file"),
+            _ => ArchiveError::io(&lock_path, "open", e),
+        })?;
+    let is_file = lock_file
+        .metadata()
+        .map_err(|e| ArchiveError::io(&lock_path, "stat", e))?
+        .is_file();
+    if !is_file {
+        return Err(ArchiveError::unsafe_path(
+            &lock_path,
+            "is not a regular file",
+        ));
+    }
     let _lock = nix::fcntl::Flock::lock(lock_file, nix::fcntl::FlockArg::LockExclusive)
         .map_err(|(_, e)| ArchiveError::io(&lock_path, "lock", std::io::Error::from(e)))?;
     let path = root.join(MANIFEST_FILE);
