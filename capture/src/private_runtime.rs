@@ -7,6 +7,10 @@
 //!
 //! Its work has no place in the log, so its record carries `SINCE_SEQ` 0: every check
 //! may be affected. An object loaded and unloaded before exit is not seen.
+//!
+//! On x86_64 a private CUDA runtime is not refused: it reaches the driver only through
+//! `dlsym`/`dlvsym` and `cuGetProcAddress`, which capture interposes (`lookup.rs`), so its
+//! work is recorded at the driver. A private HIP runtime still is.
 
 use std::ffi::{c_void, CStr};
 use std::os::unix::fs::FileExt as _;
@@ -72,6 +76,11 @@ fn private_runtimes_of(path: &PathBuf) -> Result<Vec<&'static str>, ElfScanError
     Ok(facts.private_runtimes())
 }
 
+/// Whether capture records a private runtime of this vendor through the driver's lookups.
+fn covered_at_the_driver(runtime: &str) -> bool {
+    cfg!(target_arch = "x86_64") && runtime == "CUDA"
+}
+
 /// Scans the loaded objects and records each one with a private runtime (before the
 /// writer finishes).
 pub fn record_at_exit(w: &ProcessWriter) {
@@ -86,7 +95,7 @@ pub fn record_at_exit(w: &ProcessWriter) {
         };
         let full = shown.to_string_lossy().into_owned();
         let file = full.rsplit('/').next().unwrap_or(&full).to_string();
-        for runtime in runtimes {
+        for runtime in runtimes.into_iter().filter(|r| !covered_at_the_driver(r)) {
             let api = api_name(&file, runtime);
             let mut p = PayloadWriter::new();
             p.str(fid::API_NAME, &api)

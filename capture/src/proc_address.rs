@@ -43,7 +43,7 @@ pub enum Handed {
 }
 
 /// The name of the exported symbol at `p`, when `p` is exactly one.
-fn symbol_at(p: *mut c_void) -> Option<String> {
+pub fn symbol_at(p: *mut c_void) -> Option<String> {
     // SAFETY: dladdr only reads the loader's tables; `info` is a valid out struct.
     let mut info: libc::Dl_info = unsafe { std::mem::zeroed() };
     if unsafe { libc::dladdr(p, &mut info) } == 0 || info.dli_sname.is_null() || info.dli_saddr != p
@@ -81,7 +81,7 @@ fn capture_exports(name: &str) -> bool {
 }
 
 /// Capture's function for `name`, if it exports one.
-fn own_function(name: &str) -> Option<*mut c_void> {
+pub fn own_function(name: &str) -> Option<*mut c_void> {
     if !capture_exports(name) {
         return None;
     }
@@ -150,13 +150,18 @@ pub fn fork_locks() -> [&'static dyn ForkLock; 1] {
 
 /// One `UNMODELLED_CALL` record per name handed out that capture does not export.
 fn note_unmodelled(name: &str, via: &str) {
+    note_unmodelled_from(name, via, "libamdhip64.so");
+}
+
+/// As `note_unmodelled`, for a function of `library` handed out by `via`.
+pub fn note_unmodelled_from(name: &str, via: &str, library: &str) {
     let first = NOTED.lock().insert(name.to_string());
     let Some(cap) = state::current().filter(|_| first) else {
         return;
     };
     let _ = state::guarded(via, || {
         let mut p = PayloadWriter::new();
-        let library = format!("libamdhip64.so via {via}");
+        let library = format!("{library} via {via}");
         p.str(fid::API_NAME, name).str(fid::LIBRARY, &library);
         let w = cap.writer();
         w.append(semantic::UNMODELLED_CALL, 0, current_tid(), 0, p.as_bytes());

@@ -23,8 +23,9 @@ use common::capture_so;
 struct TempDir(PathBuf);
 
 impl TempDir {
-    fn new() -> TempDir {
-        let d = std::env::temp_dir().join(format!("hrr-capture-driver-{}", std::process::id()));
+    fn new(tag: &str) -> TempDir {
+        let d =
+            std::env::temp_dir().join(format!("hrr-capture-driver-{tag}-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&d);
         std::fs::create_dir_all(&d).unwrap();
         TempDir(d)
@@ -81,7 +82,7 @@ fn payload(p: &ProcessArchive, i: usize) -> Payload<'_> {
 
 #[test]
 fn driver_calls_are_recorded_once_each_in_one_order() {
-    let dir = TempDir::new();
+    let dir = TempDir::new("program");
     let exe = build(dir.path());
     let ptx = ".version 8.0\n.target sm_90\n.visible .entry k()\n{\n ret;\n}\n";
     let module = dir.path().join("module.ptx");
@@ -281,5 +282,68 @@ fn driver_calls_are_recorded_once_each_in_one_order() {
             .any(|u| u.api.contains("cuLaunchKernelEx")),
         "attributes are recorded, not listed: {:?}",
         p.manifest.unreplayable_apis
+    );
+}
+
+/// nvcc's default build and libraries such as cuBLAS link no CUDA library: they open the
+/// driver with dlopen, take `cuGetProcAddress_v2` with dlsym, and every driver function
+/// from that. Capture hands out its own functions along both paths, so each call is
+/// recorded once, in order, with the D2H copy's bytes; an `RTLD_NEXT` lookup keeps libc's
+/// answer; nothing is unmodelled.
+#[test]
+fn driver_functions_found_through_dlsym_and_cu_get_proc_address_are_recorded() {
+    let dir = TempDir::new("lookup");
+    build(dir.path());
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/stand_in");
+    let exe = dir.path().join("lookup_program");
+    cc(&[
+        "-O1",
+        "-o",
+        &exe.to_string_lossy(),
+        &src.join("lookup_program.c").to_string_lossy(),
+        "-ldl",
+    ]);
+    let out = dir.path().join("archive-lookup");
+    let run = Command::new(&exe)
+        .arg(dir.path().join("libcuda.so.1"))
+        .env("HRR_CAPTURE_OUTPUT", &out)
+        .env("LD_PRELOAD", capture_so())
+        .env("HRR_CAPTURE_DISK_RESERVE", "16M")
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&run.stdout);
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    assert!(
+        run.status.success() && stdout.contains("round trip ok"),
+        "{stdout}{stderr}"
+    );
+    let a = Archive::open(&out, Limits::default()).unwrap_or_else(|e| panic!("{e}\n{stderr}"));
+    let p = &a.processes[0];
+    let ids: Vec<u16> = p.events.iter().map(|e| e.header.api_id).collect();
+    assert_eq!(
+        ids,
+        [
+            id::Init,
+            id::MemAlloc,
+            id::MemcpyHtoD,
+            id::MemsetD32,
+            id::MemcpyDtoH,
+            id::MemFree
+        ],
+        "{stderr}"
+    );
+    // The D2H copy's expected bytes are in the archive.
+    let dtoh = Payload::parse(&p.events[4].payload).unwrap();
+    let blob = dtoh.blob(BLOB_FIELD | 1, "expected output").unwrap();
+    let bytes = p.load_blob(&blob).unwrap();
+    assert_eq!(bytes.len(), 256);
+    assert_eq!(&bytes[128..132], &0x01020304u32.to_le_bytes());
+    assert!(
+        p.manifest
+            .unmodelled_apis
+            .iter()
+            .all(|u| u.exempt.is_some()),
+        "{:?}",
+        p.manifest.unmodelled_apis
     );
 }

@@ -1,9 +1,10 @@
 //! Libraries with a private runtime, against the stand-in runtime (`tests/stand_in/
 //! runtime.c` as libcudart.so.13): a program built by nvcc with `-cudart shared` loads a
 //! shared library nvcc built with its default static runtime (its GPU code registers
-//! with its own copy of the runtime). Capture names that library among the unmodelled
-//! calls (record and manifest, never exempt); the same library built with
-//! `-cudart shared`, and the program alone, are not named. Skipped with the reason
+//! with its own copy of the runtime). On x86_64 capture interposes the driver lookups
+//! such a runtime makes, so the library is not refused for being loaded (elsewhere it is
+//! named among the unmodelled calls); the same library built with `-cudart shared`, and
+//! the program alone, are never named. Skipped with the reason
 //! printed when no nvcc is found (CI installs one).
 
 use std::path::{Path, PathBuf};
@@ -145,63 +146,53 @@ fn private_records(a: &Archive) -> Vec<(String, String, u64)> {
 }
 
 #[test]
-fn a_library_with_its_own_static_runtime_is_named_and_shared_runtime_ones_are_not() {
+fn a_library_with_its_own_static_runtime_loaded_but_unused_is_not_refused() {
     let Some(nvcc) = nvcc() else {
         eprintln!("SKIPPED: no nvcc (set NVCC, or install nvidia-cuda-nvcc)");
         return;
     };
     let b = build(&nvcc);
-
-    let (a, stderr) = capture(&b, Some("libprivate.so"), "private");
-    let p = &a.processes[0];
-    assert!(p.is_complete());
-    let path = b.dir.join("libprivate.so").to_string_lossy().into_owned();
-    let api = api_name("libprivate.so", "CUDA");
-    assert_eq!(private_records(&a), vec![(api.clone(), path.clone(), 0)]);
-    let listed: Vec<_> = p
-        .manifest
-        .unmodelled_apis
-        .iter()
-        .filter(|u| is_private_runtime(&u.api))
-        .collect();
-    assert_eq!(listed.len(), 1, "{:?}", p.manifest.unmodelled_apis);
-    assert_eq!(
-        (listed[0].api.as_str(), listed[0].library.as_str()),
-        (api.as_str(), path.as_str())
-    );
-    assert_eq!(listed[0].exempt, None, "never exempt");
-    assert!(
-        stderr.contains(&format!(
-            "{path} carries CUDA GPU code run by its own copy of the runtime"
-        )),
-        "{stderr}"
-    );
-    // The copies through the shared runtime are still recorded.
-    assert!(p
-        .events
-        .iter()
-        .any(|e| e.header.api_id == hrr_archive::api::id::Memcpy));
-
-    // The same library through the shared runtime, and the program alone (its own kernel
-    // registers through the shared runtime): nothing named.
-    for (lib, tag) in [(Some("libsharedrt.so"), "shared"), (None, "alone")] {
+    // x86_64: a private CUDA runtime reaches the driver only through the lookups capture
+    // interposes (capture/src/lookup.rs), so its work would be recorded at the driver;
+    // loaded and never called, as here, it did nothing to record. Refusal is by use, not
+    // by load: nothing is named, for the static-runtime library, the same library through
+    // the shared runtime, or the program alone.
+    for (lib, tag) in [
+        (Some("libprivate.so"), "private"),
+        (Some("libsharedrt.so"), "shared"),
+        (None, "alone"),
+    ] {
         let (a, stderr) = capture(&b, lib, tag);
+        let p = &a.processes[0];
+        assert!(p.is_complete(), "{tag}");
+        let private: Vec<_> = p
+            .manifest
+            .unmodelled_apis
+            .iter()
+            .filter(|u| is_private_runtime(&u.api))
+            .collect();
+        if cfg!(target_arch = "x86_64") {
+            assert!(
+                private_records(&a).is_empty(),
+                "{tag}: {:?}",
+                private_records(&a)
+            );
+            assert!(private.is_empty(), "{tag}: {private:?}");
+            assert!(
+                !stderr.contains("its own copy of the runtime"),
+                "{tag}: {stderr}"
+            );
+        } else if tag == "private" {
+            let path = b.dir.join("libprivate.so").to_string_lossy().into_owned();
+            let api = api_name("libprivate.so", "CUDA");
+            assert_eq!(private_records(&a), vec![(api, path, 0)]);
+        }
+        // The copies through the shared runtime are recorded.
         assert!(
-            private_records(&a).is_empty(),
-            "{tag}: {:?}",
-            private_records(&a)
-        );
-        assert!(
-            !a.processes[0]
-                .manifest
-                .unmodelled_apis
+            p.events
                 .iter()
-                .any(|u| is_private_runtime(&u.api)),
+                .any(|e| e.header.api_id == hrr_archive::api::id::Memcpy),
             "{tag}"
-        );
-        assert!(
-            !stderr.contains("its own copy of the runtime"),
-            "{tag}: {stderr}"
         );
     }
 }

@@ -124,13 +124,23 @@ pub const HAND_WRITTEN: &[HandWritten] = hand_written! {
     (hipGetProcAddress_spt, Hip, [k::UNMODELLED_CALL], proc_address),
     (hipGetDriverEntryPoint, Hip, [k::UNMODELLED_CALL], proc_address),
     (hipGetDriverEntryPoint_spt, Hip, [k::UNMODELLED_CALL], proc_address),
+    // The CUDA driver's entry-point lookup (every runtime and library's way to the
+    // driver): capture's function handed out for each one it exports.
+    (cuGetProcAddress, Cuda, [k::UNMODELLED_CALL], lookup),
+    (cuGetProcAddress_v2, Cuda, [k::UNMODELLED_CALL], lookup),
 };
 
 /// C library functions capture also exports, as `(symbol, owner module)`: no runtime's
 /// API and no record of their own. `_exit` and `_Exit` skip atexit handlers, so a process
 /// leaving through them (a forked child, usually) would lose what capture still buffers;
-/// their shims write it first.
-pub const PROCESS_HOOKS: &[(&str, &str)] = &[("_exit", "state"), ("_Exit", "state")];
+/// their shims write it first. `dlsym` and `dlvsym` hand out capture's function for a
+/// driver function looked up by name (x86_64: trampolines keeping the caller's address).
+pub const PROCESS_HOOKS: &[(&str, &str)] = &[
+    ("_exit", "state"),
+    ("_Exit", "state"),
+    ("dlsym", "lookup"),
+    ("dlvsym", "lookup"),
+];
 
 /// Every symbol libhrr_capture.so exports: each vendor symbol of each table row, each
 /// hand-written one, then the process hooks.
