@@ -374,6 +374,12 @@ macro_rules! hrr_api_table {
             (426, GraphRemoveDependencies, cudaGraphRemoveDependencies, none, Exact; graph: *mut ::std::os::raw::c_void => Graph, from: *mut ::std::os::raw::c_void => GraphNodes(count), to: *mut ::std::os::raw::c_void => GraphNodes(count), edges: *mut ::std::os::raw::c_void => UnrecordedStructIn, count: usize => Value),
             (427, HipGraphRemoveDependencies, none, hipGraphRemoveDependencies, Exact; graph: *mut ::std::os::raw::c_void => Graph, from: *mut ::std::os::raw::c_void => GraphNodes(count), to: *mut ::std::os::raw::c_void => GraphNodes(count), count: usize => Value),
             (431, StreamBeginCaptureToGraph, cudaStreamBeginCaptureToGraph, none, Exact; stream: *mut ::std::os::raw::c_void => Stream, graph: *mut ::std::os::raw::c_void => Graph, deps: *mut ::std::os::raw::c_void => GraphNodes(count), edges: *mut ::std::os::raw::c_void => UnrecordedStructIn, count: usize => Value, mode: ::std::os::raw::c_int => CaptureMode),
+            // What runtimes and libraries resolve through cuGetProcAddress at CUDA 13 (H200,
+            // driver 580): the unversioned primary-context release, the context-taking
+            // synchronize, the driver's capture-state query.
+            (432, DevicePrimaryCtxReleaseV1, cuDevicePrimaryCtxRelease, none, Exact; dev: ::std::os::raw::c_int => Value),
+            (433, CtxSynchronizeV2, cuCtxSynchronize_v2, none, Exact; ctx: *mut ::std::os::raw::c_void => Context),
+            (434, CuStreamGetCaptureInfo, cuStreamGetCaptureInfo_v2, none, Exact; stream: *mut ::std::os::raw::c_void => Stream, status: *mut ::std::os::raw::c_int => OutValue, id: *mut u64 => OutSize, graph: *mut ::std::os::raw::c_void => OutStruct, deps: *mut ::std::os::raw::c_void => OutStruct, count: *mut ::std::os::raw::c_void => OutStruct),
             (46, EventDestroy, cudaEventDestroy, hipEventDestroy, Exact; event: *mut ::std::os::raw::c_void => Event),
             // The driver API (ids 200-299): the cuda column is the exact symbol libcuda.so.1
             // exports and CUDA 13's cuda.h binds a program's call to; replay calls these

@@ -10,6 +10,7 @@
 
 use std::os::raw::{c_int, c_uint, c_void};
 
+use hrr_archive::api::launch_config::func_attribute_of_driver;
 use hrr_archive::api::{fid, semantic, Vendor};
 use hrr_archive::payload::PayloadWriter;
 
@@ -129,6 +130,86 @@ macro_rules! func_setting_shim {
             ret
         }
     };
+}
+
+/// A driver function attribute (`CUfunction_attribute`) recorded as the runtime's: the
+/// record replay applies by kernel name, whoever set it. An attribute with no runtime
+/// twin is recorded incomplete, naming it.
+fn record_driver_attribute(
+    api: &str,
+    func: *const c_void,
+    attrib: c_int,
+    value: c_int,
+    ret: c_int,
+) {
+    match func_attribute_of_driver(attrib as i64) {
+        Some(a) => record_setting(
+            Vendor::Cuda,
+            api,
+            func,
+            FuncSetting::Attribute {
+                attr: a.runtime,
+                value: value as i64,
+            },
+            ret,
+        ),
+        None => {
+            let Some((cap, _g)) = state::enter(Vendor::Cuda) else {
+                return;
+            };
+            guarded(api, || {
+                let mut p = PayloadWriter::new();
+                p.u64(fid::HOST_STUB, func as u64);
+                let why = format!(
+                    "CUfunction_attribute {attrib} has no cudaFuncAttribute replay applies"
+                );
+                cap.record(semantic::FUNC_SET_ATTRIBUTE, ret, &p, Some(&why), api);
+            });
+        }
+    }
+}
+
+/// `cuFuncSetAttribute(CUfunction, CUfunction_attribute, int)`: as `cudaFuncSetAttribute`.
+///
+/// # Safety
+/// Called by the program in place of the driver's function.
+#[no_mangle]
+pub unsafe extern "C" fn cuFuncSetAttribute(
+    func: *mut c_void,
+    attrib: c_int,
+    value: c_int,
+) -> c_int {
+    let real = real!(cuFuncSetAttribute: unsafe extern "C" fn(*mut c_void, c_int, c_int) -> c_int);
+    let Some(f) = real.for_shim() else {
+        return NO_REAL_FUNCTION;
+    };
+    // SAFETY: the program's own arguments.
+    let ret = unsafe { f(func, attrib, value) };
+    record_driver_attribute("cuFuncSetAttribute", func, attrib, value, ret);
+    ret
+}
+
+/// `cuKernelSetAttribute(CUfunction_attribute, int, CUkernel, CUdevice)`: as
+/// `cudaFuncSetAttribute`, for a library kernel (replay sets it on its own function of
+/// that name, on its one device).
+///
+/// # Safety
+/// Called by the program in place of the driver's function.
+#[no_mangle]
+pub unsafe extern "C" fn cuKernelSetAttribute(
+    attrib: c_int,
+    value: c_int,
+    kernel: *mut c_void,
+    dev: c_int,
+) -> c_int {
+    let real = real!(cuKernelSetAttribute: unsafe extern "C" fn(c_int, c_int, *mut c_void, c_int) -> c_int);
+    let Some(f) = real.for_shim() else {
+        return NO_REAL_FUNCTION;
+    };
+    // SAFETY: the program's own arguments.
+    let ret = unsafe { f(attrib, value, kernel, dev) };
+    record_driver_attribute("cuKernelSetAttribute", kernel, attrib, value, ret);
+    ret
 }
 
 func_setting_shim!(cudaFuncSetAttribute, Vendor::Cuda, |attr, value| {

@@ -73,7 +73,7 @@ fn cover_of(t: &Reaches, desc: &ApiDesc, args: &[u64], ret: c_int) -> Option<Cov
         return None;
     }
     Some(match desc.id {
-        id::DeviceSynchronize | id::CtxSynchronize => ALL,
+        id::DeviceSynchronize | id::CtxSynchronize | id::CtxSynchronizeV2 => ALL,
         id::Memcpy
         | id::Memcpy2D
         | id::Memcpy3D

@@ -28,6 +28,14 @@ pub(crate) unsafe fn module_image<'a>(image: *const c_void) -> Option<&'a [u8]> 
     if image.is_null() {
         return None;
     }
+    // A fat-binary wrapper (what registration passes) is an image the driver accepts too:
+    // nvcc's static runtime loads its modules that way (H200: a 6-byte "image" was stored
+    // before, cut at the wrapper's first NUL). Its fat binary is what is stored.
+    // SAFETY: the wrapper's magic word, in an image the driver reads.
+    if unsafe { read_at::<u32>(image as u64) } == codeobject::CUDA_WRAPPER_MAGIC {
+        // SAFETY: the driver took `image` as a wrapper, so it is one.
+        return unsafe { crate::register::code_object_bytes(image, Vendor::Cuda) };
+    }
     let data = image as *const u8;
     let peek = |off: u64, len: u64| {
         // SAFETY: header fields of an image the driver reads in full.

@@ -217,7 +217,9 @@ pub fn after_row(desc: &ApiDesc, args: &[u64], ret: c_int) {
             reads::lock().on_event_destroy(args[0])
         }
         _ if !reads::any() => {}
-        id::DeviceSynchronize | id::CtxSynchronize => reads::wait_covered(|_| pending::ALL),
+        id::DeviceSynchronize | id::CtxSynchronize | id::CtxSynchronizeV2 => {
+            reads::wait_covered(|_| pending::ALL)
+        }
         id::Memcpy | id::Memcpy2D | id::Memcpy3D => reads::wait_covered(|_| Cover::DefaultStreams),
         id::StreamSynchronize | id::CuStreamSynchronize => {
             reads::wait_covered(|r| r.stream_cover(args[0]))

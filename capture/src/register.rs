@@ -22,7 +22,10 @@ use crate::state::{self, guarded};
 ///
 /// # Safety
 /// `wrapper` must be the pointer the compiler-generated code passes to the register call.
-unsafe fn code_object_bytes<'a>(wrapper: *const c_void, vendor: Vendor) -> Option<&'a [u8]> {
+pub(crate) unsafe fn code_object_bytes<'a>(
+    wrapper: *const c_void,
+    vendor: Vendor,
+) -> Option<&'a [u8]> {
     if wrapper.is_null() {
         return None;
     }

@@ -48,6 +48,8 @@ pub const HAND_WRITTEN: &[HandWritten] = hand_written! {
     (__cudaLaunchKernel, Cuda, [k::LAUNCH_KERNEL_BY_HANDLE], launch),
     // Launch configuration: function attributes and cooperative launches.
     (cudaFuncSetAttribute, Cuda, [k::FUNC_SET_ATTRIBUTE], launchcfg),
+    (cuFuncSetAttribute, Cuda, [k::FUNC_SET_ATTRIBUTE], launchcfg),
+    (cuKernelSetAttribute, Cuda, [k::FUNC_SET_ATTRIBUTE], launchcfg),
     (hipFuncSetAttribute, Hip, [k::FUNC_SET_ATTRIBUTE], launchcfg),
     (cudaFuncSetCacheConfig, Cuda, [k::FUNC_SET_CACHE_CONFIG], launchcfg),
     (hipFuncSetCacheConfig, Hip, [k::FUNC_SET_CACHE_CONFIG], launchcfg),

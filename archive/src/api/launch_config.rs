@@ -79,6 +79,12 @@ pub fn func_attribute(runtime: i64) -> Option<&'static FuncAttribute> {
     FUNC_ATTRIBUTES.iter().find(|a| a.runtime == runtime)
 }
 
+/// The function attribute with this `CUfunction_attribute` value (`cuFuncSetAttribute`,
+/// `cuKernelSetAttribute`).
+pub fn func_attribute_of_driver(driver: i64) -> Option<&'static FuncAttribute> {
+    FUNC_ATTRIBUTES.iter().find(|a| a.driver == driver)
+}
+
 /// `cudaFuncCache` / `hipFuncCache_t` and `CUfunc_cache` share their values 0-3 (none,
 /// shared, L1, equal); `cudaSharedMemConfig` / `hipSharedMemConfig` and
 /// `CUsharedconfig` share 0-2 (default, four-byte, eight-byte banks). The name of a

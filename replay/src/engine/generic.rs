@@ -33,6 +33,9 @@ enum ArgPlan {
     Address(u64),
     /// A captured stream or event, mapped to the replay handle created for it.
     Handle(u64),
+    /// A captured context: as `Handle`, or, when no recorded call created it, the
+    /// device's primary context (`Ctx::adopt_primary_context`).
+    Context(u64),
     /// An out parameter: a slot the call writes.
     OutSlot,
     /// A page-aligned host buffer of this many bytes stands in for the program's
@@ -254,9 +257,9 @@ fn plan_call(
             ParamKind::DevPtr | ParamKind::FreeDevPtr | ParamKind::FreeHostPtr => {
                 ArgPlan::Address(captured(p, i, param.name)?)
             }
+            ParamKind::Context => ArgPlan::Context(captured(p, i, param.name)?),
             ParamKind::Stream
             | ParamKind::Event
-            | ParamKind::Context
             | ParamKind::FreeContext
             | ParamKind::Graph
             | ParamKind::GraphExec
@@ -539,6 +542,11 @@ impl<'a> Ctx<'a> {
             ArgPlan::Value(v) => v,
             ArgPlan::Address(a) => self.translate(a),
             ArgPlan::Handle(h) => self.handle(h)?,
+            ArgPlan::Context(0) => 0,
+            ArgPlan::Context(h) => match self.handle(h) {
+                Err(EventError::UnknownHandle(_)) => self.adopt_primary_context(h)?,
+                other => other?,
+            },
             ArgPlan::OutSlot => {
                 bufs.slots.push(Box::new([0u64; 2048]));
                 bufs.slot_of.insert(i, bufs.slots.len() - 1);
@@ -968,9 +976,11 @@ mod tests {
             w.handle(1, 0xc0);
         });
         let p = Payload::parse(&bytes).unwrap();
+        // A context argument: mapped like a handle, or adopted as the primary context
+        // when no recorded call created it.
         assert_eq!(
             plan_of(id::CtxSetCurrent, &p, 1 << 20).unwrap().args,
-            vec![ArgPlan::Handle(0xc0)]
+            vec![ArgPlan::Context(0xc0)]
         );
         assert_eq!(
             plan_of(id::CtxDestroy, &p, 1 << 20).unwrap().args,

@@ -195,7 +195,17 @@ impl Ctx<'_> {
         let name = p.str(fid::NAME, "kernel name")?.to_string();
         let co = p.str(fid::CODE_OBJECT, "code object")?.to_string();
         let s = plan_setting(self.rt.vendor, ev.header.api_id, &p)?;
-        let func = self.function(&co, &name)? as usize as *mut c_void;
+        // A function (or library kernel) the program looked up itself is set in its own
+        // instance, the one its launches run (`prepare_launch`); a registered kernel's
+        // stub is never such a handle.
+        let instance = p
+            .u64(fid::HOST_STUB, "function")
+            .ok()
+            .and_then(|h| self.function_instances.get(&h).copied());
+        let func = match instance {
+            Some(f) => f,
+            None => self.function(&co, &name)?,
+        } as usize as *mut c_void;
         let f = self.rt.require(s.call)?;
         let r = match s.value {
             // SAFETY: cuFuncSetAttribute(CUfunction, CUfunction_attribute, int) /

@@ -137,6 +137,10 @@ impl Resource {
     }
 }
 
+/// `CUDA_ERROR_DEINITIALIZED`, `cudaErrorCudartUnloading` and `hipErrorDeinitialized`:
+/// the runtime or driver was being torn down.
+const TORN_DOWN: i32 = 4;
+
 impl<'a> Ctx<'a> {
     fn fail(&mut self, ev: &Event, e: EventError) {
         if e.refuses_archive() && self.refused.is_none() {
@@ -235,6 +239,33 @@ impl<'a> Ctx<'a> {
         }
     }
 
+    /// A context argument no recorded call created: the device's primary context, which
+    /// nvcc's static runtime retains through the driver's private export table and then
+    /// makes current with `cuCtxSetCurrent` before any public call names it (H200, CUDA
+    /// 13). Replay retains its own primary context of device 0 (replay runs on one GPU)
+    /// and maps the captured handle to it; the program's later
+    /// `cuDevicePrimaryCtxRetain` returns the same handle, which then maps to it too.
+    fn adopt_primary_context(&mut self, captured: u64) -> Result<u64, EventError> {
+        let mut ctx: u64 = 0;
+        // SAFETY: the row's out pointer is a local of ours; device 0 is replay's GPU.
+        let r = unsafe {
+            self.rt.call_table(
+                api::id::DevicePrimaryCtxRetain,
+                &[&mut ctx as *mut u64 as u64, 0],
+            )
+        }?;
+        if r != 0 || ctx == 0 {
+            return Err(EventError::Call {
+                call: format!(
+                    "retaining the primary context of device 0 for context {captured:#x}, which no recorded call created"
+                ),
+                code: r,
+            });
+        }
+        self.handles.insert(captured, ctx);
+        Ok(ctx)
+    }
+
     /// After the program's context `ctx` (a replay handle) was destroyed: it is no longer
     /// replay's to release, and modules loaded while it was current went with it (they
     /// are loaded again, by code object, where a later launch needs them).
@@ -267,6 +298,14 @@ impl<'a> Ctx<'a> {
                 .map(|f| f.reason.clone())
                 .unwrap_or_else(|| "capture could not record it whole".into());
             return Err(EventError::Incomplete(why));
+        }
+        if ev.header.ret == TORN_DOWN {
+            // The runtime or driver refused the call because the captured process was
+            // exiting (nvcc's static runtime unloads its modules and releases the primary
+            // context from a destructor after the driver began tearing down): the call
+            // changed nothing, and replay, mid-archive, could not be refused the same way.
+            self.counts.failed_as_captured += 1;
+            return Ok(());
         }
         if let Some(desc) = api::desc(ev.header.api_id) {
             if desc.id == api::id::DeviceReset {
