@@ -10,10 +10,15 @@ set -u
 bin=$(cd "$1" && pwd); out=$2; mkdir -p "$out"
 here=$(cd "$(dirname "$0")" && pwd); progs="$here/../programs"
 work=$(mktemp -d)
-b() { nvcc -O2 -std=c++17 -arch=sm_90 "$@" 2>&1 | grep -v -i warning; }
+b() { nvcc -O2 -std=c++17 -arch=sm_90 "$@" 2>&1 | grep -v -i warning; return "${PIPESTATUS[0]}"; }
 b "$progs/vector_add.cu" -o "$work/vector_add_static"
 b -cudart shared "$progs/vector_add.cu" -o "$work/vector_add_shared"
-for p in simple_streams matrix_mul_smem; do b "$progs/$p.cu" -o "$work/${p}_static"; done
+statics=()
+for src in "$progs"/*.cu; do
+    p=$(basename "$src" .cu)
+    case $p in *_kernel|*_drv|cublas_*|vector_add) continue ;; esac
+    b "$src" -o "$work/${p}_static" && statics+=("$p")
+done
 b "$progs/cublas_sgemm.cu" -o "$work/cublas_sgemm" -lcublas
 b "$progs/cublas_batched.cu" -o "$work/cublas_batched" -lcublas
 nvcc -fatbin -arch=sm_90 "$progs/vector_add_drv_kernel.cu" -o "$work/k.fatbin"
@@ -33,8 +38,7 @@ one() {
 }
 one vector_add_static "$work/vector_add_static"
 one vector_add_shared "$work/vector_add_shared"
-one simple_streams_static "$work/simple_streams_static"
-one matrix_mul_static "$work/matrix_mul_smem_static"
+for p in "${statics[@]}"; do one "${p}_static" "$work/${p}_static"; done
 one vector_add_drv "$work/vector_add_drv" "$work/k.fatbin"
 one cublas_sgemm "$work/cublas_sgemm"
 one cublas_batched "$work/cublas_batched"
