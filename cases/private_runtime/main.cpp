@@ -1,11 +1,11 @@
 // private_runtime: the program loads a library (HRR_CASE_LIBRARY, built from library.cpp)
-// whose GPU code runs through its own static copy of the CUDA runtime, and lets it add 7
-// to a buffer the program then copies back. Capture never sees that launch; it names the
-// library at exit (a loaded object with a fat binary that does not import the shared
-// runtime's registration), and replay refuses the archive naming it, marking the copy
-// after it instead of reporting a mismatch it cannot explain. The copy before the
-// library runs is checked as usual. Under the stand-in runtime the library is loaded but
-// not called (its private runtime would need a real driver).
+// whose GPU code runs through its own static copy of the CUDA runtime, as cuBLAS does, and
+// lets it add 7 to a buffer the program then copies back. That runtime reaches the driver
+// only through dlsym and cuGetProcAddress; capture hands it its own functions there, so
+// the library's module load, launch and synchronisation are recorded at the driver, and
+// the archive replays with every copy checked (the `driver_lookup` control removes the
+// hand-out: the copy after the library runs then mismatches). Under the stand-in runtime
+// the library is loaded but not called (its private runtime would need a real driver).
 #include "../common/hrr_gpu.h"
 
 #include <dlfcn.h>

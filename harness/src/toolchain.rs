@@ -82,6 +82,8 @@ pub struct Toolchain {
     /// The compiler is a newer clang linking HIP programs itself (stand-in builds: `-x hip`
     /// comes with the target flags; modules are built with `--offload-device-only`).
     pub hip_clang: bool,
+    /// NVIDIA: how a case's program links the CUDA runtime (the family's `cuda_runtime`).
+    pub cuda_runtime: hrr_matrix::CudaRuntime,
 }
 
 impl Toolchain {
@@ -174,7 +176,8 @@ impl Toolchain {
         let mut extra: Vec<String> = Vec::new();
         match self.vendor {
             Vendor::Nvidia => {
-                c.args(["-cudart", "shared", "-O2", "-std=c++17", "-x", "cu"]);
+                c.args(["-cudart", self.cuda_runtime.nvcc_value()]);
+                c.args(["-O2", "-std=c++17", "-x", "cu"]);
                 for t in self.buildable() {
                     let n = t.trim_start_matches("sm_");
                     c.arg("-gencode")
@@ -408,6 +411,7 @@ pub fn plan(family: &Family, cache_dir: &Path) -> Result<Toolchain, PlanError> {
         version,
         targets,
         hip_clang: false,
+        cuda_runtime: family.cuda_runtime(),
     })
 }
 

@@ -355,6 +355,16 @@ impl Validator<'_> {
                 );
             }
             self.check_min_rocm(i, f);
+            if f.vendor == Vendor::Amd && f.cuda_runtime.is_some() {
+                let at = self.pos.field("families", i, "cuda_runtime", None);
+                self.err(
+                    at,
+                    format!(
+                        "family `{}`: cuda_runtime is for NVIDIA families only",
+                        f.name
+                    ),
+                );
+            }
             for k in f.env.keys() {
                 if k.is_empty() || !k.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
                     let at = self.pos.field("families", i, "env", Some(k));

@@ -89,6 +89,39 @@ pub struct Family {
     /// targets needs (`rocm::required`); the stand-in HIP runtime reports it. NVIDIA: none.
     #[serde(default)]
     pub min_rocm: Option<String>,
+    /// NVIDIA: how the cases link the CUDA runtime: `shared` (`-cudart shared`, the
+    /// default) or `static` (nvcc's own default, the way most programs are built: capture
+    /// sees them only at the driver). AMD: none.
+    #[serde(default)]
+    pub cuda_runtime: Option<CudaRuntime>,
+}
+
+/// How a CUDA program links the runtime.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum CudaRuntime {
+    /// `libcudart.so`: capture records the runtime's own entry points.
+    #[default]
+    Shared,
+    /// `libcudart_static.a` inside the program: capture records what it asks of the driver.
+    Static,
+}
+
+impl CudaRuntime {
+    /// nvcc's `-cudart` value.
+    pub fn nvcc_value(self) -> &'static str {
+        match self {
+            CudaRuntime::Shared => "shared",
+            CudaRuntime::Static => "static",
+        }
+    }
+}
+
+impl Family {
+    /// The CUDA runtime linkage of an NVIDIA family's cases (`shared` unless it says).
+    pub fn cuda_runtime(&self) -> CudaRuntime {
+        self.cuda_runtime.unwrap_or_default()
+    }
 }
 
 fn one() -> u32 {

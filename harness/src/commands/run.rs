@@ -51,6 +51,18 @@ fn select(
         }
     }
     cases.retain(|rc| !rc.case.tags.iter().any(|t| any(&args.exclude_tags, t)));
+    if args.stand_in && f.cuda_runtime() == hrr_matrix::CudaRuntime::Static {
+        // nvcc's static runtime reaches the driver through its private export tables
+        // (cuGetExportTable), which no stand-in provides: not run, never passed.
+        for rc in &mut cases {
+            if rc.case.kind == CaseKind::Gpu && rc.disposition == Disposition::Run {
+                rc.disposition = Disposition::Skip {
+                    skip: hrr_matrix::SkipKind::Unsupported,
+                    reason: "the static CUDA runtime needs the real driver's private export tables, which the stand-in runtime does not provide".into(),
+                };
+            }
+        }
+    }
     if args.stand_in {
         for rc in &mut cases {
             if rc.case.kind == CaseKind::Gpu

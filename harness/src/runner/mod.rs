@@ -439,6 +439,7 @@ mod tests {
             timeout: None,
             env: Default::default(),
             min_rocm: None,
+            cuda_runtime: None,
         }
     }
 
