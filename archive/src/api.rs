@@ -380,6 +380,10 @@ macro_rules! hrr_api_table {
             (432, DevicePrimaryCtxReleaseV1, cuDevicePrimaryCtxRelease, none, Exact; dev: ::std::os::raw::c_int => Value),
             (433, CtxSynchronizeV2, cuCtxSynchronize_v2, none, Exact; ctx: *mut ::std::os::raw::c_void => Context),
             (434, CuStreamGetCaptureInfo, cuStreamGetCaptureInfo_v2, none, Exact; stream: *mut ::std::os::raw::c_void => Stream, status: *mut ::std::os::raw::c_int => OutValue, id: *mut u64 => OutSize, graph: *mut ::std::os::raw::c_void => OutStruct, deps: *mut ::std::os::raw::c_void => OutStruct, count: *mut ::std::os::raw::c_void => OutStruct),
+            // The static runtime's cudaDeviceReset: the primary context reset, at the ABI it
+            // asks for (both destroy every allocation, module, stream and event).
+            (435, DevicePrimaryCtxReset, cuDevicePrimaryCtxReset_v2, none, Exact; dev: ::std::os::raw::c_int => Value),
+            (436, DevicePrimaryCtxResetV1, cuDevicePrimaryCtxReset, none, Exact; dev: ::std::os::raw::c_int => Value),
             (46, EventDestroy, cudaEventDestroy, hipEventDestroy, Exact; event: *mut ::std::os::raw::c_void => Event),
             // The driver API (ids 200-299): the cuda column is the exact symbol libcuda.so.1
             // exports and CUDA 13's cuda.h binds a program's call to; replay calls these
@@ -648,6 +652,16 @@ macro_rules! vendor_symbol {
 }
 
 hrr_api_table!(define_descs);
+
+/// Whether a row resets the device: `cudaDeviceReset`/`hipDeviceReset`, or the driver's
+/// primary-context reset that nvcc's static runtime makes for it. Every allocation,
+/// module, stream and event of the device goes with it.
+pub fn resets_device(api: u16) -> bool {
+    matches!(
+        api,
+        id::DeviceReset | id::DevicePrimaryCtxReset | id::DevicePrimaryCtxResetV1
+    )
+}
 
 /// Looks up a generic API by id.
 pub fn desc(id: u16) -> Option<&'static ApiDesc> {

@@ -35,10 +35,14 @@ fn cuda_symbols() -> Vec<&'static str> {
 }
 
 /// Names cuda.h renames that are still reached at their older ABI: the CUDA runtime
-/// resolves `cuDevicePrimaryCtxRelease` at version 7000 through `cuGetProcAddress` (H200,
+/// resolves `cuDevicePrimaryCtxRelease` (and `cuDevicePrimaryCtxReset`) at version 7000 through `cuGetProcAddress` (H200,
 /// CUDA 13, driver 580: bench/gpu/lookups/), and programs and libraries built with CUDA
 /// 11 bind the first `cuGetProcAddress`. Capture interposes both forms of each.
-const OLD_ABI_BY_LOOKUP: &[&str] = &["cuDevicePrimaryCtxRelease", "cuGetProcAddress"];
+const OLD_ABI_BY_LOOKUP: &[&str] = &[
+    "cuDevicePrimaryCtxRelease",
+    "cuDevicePrimaryCtxReset",
+    "cuGetProcAddress",
+];
 
 #[test]
 fn every_driver_symbol_is_exported_by_libcuda_and_is_the_name_programs_bind() {

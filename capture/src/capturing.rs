@@ -101,8 +101,20 @@ type CudaCaptureInfoFn = unsafe extern "C" fn(
 /// C type of `hipStreamGetCaptureInfo(stream, status*, id*)`.
 type HipCaptureInfoFn = unsafe extern "C" fn(*mut c_void, *mut c_int, *mut u64) -> c_int;
 
-/// `stream`'s capture state, from the real runtime (nothing is recorded). A runtime
-/// without the query has no stream capture: every stream is idle.
+/// C type of the driver's `cuStreamGetCaptureInfo_v2(stream, status*, id*, graph*,
+/// deps**, count*)` (the same status values and errors as the runtime's).
+type DriverCaptureInfoFn = unsafe extern "C" fn(
+    *mut c_void,
+    *mut c_int,
+    *mut u64,
+    *mut c_void,
+    *mut c_void,
+    *mut c_void,
+) -> c_int;
+
+/// `stream`'s capture state, from the real runtime (nothing is recorded), or, for CUDA
+/// without a shared runtime (nvcc's static runtime: the program asks the driver), from
+/// the driver. Neither having the query means no stream capture: every stream is idle.
 pub fn stream_capture(vendor: Vendor, stream: u64) -> StreamCapture {
     let (mut status, mut id) = (STATUS_NONE, 0u64);
     let s = stream as usize as *mut c_void;
@@ -112,7 +124,11 @@ pub fn stream_capture(vendor: Vendor, stream: u64) -> StreamCapture {
             // SAFETY: a stream handle the program just used, valid out pointers, and
             // null for the optional outputs.
             Some(f) => unsafe { f(s, &mut status, &mut id, null, null, null, null) },
-            None => return StreamCapture::Idle,
+            None => match real!(driver cuStreamGetCaptureInfo_v2: DriverCaptureInfoFn).get() {
+                // SAFETY: as above.
+                Some(f) => unsafe { f(s, &mut status, &mut id, null, null, null) },
+                None => return StreamCapture::Idle,
+            },
         },
         Vendor::Hip => match real!(hipStreamGetCaptureInfo: HipCaptureInfoFn).get() {
             // SAFETY: as above.
@@ -127,14 +143,17 @@ pub fn stream_capture(vendor: Vendor, stream: u64) -> StreamCapture {
 type ExchangeModeFn = unsafe extern "C" fn(*mut c_int) -> c_int;
 
 /// Runs `f` (a call capture makes of its own, on a stream that is not capturing) with the
-/// calling thread in relaxed capture mode, then restores the thread's mode. A runtime
-/// without the exchange (no stream capture at all) runs `f` as it is.
+/// calling thread in relaxed capture mode, then restores the thread's mode (CUDA without
+/// a shared runtime: the driver's `cuThreadExchangeStreamCaptureMode`). A runtime without
+/// the exchange (no stream capture at all) runs `f` as it is.
 pub fn relaxed<T>(vendor: Vendor, f: impl FnOnce() -> T) -> T {
     let exchange = match vendor {
-        Vendor::Cuda => real!(cudaThreadExchangeStreamCaptureMode: ExchangeModeFn),
-        Vendor::Hip => real!(hipThreadExchangeStreamCaptureMode: ExchangeModeFn),
+        Vendor::Cuda => real!(cudaThreadExchangeStreamCaptureMode: ExchangeModeFn)
+            .get()
+            .or_else(|| real!(driver cuThreadExchangeStreamCaptureMode: ExchangeModeFn).get()),
+        Vendor::Hip => real!(hipThreadExchangeStreamCaptureMode: ExchangeModeFn).get(),
     };
-    let Some(x) = exchange.get() else {
+    let Some(x) = exchange else {
         return f();
     };
     let mut mode = MODE_RELAXED;

@@ -121,10 +121,12 @@ fn wait_for_copy(vendor: Vendor, desc: &ApiDesc, args: &[u64]) -> Option<String>
 }
 
 /// As [`wait_for_copy`], for a driver row: with the driver's `cuStreamSynchronize` (the
-/// program may hold no runtime, and its stream may belong to a context of its own).
+/// program may hold no runtime, and its stream may belong to a context of its own), also
+/// in relaxed mode (a static-runtime program's global capture on another stream would
+/// otherwise be invalidated by the wait: H200, graph_capture built with nvcc's default).
 fn wait_for_driver_copy(desc: &ApiDesc, args: &[u64]) -> Option<String> {
     let s = stream_of(desc, args)?;
-    let r = driver_stream_synchronize(s);
+    let r = relaxed(Vendor::Cuda, || driver_stream_synchronize(s));
     (r != 0).then(|| format!("waiting for stream {s:#x} before reading the copy failed ({r})"))
 }
 

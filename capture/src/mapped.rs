@@ -116,7 +116,7 @@ pub fn after_row(
             t.reaches.event_destroyed(args[0]);
             Vec::new()
         }
-        id::DeviceReset if ret == 0 => {
+        a if hrr_archive::api::resets_device(a) && ret == 0 => {
             *t = Tracker {
                 reaches: Reaches::default(),
                 last: HashMap::new(),

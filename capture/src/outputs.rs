@@ -176,7 +176,7 @@ pub fn before_row(
     host_side: impl FnOnce() -> Option<HostRegion>,
     args: &[u64],
 ) {
-    if desc.id == id::DeviceReset {
+    if hrr_archive::api::resets_device(desc.id) {
         // Every output recorded before the reset's own record; the reset destroys the
         // pool's events.
         reads::wait_all();

@@ -21,6 +21,5 @@ pub use load::{load, load_str, MatrixError};
 pub use resolve::{resolve_family, shard, Disposition, Expectation, ResolvedCase, Shard};
 pub use schema::{
     Case, CaseKind, Check, Control, CudaRuntime, ExpectKind, Family, Matrix, Rule, SkipKind,
-    Unstable, Vendor,
-    MAX_UNSTABLE_BYTES, MAX_UNSTABLE_RUNS,
+    Unstable, Vendor, MAX_UNSTABLE_BYTES, MAX_UNSTABLE_RUNS,
 };

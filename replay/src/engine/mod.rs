@@ -308,7 +308,7 @@ impl<'a> Ctx<'a> {
             return Ok(());
         }
         if let Some(desc) = api::desc(ev.header.api_id) {
-            if desc.id == api::id::DeviceReset {
+            if api::resets_device(desc.id) {
                 // The reset would drop the staging buffers' registrations under them,
                 // and the events of copies still waiting for their outputs.
                 self.staging.unpin_all();
@@ -316,7 +316,7 @@ impl<'a> Ctx<'a> {
                 self.deferred.release(self.rt);
             }
             let r = self.replay_generic(ev, desc);
-            if desc.id == api::id::DeviceReset && ev.header.ret == 0 {
+            if api::resets_device(desc.id) && ev.header.ret == 0 {
                 // A reset destroys every allocation, module, stream and event of the
                 // device: nothing captured before it may be translated to a stale handle.
                 self.addrs = AddressMap::default();
