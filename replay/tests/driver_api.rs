@@ -282,3 +282,59 @@ fn each_module_load_is_its_own_instance_with_its_own_globals() {
     assert_eq!(code, 0, "{r}");
     assert_eq!(r["counts"]["d2h_pass"], 2, "{r}");
 }
+
+/// nvcc's static runtime, as the H200 showed it: it makes the primary context current
+/// (`cuCtxSetCurrent`) with a handle it retained through its private export table, before
+/// any recorded call created it, then retains it publicly; at exit, after the driver began
+/// tearing down, its release returns CUDA_ERROR_DEINITIALIZED (4). Replay maps the unknown
+/// context to its own primary context and does not make the refused call.
+#[test]
+fn a_static_runtime_archive_replays_its_private_context_and_teardown() {
+    let d = tempfile::tempdir().unwrap();
+    let a = d.path().join("static");
+    let w = seeds::writer(&a, Compression::None);
+    const PRIMARY: u64 = 0x5650_f073_7220;
+    event(&w, id::Init, |p| {
+        p.u64(1, 0);
+    });
+    event(&w, id::CtxSetCurrent, |p| {
+        p.handle(1, PRIMARY);
+    });
+    event(&w, id::DevicePrimaryCtxRetain, |p| {
+        p.handle(1, PRIMARY).u64(2, 0);
+    });
+    event(&w, id::MemAlloc, |p| {
+        p.devptr(1, DEV).u64(2, 256);
+    });
+    let data: Vec<u8> = (0..=255u8).collect();
+    let up = w.put_blob(&data).unwrap();
+    event(&w, id::MemcpyHtoD, |p| {
+        p.devptr(1, DEV)
+            .devptr(2, 0x5000)
+            .u64(3, 256)
+            .blob(BLOB_FIELD | 2, up);
+        p.u64(COPY_DIR_FIELD, CopyDir::HostToDevice as u64);
+    });
+    let back = w.put_blob(&data).unwrap();
+    event(&w, id::MemcpyDtoH, |p| {
+        p.devptr(1, 0x6000)
+            .devptr(2, DEV)
+            .u64(3, 256)
+            .blob(BLOB_FIELD | 1, back);
+        p.u64(COPY_DIR_FIELD, CopyDir::DeviceToHost as u64);
+    });
+    event(&w, id::MemFree, |p| {
+        p.devptr(1, DEV);
+    });
+    let mut p = PayloadWriter::new();
+    p.u64(1, 0);
+    w.append(id::DevicePrimaryCtxReleaseV1, 0, 1, 4, p.as_bytes())
+        .unwrap();
+    w.finish().unwrap();
+    let Some((code, r)) = replay(&a, Path::new(""), &[]) else {
+        return;
+    };
+    assert_eq!(code, 0, "{r}");
+    assert_eq!(r["counts"]["d2h_pass"], 1, "{r}");
+    assert_eq!(r["counts"]["failed_as_captured"], 1, "{r}");
+}

@@ -296,6 +296,15 @@ int cuCtxDestroy_v2(void *ctx) {
     return OK;
 }
 int cuCtxSetCurrent(void *ctx) { current_ctx = ctx; return OK; }
+// Device 0's primary context: one handle, whoever retains it.
+static int primary_ctx;
+int cuDevicePrimaryCtxRetain(void **ctx, int dev) {
+    if (!ctx || dev != 0) return INVALID_VALUE;
+    *ctx = &primary_ctx;
+    return OK;
+}
+int cuDevicePrimaryCtxRelease_v2(int dev) { return dev == 0 ? OK : INVALID_VALUE; }
+int cuDevicePrimaryCtxRelease(int dev) { return dev == 0 ? OK : INVALID_VALUE; }
 int cuCtxGetCurrent(void **ctx) {
     if (!ctx) return INVALID_VALUE;
     *ctx = current_ctx;
