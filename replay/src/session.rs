@@ -145,7 +145,17 @@ pub fn replay_all(
             let _ = writeln!(out, "{}", String::from_utf8_lossy(&json));
         }
         Some(file) => {
-            if let Err(e) = std::fs::write(file, json) {
+            // Through safefs, as every file replay writes: a new file of our own renamed
+            // over the name, so a link planted there is replaced, never followed.
+            let written = hrr_archive::safefs::write_atomic_with(
+                std::path::Path::new(file),
+                false,
+                |mut f, tmp| {
+                    f.write_all(&json)
+                        .map_err(|e| hrr_archive::ArchiveError::io(tmp, "write", e))
+                },
+            );
+            if let Err(e) = written {
                 let _ = writeln!(err, "hrr-replay: cannot write {file}: {e}");
             }
         }

@@ -225,3 +225,32 @@ fn the_replay_summary_shows_control_characters_escaped() {
     assert!(!out.contains('\u{1b}') && !out.contains('\r'), "{out:?}");
     assert!(out.contains("cudaX\\u{1b}]0;owned"), "{out}");
 }
+
+/// `--json FILE` where FILE is a link planted to another file: the result replaces the
+/// link, and the link's target is untouched (it used to be overwritten).
+#[test]
+fn a_link_planted_at_the_json_path_is_replaced_not_followed() {
+    let d = tempfile::tempdir().unwrap();
+    let a = d.path().join("a");
+    seeds::rich_archive(&a, Compression::None, 1);
+    let victim = d.path().join("victim.txt");
+    std::fs::write(&victim, "keep me").unwrap();
+    let json = d.path().join("result.json");
+    std::os::unix::fs::symlink(&victim, &json).unwrap();
+    let Some(so) = stand_in::library() else {
+        eprintln!("SKIPPED: needs a C compiler (cc) for the stand-in runtime");
+        return;
+    };
+    let (code, out, err) = run(replay()
+        .arg(&a)
+        .arg("--json")
+        .arg(&json)
+        .env("HRR_REPLAY_CUDART", so));
+    assert_eq!(code, Some(0), "{out}{err}");
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "keep me");
+    let meta = std::fs::symlink_metadata(&json).unwrap();
+    assert!(meta.file_type().is_file(), "the link was replaced by the result");
+    let r: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert!(r["counts"].is_object(), "{r}");
+}
