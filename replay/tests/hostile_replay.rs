@@ -249,8 +249,39 @@ fn a_link_planted_at_the_json_path_is_replaced_not_followed() {
     assert_eq!(code, Some(0), "{out}{err}");
     assert_eq!(std::fs::read_to_string(&victim).unwrap(), "keep me");
     let meta = std::fs::symlink_metadata(&json).unwrap();
-    assert!(meta.file_type().is_file(), "the link was replaced by the result");
+    assert!(
+        meta.file_type().is_file(),
+        "the link was replaced by the result"
+    );
     let r: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
     assert!(r["counts"].is_object(), "{r}");
+}
+
+/// The archive says a `cudaFree` failed, replay's succeeds: replay reports the return
+/// code, and the allocation follows replay's result (freed, forgotten), so teardown does
+/// not free it again (a double free aborted replay before).
+#[test]
+fn a_free_that_failed_only_at_capture_is_not_freed_twice() {
+    let d = tempfile::tempdir().unwrap();
+    let a = d.path().join("a");
+    let w = seeds::writer(&a, Compression::None);
+    let mut p = PayloadWriter::new();
+    p.devptr(1, 0x7f00_0000_0000).u64(2, 4096);
+    w.append(id::Malloc, 0, 1, 0, p.as_bytes()).unwrap();
+    let mut p = PayloadWriter::new();
+    p.devptr(1, 0x7f00_0000_0000);
+    w.append(id::Free, 0, 1, 1, p.as_bytes()).unwrap();
+    w.finish().unwrap();
+    let Some(so) = stand_in::library() else {
+        eprintln!("SKIPPED: needs a C compiler (cc) for the stand-in runtime");
+        return;
+    };
+    let (code, out, err) = run(replay()
+        .arg(&a)
+        .arg("--continue-on-error")
+        .env("HRR_REPLAY_CUDART", so)
+        .env("HRR_STAND_IN_ABORT_ON_DOUBLE_FREE", "1"));
+    assert_eq!(code, Some(1), "a failure, not a crash: {out}{err}");
+    assert!(out.contains("returned 0, capture returned 1"), "{out}{err}");
 }

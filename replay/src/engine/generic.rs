@@ -518,9 +518,13 @@ impl<'a> Ctx<'a> {
                 self.registered.remove(&buf);
             }
         }
-        self.check_ret(ev, desc.ret, ret)?;
+        // What the call created or released follows replay's result, also when it differs
+        // from capture's (a free the archive says failed but replay's succeeded is
+        // forgotten now, never freed again at teardown: issue 20's double free).
+        let checked = self.check_ret(ev, desc.ret, ret);
         self.record_outputs(desc, &p, ret, &args, &bufs)?;
         self.note_device_pool(desc, ret, &args);
+        checked?;
         if bufs.node.is_some() {
             // Not run yet: each launch of its graph checks it.
             return Ok(());
