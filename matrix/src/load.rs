@@ -15,6 +15,12 @@ use crate::schema::{
 
 /// At most this many family patterns per control.
 const MAX_CONTROL_FAMILIES: usize = 32;
+/// Shards of one family: GitHub Actions runs at most 256 jobs from one matrix, and every
+/// count the harness sizes memory by is bounded (a `shards: 4294967295` made `run --list`
+/// ask for 32 GiB).
+pub const MAX_SHARDS: u32 = 256;
+/// GPUs one runner of a family holds (the largest hosts have 8 or 16).
+pub const MAX_GPUS_PER_RUNNER: u32 = 64;
 /// At most this many `stdout_varies` patterns per case, each at most this long.
 const MAX_STDOUT_VARIES: usize = 32;
 const MAX_PATTERN_LEN: usize = 200;
@@ -340,18 +346,24 @@ impl Validator<'_> {
                 let at = self.pos.field("families", i, "runner", None);
                 self.err(at, format!("family `{}` has no runner labels", f.name));
             }
-            if f.shards == 0 {
+            if !(1..=MAX_SHARDS).contains(&f.shards) {
                 let at = self.pos.field("families", i, "shards", None);
                 self.err(
                     at,
-                    format!("family `{}`: shards must be at least 1", f.name),
+                    format!(
+                        "family `{}`: shards must be 1 to {MAX_SHARDS} (a workflow's matrix has at most {MAX_SHARDS} jobs), not {}",
+                        f.name, f.shards
+                    ),
                 );
             }
-            if f.gpus_per_runner == 0 {
+            if !(1..=MAX_GPUS_PER_RUNNER).contains(&f.gpus_per_runner) {
                 let at = self.pos.field("families", i, "gpus_per_runner", None);
                 self.err(
                     at,
-                    format!("family `{}`: gpus_per_runner must be at least 1", f.name),
+                    format!(
+                        "family `{}`: gpus_per_runner must be 1 to {MAX_GPUS_PER_RUNNER}, not {}",
+                        f.name, f.gpus_per_runner
+                    ),
                 );
             }
             self.check_min_rocm(i, f);

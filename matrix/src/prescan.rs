@@ -131,7 +131,14 @@ pub fn check(text: &str, file: &Path) -> Vec<MatrixError> {
                     col + 1,
                     "YAML tags (`!name`) are not part of the matrix schema".into(),
                 ),
-                '&' | '*' if token_start && l[col + 1..].starts_with(|c: char| c.is_alphanumeric()) => {
+                // An anchor or alias name is any run of characters but blanks and flow
+                // indicators (`&_t`, `*-x` included: issue 20's 5.3 GB alias bomb used them).
+                '&' | '*'
+                    if token_start
+                        && l[col + 1..].starts_with(|c: char| {
+                            !c.is_whitespace() && !matches!(c, ',' | '[' | ']' | '{' | '}')
+                        }) =>
+                {
                     err(
                         n,
                         col + 1,
@@ -206,6 +213,10 @@ mod tests {
     fn tags_anchors_documents_and_blank_values_are_located() {
         assert_eq!(msgs("version: !!int 1\n")[0].0, 1);
         assert!(msgs("a: &x [1]\nb: *x\n").len() == 2);
+        // Names that start with neither a letter nor a digit are anchors too.
+        assert!(msgs("a: &_t [1]\nb: *_t\nc: &-u 2\nd: [*-u]\n").len() == 4);
+        // A glob or an ampersand in prose is no anchor.
+        assert!(msgs("family: \"gfx11*\"\nreason: a & b, R&D\n").is_empty());
         assert_eq!(msgs("version: 1\n---\nversion: 1\n")[0].0, 2);
         let m = msgs("cases:\n  - name: a\n    timeout:\n  - name: b\n");
         assert_eq!(

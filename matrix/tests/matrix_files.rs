@@ -557,3 +557,38 @@ fn a_controls_families_must_name_families_of_the_matrix() {
         "{e:?}"
     );
 }
+
+#[test]
+fn counts_the_harness_sizes_memory_by_are_bounded() {
+    // issue 20: 4294967295 shards passed the check, then `run --list` asked for 32 GiB.
+    let e = errors(&GOOD.replace("    shards: 2\n", "    shards: 4294967295\n"));
+    assert!(
+        e.iter()
+            .any(|m| m.contains("shards must be 1 to 256") && m.contains("4294967295")),
+        "{e:?}"
+    );
+    assert!(errors(&GOOD.replace("    shards: 2\n", "    shards: 256\n")).is_empty());
+    let e = errors(&GOOD.replace(
+        "    shards: 2\n",
+        "    shards: 2\n    gpus_per_runner: 100000\n",
+    ));
+    assert!(
+        e.iter()
+            .any(|m| m.contains("gpus_per_runner must be 1 to 64")),
+        "{e:?}"
+    );
+    // An anchor whose name starts with `_` is refused like any other.
+    let e = errors(&GOOD.replace("version: 1\n", "version: 1\nx: &_t [1]\n"));
+    assert!(e.iter().any(|m| m.contains("anchors and aliases")), "{e:?}");
+    // A family of AMD that names a CUDA runtime linkage.
+    let e = errors(&GOOD.replacen(
+        "    vendor: amd\n",
+        "    vendor: amd\n    cuda_runtime: static\n",
+        1,
+    ));
+    assert!(
+        e.iter()
+            .any(|m| m.contains("cuda_runtime is for NVIDIA families only")),
+        "{e:?}"
+    );
+}
