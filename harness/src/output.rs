@@ -74,16 +74,32 @@ impl Progress {
     }
 }
 
-/// Appends one case's result as a JSON line (an interrupted run keeps what finished).
+/// Appends one case's result as a JSON line (an interrupted run keeps what finished). A
+/// link, FIFO or anything but a regular file at `path` (planted by a case: the output
+/// directory is one cases can write) is never written through: opened `O_NOFOLLOW |
+/// O_NONBLOCK` and checked, it is skipped with one warning.
 pub fn append_jsonl(path: &Path, r: &CaseResult) {
-    if let Ok(line) = serde_json::to_string(r) {
-        if let Ok(mut f) = std::fs::OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(path)
-        {
+    use std::os::unix::fs::OpenOptionsExt;
+    let Ok(line) = serde_json::to_string(r) else {
+        return;
+    };
+    let opened = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+        .open(path)
+        .and_then(|f| match f.metadata()?.is_file() {
+            true => Ok(f),
+            false => Err(std::io::Error::other("not a regular file")),
+        });
+    match opened {
+        Ok(mut f) => {
             let _ = writeln!(f, "{line}");
         }
+        Err(e) => eprintln!(
+            "hrr-harness: warning: {} not written ({e}): a link or special file is there",
+            path.display()
+        ),
     }
 }
 
@@ -114,5 +130,31 @@ pub fn append_step_summary(md: &str) {
         {
             let _ = writeln!(f, "{md}");
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_link_planted_at_results_jsonl_is_not_appended_through() {
+        let d = tempfile::tempdir().unwrap();
+        let victim = d.path().join("victim");
+        std::fs::write(&victim, "keep\n").unwrap();
+        let jsonl = d.path().join("results.jsonl");
+        std::os::unix::fs::symlink(&victim, &jsonl).unwrap();
+        let r: CaseResult = serde_json::from_value(serde_json::json!({
+            "case": "a", "family": "sm90", "shard": "1/1", "status": "pass",
+            "duration_s": 0.0, "message": ""
+        }))
+        .unwrap_or_else(|e| panic!("a minimal CaseResult: {e}"));
+        append_jsonl(&jsonl, &r);
+        assert_eq!(std::fs::read_to_string(&victim).unwrap(), "keep\n");
+        // A real file is appended to.
+        let real = d.path().join("real.jsonl");
+        append_jsonl(&real, &r);
+        append_jsonl(&real, &r);
+        assert_eq!(std::fs::read_to_string(&real).unwrap().lines().count(), 2);
     }
 }

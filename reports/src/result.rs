@@ -313,8 +313,62 @@ pub fn write_durations(path: &Path, d: &Durations) -> std::io::Result<()> {
 }
 
 /// Writes through a temporary file and a rename, so a reader never sees half a report.
+/// The one way the harness writes a report: the temporary file is created new
+/// (`O_CREAT | O_EXCL`, which never follows a link) under a name of this process's own,
+/// and the rename replaces whatever is at `path` (a planted link included) instead of
+/// writing through it (issue 20: links planted at `junit.tmp` or `results.tmp` had their
+/// targets overwritten, and the reports were left as links).
 pub fn write_atomic(path: &Path, data: &[u8]) -> std::io::Result<()> {
-    let tmp = path.with_extension("tmp");
-    std::fs::write(&tmp, data)?;
-    std::fs::rename(&tmp, path)
+    use std::io::Write as _;
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static NEXT: AtomicU64 = AtomicU64::new(0);
+    let name = path
+        .file_name()
+        .ok_or_else(|| std::io::Error::other(format!("{}: no file name", path.display())))?;
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.subsec_nanos());
+    let tmp = path.with_file_name(format!(
+        ".{}.{}.{}.{nanos}.tmp",
+        name.to_string_lossy(),
+        std::process::id(),
+        NEXT.fetch_add(1, Ordering::Relaxed)
+    ));
+    let written = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(&tmp)
+        .and_then(|mut f| f.write_all(data))
+        .and_then(|()| std::fs::rename(&tmp, path));
+    if written.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    written
+}
+
+#[cfg(test)]
+mod tests {
+    use super::write_atomic;
+
+    #[test]
+    fn links_planted_at_the_report_or_the_old_temporary_name_are_never_written_through() {
+        let d = tempfile::tempdir().unwrap();
+        let victim = d.path().join("victim");
+        std::fs::write(&victim, "keep").unwrap();
+        let report = d.path().join("junit.xml");
+        std::os::unix::fs::symlink(&victim, &report).unwrap();
+        std::os::unix::fs::symlink(&victim, d.path().join("junit.tmp")).unwrap();
+        write_atomic(&report, b"<testsuites/>").unwrap();
+        assert_eq!(std::fs::read_to_string(&victim).unwrap(), "keep");
+        assert!(std::fs::symlink_metadata(&report).unwrap().is_file());
+        assert_eq!(std::fs::read_to_string(&report).unwrap(), "<testsuites/>");
+        // Nothing of ours is left beside it.
+        let left: Vec<_> = std::fs::read_dir(d.path())
+            .unwrap()
+            .filter_map(|e| e.ok())
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .filter(|n| n.ends_with(".tmp") && n != "junit.tmp")
+            .collect();
+        assert!(left.is_empty(), "{left:?}");
+    }
 }
