@@ -327,6 +327,8 @@ fn main() -> ExitCode {
             .into();
         }
     };
+    // Before any thread: the harness's credentials out of reach of every child.
+    process::secrets::withdraw();
     process::install_interrupt_handler();
     let result = match &cli.command {
         Cmd::Matrix(m) => commands::matrix(cli.matrix.as_deref(), m),

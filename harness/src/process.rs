@@ -6,7 +6,7 @@
 
 mod log;
 mod reap;
-mod secrets;
+pub mod secrets;
 
 use std::fs::OpenOptions;
 use std::io::{Read, Write};

@@ -213,7 +213,7 @@ pub fn target_from_env() -> Result<Target, TargetError> {
 /// `--pr`: publish when a token is present; without one, say so (the Markdown is printed
 /// by the caller either way).
 pub fn publish_from_env(markdown: &str, exit_code: u8) {
-    let Some(token) = std::env::var("GITHUB_TOKEN").ok().filter(|t| !t.is_empty()) else {
+    let Some(token) = crate::process::secrets::secret("GITHUB_TOKEN") else {
         eprintln!("hrr-harness: --pr: GITHUB_TOKEN is not set: printing the outcome instead of publishing it");
         return;
     };

@@ -6,7 +6,9 @@
 //! - a case's `setsid` grandchild dies with it (it survived the process group kill);
 //! - credentials in the harness's environment (`GITHUB_TOKEN`, names with TOKEN, SECRET,
 //!   KEY, PASSWORD) never reach a case, so its log, `results.json(l)` and `junit.xml`
-//!   cannot hold them; `HRR_HARNESS_KEEP_ENV` keeps a named one.
+//!   cannot hold them; `HRR_HARNESS_KEEP_ENV` keeps a named one; a variable off the
+//!   allow-list (`DATABASE_URL` with a password) does not reach it either, and neither
+//!   does the harness's own environment read through `/proc/$PPID/environ` (issue 20).
 
 use std::path::Path;
 use std::process::{Command, Stdio};
@@ -56,7 +58,7 @@ cases:
     write(
         root,
         "cases/env_printer/run.sh",
-        "env\necho \"token: $GITHUB_TOKEN\"\n",
+        "env\necho \"token: $GITHUB_TOKEN\"\ntr '\\0' '\\n' < /proc/$PPID/environ | sed 's/^/parent: /'\n",
     );
     write(
         root,
@@ -96,8 +98,9 @@ fn run_harness(root: &Path, pidfile: &Path) -> (i32, i64) {
         .env("GITHUB_TOKEN", TOKEN)
         .env("MY_Api_Key", SECRET)
         .env("DB_PASSWORD", SECRET)
+        .env("DATABASE_URL", format!("postgres://u:{SECRET}@db/x"))
         .env("KEPT_TOKEN", "kept-on-purpose")
-        .env("HRR_HARNESS_KEEP_ENV", "KEPT_TOKEN")
+        .env("HRR_HARNESS_KEEP_ENV", "KEPT_TOKEN,GRANDCHILD_PIDFILE")
         .stdin(Stdio::null())
         .stdout(std::fs::File::create(root.join("harness.out")).unwrap())
         .stderr(std::fs::File::create(root.join("harness.err")).unwrap())

@@ -97,7 +97,7 @@ pub fn fetch(matrix: Option<&Path>, args: &FetchArgs) -> Res {
         .ok_or_else(|| HarnessError::usage(format!("--repo {}: expected OWNER/NAME", args.repo)))?;
     let token = ["GITHUB_TOKEN", "GH_TOKEN"]
         .iter()
-        .find_map(|v| std::env::var(v).ok().filter(|t| !t.is_empty()))
+        .find_map(|v| crate::process::secrets::secret(v))
         .ok_or_else(|| {
             HarnessError::usage(
                 "report fetch: GITHUB_TOKEN is not set: downloading artifacts needs a token that may read the repository's actions (e.g. `GITHUB_TOKEN=$(gh auth token)`)",

@@ -49,7 +49,7 @@ pub fn exit_help() -> String {
 
 pub fn publish(matrix: Option<&Path>, args: &PublishArgs) -> Res {
     let usage = |s: String| HarnessError::usage(format!("report publish: {s}"));
-    let token = env("GITHUB_TOKEN").ok_or_else(|| {
+    let token = crate::process::secrets::secret("GITHUB_TOKEN").ok_or_else(|| {
         usage(
             "GITHUB_TOKEN is not set: creating a check run needs a token with checks: write".into(),
         )
