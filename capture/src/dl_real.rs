@@ -243,7 +243,7 @@ mod tests {
         let f = dlsym().unwrap();
         // SAFETY: libc's dlsym with RTLD_DEFAULT and a NUL-terminated name.
         let p = unsafe { f(libc::RTLD_DEFAULT, c"strlen".as_ptr()) };
-        assert_eq!(p as usize, libc::strlen as usize);
+        assert_eq!(p as usize, libc::strlen as *const () as usize);
         let v = dlvsym().unwrap();
         // SAFETY: as above, with a version every x86-64 glibc defines.
         let q = unsafe {
@@ -253,6 +253,6 @@ mod tests {
                 c"GLIBC_2.2.5".as_ptr(),
             )
         };
-        assert_eq!(q as usize, libc::strlen as usize);
+        assert_eq!(q as usize, libc::strlen as *const () as usize);
     }
 }

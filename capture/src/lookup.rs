@@ -330,7 +330,7 @@ mod tests {
         // SAFETY: dlsym and dlvsym with NUL-terminated names.
         unsafe {
             let p = libc::dlsym(libc::RTLD_DEFAULT, c"strlen".as_ptr());
-            assert_eq!(p as usize, libc::strlen as usize);
+            assert_eq!(p as usize, libc::strlen as *const () as usize);
             assert!(libc::dlsym(libc::RTLD_DEFAULT, c"hrr_no_such_symbol".as_ptr()).is_null());
             assert!(
                 !libc::dlerror().is_null(),
@@ -341,10 +341,10 @@ mod tests {
                 c"strlen".as_ptr(),
                 c"GLIBC_2.2.5".as_ptr(),
             );
-            assert_eq!(q as usize, libc::strlen as usize);
+            assert_eq!(q as usize, libc::strlen as *const () as usize);
             // RTLD_NEXT from here: the next definition after this object, libc's.
             let n = libc::dlsym(libc::RTLD_NEXT, c"strlen".as_ptr());
-            assert_eq!(n as usize, libc::strlen as usize);
+            assert_eq!(n as usize, libc::strlen as *const () as usize);
         }
     }
 
