@@ -264,6 +264,28 @@ fn sm90_runs_its_cases_against_the_stand_in_cuda_runtime() {
     runs_green("sm90", "sm_90");
 }
 
+/// nvcc's static runtime reaches the driver through private export tables no stand-in
+/// has: under the stand-in every GPU case of sm90-static is skipped saying so, never run
+/// and never passed (the H200 runs them: DESIGN.md, "Any CUDA program").
+#[test]
+fn sm90_static_is_skipped_under_the_stand_in_never_passed() {
+    let Some(r) = run_family("sm90-static") else {
+        return;
+    };
+    let all = cases(&r);
+    assert!(all.len() > 30, "{}\n{}", r.stdout, r.stderr);
+    for (name, status, message) in &all {
+        if name == "archive_tools" {
+            continue;
+        }
+        assert_eq!(status, "skip", "{name}: {message}");
+        assert!(
+            message.contains("private export tables"),
+            "{name}: {message}"
+        );
+    }
+}
+
 #[test]
 fn gfx950_is_reported_unbuildable_never_passed() {
     not_buildable("gfx950");
