@@ -312,28 +312,35 @@ impl ProcessArchive {
     }
 
     /// Files under `blobs/` and `code_objects/`: (blob files, blob bytes on disk, code objects).
+    /// Only real directories are entered and only regular files counted: a link planted at
+    /// `blobs/`, `blobs/xx` or `code_objects/` is never followed out of the archive.
     pub fn stored_files(&self) -> (u64, u64, u64) {
+        // A directory, not a link to one (symlink_metadata does not follow the last name).
+        let real_dir = |p: &Path| fs::symlink_metadata(p).is_ok_and(|m| m.is_dir());
+        let entries = |p: &Path| {
+            real_dir(p)
+                .then(|| fs::read_dir(p).ok())
+                .flatten()
+                .into_iter()
+                .flat_map(|rd| rd.flatten())
+        };
         let mut blobs = 0;
         let mut bytes = 0;
-        if let Ok(rd) = fs::read_dir(self.dir.join(blob::BLOBS_DIR)) {
-            for sub in rd.flatten() {
-                if let Ok(rd2) = fs::read_dir(sub.path()) {
-                    for f in rd2.flatten() {
-                        if f.file_name().to_string_lossy().ends_with(".blob") {
-                            blobs += 1;
-                            bytes += f.metadata().map(|m| m.len()).unwrap_or(0);
-                        }
-                    }
+        for sub in entries(&self.dir.join(blob::BLOBS_DIR)) {
+            for f in entries(&sub.path()) {
+                // DirEntry::metadata does not follow a link either.
+                let meta = f.metadata().ok().filter(|m| m.is_file());
+                if let (Some(m), true) = (meta, f.file_name().to_string_lossy().ends_with(".blob"))
+                {
+                    blobs += 1;
+                    bytes += m.len();
                 }
             }
         }
-        let codes = fs::read_dir(self.dir.join(blob::CODE_OBJECTS_DIR))
-            .map(|rd| {
-                rd.flatten()
-                    .filter(|f| f.file_name().to_string_lossy().ends_with(".co"))
-                    .count() as u64
-            })
-            .unwrap_or(0);
+        let codes = entries(&self.dir.join(blob::CODE_OBJECTS_DIR))
+            .filter(|f| f.file_type().is_ok_and(|t| t.is_file()))
+            .filter(|f| f.file_name().to_string_lossy().ends_with(".co"))
+            .count() as u64;
         (blobs, bytes, codes)
     }
 }

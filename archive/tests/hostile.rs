@@ -411,3 +411,32 @@ fn a_root_that_is_a_link_is_refused_before_anything_is_written() {
         "nothing written in the link's target"
     );
 }
+
+#[test]
+fn stored_files_never_follow_a_link_out_of_the_archive() {
+    let d = tempfile::tempdir().unwrap();
+    let root = d.path().join("a");
+    archive_with_d2h(&root, 1);
+    let dir = pid_dir(&root);
+    // Outside: a directory that looks like a blob store, with a planted file each way.
+    let outside = d.path().join("outside");
+    fs::create_dir_all(outside.join("ab")).unwrap();
+    fs::write(outside.join("ab/planted.blob"), vec![7u8; 4096]).unwrap();
+    fs::write(outside.join("planted.co"), b"x").unwrap();
+    let honest = Archive::open(&root, Limits::default()).unwrap().processes[0].stored_files();
+    assert!(honest.0 >= 1, "{honest:?}");
+    // blobs/ itself a link; then a real blobs/ holding a linked xx/; code_objects/ a link.
+    let blobs = dir.join(blob::BLOBS_DIR);
+    fs::rename(&blobs, d.path().join("blobs.real")).unwrap();
+    std::os::unix::fs::symlink(&outside, &blobs).unwrap();
+    let codes = dir.join(blob::CODE_OBJECTS_DIR);
+    fs::rename(&codes, d.path().join("codes.real")).unwrap();
+    std::os::unix::fs::symlink(&outside, &codes).unwrap();
+    let a = Archive::open(&root, Limits::default()).unwrap();
+    assert_eq!(a.processes[0].stored_files(), (0, 0, 0));
+    fs::remove_file(&blobs).unwrap();
+    fs::create_dir(&blobs).unwrap();
+    std::os::unix::fs::symlink(outside.join("ab"), blobs.join("ab")).unwrap();
+    let a = Archive::open(&root, Limits::default()).unwrap();
+    assert_eq!(a.processes[0].stored_files().0, 0);
+}
