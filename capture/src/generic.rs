@@ -368,6 +368,15 @@ impl Recorder<'_> {
                     }
                 }
             }
+            Plan::Unrecorded(ptr)
+                if hrr_archive::api::driver::empty_means_null(self.desc.id).is_some_and(
+                    // SAFETY: the struct the call read, its size by the row's table entry.
+                    |len| unsafe { host_bytes(ptr, len) }.iter().all(|&b| b == 0),
+                ) =>
+            {
+                // Every byte zero: the struct says what null says (api::driver).
+                self.p.null(fid, FieldType::Bytes);
+            }
             Plan::Unrecorded(ptr) => {
                 self.p.devptr(fid, ptr);
                 self.failure = Some(format!(

@@ -16,6 +16,20 @@ impl ApiDesc {
     }
 }
 
+/// Input structs capture does not record (`UnrecordedStructIn`) that mean what null
+/// means when every byte is zero, by row and size: `cuCtxCreate_v4`'s
+/// `CUctxCreateParams` (execution-affinity list and count, CIG parameters: 24 bytes), which
+/// programs pass zero-filled. Such a struct is recorded as null, which replay passes.
+pub const EMPTY_MEANS_NULL: &[(u16, u64)] = &[(super::id::CtxCreate, 24)];
+
+/// The size of row `id`'s unrecorded input struct whose all-zero form means null, if any.
+pub fn empty_means_null(id: u16) -> Option<u64> {
+    EMPTY_MEANS_NULL
+        .iter()
+        .find(|(row, _)| *row == id)
+        .map(|(_, size)| *size)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -45,7 +45,9 @@ int main(int argc, char** argv) {
     void *ctx = 0, *cur = 0, *stream = 0, *module = 0, *fn = 0, *lib = 0, *kernel = 0, *kfn = 0, *rt = 0;
     CALL("init", cuInit(0));
     CALL("device", cuDeviceGet(&dev, 0));
-    CALL("ctx", cuCtxCreate_v4(&ctx, NULL, 0, dev));
+    // A zero-filled CUctxCreateParams (no affinity, no CIG): it means what NULL means.
+    struct { void* affinity; int affinity_count; void* cig; } params = {0, 0, 0};
+    CALL("ctx", cuCtxCreate_v4(&ctx, &params, 0, dev));
     CALL("runtime_malloc", cudaMalloc(&rt, 64));
     CUdeviceptr d = 0;
     CALL("alloc", cuMemAlloc_v2(&d, 256));
