@@ -122,7 +122,12 @@ pub fn withdraw() -> Vec<String> {
     // then shows names only (as root, non-dumpable is no barrier), and the harness's
     // variables off the allow-list (`DATABASE_URL`) are not read there either.
     for (name, value) in std::env::vars_os() {
-        std::env::set_var(&name, &value);
+        // A name set_var refuses (one holding `=`, which glibc's parse allows at its
+        // start) is left where it is: its value is wiped below with the rest.
+        let settable = !name.is_empty() && !name.as_encoded_bytes().contains(&b'=');
+        if settable {
+            std::env::set_var(&name, &value);
+        }
     }
     wipe_original_block();
     let names = held.keys().cloned().collect();
