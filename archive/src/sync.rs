@@ -24,8 +24,9 @@ use std::ops::{Deref, DerefMut};
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Instant;
 
-/// Sleeps while `*word == expected`, until woken or `deadline`.
-fn futex_wait(word: &AtomicU32, expected: u32, deadline: Option<Instant>) {
+/// Sleeps while `*word == expected`, until woken or `deadline` (with no deadline: one
+/// system call, async-signal-safe; the writer's `TidMutex` uses it too).
+pub(crate) fn futex_wait(word: &AtomicU32, expected: u32, deadline: Option<Instant>) {
     let ts = match deadline {
         None => None,
         Some(d) => {
@@ -56,7 +57,7 @@ fn futex_wait(word: &AtomicU32, expected: u32, deadline: Option<Instant>) {
 }
 
 /// Wakes up to `n` threads asleep on `word`.
-fn futex_wake(word: &AtomicU32, n: i32) {
+pub(crate) fn futex_wake(word: &AtomicU32, n: i32) {
     // SAFETY: FUTEX_WAKE only uses the word's address as a key.
     unsafe {
         libc::syscall(

@@ -43,26 +43,42 @@ thread_local! {
     static IN_LOOKUP: Cell<bool> = const { Cell::new(false) };
 }
 
-/// The object holding `addr`: its base address and file name (the last component).
-fn object_of(addr: usize) -> Option<(usize, String)> {
+/// What the loader says of an address (one `dladdr`).
+struct Place {
+    /// The holding object's base address.
+    base: usize,
+    /// Its file name (the last component).
+    file: String,
+    /// The exported symbol that starts exactly at the address, if one does.
+    symbol: Option<String>,
+}
+
+fn place_of(addr: usize) -> Option<Place> {
     // SAFETY: dladdr only reads the loader's tables; `info` is a valid out struct.
     let mut info: libc::Dl_info = unsafe { std::mem::zeroed() };
     if unsafe { libc::dladdr(addr as *const c_void, &mut info) } == 0 {
         return None;
     }
-    let name = if info.dli_fname.is_null() {
-        String::new()
-    } else {
-        // SAFETY: the loader's NUL-terminated path.
-        let full = unsafe { CStr::from_ptr(info.dli_fname) }.to_string_lossy();
-        full.rsplit('/').next().unwrap_or("").to_string()
-    };
-    Some((info.dli_fbase as usize, name))
+    // SAFETY: the loader's NUL-terminated strings, valid while the object is loaded.
+    let text =
+        |p: *const c_char| (!p.is_null()).then(|| unsafe { CStr::from_ptr(p) }.to_string_lossy());
+    let file = text(info.dli_fname)
+        .map(|full| full.rsplit('/').next().unwrap_or("").to_string())
+        .unwrap_or_default();
+    let symbol = text(info.dli_sname)
+        .filter(|_| info.dli_saddr as usize == addr)
+        .map(|s| s.into_owned());
+    Some(Place {
+        base: info.dli_fbase as usize,
+        file,
+        symbol,
+    })
 }
 
-/// libhrr_capture.so's base address.
+/// libhrr_capture.so's base address (asked once).
 fn own_base() -> usize {
-    object_of(own_base as *const () as usize).map_or(0, |(b, _)| b)
+    static BASE: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *BASE.get_or_init(|| place_of(own_base as *const () as usize).map_or(0, |p| p.base))
 }
 
 /// Whether a file name is the CUDA driver's.
@@ -86,9 +102,9 @@ pub enum Asker {
 
 /// Classifies the object at `caller` (a return address).
 pub fn asker_at(caller: usize) -> Asker {
-    match object_of(caller) {
-        Some((base, _)) if base == own_base() => Asker::Exempt,
-        Some((_, file)) if is_driver(&file) || is_shared_runtime(&file) => Asker::Exempt,
+    match place_of(caller) {
+        Some(p) if p.base == own_base() => Asker::Exempt,
+        Some(p) if is_driver(&p.file) || is_shared_runtime(&p.file) => Asker::Exempt,
         _ => Asker::Program,
     }
 }
@@ -99,11 +115,11 @@ pub fn hand_out(p: *mut c_void, via: &str) -> Option<*mut c_void> {
     if p.is_null() {
         return None;
     }
-    let (_, file) = object_of(p as usize)?;
-    if !is_driver(&file) {
+    let place = place_of(p as usize)?;
+    if !is_driver(&place.file) {
         return None;
     }
-    let name = proc_address::symbol_at(p)?;
+    let name = place.symbol?;
     if name == "cuGetExportTable" {
         return None;
     }
@@ -249,13 +265,14 @@ type GetProcAddressV2 =
 /// `cuGetProcAddress(symbol, pfn, cudaVersion, flags)` (before CUDA 12).
 type GetProcAddressV1 = unsafe extern "C" fn(*const c_char, *mut *mut c_void, c_int, u64) -> c_int;
 
-/// After a successful lookup: capture's function in `*pfn` where `hand_out` says so.
+/// After the driver's lookup returned `r`: on success, capture's function in `*pfn`
+/// where `hand_out` says so; `r` is the caller's result either way.
 ///
 /// # Safety
-/// `pfn` is the lookup's out pointer, written by the driver.
-unsafe fn substitute(pfn: *mut *mut c_void, via: &str) {
-    if pfn.is_null() {
-        return;
+/// `pfn` is the lookup's out pointer, written by the driver when `r` is 0.
+unsafe fn after_lookup(r: c_int, pfn: *mut *mut c_void, via: &str) -> c_int {
+    if r != 0 || pfn.is_null() {
+        return r;
     }
     // SAFETY: the caller's contract.
     let p = unsafe { *pfn };
@@ -263,6 +280,7 @@ unsafe fn substitute(pfn: *mut *mut c_void, via: &str) {
         // SAFETY: as above; the caller reads it after we return.
         unsafe { *pfn = mine };
     }
+    r
 }
 
 /// `cuGetProcAddress_v2`: the driver's lookup, then capture's function for each driver
@@ -283,11 +301,8 @@ pub unsafe extern "C" fn cuGetProcAddress_v2(
     };
     // SAFETY: the driver's function with the caller's arguments.
     let r = unsafe { real(symbol, pfn, cuda_version, flags, status) };
-    if r == 0 {
-        // SAFETY: a successful lookup wrote *pfn.
-        unsafe { substitute(pfn, "cuGetProcAddress_v2") };
-    }
-    r
+    // SAFETY: the lookup's own out pointer, written when it succeeded.
+    unsafe { after_lookup(r, pfn, "cuGetProcAddress_v2") }
 }
 
 /// `cuGetProcAddress` (CUDA 11's form): as [`cuGetProcAddress_v2`].
@@ -306,11 +321,8 @@ pub unsafe extern "C" fn cuGetProcAddress(
     };
     // SAFETY: the driver's function with the caller's arguments.
     let r = unsafe { real(symbol, pfn, cuda_version, flags) };
-    if r == 0 {
-        // SAFETY: a successful lookup wrote *pfn.
-        unsafe { substitute(pfn, "cuGetProcAddress") };
-    }
-    r
+    // SAFETY: the lookup's own out pointer, written when it succeeded.
+    unsafe { after_lookup(r, pfn, "cuGetProcAddress") }
 }
 
 #[cfg(test)]

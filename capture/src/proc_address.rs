@@ -43,7 +43,7 @@ pub enum Handed {
 }
 
 /// The name of the exported symbol at `p`, when `p` is exactly one.
-pub(crate) fn symbol_at(p: *mut c_void) -> Option<String> {
+fn symbol_at(p: *mut c_void) -> Option<String> {
     // SAFETY: dladdr only reads the loader's tables; `info` is a valid out struct.
     let mut info: libc::Dl_info = unsafe { std::mem::zeroed() };
     if unsafe { libc::dladdr(p, &mut info) } == 0 || info.dli_sname.is_null() || info.dli_saddr != p

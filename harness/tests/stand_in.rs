@@ -61,6 +61,10 @@ fn run_family(family: &str) -> Option<Run> {
         have("hipcc")
     };
     if !compiler || !have("cc") {
+        assert!(
+            std::env::var("CI").as_deref() != Ok("true"),
+            "CI=true: {family} needs cc and its compiler, which .ci/run installs"
+        );
         eprintln!("SKIPPED: needs cc and the family's compiler (hipcc; nvcc or $NVCC for sm90; .ci/run installs them)");
         return None;
     }

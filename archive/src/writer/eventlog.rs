@@ -22,6 +22,8 @@ use std::os::raw::c_int;
 use std::sync::atomic::{AtomicI32, AtomicPtr, AtomicU32, AtomicU64, Ordering};
 use std::time::Duration;
 
+use crate::sync::{futex_wait, futex_wake};
+
 /// How long a signal handler waits for another thread to release the log.
 pub const SIGNAL_WAIT: Duration = Duration::from_secs(3);
 
@@ -133,7 +135,7 @@ impl<T> TidMutex<T> {
             {
                 continue;
             }
-            futex_wait(&self.word, cur | WAITERS);
+            futex_wait(&self.word, cur | WAITERS, None);
             slept = true;
         }
     }
@@ -168,7 +170,7 @@ impl<T> TidMutex<T> {
     #[inline]
     fn unlock(&self) {
         if self.word.swap(0, Ordering::Release) & WAITERS != 0 {
-            futex_wake(&self.word);
+            futex_wake(&self.word, 1);
         }
         if DEFERRED_SIGNAL.load(Ordering::Relaxed) != 0 {
             run_deferred();
@@ -194,32 +196,6 @@ impl<T> DerefMut for TidGuard<'_, T> {
 impl<T> Drop for TidGuard<'_, T> {
     fn drop(&mut self) {
         self.mutex.unlock();
-    }
-}
-
-fn futex_wait(word: &AtomicU32, expected: u32) {
-    // SAFETY: FUTEX_WAIT on a live, aligned u32 that outlives the call; it returns at once
-    // when the word no longer holds `expected`, on a wake, or on a signal.
-    unsafe {
-        libc::syscall(
-            libc::SYS_futex,
-            word.as_ptr(),
-            libc::FUTEX_WAIT | libc::FUTEX_PRIVATE_FLAG,
-            expected,
-            std::ptr::null::<libc::timespec>(),
-        );
-    }
-}
-
-fn futex_wake(word: &AtomicU32) {
-    // SAFETY: FUTEX_WAKE of one waiter on a live, aligned u32.
-    unsafe {
-        libc::syscall(
-            libc::SYS_futex,
-            word.as_ptr(),
-            libc::FUTEX_WAKE | libc::FUTEX_PRIVATE_FLAG,
-            1,
-        );
     }
 }
 

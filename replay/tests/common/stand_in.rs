@@ -6,10 +6,12 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::OnceLock;
 
-/// The built library, or None where no C compiler is installed (the caller skips).
+/// The built library, or None where no C compiler is installed (the caller skips). Under
+/// `CI=true` a missing compiler fails the test instead: CI installs one, so a skip there
+/// would hide a broken setup.
 pub fn library() -> Option<&'static Path> {
     static BUILT: OnceLock<Option<(tempfile::TempDir, PathBuf)>> = OnceLock::new();
-    BUILT
+    let built = BUILT
         .get_or_init(|| {
             let dir = tempfile::tempdir().ok()?;
             let so = dir.path().join("libcudart.so.stand-in");
@@ -23,5 +25,10 @@ pub fn library() -> Option<&'static Path> {
             ok.then_some((dir, so))
         })
         .as_ref()
-        .map(|(_, so)| so.as_path())
+        .map(|(_, so)| so.as_path());
+    assert!(
+        built.is_some() || std::env::var("CI").as_deref() != Ok("true"),
+        "CI=true: the stand-in runtime could not be built (cc missing or failing)"
+    );
+    built
 }
