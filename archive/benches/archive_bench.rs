@@ -18,6 +18,7 @@ fn settings() -> CaptureSettings {
         reserve: ReservePolicy::Bytes(0),
         fsync: true,
         fsync_blobs: true,
+        code_store: None,
     }
 }
 
@@ -111,6 +112,7 @@ fn main() {
             CaptureSettings {
                 fsync: false,
                 fsync_blobs: false,
+                code_store: None,
                 ..settings()
             },
             1,

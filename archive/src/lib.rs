@@ -10,6 +10,7 @@ pub mod amdgpu;
 pub mod api;
 pub mod blob;
 pub mod codeobject;
+pub mod codestore;
 pub mod diskspace;
 pub mod edit;
 pub mod error;

@@ -148,6 +148,13 @@ pub struct ProcessManifest {
     /// is `blob_referenced_bytes - blob_bytes`.
     pub blob_referenced_bytes: u64,
     pub code_object_count: u64,
+    /// The shared code store (`HRR_CAPTURE_CODE_STORE`) capture put code objects in, as
+    /// the capturing process named it; replay reads there what the archive lacks.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub code_store: Option<String>,
+    /// Of `code_object_count`, those kept in `code_store` and not in the archive.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub code_objects_in_store: u64,
     /// Events and blobs that arrived after the trailer and were dropped.
     pub dropped_after_trailer: u64,
     /// Events not recorded because capture had stopped (disk reserve, panic).
@@ -181,6 +188,10 @@ pub struct LostEvents {
     pub bytes: u64,
 }
 
+fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
+
 impl ProcessManifest {
     pub fn new(pid: u32, ppid: u32) -> Self {
         ProcessManifest {
@@ -195,6 +206,8 @@ impl ProcessManifest {
             blob_stored_bytes: 0,
             blob_referenced_bytes: 0,
             code_object_count: 0,
+            code_store: None,
+            code_objects_in_store: 0,
             dropped_after_trailer: 0,
             dropped_after_stop: 0,
             unreplayable_apis: Vec::new(),

@@ -11,6 +11,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 use crate::blob;
+use crate::codestore::CodeStore;
 use crate::fill::Fill;
 use crate::hash::ContentHash;
 use crate::logread;
@@ -56,6 +57,10 @@ pub struct ProcessArchive {
     pub events: Vec<Event>,
     pub status: LogStatus,
     pub limits: Limits,
+    /// Where code objects the archive does not hold are read: the store the manifest
+    /// names (capture's `HRR_CAPTURE_CODE_STORE`), or the one replay's `--code-store`
+    /// gives (`Archive::use_code_store`).
+    pub code_store: Option<PathBuf>,
 }
 
 /// A whole archive: root manifest and every process.
@@ -108,6 +113,14 @@ fn check_dir(path: &Path) -> Result<()> {
 }
 
 impl Archive {
+    /// Reads code objects the archive does not hold from `store`, whatever store the
+    /// manifests name (replay's `--code-store`).
+    pub fn use_code_store(&mut self, store: &Path) {
+        for p in &mut self.processes {
+            p.code_store = Some(store.to_path_buf());
+        }
+    }
+
     /// Opens the archive rooted at `root` (the directory `HRR_CAPTURE_OUTPUT` named).
     pub fn open(root: &Path, limits: Limits) -> Result<Archive> {
         let meta = fs::metadata(root).map_err(|e| ArchiveError::io(root, "open archive", e))?;
@@ -177,6 +190,7 @@ impl ProcessArchive {
         Limits::check(&log_path, "max_file_bytes", len, limits.max_file_bytes)?;
         let (events, status) =
             logread::read_file(&log_path, file, len, &limits, &manifest.lost_events)?;
+        let code_store = manifest.code_store.as_ref().map(PathBuf::from);
         Ok(ProcessArchive {
             dir: dir.to_path_buf(),
             entry,
@@ -184,6 +198,7 @@ impl ProcessArchive {
             events,
             status,
             limits,
+            code_store,
         })
     }
 
@@ -270,7 +285,46 @@ impl ProcessArchive {
                 format!("code object name {name:?} is not a 32-hex content hash"),
             )
         })?;
-        self.load_content(blob::code_object_rel_path(&hash), &hash, None)
+        let rel = blob::code_object_rel_path(&hash);
+        let in_archive = self.dir.join(&rel);
+        match fs::symlink_metadata(&in_archive) {
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            // Present (or a link, refused by load_content): the archive's copy decides.
+            _ => return self.load_content(rel, &hash, None),
+        }
+        let Some(store) = &self.code_store else {
+            return Err(ArchiveError::invalid(
+                in_archive,
+                "code object missing: the archive does not hold it and names no code store",
+            ));
+        };
+        let found = CodeStore::open(store).and_then(|s| {
+            if s.has(&hash) {
+                s.load(&hash, &self.limits).map(Some)
+            } else {
+                Ok(None)
+            }
+        });
+        match found {
+            Ok(Some(bytes)) => Ok(bytes),
+            Ok(None) => Err(ArchiveError::invalid(
+                in_archive,
+                format!(
+                    "code object missing: the archive keeps it in the code store {}, which \
+                     does not hold it (captured on another machine, or the store was \
+                     cleaned: replay with --code-store DIR naming a store that holds it)",
+                    store.display()
+                ),
+            )),
+            Err(e) => Err(ArchiveError::invalid(
+                in_archive,
+                format!(
+                    "code object missing: the archive keeps it in the code store {}, which \
+                     cannot be used ({e}; replay with --code-store DIR)",
+                    store.display()
+                ),
+            )),
+        }
     }
 
     /// Sum of the blob references the events make (duplicates included) and the distinct blobs.

@@ -37,6 +37,7 @@ use std::time::Duration;
 use crate::sync::{Condvar, Mutex};
 
 use crate::blob::{self, Compression};
+use crate::codestore::CodeStore;
 use crate::diskspace::{self, ReservePolicy};
 use crate::fill::Fill;
 use crate::hash::ContentHash;
@@ -73,6 +74,9 @@ pub struct CaptureSettings {
     /// After a machine crash, an event may name a blob that is short or corrupt; replay
     /// and `--repair` name it.
     pub fsync_blobs: bool,
+    /// The code-object store shared by this machine's archives (`HRR_CAPTURE_CODE_STORE`):
+    /// code objects go there, once, instead of into the archive.
+    pub code_store: Option<PathBuf>,
 }
 
 impl Default for CaptureSettings {
@@ -84,6 +88,7 @@ impl Default for CaptureSettings {
             reserve: ReservePolicy::Default,
             fsync: true,
             fsync_blobs: false,
+            code_store: None,
         }
     }
 }
@@ -97,6 +102,11 @@ pub struct Summary {
     pub blobs: u64,
     pub blob_bytes: u64,
     pub code_objects: u64,
+    /// Of `code_objects`, those in the shared code store rather than in the archive.
+    pub code_objects_in_store: u64,
+    /// Why the configured code store was not used (code objects then go into the
+    /// archive), if it was not.
+    pub code_store_refused: Option<String>,
     pub complete: bool,
     pub stop_reason: Option<String>,
     pub dropped_after_trailer: u64,
@@ -112,6 +122,8 @@ pub struct ProcessWriter {
     // Lock order: log.file, log.buf, store's index, meta.
     log: EventLog,
     store: BlobStore,
+    /// Why `settings.code_store` is not used, if it is not.
+    code_store_refused: Option<String>,
     meta: Mutex<ProcessManifest>,
     stopped: AtomicBool,
     dropped_after_trailer: AtomicU64,
@@ -225,6 +237,17 @@ impl ProcessWriter {
         };
         let mut meta = ProcessManifest::new(pid, ppid);
         meta.runtime.vendor = vendor.into();
+        // A store that cannot be used costs archive space, never the capture.
+        let (code_store, code_store_refused) = match &settings.code_store {
+            None => (None, None),
+            Some(p) => match CodeStore::create(p) {
+                Ok(s) => {
+                    meta.code_store = Some(p.to_string_lossy().into_owned());
+                    (Some(s), None)
+                }
+                Err(e) => (None, Some(e.to_string())),
+            },
+        };
         // Blobs leave room for the event buffer too, so the events that reference the
         // last blobs written still fit when recording stops.
         let blob_keep = keep.saturating_add(settings.buffer_bytes as u64);
@@ -235,7 +258,9 @@ impl ProcessWriter {
                 settings.compression,
                 settings.fsync && settings.fsync_blobs,
                 blob_keep,
+                code_store,
             ),
+            code_store_refused,
             dir,
             pid,
             reserve_bytes,
@@ -634,6 +659,8 @@ impl ProcessWriter {
             blobs: m.blob_count,
             blob_bytes: m.blob_bytes,
             code_objects: m.code_object_count,
+            code_objects_in_store: m.code_objects_in_store,
+            code_store_refused: self.code_store_refused.clone(),
             complete: m.complete,
             stop_reason: m.stop_reason.clone(),
             dropped_after_trailer: self.dropped_after_trailer.load(Ordering::Relaxed),
@@ -650,6 +677,12 @@ impl ProcessWriter {
     pub fn flush_for_signal(&'static self, sig: c_int) -> SignalFlush {
         self.stopped.store(true, Ordering::SeqCst);
         self.log.flush_for_signal(sig)
+    }
+
+    /// Why the configured code store is not used (code objects then go into the
+    /// archive), if it is not.
+    pub fn code_store_refused(&self) -> Option<&str> {
+        self.code_store_refused.as_deref()
     }
 
     /// What `_exit` runs (it skips atexit, so `finish` never comes): every appended event

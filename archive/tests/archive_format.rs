@@ -22,6 +22,7 @@ fn settings() -> CaptureSettings {
         reserve: ReservePolicy::Bytes(0),
         fsync: false,
         fsync_blobs: false,
+        code_store: None,
     }
 }
 
@@ -800,4 +801,101 @@ fn a_root_with_several_processes_lists_each() {
 fn helper_write_one_process() {
     let root = std::env::var_os("HRR_TEST_ROOT").expect("HRR_TEST_ROOT");
     write_archive(Path::new(&root), 4);
+}
+
+/// HRR_CAPTURE_CODE_STORE: code objects go to the shared store once, the archive holds
+/// none of them, and a reader finds them through the manifest or an explicit store.
+#[test]
+fn code_objects_go_to_the_shared_store_once_and_are_read_back_from_it() {
+    let d = tempfile::tempdir().unwrap();
+    let store = d.path().join("store");
+    let with_store = || CaptureSettings {
+        code_store: Some(store.clone()),
+        ..settings()
+    };
+    let image = vec![0x5au8; 300_000];
+    let mut hashes = Vec::new();
+    for name in ["a", "b"] {
+        let root = d.path().join(name);
+        let w = ProcessWriter::create(&root, with_store(), 1).unwrap();
+        assert_eq!(w.code_store_refused(), None);
+        let h = w.put_code_object(&image).unwrap();
+        hashes.push(h);
+        let mut p = PayloadWriter::new();
+        p.str(1, &h.to_hex());
+        w.append(3, 0, 1, 0, p.as_bytes()).unwrap();
+        let s = w.finish().unwrap();
+        assert_eq!((s.code_objects, s.code_objects_in_store), (1, 1));
+        assert_eq!(
+            fs::read_dir(pid_dir(&root).join("code_objects"))
+                .unwrap()
+                .count(),
+            0,
+            "the archive holds no copy"
+        );
+        let a = Archive::open(&root, Limits::default()).unwrap();
+        let m = &a.processes[0].manifest;
+        assert_eq!(m.code_store.as_deref(), Some(store.to_str().unwrap()));
+        assert_eq!((m.code_object_count, m.code_objects_in_store), (1, 1));
+        assert_eq!(a.processes[0].load_code_object(&h.to_hex()).unwrap(), image);
+    }
+    assert_eq!(hashes[0], hashes[1]);
+    assert_eq!(
+        fs::read_dir(store.join("code_objects")).unwrap().count(),
+        1,
+        "stored once for both archives"
+    );
+
+    // Moved elsewhere: the manifest's store no longer holds it, an explicit one does.
+    let moved = d.path().join("moved");
+    fs::rename(&store, &moved).unwrap();
+    let mut a = Archive::open(&d.path().join("a"), Limits::default()).unwrap();
+    let e = a.processes[0]
+        .load_code_object(&hashes[0].to_hex())
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("code object missing") && e.contains("--code-store"),
+        "{e}"
+    );
+    a.use_code_store(&moved);
+    assert_eq!(
+        a.processes[0]
+            .load_code_object(&hashes[0].to_hex())
+            .unwrap(),
+        image
+    );
+}
+
+/// A store another user could write into is not used: the capture goes on and keeps its
+/// code objects in the archive, and says why.
+#[test]
+fn an_unusable_code_store_leaves_code_objects_in_the_archive() {
+    use std::os::unix::fs::PermissionsExt;
+    let d = tempfile::tempdir().unwrap();
+    let store = d.path().join("shared");
+    fs::create_dir(&store).unwrap();
+    fs::set_permissions(&store, fs::Permissions::from_mode(0o777)).unwrap();
+    let root = d.path().join("a");
+    let w = ProcessWriter::create(
+        &root,
+        CaptureSettings {
+            code_store: Some(store.clone()),
+            ..settings()
+        },
+        1,
+    )
+    .unwrap();
+    let why = w.code_store_refused().unwrap().to_string();
+    assert!(why.contains("writable by its group or by others"), "{why}");
+    let h = w.put_code_object(b"\x7fELF bytes").unwrap();
+    let s = w.finish().unwrap();
+    assert_eq!((s.code_objects, s.code_objects_in_store), (1, 0));
+    let a = Archive::open(&root, Limits::default()).unwrap();
+    assert_eq!(a.processes[0].manifest.code_store, None);
+    assert_eq!(
+        a.processes[0].load_code_object(&h.to_hex()).unwrap(),
+        b"\x7fELF bytes"
+    );
+    assert!(!store.join("code_objects").exists());
 }

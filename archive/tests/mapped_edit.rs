@@ -19,6 +19,7 @@ fn settings() -> CaptureSettings {
         reserve: ReservePolicy::Bytes(0),
         fsync: false,
         fsync_blobs: false,
+        code_store: None,
     }
 }
 

@@ -113,6 +113,7 @@ fn mutated_manifests_never_panic() {
         hrr_archive::CaptureSettings {
             fsync: false,
             fsync_blobs: false,
+            code_store: None,
             reserve: hrr_archive::diskspace::ReservePolicy::Bytes(0),
             ..Default::default()
         },

@@ -14,7 +14,8 @@ use hrr_archive::CaptureSettings;
 /// Where capture writes and how.
 #[derive(Debug)]
 pub struct Config {
-    /// HRR_CAPTURE_OUTPUT: the archive root.
+    /// HRR_CAPTURE_OUTPUT: the archive root. (HRR_CAPTURE_CODE_STORE, the shared
+    /// code-object store, is `settings.code_store`.)
     pub output: PathBuf,
     pub settings: CaptureSettings,
     /// HRR_CAPTURE_PINNED_SNAPSHOT_MAX: most bytes of pinned host memory snapshotted for
@@ -124,6 +125,11 @@ pub fn from(get: impl Fn(&str) -> Option<OsString>) -> Result<Option<Config>, Co
         s.reserve =
             ReservePolicy::parse(&r).map_err(|e| ConfigError::DiskReserve(e.to_string()))?;
     }
+    // Made absolute when the library loads, as HRR_CAPTURE_OUTPUT is; a store that
+    // cannot be used is the writer's to refuse (code objects then go into the archive).
+    s.code_store = get("HRR_CAPTURE_CODE_STORE")
+        .filter(|v| !v.to_string_lossy().trim().is_empty())
+        .map(PathBuf::from);
     let mut pinned_snapshot_max = DEFAULT_PINNED_SNAPSHOT_MAX;
     if let Some(v) = text("HRR_CAPTURE_PINNED_SNAPSHOT_MAX") {
         pinned_snapshot_max = hrr_archive::diskspace::parse_size(&v)

@@ -118,10 +118,17 @@ extern "C" fn on_load() {
     // variable named when the program started, and programs it execs inherit the same
     // absolute path. Only a relative value is rewritten; the program has not started
     // (library constructors run before main), so no thread reads the environment yet.
-    if let (Some(out), Ok(cwd)) = (output, std::env::current_dir()) {
-        let abs = config::absolute(&out, &cwd);
-        if abs.as_os_str() != out {
-            std::env::set_var("HRR_CAPTURE_OUTPUT", abs);
+    let store = std::env::var_os("HRR_CAPTURE_CODE_STORE").filter(|s| !s.is_empty());
+    if let Ok(cwd) = std::env::current_dir() {
+        for (var, value) in [
+            ("HRR_CAPTURE_OUTPUT", output),
+            ("HRR_CAPTURE_CODE_STORE", store),
+        ] {
+            let Some(v) = value else { continue };
+            let abs = config::absolute(&v, &cwd);
+            if abs.as_os_str() != v {
+                std::env::set_var(var, abs);
+            }
         }
     }
     // SAFETY: registering a plain extern "C" fn with atexit.
@@ -283,6 +290,11 @@ fn init(vendor: Vendor) -> Option<&'static Capture> {
         writer.pid(),
         writer.dir().display()
     ));
+    if let Some(why) = writer.code_store_refused() {
+        note(&format!(
+            "warning: HRR_CAPTURE_CODE_STORE not used, code objects go into the archive: {why}"
+        ));
+    }
     let cap = Box::new(Capture {
         writer: AtomicPtr::new(std::sync::Arc::into_raw(writer) as *mut ProcessWriter),
         forked_from: AtomicPtr::new(std::ptr::null_mut()),
@@ -437,8 +449,12 @@ extern "C" fn on_exit() {
                     s.stop_reason.as_deref().unwrap_or("unknown reason")
                 )
             };
+            let in_store = match s.code_objects_in_store {
+                0 => String::new(),
+                n => format!(" ({n} in the code store)"),
+            };
             note(&format!(
-                "pid {}: recorded {} events, {} blobs ({} bytes), {} code objects into {}: {state}",
+                "pid {}: recorded {} events, {} blobs ({} bytes), {} code objects{in_store} into {}: {state}",
                 w.pid(),
                 s.events,
                 s.blobs,

@@ -350,3 +350,54 @@ fn driver_functions_found_through_dlsym_and_cu_get_proc_address_are_recorded() {
         p.manifest.unmodelled_apis
     );
 }
+
+/// HRR_CAPTURE_CODE_STORE: two captures of the same program write its modules into the
+/// store once; neither archive holds a copy, and each reads them back through its
+/// manifest.
+#[test]
+fn a_code_store_keeps_modules_once_for_every_archive() {
+    let dir = TempDir::new("store");
+    let exe = build(dir.path());
+    let ptx = ".version 8.0\n.target sm_90\n.visible .entry k()\n{\n ret;\n}\n";
+    let module = dir.path().join("module.ptx");
+    std::fs::write(&module, ptx).unwrap();
+    let store = dir.path().join("store");
+    let mut objects = Vec::new();
+    for run in ["one", "two"] {
+        let out = dir.path().join(run);
+        let r = Command::new(&exe)
+            .arg(&module)
+            .env("HRR_CAPTURE_OUTPUT", &out)
+            .env("HRR_CAPTURE_CODE_STORE", &store)
+            .env("LD_PRELOAD", capture_so())
+            .env("HRR_CAPTURE_DISK_RESERVE", "16M")
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&r.stderr);
+        assert!(r.status.success(), "{err}");
+        assert!(err.contains("in the code store)"), "{err}");
+        let a = Archive::open(&out, Limits::default()).unwrap();
+        let p = &a.processes[0];
+        assert!(p.manifest.code_object_count >= 1, "{:?}", p.manifest);
+        assert_eq!(
+            p.manifest.code_objects_in_store, p.manifest.code_object_count,
+            "every module in the store"
+        );
+        assert_eq!(
+            std::fs::read_dir(p.dir.join("code_objects"))
+                .unwrap()
+                .count(),
+            0
+        );
+        let co = payload(p, 14)
+            .str(fid::CODE_OBJECT, "co")
+            .unwrap()
+            .to_string();
+        assert_eq!(p.load_code_object(&co).unwrap(), ptx.as_bytes());
+        objects.push(p.manifest.code_object_count);
+    }
+    let stored = std::fs::read_dir(store.join("code_objects"))
+        .unwrap()
+        .count() as u64;
+    assert_eq!(stored, objects[0], "stored once for both archives");
+}

@@ -29,7 +29,12 @@ pub struct ProcessInfo {
     pub blob_stored_bytes: u64,
     pub blob_distinct_bytes: u64,
     pub blob_referenced_bytes: u64,
+    /// Code object files in the archive.
     pub code_objects: u64,
+    /// Code objects capture kept in the shared code store instead (the manifest's count).
+    pub code_objects_in_store: u64,
+    /// That store, as the capturing process named it.
+    pub code_store: Option<String>,
     pub unreplayable_apis: Vec<hrr_archive::manifest::UnreplayableApi>,
     pub capture_failures: Vec<hrr_archive::manifest::CaptureFailure>,
     /// Whether capture counted the calls it does not model.
@@ -89,6 +94,8 @@ pub fn info(a: &Archive) -> Info {
                 blob_distinct_bytes: distinct.iter().fold(0u64, |t, b| t.saturating_add(b.len)),
                 blob_referenced_bytes: referenced,
                 code_objects: codes,
+                code_objects_in_store: p.manifest.code_objects_in_store,
+                code_store: p.manifest.code_store.clone(),
                 unreplayable_apis: p.manifest.unreplayable_apis.clone(),
                 capture_failures: p.manifest.capture_failures.clone(),
                 unmodelled_coverage: p.manifest.unmodelled_coverage.clone(),
@@ -245,7 +252,20 @@ pub fn render_info(i: &Info) -> String {
             p.blob_referenced_bytes,
             p.blob_referenced_bytes.saturating_sub(p.blob_distinct_bytes)
         );
-        let _ = writeln!(s, "  code objects   {}", p.code_objects);
+        match &p.code_store {
+            Some(store) => {
+                let _ = writeln!(
+                    s,
+                    "  code objects   {} in the archive, {} in the code store {}",
+                    p.code_objects,
+                    p.code_objects_in_store,
+                    escape_controls(store)
+                );
+            }
+            None => {
+                let _ = writeln!(s, "  code objects   {}", p.code_objects);
+            }
+        }
         if p.dropped_after_trailer + p.dropped_after_stop > 0 {
             let _ = writeln!(
                 s,

@@ -105,6 +105,11 @@ struct Cli {
     /// last line names the event of a replay that crashed or hung.
     #[arg(long)]
     trace: bool,
+    /// Read code objects the archive does not hold from this code store (what capture's
+    /// HRR_CAPTURE_CODE_STORE named), instead of the store the archive's manifests name.
+    /// It must be a directory of this user's that nobody else can write into.
+    #[arg(long, value_name = "DIR")]
+    code_store: Option<PathBuf>,
 }
 
 /// The most replays `--stability-runs` takes.
@@ -119,6 +124,7 @@ impl Cli {
             limits,
             stability_runs: self.stability_runs,
             trace: self.trace,
+            code_store: self.code_store.clone(),
         }
     }
 }

@@ -88,6 +88,7 @@ pub fn serve(vendor: &str) -> ReplayExit {
                 limits: limits(req.limits),
                 stability_runs: req.stability_runs.unwrap_or(1),
                 trace: false,
+                code_store: None,
             };
             let code = replay_all(&job, &mut runtimes, &mut log, &mut err);
             let _ = log.write_all(&err);

@@ -31,6 +31,9 @@ pub struct ReplayRequest {
     pub stability_runs: u32,
     /// Name each event on stderr before replaying it (`--trace`).
     pub trace: bool,
+    /// Where code objects an archive does not hold are read, over the store its
+    /// manifests name (`--code-store`).
+    pub code_store: Option<PathBuf>,
 }
 
 /// Why a runtime could not start (replay exits `ReplayExit::NoGpu`).
@@ -121,7 +124,12 @@ pub fn replay_all(
         let opened = Archive::open(path, req.limits);
         drop(open);
         let result = match opened {
-            Ok(archive) => replay(req, &archive, runtimes, err),
+            Ok(mut archive) => {
+                if let Some(store) = &req.code_store {
+                    archive.use_code_store(store);
+                }
+                replay(req, &archive, runtimes, err)
+            }
             Err(e) => {
                 let _ = writeln!(err, "hrr-replay: {}", escape_controls(&e.to_string()));
                 ReplayResult::failed(

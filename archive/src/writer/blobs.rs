@@ -14,6 +14,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use crate::sync::{Condvar, Mutex};
 
 use crate::blob::{self, Compression};
+use crate::codestore::CodeStore;
 use crate::diskspace::{self, ReservePolicy};
 use crate::fill::Fill;
 use crate::hash::ContentHash;
@@ -40,6 +41,8 @@ pub struct Counts {
     pub blob_bytes: u64,
     pub blob_stored_bytes: u64,
     pub code_objects: u64,
+    /// Of `code_objects`, those in the shared code store.
+    pub code_objects_in_store: u64,
 }
 
 pub struct BlobStore {
@@ -56,12 +59,21 @@ pub struct BlobStore {
     blob_bytes: AtomicU64,
     blob_stored_bytes: AtomicU64,
     code_objects: AtomicU64,
+    code_objects_in_store: AtomicU64,
+    /// Where code objects go instead of this directory (`HRR_CAPTURE_CODE_STORE`).
+    code_store: Option<CodeStore>,
     /// Blobs written but not yet fsync'd (synced before the events that reference them).
     unsynced: Mutex<Vec<PathBuf>>,
 }
 
 impl BlobStore {
-    pub fn new(dir: PathBuf, compression: Compression, fsync_blobs: bool, keep_free: u64) -> Self {
+    pub fn new(
+        dir: PathBuf,
+        compression: Compression,
+        fsync_blobs: bool,
+        keep_free: u64,
+        code_store: Option<CodeStore>,
+    ) -> Self {
         BlobStore {
             dir,
             compression,
@@ -77,6 +89,8 @@ impl BlobStore {
             blob_bytes: AtomicU64::new(0),
             blob_stored_bytes: AtomicU64::new(0),
             code_objects: AtomicU64::new(0),
+            code_objects_in_store: AtomicU64::new(0),
+            code_store,
             unsynced: Mutex::new(Vec::new()),
         }
     }
@@ -87,6 +101,7 @@ impl BlobStore {
             blob_bytes: self.blob_bytes.load(Ordering::Relaxed),
             blob_stored_bytes: self.blob_stored_bytes.load(Ordering::Relaxed),
             code_objects: self.code_objects.load(Ordering::Relaxed),
+            code_objects_in_store: self.code_objects_in_store.load(Ordering::Relaxed),
         }
     }
 
@@ -100,12 +115,19 @@ impl BlobStore {
             ContentKind::Blob => blob::blob_rel_path(&hash),
             ContentKind::CodeObject => blob::code_object_rel_path(&hash),
         };
-        let result = self.write(data, &rel);
+        let in_store = kind == ContentKind::CodeObject && self.code_store.is_some();
+        let result = match &self.code_store {
+            Some(s) if in_store => self.store_code_object(s, &hash, data),
+            _ => self.write(data, &rel),
+        };
         self.release(hash, result.is_ok());
         let stored = result?;
         match kind {
             ContentKind::CodeObject => {
                 self.code_objects.fetch_add(1, Ordering::Relaxed);
+                if in_store {
+                    self.code_objects_in_store.fetch_add(1, Ordering::Relaxed);
+                }
             }
             ContentKind::Blob => {
                 self.blobs.fetch_add(1, Ordering::Relaxed);
@@ -134,11 +156,31 @@ impl BlobStore {
         Ok(())
     }
 
+    /// Writes a code object into the shared store (unless it holds it), leaving this
+    /// disk's reserve free as a write into the archive does.
+    fn store_code_object(&self, s: &CodeStore, hash: &ContentHash, data: &[u8]) -> Result<u64> {
+        if !s.has(hash) {
+            diskspace::check(
+                s.root(),
+                ReservePolicy::Bytes(self.keep_free),
+                data.len() as u64,
+            )?;
+        }
+        s.put(hash, data, self.compression)
+    }
+
     /// Hard-links a code object another process directory holds (a forked child's copy of
     /// what its parent registered): cheap, and the child's directory stays self-contained.
     /// A link never follows a link planted at its destination (link(2) refuses to replace).
+    /// With a code store that holds it, the child only counts it there, as the parent did.
     pub fn link_code_object(&self, from_dir: &Path, hash: ContentHash) -> Result<()> {
         if !self.claim(hash)? {
+            return Ok(());
+        }
+        if self.code_store.as_ref().is_some_and(|s| s.has(&hash)) {
+            self.release(hash, true);
+            self.code_objects.fetch_add(1, Ordering::Relaxed);
+            self.code_objects_in_store.fetch_add(1, Ordering::Relaxed);
             return Ok(());
         }
         let rel = blob::code_object_rel_path(&hash);

@@ -69,6 +69,7 @@ impl ProcessWriter {
             m.blob_stored_bytes = counts.blob_stored_bytes;
             m.blob_referenced_bytes = self.blob_referenced_bytes.load(Ordering::Relaxed);
             m.code_object_count = counts.code_objects;
+            m.code_objects_in_store = counts.code_objects_in_store;
             m.dropped_after_trailer = self.dropped_after_trailer.load(Ordering::Relaxed);
             m.dropped_after_stop = self.dropped_after_stop.load(Ordering::Relaxed);
             if let Some(hook) = MANIFEST_HOOK.get() {

@@ -13,6 +13,7 @@ pub fn cuda_writer(root: &Path) -> std::sync::Arc<ProcessWriter> {
         CaptureSettings {
             fsync: false,
             fsync_blobs: false,
+            code_store: None,
             reserve: ReservePolicy::Bytes(0),
             ..Default::default()
         },

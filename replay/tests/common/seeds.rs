@@ -20,6 +20,7 @@ pub fn writer(root: &Path, compression: Compression) -> std::sync::Arc<ProcessWr
             compression,
             fsync: false,
             fsync_blobs: false,
+            code_store: None,
             reserve: ReservePolicy::Bytes(0),
             ..Default::default()
         },
