@@ -567,6 +567,11 @@ impl<T> FfiArg for *const T {
 
 /// Field id of the blob holding a parameter's host bytes (`BLOB_FIELD | param field id`).
 pub const BLOB_FIELD: u16 = 0x100;
+/// Field id of the offsets (u64 array, ascending) of the 8-byte words in an H2D copy's
+/// source blob (`BLOB_FIELD | param field id`) that held device pointers at capture
+/// (`POINTER_WORDS_FIELD | param field id`): replay translates each word to its own
+/// allocation's address before the copy. Absent: no pointer in the bytes.
+pub const POINTER_WORDS_FIELD: u16 = 0x400;
 /// Field id of the copy direction capture resolved (a [`CopyDir`] as u64).
 pub const COPY_DIR_FIELD: u16 = 0x200;
 /// Field id on a call made into a capturing stream: the capture sequence's id (u64;

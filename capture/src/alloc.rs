@@ -102,6 +102,47 @@ impl AllocTable {
     }
 }
 
+/// Bytes checked at once for a word in the table's address bounds before any lookup.
+const SCAN_BLOCK: usize = 4096;
+
+impl AllocTable {
+    /// The offsets, from `bytes`' start, of the 8-byte words (little-endian, at multiples
+    /// of 8) that point into a live allocation: device pointers the host wrote into
+    /// memory it copies to the device (a batched GEMM's pointer arrays). Replay
+    /// translates them before the copy. Each block is first checked for any word within
+    /// the table's bounds without the lock (floats and small integers never are), so
+    /// bytes holding no pointer cost one pass. `Err(n)`: more than `max` words (at least
+    /// `n` found).
+    pub fn pointer_words_in(&self, bytes: &[u8], max: usize) -> Result<Vec<u64>, usize> {
+        let lo = self.lowest.load(Ordering::Relaxed);
+        let hi = self.highest.load(Ordering::Relaxed);
+        let mut found = Vec::new();
+        if lo >= hi {
+            return Ok(found);
+        }
+        let span = hi - lo;
+        let word = |w: &[u8]| u64::from_le_bytes(w.try_into().unwrap_or([0; 8]));
+        for (b, block) in bytes.chunks(SCAN_BLOCK).enumerate() {
+            // No early exit: a plain fold the compiler vectorises.
+            let any = block
+                .chunks_exact(8)
+                .fold(false, |acc, w| acc | (word(w).wrapping_sub(lo) < span));
+            if !any {
+                continue;
+            }
+            for (i, w) in block.chunks_exact(8).enumerate() {
+                if self.lookup(word(w)).is_some() {
+                    if found.len() == max {
+                        return Err(found.len() + 1);
+                    }
+                    found.push((b * SCAN_BLOCK + i * 8) as u64);
+                }
+            }
+        }
+        Ok(found)
+    }
+}
+
 impl AllocTable {
     /// The table's lock, for the fork protocol (`fork.rs`).
     pub fn fork_locks(&self) -> [&dyn ForkLock; 1] {
@@ -130,5 +171,35 @@ mod tests {
         assert_eq!(t.lookup(0x1004), None);
         t.insert(0x1000, 0x10, Space::PinnedHost);
         assert_eq!(t.lookup(0x1020), None);
+    }
+
+    #[test]
+    fn pointer_words_are_found_in_any_block_and_capped() {
+        let t = AllocTable::default();
+        t.insert(0x7f00_0000_0000, 0x1000, Space::Device);
+        t.insert(0x7f00_0010_0000, 0x1000, Space::Device);
+        let mut bytes = vec![0u8; 3 * SCAN_BLOCK];
+        let put =
+            |b: &mut Vec<u8>, at: usize, v: u64| b[at..at + 8].copy_from_slice(&v.to_le_bytes());
+        // Inside each allocation, in two blocks; between them (inside the bounds, in
+        // none), one past the end, and a float and an integer: no pointers.
+        put(&mut bytes, 8, 0x7f00_0000_0010);
+        put(&mut bytes, 2 * SCAN_BLOCK + 16, 0x7f00_0010_0fff);
+        put(&mut bytes, 24, 0x7f00_0008_0000);
+        put(&mut bytes, 32, 0x7f00_0010_1000);
+        put(&mut bytes, 40, 1.5f64.to_bits());
+        put(&mut bytes, 48, 3);
+        assert_eq!(
+            t.pointer_words_in(&bytes, 16),
+            Ok(vec![8, (2 * SCAN_BLOCK + 16) as u64])
+        );
+        assert_eq!(t.pointer_words_in(&bytes, 1), Err(2));
+        assert_eq!(
+            AllocTable::default().pointer_words_in(&bytes, 16),
+            Ok(vec![])
+        );
+        // A tail shorter than a word is no word.
+        assert_eq!(t.pointer_words_in(&bytes[..16], 16), Ok(vec![8]));
+        assert_eq!(t.pointer_words_in(&bytes[..15], 16), Ok(vec![]));
     }
 }

@@ -10,10 +10,10 @@ use std::os::raw::c_int;
 
 use hrr_archive::api::{
     copy_node, drv_memcpy, hip_abi, memcpy3d, ApiDesc, CopyDir, ParamKind, Vendor, BLOB_FIELD,
-    CAPTURE_FIELD, COPY_DIR_FIELD, OUTPUT_PENDING_FIELD,
+    CAPTURE_FIELD, COPY_DIR_FIELD, OUTPUT_PENDING_FIELD, POINTER_WORDS_FIELD,
 };
 use hrr_archive::payload::{BlobRef, FieldType, PayloadWriter};
-use hrr_archive::{ArchiveError, ProcessWriter};
+use hrr_archive::ArchiveError;
 
 use crate::alloc::Space;
 use crate::capturing::{read_plan, relaxed, stream_capture, ReadPlan};
@@ -31,6 +31,8 @@ use crate::state::{self, Capture};
 enum BytesError {
     Region(RegionError),
     Store(ArchiveError),
+    /// More device pointers in the bytes than a record holds offsets for.
+    TooManyPointers(usize),
 }
 
 impl std::fmt::Display for BytesError {
@@ -38,19 +40,36 @@ impl std::fmt::Display for BytesError {
         match self {
             BytesError::Region(e) => e.fmt(f),
             BytesError::Store(e) => e.fmt(f),
+            BytesError::TooManyPointers(n) => write!(
+                f,
+                "the bytes hold more than {MAX_SOURCE_POINTER_WORDS} device pointers ({n} found)"
+            ),
         }
     }
 }
 
-/// Gathers a region's bytes and stores them as a blob.
+/// Gathers a copy's host bytes (an H2D source, a D2H result), stores them as a blob and
+/// finds the device pointers in them: replay translates those words in what it copies
+/// to the device, and expects replay's own pointers there in what it copies back.
 ///
 /// # Safety
 /// As [`HostRegion::gather`].
-unsafe fn store(writer: &ProcessWriter, region: HostRegion) -> Result<BlobRef, BytesError> {
+unsafe fn store_with_pointers(
+    cap: &Capture,
+    region: HostRegion,
+) -> Result<(BlobRef, Vec<u64>), BytesError> {
     // SAFETY: the caller's contract.
     let bytes: Cow<[u8]> = unsafe { region.gather() }.map_err(BytesError::Region)?;
-    writer.put_blob(&bytes).map_err(BytesError::Store)
+    let words = cap
+        .allocs
+        .pointer_words_in(&bytes, MAX_SOURCE_POINTER_WORDS)
+        .map_err(BytesError::TooManyPointers)?;
+    let r = cap.writer().put_blob(&bytes).map_err(BytesError::Store)?;
+    Ok((r, words))
 }
+
+/// The most device pointers one copy's source bytes may hold (8 MiB of offsets).
+const MAX_SOURCE_POINTER_WORDS: usize = 1 << 20;
 
 /// The copy struct a row passes by pointer: the runtime's 3D parameters or the driver's
 /// `CUDA_MEMCPY2D` / `CUDA_MEMCPY3D`, by the parameter's kind.
@@ -134,8 +153,9 @@ fn wait_for_driver_copy(desc: &ApiDesc, args: &[u64]) -> Option<String> {
 struct BeforeCall {
     dir: Option<CopyDir>,
     parms: Option<(memcpy3d::Parms, Vec<u8>)>,
-    /// An H2D copy's source bytes, stored.
-    source: Option<Result<BlobRef, BytesError>>,
+    /// An H2D copy's source bytes, stored, and the offsets of the device pointers in
+    /// them (`AllocTable::pointer_words_in`).
+    source: Option<Result<(BlobRef, Vec<u64>), BytesError>>,
     /// The host region an H2D copy reads (a graph node reads it again at each launch).
     source_region: Option<HostRegion>,
     /// What a graph row needs from before its call.
@@ -179,7 +199,7 @@ fn before_call(cap: &Capture, desc: &ApiDesc, args: &[u64]) -> BeforeCall {
         None
     };
     // SAFETY: an H2D copy reads this region at its source (API contract).
-    let source = source_region.map(|region| unsafe { store(cap.writer(), region) });
+    let source = source_region.map(|region| unsafe { store_with_pointers(cap, region) });
     BeforeCall {
         dir,
         parms,
@@ -332,8 +352,11 @@ impl Recorder<'_> {
             Plan::Source { ptr } => {
                 self.p.devptr(fid, ptr);
                 match &self.before.source {
-                    Some(Ok(r)) => {
+                    Some(Ok((r, words))) => {
                         self.p.blob(BLOB_FIELD | fid, *r);
+                        if !words.is_empty() {
+                            self.p.u64_array(POINTER_WORDS_FIELD | fid, words);
+                        }
                     }
                     Some(Err(e)) => self.failure = Some(format!("source bytes not recorded: {e}")),
                     None => {}
@@ -455,8 +478,15 @@ impl Recorder<'_> {
             self.failure = Some(why);
         }
         match &self.before.source {
-            Some(Ok(r)) => {
+            Some(Ok((r, words))) => {
                 self.p.blob(BLOB_FIELD | fid, *r);
+                if !words.is_empty() {
+                    self.failure = Some(format!(
+                        "the source box holds {} device pointers, which replay does not \
+                         translate in a 3D copy",
+                        words.len()
+                    ));
+                }
             }
             Some(Err(e)) => self.failure = Some(format!("source box not recorded: {e}")),
             None => {}
@@ -499,9 +529,12 @@ impl Recorder<'_> {
             self.failure = Some(why);
         }
         // SAFETY: the completed D2H copy wrote this region.
-        match unsafe { store(self.cap.writer(), region) } {
-            Ok(r) => {
+        match unsafe { store_with_pointers(self.cap, region) } {
+            Ok((r, words)) => {
                 self.p.blob(BLOB_FIELD | fid, r);
+                if !words.is_empty() {
+                    self.p.u64_array(POINTER_WORDS_FIELD | fid, &words);
+                }
             }
             Err(e) => self.failure = Some(format!("expected output not recorded: {e}")),
         }

@@ -15,7 +15,9 @@ mod common;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use hrr_archive::api::{fid, id, semantic, ApiDesc, BLOB_FIELD, CAPTURE_FIELD};
+use hrr_archive::api::{
+    fid, id, semantic, ApiDesc, BLOB_FIELD, CAPTURE_FIELD, POINTER_WORDS_FIELD,
+};
 use hrr_archive::payload::{Payload, PayloadWriter};
 use hrr_archive::{Archive, Limits};
 use hrr_contract::{ReplayResult, Verdict};
@@ -399,4 +401,39 @@ fn a_launch_short_of_its_kernels_parameters_is_refused_by_name() {
         "{}",
         r.failures[0].message
     );
+}
+
+/// Device pointers the program wrote into memory it copies to the device (the shape of
+/// cuBLAS's pointer-array batched GEMMs): capture marks the words that held them, replay
+/// uploads its own allocations' addresses there and expects its own addresses where the
+/// array is read back; the small integer and the float beside them are left alone.
+#[test]
+fn device_pointers_inside_copied_bytes_are_translated_both_ways() {
+    let d = tempfile::tempdir().unwrap();
+    let (lib, exe) = build(d.path(), "pointer_arrays");
+    let out = d.path().join("pointers");
+    native_and_captured(&exe, &[], &out);
+    let a = Archive::open(&out, Limits::default()).unwrap();
+    let p = &a.processes[0];
+    let copies: Vec<Payload> = p
+        .events
+        .iter()
+        .filter(|e| e.header.api_id == id::MemcpyAsync)
+        .map(|e| Payload::parse(&e.payload).unwrap())
+        .collect();
+    assert_eq!(copies.len(), 8);
+    let words = |c: &Payload| c.u64_array(POINTER_WORDS_FIELD | 2, "words").ok();
+    let words_d2h = |c: &Payload| c.u64_array(POINTER_WORDS_FIELD | 1, "words").ok();
+    // The upload and the read-back: three pointers at 0, 8 and 16; the count and the
+    // scale are no pointers. The data copies hold none.
+    assert_eq!(words(&copies[0]), Some(vec![0, 8, 16]));
+    assert_eq!(words_d2h(&copies[1]), Some(vec![0, 8, 16]));
+    assert!(copies[2..]
+        .iter()
+        .all(|c| words(c).is_none() && words_d2h(c).is_none()));
+
+    let r = replay(&lib, &out);
+    assert_eq!(r.verdict, Verdict::Pass, "{:?}", r.failures);
+    assert_eq!((r.counts.d2h_pass, r.counts.d2h_fail), (4, 0));
+    assert_eq!(r.counts.untranslated_pointers, 0);
 }

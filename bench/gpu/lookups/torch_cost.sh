@@ -23,6 +23,6 @@ done
 med() { printf '%s\n' "$@" | sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 mn=$(med "${nat[@]}"); mc=$(med "${cap[@]}")
 echo "median native $mn s  capture $mc s  ratio $(python3 -c "print('%.2fx' % ($mc/$mn))")"
-echo "archive: $(du -sh "$work/a" | cut -f1) whole, $(du -sh "$work/a/code_objects" 2>/dev/null | cut -f1) code objects, $(du -sh "$work/a/blobs" 2>/dev/null | cut -f1) blobs"
+echo "archive: $(du -sh "$work/a" | cut -f1) whole, $(du -shc "$work"/a/pid-*/code_objects 2>/dev/null | tail -1 | cut -f1) code objects, $(du -shc "$work"/a/pid-*/blobs 2>/dev/null | tail -1 | cut -f1) blobs"
 [ -n "${HRR_CAPTURE_CODE_STORE:-}" ] && echo "code store: $(du -sh "$HRR_CAPTURE_CODE_STORE" | cut -f1) at $HRR_CAPTURE_CODE_STORE"
 "$bin/hrr-replay" "$work/a" 2>&1 | tail -1

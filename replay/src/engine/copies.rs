@@ -2,7 +2,9 @@
 //! blobs into the staging buffers, the copy's stream awaited where a buffer is read or
 //! reused next, and the D2H result compared with the captured bytes.
 
-use hrr_archive::api::{self, ApiDesc, ParamKind, BLOB_FIELD, OUTPUT_PENDING_FIELD};
+use hrr_archive::api::{
+    self, ApiDesc, ParamKind, BLOB_FIELD, OUTPUT_PENDING_FIELD, POINTER_WORDS_FIELD,
+};
 use hrr_archive::payload::{BlobRef, Payload};
 use hrr_archive::Event;
 
@@ -12,6 +14,7 @@ use super::observe;
 use super::{Ctx, EvResult, EventError};
 use crate::profile::{self, Part};
 use crate::staging::Role;
+use crate::translate::{AddressMap, Translated};
 
 impl<'a> Ctx<'a> {
     /// Loads an H2D copy's source blob (payload field `BLOB_FIELD | id`) into the source
@@ -38,12 +41,23 @@ impl<'a> Ctx<'a> {
             }
         }
         let n = self.host_len(r.len, what)?;
-        if let Some(buf) = self.staging.reuse_expected_as_source(&r.hash, n) {
-            return Ok(buf.as_ptr() as u64);
+        // Device pointers the program wrote into these bytes: translated in the loaded
+        // copy (never in a buffer reused from an expected result).
+        let words = p.get(POINTER_WORDS_FIELD | id).map(|f| f.value);
+        if words.is_none() {
+            if let Some(buf) = self.staging.reuse_expected_as_source(&r.hash, n) {
+                return Ok(buf.as_ptr() as u64);
+            }
         }
         let buf = self.staging.get(Role::Source, n)?;
         let _t = profile::span(Part::Load);
         self.proc_.load_blob_into(&r, buf)?;
+        if let Some(words) = words {
+            let (addrs, counts) = (&self.addrs, &mut self.counts);
+            super::kernels::translate_pointer_words(buf, words, |v| {
+                translate_counted(addrs, counts, v)
+            })?;
+        }
         Ok(buf.as_ptr() as u64)
     }
 
@@ -56,6 +70,7 @@ impl<'a> Ctx<'a> {
         r: BlobRef,
         what: &'static str,
         n: u64,
+        pointer_words: Option<&[u8]>,
     ) -> Result<(u64, (usize, usize)), EventError> {
         let result_len = self.host_len(n, "the copy's result")?;
         let expected_len = self.host_len(r.len, what)?;
@@ -67,9 +82,24 @@ impl<'a> Ctx<'a> {
             });
         }
         // Content stored as a fill is compared as one: no expected buffer, no expansion.
-        match self.proc_.blob_fill(&r)? {
-            Some(fill) => self.staging.set_expected_fill(fill),
-            None => {
+        // Expected bytes holding device pointers are loaded whole and each pointer
+        // translated to replay's address: the result must hold replay's pointers there.
+        let fill = match pointer_words {
+            None => self.proc_.blob_fill(&r)?,
+            Some(_) => None,
+        };
+        match (fill, pointer_words) {
+            (_, Some(words)) => {
+                let buf = self.staging.get(Role::Expected, expected_len)?;
+                let _t = profile::span(Part::Load);
+                self.proc_.load_blob_into(&r, buf)?;
+                let (addrs, counts) = (&self.addrs, &mut self.counts);
+                super::kernels::translate_pointer_words(buf, words, |v| {
+                    translate_counted(addrs, counts, v)
+                })?;
+            }
+            (Some(fill), None) => self.staging.set_expected_fill(fill),
+            (None, None) => {
                 let buf = self.staging.get(Role::Expected, expected_len)?;
                 let _t = profile::span(Part::Load);
                 self.proc_.load_blob_into(&r, buf)?;
@@ -129,7 +159,8 @@ impl<'a> Ctx<'a> {
                 }
             }
         };
-        let (dst, lens) = self.stage_result(r, what, n)?;
+        let words = p.get(POINTER_WORDS_FIELD | id).map(|f| f.value);
+        let (dst, lens) = self.stage_result(r, what, n, words)?;
         bufs.d2h = Some(lens);
         Ok(dst)
     }
@@ -183,5 +214,18 @@ impl<'a> Ctx<'a> {
             }
         }
         Ok(())
+    }
+}
+
+/// `Ctx::translate` for a caller holding a staging buffer: a captured address to
+/// replay's, an untranslatable one counted and passed as null.
+fn translate_counted(addrs: &AddressMap, counts: &mut hrr_contract::Counts, v: u64) -> u64 {
+    match addrs.translate(v) {
+        Translated::Null => 0,
+        Translated::Mapped(a) => a,
+        Translated::Unmapped => {
+            counts.untranslated_pointers += 1;
+            0
+        }
     }
 }

@@ -26,7 +26,7 @@ fn arg_layout(lens: &[usize]) -> (Vec<usize>, usize) {
 /// Translates the device pointers inside one argument's bytes in place. `words` is the
 /// argument's pointer-word list: the byte offsets (u64, little-endian) of the 8-byte
 /// words that held device pointers at capture; a word past the argument's end is left alone.
-fn translate_pointer_words(
+pub(super) fn translate_pointer_words(
     slot: &mut [u8],
     words: &[u8],
     mut translate: impl FnMut(u64) -> u64,
