@@ -30,6 +30,7 @@ pub mod memcpy3d;
 pub mod mempool;
 pub mod per_thread;
 pub mod private_runtime;
+pub mod ranges;
 pub mod semantic;
 pub mod surface;
 pub mod texture;

@@ -38,6 +38,36 @@ impl AddressMap {
         if addr == 0 {
             return Translated::Null;
         }
+        match self.holder(addr) {
+            Some((start, _, replay)) => Translated::Mapped(replay + (addr - start)),
+            None => Translated::Unmapped,
+        }
+    }
+
+    /// `translate` for `len` bytes from `addr`: `Err(Some((start, size)))` of the
+    /// tightest captured allocation holding `addr` when the range runs past its end,
+    /// `Err(None)` when no allocation holds a range of one byte or more. Null stays null
+    /// (the runtime refuses it), as does an empty range nothing holds.
+    pub fn translate_range(&self, addr: u64, len: u64) -> Result<Translated, Option<(u64, u64)>> {
+        if addr == 0 {
+            return Ok(Translated::Null);
+        }
+        match self.holder(addr) {
+            Some((start, size, replay)) => {
+                let end = start.saturating_add(size);
+                if addr.checked_add(len).is_some_and(|e| e <= end) {
+                    Ok(Translated::Mapped(replay + (addr - start)))
+                } else {
+                    Err(Some((start, size)))
+                }
+            }
+            None if len == 0 => Ok(Translated::Unmapped),
+            None => Err(None),
+        }
+    }
+
+    /// The tightest allocation holding `addr`: (captured start, size, replay start).
+    fn holder(&self, addr: u64) -> Option<(u64, u64, u64)> {
         let mut best: Option<(u64, u64, u64)> = None;
         for (&start, &(size, replay)) in self.by_start.range(..=addr).rev() {
             if addr < start.saturating_add(size) {
@@ -50,10 +80,7 @@ impl AddressMap {
                 break;
             }
         }
-        match best {
-            Some((start, _, replay)) => Translated::Mapped(replay + (addr - start)),
-            None => Translated::Unmapped,
-        }
+        best
     }
 }
 
@@ -89,5 +116,24 @@ mod tests {
         assert_eq!(m.remaining(0x2000), None);
         m.remove(0x1000);
         assert_eq!(m.translate(0x1010), Translated::Unmapped);
+    }
+
+    #[test]
+    fn a_range_must_end_inside_the_allocation_holding_its_start() {
+        let mut m = AddressMap::default();
+        m.insert(0x1000, 0x4000, 0x9000);
+        m.insert(0x2000, 0, 0x20_0000); // a 0-byte registration: one byte mapped
+        assert_eq!(
+            m.translate_range(0x1000, 0x4000),
+            Ok(Translated::Mapped(0x9000))
+        );
+        let past = Err(Some((0x1000, 0x4000)));
+        assert_eq!(m.translate_range(0x1010, 0x4000), past);
+        assert_eq!(m.translate_range(0x1000, 1 << 40), past);
+        assert_eq!(m.translate_range(0x1000, u64::MAX), past);
+        assert_eq!(m.translate_range(0x2000, 256), Err(Some((0x2000, 1))));
+        assert_eq!(m.translate_range(0, 64), Ok(Translated::Null));
+        assert_eq!(m.translate_range(0x8000_0000, 64), Err(None));
+        assert_eq!(m.translate_range(0x8000_0000, 0), Ok(Translated::Unmapped));
     }
 }

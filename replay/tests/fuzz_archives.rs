@@ -469,6 +469,8 @@ struct Tally {
     exits: Mutex<BTreeMap<String, u64>>,
     /// Panics, deaths by signal and hangs, with the mutation that caused them.
     findings: Mutex<Vec<String>>,
+    /// Calls the bounds-checking stand-in refused as out of bounds (target: 0).
+    out_of_bounds: AtomicU64,
 }
 
 /// Runs the binary on `dir` in `mode`, killing it after `RUN_TIMEOUT`; records its
@@ -487,7 +489,8 @@ fn exercise_binary(dir: &Path, mode: &str, stand_in: Option<&Path>, what: &str, 
             cmd.arg("--continue-on-error")
                 .arg("--json")
                 .arg(dir.with_extension("json"))
-                .env("HRR_REPLAY_CUDART", so);
+                .env("HRR_REPLAY_CUDART", so)
+                .env("HRR_STAND_IN_OOB_LOG", dir.with_extension("oob"));
         }
         m => {
             cmd.arg(format!("--{m}"));
@@ -535,6 +538,18 @@ fn exercise_binary(dir: &Path, mode: &str, stand_in: Option<&Path>, what: &str, 
             .lock()
             .unwrap()
             .push(format!("--{mode}: {outcome} after {what}"));
+    }
+    // Ranges the stand-in found outside its allocations: each one a call replay handed
+    // the runtime unchecked (a real driver may corrupt memory or crash on it).
+    if let Ok(log) = std::fs::read_to_string(dir.with_extension("oob")) {
+        let n = log.lines().count() as u64;
+        if n > 0 {
+            t.out_of_bounds.fetch_add(n, Ordering::Relaxed);
+            t.findings.lock().unwrap().push(format!(
+                "--{mode}: {n} out-of-bounds call(s) reached the runtime after {what}: {}",
+                log.lines().next().unwrap_or_default()
+            ));
+        }
     }
 }
 
@@ -671,13 +686,14 @@ fn mutated_archives_never_panic_crash_hang_or_balloon() {
     let findings = tally.findings.lock().unwrap();
     let peak = tally.peak_kib.load(Ordering::Relaxed);
     eprintln!(
-        "fuzz: {} mutations in {:.1} s ({} workers): {} library runs, {} binary runs; peak memory of a binary run {} MiB; {} finding(s)",
+        "fuzz: {} mutations in {:.1} s ({} workers): {} library runs, {} binary runs; peak memory of a binary run {} MiB; {} out-of-bounds calls reached the stand-in; {} finding(s)",
         tally.mutations.load(Ordering::Relaxed),
         elapsed.as_secs_f64(),
         workers,
         tally.library_runs.load(Ordering::Relaxed),
         tally.binary_runs.load(Ordering::Relaxed),
         peak / 1024,
+        tally.out_of_bounds.load(Ordering::Relaxed),
         findings.len()
     );
     let us = |k: usize| tally.phase_us[k].load(Ordering::Relaxed) as f64 / 1e6;

@@ -285,3 +285,85 @@ fn a_free_that_failed_only_at_capture_is_not_freed_twice() {
     assert_eq!(code, Some(1), "a failure, not a crash: {out}{err}");
     assert!(out.contains("returned 0, capture returned 1"), "{out}{err}");
 }
+
+/// Ranges replay would hand the runtime are checked against its own allocations first
+/// (issue 20's reproducers): a `Malloc` resized to 0 bytes then a 256-byte upload, and a
+/// 2^40-byte memset on 16 KiB. Each is refused by name before the call (exit 2), never a
+/// crash; the same memset that failed at capture too is skipped as failed as captured.
+/// A 0-byte registration at a device address maps nothing when replay's registration
+/// fails (as the runtime's does): the download from there reads replay's allocation.
+#[test]
+fn device_ranges_outside_replays_allocations_are_refused_before_the_call() {
+    let dev = 0x7f00_0000_0000u64;
+    let cases: [(&str, &dyn Fn(&hrr_archive::ProcessWriter)); 2] = [
+        ("resized malloc", &|w| {
+            w.append(id::Malloc, 0, 1, 0, &seeds::malloc(dev, 0))
+                .unwrap();
+            let r = w.put_blob(&[5u8; 256]).unwrap();
+            let up = seeds::memcpy(CopyDir::HostToDevice, dev, 0x1000, 256, r);
+            w.append(id::Memcpy, 0, 1, 0, &up).unwrap();
+        }),
+        ("huge memset", &|w| {
+            w.append(id::Malloc, 0, 1, 0, &seeds::malloc(dev, 16 << 10))
+                .unwrap();
+            let mut p = PayloadWriter::new();
+            p.devptr(1, dev).u64(2, 7).u64(3, 1 << 40);
+            w.append(id::Memset, 0, 1, 0, p.as_bytes()).unwrap();
+        }),
+    ];
+    for (name, write) in cases {
+        let d = tempfile::tempdir().unwrap();
+        let w = seeds::writer(d.path(), Compression::None);
+        write(&w);
+        w.finish().unwrap();
+        let Some((code, out, err)) = replay_stand_in(d.path(), &[]) else {
+            return;
+        };
+        assert_eq!(code, Some(2), "{name}: {out}{err}");
+        let why = match name {
+            // cudaMalloc(0) gives null, which maps nothing.
+            "resized malloc" => "dst: 256 bytes from 0x7f0000000000 lie in no allocation this replay made",
+            _ => "ptr: 1099511627776 bytes from 0x7f0000000000 run past the allocation holding it (16384 bytes from 0x7f0000000000, as captured)",
+        };
+        assert!(
+            out.contains(&format!(
+                "[error]: {why}: refused, not handed to the runtime"
+            )),
+            "{name}: {out}"
+        );
+    }
+
+    // The program's memset failed at capture on that range: nothing to replay.
+    let d = tempfile::tempdir().unwrap();
+    let w = seeds::writer(d.path(), Compression::None);
+    w.append(id::Malloc, 0, 1, 0, &seeds::malloc(dev, 16 << 10))
+        .unwrap();
+    let mut p = PayloadWriter::new();
+    p.devptr(1, dev).u64(2, 7).u64(3, 1 << 40);
+    w.append(id::Memset, 0, 1, 1, p.as_bytes()).unwrap();
+    let r = w.put_blob(&[0u8; 64]).unwrap();
+    let down = seeds::memcpy(CopyDir::DeviceToHost, 0x1000, dev, 64, r);
+    w.append(id::Memcpy, 0, 1, 0, &down).unwrap();
+    w.finish().unwrap();
+    let (code, out, err) = replay_stand_in(d.path(), &[]).unwrap();
+    assert_eq!(code, Some(0), "{out}{err}");
+
+    let d = tempfile::tempdir().unwrap();
+    let w = seeds::writer(d.path(), Compression::None);
+    w.append(id::Malloc, 0, 1, 0, &seeds::malloc(dev, 4096))
+        .unwrap();
+    let mut p = PayloadWriter::new();
+    p.u64(1, dev + 64).u64(2, 0).u64(3, 0);
+    w.append(id::HostRegister, 0, 1, 0, p.as_bytes()).unwrap();
+    let r = w.put_blob(&[0u8; 64]).unwrap();
+    let down = seeds::memcpy(CopyDir::DeviceToHost, 0x1000, dev + 64, 64, r);
+    w.append(id::Memcpy, 0, 1, 0, &down).unwrap();
+    w.finish().unwrap();
+    let (code, out, err) = replay_stand_in(d.path(), &["--continue-on-error"]).unwrap();
+    assert_eq!(code, Some(1), "{out}{err}");
+    assert!(
+        out.contains("FAILED seq 1 cudaHostRegister [return_code]"),
+        "{out}"
+    );
+    assert!(out.contains("D2H checks       : 1 pass, 0 fail"), "{out}");
+}

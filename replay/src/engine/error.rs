@@ -68,6 +68,24 @@ pub enum EventError {
     /// attribute, a pool attribute): replaying without it would run something else.
     #[error("cannot honour {what}: {why}")]
     CannotHonour { what: String, why: String },
+    /// A range the call would read or write runs past the replay allocation holding its
+    /// start (`holder`: its captured start and size), or no allocation holds it: refused
+    /// before the call, never handed to the runtime.
+    #[error(
+        "{what}: {len} bytes from {addr:#x} {}: refused, not handed to the runtime",
+        match holder {
+            Some((start, size)) => format!(
+                "run past the allocation holding it ({size} bytes from {start:#x}, as captured)"
+            ),
+            None => "lie in no allocation this replay made".to_string(),
+        }
+    )]
+    OutOfRange {
+        what: &'static str,
+        addr: u64,
+        len: u64,
+        holder: Option<(u64, u64)>,
+    },
     /// The archive's record contradicts itself or the replay module (sizes, geometry,
     /// pitches, snapshots): what differs.
     #[error("{0}")]
@@ -80,7 +98,10 @@ impl EventError {
     pub fn refuses_archive(&self) -> bool {
         matches!(
             self,
-            EventError::TooLarge { .. } | EventError::BlobLength { .. } | EventError::NoMemory(_)
+            EventError::TooLarge { .. }
+                | EventError::BlobLength { .. }
+                | EventError::NoMemory(_)
+                | EventError::OutOfRange { .. }
         )
     }
 

@@ -11,6 +11,7 @@
 
 use std::collections::HashMap;
 
+use hrr_archive::api::ranges;
 use hrr_archive::api::{
     drv_memcpy, memcpy3d, mempool, ApiDesc, CopyDir, ParamKind, COPY_DIR_FIELD,
     HIP_MEMSET_PARAMS_SIZE, INSTANTIATE_PARAMS_SIZE, MEMSET_PARAMS_SIZE,
@@ -31,6 +32,13 @@ enum ArgPlan {
     Value(u64),
     /// A captured device or pinned-host address, translated to the replay allocation.
     Address(u64),
+    /// A captured address the call reads or writes `len` bytes from: translated when the
+    /// replay allocation holding it holds all of them, else refused before the call.
+    Range {
+        what: &'static str,
+        addr: u64,
+        len: u64,
+    },
     /// A captured stream or event, mapped to the replay handle created for it.
     Handle(u64),
     /// A captured context: as `Handle`, or, when no recorded call created it, the
@@ -254,7 +262,30 @@ fn plan_call(
     for (i, param) in desc.params.iter().enumerate() {
         let plan = match param.kind {
             ParamKind::Value | ParamKind::CopyKind => ArgPlan::Value(captured(p, i, param.name)?),
-            ParamKind::DevPtr | ParamKind::FreeDevPtr | ParamKind::FreeHostPtr => {
+            ParamKind::DevPtr => {
+                let addr = captured(p, i, param.name)?;
+                match ranges::device_range(desc.id, param.name) {
+                    Some(extent) => {
+                        let value = |n: &str| {
+                            let j = desc.param_index(n)?;
+                            p.u64(ApiDesc::field_id(j), "extent").ok()
+                        };
+                        let len = extent.bytes(value).ok_or_else(|| {
+                            EventError::Inconsistent(format!(
+                                "{}: the extent of {} is not recorded",
+                                desc.name, param.name
+                            ))
+                        })?;
+                        ArgPlan::Range {
+                            what: param.name,
+                            addr,
+                            len,
+                        }
+                    }
+                    None => ArgPlan::Address(addr),
+                }
+            }
+            ParamKind::FreeDevPtr | ParamKind::FreeHostPtr => {
                 ArgPlan::Address(captured(p, i, param.name)?)
             }
             ParamKind::Context => ArgPlan::Context(captured(p, i, param.name)?),
@@ -371,7 +402,7 @@ fn plan_call(
                     })?;
                     Ok((j, p.u64(ApiDesc::field_id(j), "geometry")?))
                 };
-                let ((pi, _), (_, w), (_, h)) = (geo(pitch)?, geo(width)?, geo(height)?);
+                let ((pi, pitch), (_, w), (_, h)) = (geo(pitch)?, geo(width)?, geo(height)?);
                 let total = w
                     .checked_mul(h)
                     .filter(|&t| t <= max_host_bytes)
@@ -394,7 +425,17 @@ fn plan_call(
                             len: total,
                         }
                     }
-                    _ => ArgPlan::Address(value),
+                    // The device side (or a host side replay maps): its last row must
+                    // end inside the allocation.
+                    _ => ArgPlan::Range {
+                        what: param.name,
+                        addr: value,
+                        len: if h == 0 || w == 0 {
+                            0
+                        } else {
+                            pitch.saturating_mul(h - 1).saturating_add(w)
+                        },
+                    },
                 }
             }
             ParamKind::CopySrc(len)
@@ -414,7 +455,11 @@ fn plan_call(
                         what: "expected output",
                         len: n,
                     },
-                    _ => ArgPlan::Address(value),
+                    _ => ArgPlan::Range {
+                        what: param.name,
+                        addr: value,
+                        len: n,
+                    },
                 }
             }
         };
@@ -502,7 +547,17 @@ impl<'a> Ctx<'a> {
         };
         let mut args = Vec::with_capacity(plan.args.len());
         for (i, arg) in plan.args.into_iter().enumerate() {
-            args.push(self.encode(&p, i, arg, dir, &mut bufs)?);
+            match self.encode(&p, i, arg, dir, &mut bufs) {
+                Ok(a) => args.push(a),
+                // The program's own call failed at capture on a range no allocation
+                // holds: it changed nothing, and replay does not hand the range to the
+                // runtime to fail again (or corrupt memory).
+                Err(EventError::OutOfRange { .. }) if ev.header.ret != 0 => {
+                    self.counts.failed_as_captured += 1;
+                    return Ok(());
+                }
+                Err(e) => return Err(e),
+            }
         }
         for &(i, v) in &plan.pitch_override {
             args[i] = v;
@@ -545,6 +600,17 @@ impl<'a> Ctx<'a> {
         Ok(match plan {
             ArgPlan::Value(v) => v,
             ArgPlan::Address(a) => self.translate(a),
+            ArgPlan::Range { what, addr, len } => match self.addrs.translate_range(addr, len) {
+                Ok(_) => self.translate(addr),
+                Err(holder) => {
+                    return Err(EventError::OutOfRange {
+                        what,
+                        addr,
+                        len,
+                        holder,
+                    })
+                }
+            },
             ArgPlan::Handle(h) => self.handle(h)?,
             ArgPlan::Context(0) => 0,
             ArgPlan::Context(h) => match self.handle(h) {
@@ -726,7 +792,11 @@ mod tests {
                     what: "expected output",
                     len: 64
                 },
-                ArgPlan::Address(0x2000),
+                ArgPlan::Range {
+                    what: "src",
+                    addr: 0x2000,
+                    len: 64
+                },
                 ArgPlan::Value(64),
                 ArgPlan::Value(0),
             ]
@@ -739,7 +809,8 @@ mod tests {
         let bytes = memcpy(CopyDir::HostToDevice, 8);
         let p = Payload::parse(&bytes).unwrap();
         let plan = plan_of(id::Memcpy, &p, 1 << 20).unwrap();
-        assert_eq!(plan.args[0], ArgPlan::Address(0x1000));
+        let range = |what, addr| ArgPlan::Range { what, addr, len: 8 };
+        assert_eq!(plan.args[0], range("dst", 0x1000));
         assert_eq!(
             plan.args[1],
             ArgPlan::Source {
@@ -750,10 +821,7 @@ mod tests {
         let bytes = memcpy(CopyDir::DeviceToDevice, 8);
         let p = Payload::parse(&bytes).unwrap();
         let plan = plan_of(id::Memcpy, &p, 1 << 20).unwrap();
-        assert_eq!(
-            plan.args[..2],
-            [ArgPlan::Address(0x1000), ArgPlan::Address(0x2000)]
-        );
+        assert_eq!(plan.args[..2], [range("dst", 0x1000), range("src", 0x2000)]);
     }
 
     /// The host side of a 2D copy is recorded packed: its pitch becomes the width.
@@ -777,7 +845,15 @@ mod tests {
                 len: 300
             }
         );
-        assert_eq!(plan.args[2], ArgPlan::Address(0x2000));
+        // The device side's last row ends 2 pitches and a width from its start.
+        assert_eq!(
+            plan.args[2],
+            ArgPlan::Range {
+                what: "src",
+                addr: 0x2000,
+                len: 2 * 256 + 100
+            }
+        );
         assert_eq!(plan.pitch_override, vec![(1, 100)]);
         let e = plan_of(id::Memcpy2D, &p, 299).unwrap_err();
         assert_eq!(
@@ -818,7 +894,14 @@ mod tests {
         });
         let p = Payload::parse(&bytes).unwrap();
         let plan = plan_of(id::Memcpy, &p, 1 << 20).unwrap();
-        assert_eq!(plan.args[0], ArgPlan::Address(0));
+        assert_eq!(
+            plan.args[0],
+            ArgPlan::Range {
+                what: "dst",
+                addr: 0,
+                len: 1
+            }
+        );
         let bytes = payload(|w| {
             w.devptr(1, 0x1000).u64(3, 1).u64(4, 3);
         });

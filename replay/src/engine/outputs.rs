@@ -41,9 +41,9 @@ impl Ctx<'_> {
                             )));
                         }
                         let h = desc.param_index(height).map(|j| args[j]).unwrap_or(0);
-                        self.addrs
-                            .insert(captured, captured_pitch.saturating_mul(h), replay);
-                        if ret == 0 {
+                        if ret == 0 && replay != 0 {
+                            self.addrs
+                                .insert(captured, captured_pitch.saturating_mul(h), replay);
                             self.live.insert(replay, Resource::DeviceMemory);
                         }
                     }
@@ -81,7 +81,10 @@ impl Ctx<'_> {
                 | ParamKind::OutHostPtr(len)
                 | ParamKind::OutManagedPtr(len) => {
                     let replay = slot.next().map(|s| s[0]).unwrap_or(0);
-                    if let Some(captured) = captured_out(id) {
+                    // Mapped only when replay's call made it: a captured address whose
+                    // replay allocation failed stays unmapped (then null, counted), never
+                    // a range from address 0.
+                    if let (Some(captured), true) = (captured_out(id), ret == 0 && replay != 0) {
                         let size = desc.param_index(len).map(|j| args[j]).unwrap_or(0);
                         self.addrs.insert(captured, size, replay);
                     }

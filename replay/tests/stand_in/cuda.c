@@ -5,6 +5,7 @@
  * pointers are replay's own buffers and are used as given: a copy that reads past one
  * is replay's bug, and shows up as a crash of the replay process. */
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -29,13 +30,25 @@ static struct alloc *find(const void *p) {
 
 /* 1: [p, p+n) is device memory inside one live allocation; 0: host memory (replay's);
  * -1: neither (null, a freed allocation, or running past an allocation's end). */
+/* A range that starts in an allocation it does not fit (or in a freed one) is out of
+ * bounds: refused, and with HRR_STAND_IN_OOB_LOG=FILE one line appended there, so the
+ * fuzzer counts the calls replay handed the runtime unchecked (issue 20: target 0). */
+static int out_of_bounds(const void *p, size_t n) {
+    const char *log = getenv("HRR_STAND_IN_OOB_LOG");
+    FILE *f = log ? fopen(log, "a") : 0;
+    if (f) {
+        fprintf(f, "%p +%zu\n", p, n);
+        fclose(f);
+    }
+    return -1;
+}
 static int side(const void *p, size_t n) {
     if (!p) return n ? -1 : 0;
     struct alloc *a = find(p);
     if (!a) return 0;
-    if (!a->live) return -1;
+    if (!a->live) return out_of_bounds(p, n);
     size_t off = (size_t)((const char *)p - a->p);
-    return n <= a->n - off ? 1 : -1;
+    return n <= a->n - off ? 1 : out_of_bounds(p, n);
 }
 
 static int allocate(void **out, size_t n) {
