@@ -385,6 +385,28 @@ macro_rules! hrr_api_table {
             // asks for (both destroy every allocation, module, stream and event).
             (435, DevicePrimaryCtxReset, cuDevicePrimaryCtxReset_v2, none, Exact; dev: ::std::os::raw::c_int => Value),
             (436, DevicePrimaryCtxResetV1, cuDevicePrimaryCtxReset, none, Exact; dev: ::std::os::raw::c_int => Value),
+            // What nvcc's static runtime reaches the driver with for managed memory, memory
+            // pools and context settings (the runtime rows' twins: the same parameter kinds,
+            // `CUmemLocation` by value as 8 bytes, pool properties and attribute values in
+            // the runtime's layouts, which the runtime passes through unchanged).
+            (437, DrvMemAllocManaged, cuMemAllocManaged, none, Exact; dptr: *mut u64 => OutManagedPtr(size), size: usize => Value, flags: ::std::os::raw::c_uint => Value),
+            (438, DrvMemPrefetchAsync, cuMemPrefetchAsync_v2, none, Exact; ptr: u64 => DevPtr, count: usize => Value, location: u64 => Value, flags: ::std::os::raw::c_uint => Value, stream: *mut ::std::os::raw::c_void => Stream),
+            (439, DrvMemAdvise, cuMemAdvise_v2, none, Exact; ptr: u64 => DevPtr, count: usize => Value, advice: ::std::os::raw::c_int => Value, location: u64 => Value),
+            (440, CuStreamAttachMemAsync, cuStreamAttachMemAsync, none, Exact; stream: *mut ::std::os::raw::c_void => Stream, ptr: u64 => DevPtr, length: usize => Value, flags: ::std::os::raw::c_uint => Value),
+            (441, DevicePrimaryCtxSetFlags, cuDevicePrimaryCtxSetFlags_v2, none, Exact; dev: ::std::os::raw::c_int => Value, flags: ::std::os::raw::c_uint => Value),
+            (442, DrvMemAllocAsync, cuMemAllocAsync, none, Exact; dptr: *mut u64 => OutDevPtr(size), size: usize => Value, stream: *mut ::std::os::raw::c_void => Stream),
+            (443, DrvMemFreeAsync, cuMemFreeAsync, none, Exact; dptr: u64 => FreeDevPtr, stream: *mut ::std::os::raw::c_void => Stream),
+            (444, DrvMemPoolCreate, cuMemPoolCreate, none, Exact; pool: *mut *mut ::std::os::raw::c_void => OutMemPool, props: *const ::std::os::raw::c_void => MemPoolProps),
+            (445, DrvMemPoolDestroy, cuMemPoolDestroy, none, Exact; pool: *mut ::std::os::raw::c_void => FreeMemPool),
+            (446, DrvMemPoolSetAttribute, cuMemPoolSetAttribute, none, Exact; pool: *mut ::std::os::raw::c_void => MemPool, attr: ::std::os::raw::c_int => Value, value: *mut ::std::os::raw::c_void => PoolAttrValue(attr)),
+            (447, DrvMemPoolGetAttribute, cuMemPoolGetAttribute, none, Exact; pool: *mut ::std::os::raw::c_void => MemPool, attr: ::std::os::raw::c_int => Value, value: *mut ::std::os::raw::c_void => OutPoolAttrValue(attr)),
+            (448, DrvMemPoolTrimTo, cuMemPoolTrimTo, none, Exact; pool: *mut ::std::os::raw::c_void => MemPool, keep: usize => Value),
+            (449, DrvDeviceGetDefaultMemPool, cuDeviceGetDefaultMemPool, none, Exact; pool: *mut *mut ::std::os::raw::c_void => OutDevicePool, device: ::std::os::raw::c_int => Value),
+            (450, DrvDeviceSetMemPool, cuDeviceSetMemPool, none, Exact; device: ::std::os::raw::c_int => Value, pool: *mut ::std::os::raw::c_void => MemPool),
+            (451, DrvDeviceGetMemPool, cuDeviceGetMemPool, none, Exact; pool: *mut *mut ::std::os::raw::c_void => OutDevicePool, device: ::std::os::raw::c_int => Value),
+            (452, DrvMemAllocFromPoolAsync, cuMemAllocFromPoolAsync, none, Exact; dptr: *mut u64 => OutDevPtr(size), size: usize => Value, pool: *mut ::std::os::raw::c_void => MemPool, stream: *mut ::std::os::raw::c_void => Stream),
+            (453, CtxSetCacheConfig, cuCtxSetCacheConfig, none, Exact; config: ::std::os::raw::c_int => Value),
+            (454, CtxSetLimit, cuCtxSetLimit, none, Exact; limit: ::std::os::raw::c_int => Value, value: usize => Value),
             (46, EventDestroy, cudaEventDestroy, hipEventDestroy, Exact; event: *mut ::std::os::raw::c_void => Event),
             // The driver API (ids 200-299): the cuda column is the exact symbol libcuda.so.1
             // exports and CUDA 13's cuda.h binds a program's call to; replay calls these

@@ -79,6 +79,10 @@ pub const DEVICE_RANGES: &[(u16, &str, Extent)] = &[
     (id::MemsetD2D8Async, "dst", rows(1)),
     (id::MemsetD2D16Async, "dst", rows(2)),
     (id::MemsetD2D32Async, "dst", rows(4)),
+    (id::MemcpyPeer, "dst", count("count", 1)),
+    (id::MemcpyPeer, "src", count("count", 1)),
+    (id::MemcpyPeerAsync, "dst", count("count", 1)),
+    (id::MemcpyPeerAsync, "src", count("count", 1)),
 ];
 
 /// The range row `id` touches through parameter `param`, if listed.

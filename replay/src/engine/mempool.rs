@@ -11,7 +11,11 @@ use super::Ctx;
 impl Ctx<'_> {
     /// Notes the device a successful `DeviceSetMemPool` changed (its first argument).
     pub(super) fn note_device_pool(&mut self, desc: &ApiDesc, ret: i32, args: &[u64]) {
-        if desc.id == api::id::DeviceSetMemPool && ret == 0 {
+        if matches!(
+            desc.id,
+            api::id::DeviceSetMemPool | api::id::DrvDeviceSetMemPool
+        ) && ret == 0
+        {
             if let Some(&device) = args.first() {
                 if !self.pool_devices.contains(&device) {
                     self.pool_devices.push(device);
