@@ -175,4 +175,6 @@ macro_rules! graph_launch_shim {
 }
 
 graph_launch_shim!(cudaGraphLaunch, Vendor::Cuda);
+// The driver's twin, which nvcc's static runtime calls: the same record.
+graph_launch_shim!(cuGraphLaunch, Vendor::Cuda);
 graph_launch_shim!(hipGraphLaunch, Vendor::Hip);

@@ -62,6 +62,7 @@ pub mod config;
 pub mod crash;
 pub mod dl_real;
 pub mod driver;
+pub mod driver_twins;
 pub mod events;
 pub mod ffi;
 pub mod fork;

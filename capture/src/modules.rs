@@ -350,6 +350,59 @@ module_shims!(
     hipModuleLaunchKernel
 );
 
+/// `cuLaunchKernel`'s per-thread default stream form (what nvcc's static runtime calls in
+/// a per-thread program): recorded as `cuLaunchKernel` with stream 0 written as the
+/// per-thread stream (`api::per_thread`).
+///
+/// # Safety
+/// Called by the program in place of the driver's function.
+#[no_mangle]
+#[allow(clippy::too_many_arguments)]
+pub unsafe extern "C" fn cuLaunchKernel_ptsz(
+    f: *mut c_void,
+    gx: c_uint,
+    gy: c_uint,
+    gz: c_uint,
+    bx: c_uint,
+    by: c_uint,
+    bz: c_uint,
+    shmem: c_uint,
+    stream: *mut c_void,
+    params: *mut *mut c_void,
+    extra: *mut *mut c_void,
+) -> c_int {
+    let Some(real) = real!(cuLaunchKernel_ptsz: ModuleLaunchFn).for_shim() else {
+        return NO_REAL_FUNCTION;
+    };
+    let shape = LaunchShape {
+        grid: Dim3 {
+            x: gx,
+            y: gy,
+            z: gz,
+        },
+        block: Dim3 {
+            x: bx,
+            y: by,
+            z: bz,
+        },
+        shmem: shmem as usize,
+        stream: crate::per_thread::per_thread(stream as u64),
+    };
+    // SAFETY: the program's own arguments.
+    let call = || unsafe { real(f, gx, gy, gz, bx, by, bz, shmem, stream, params, extra) };
+    module_launch(
+        semantic::MODULE_LAUNCH_KERNEL,
+        Vendor::Cuda,
+        "cuLaunchKernel_ptsz",
+        f as u64,
+        shape,
+        params,
+        extra,
+        call,
+        &|_| {},
+    )
+}
+
 /// # Safety
 /// Called by the program in place of the driver's function.
 #[no_mangle]

@@ -14,7 +14,7 @@ use crate::launch::{launch_by, resolve_cuda_kernel, resolve_cuda_stub, LaunchFn,
 use crate::real::NO_REAL_FUNCTION;
 
 /// A per-thread call's stream as recorded: 0 is this thread's default stream.
-fn per_thread(stream: u64) -> u64 {
+pub(crate) fn per_thread(stream: u64) -> u64 {
     if stream == 0 {
         STREAM_PER_THREAD
     } else {
@@ -79,6 +79,43 @@ macro_rules! per_thread_for {
     (cudaStreamBeginCapture, $id:literal; $($a:tt)*) => { per_thread_shim!(cudaStreamBeginCapture_ptsz, $id; $($a)*); };
     (cudaStreamEndCapture, $id:literal; $($a:tt)*) => { per_thread_shim!(cudaStreamEndCapture_ptsz, $id; $($a)*); };
     (cudaStreamIsCapturing, $id:literal; $($a:tt)*) => { per_thread_shim!(cudaStreamIsCapturing_ptsz, $id; $($a)*); };
+    (cuStreamGetCaptureInfo_v2, $id:literal; $($a:tt)*) => { per_thread_shim!(cuStreamGetCaptureInfo_v2_ptsz, $id; $($a)*); };
+    (cuMemPrefetchAsync_v2, $id:literal; $($a:tt)*) => { per_thread_shim!(cuMemPrefetchAsync_v2_ptsz, $id; $($a)*); };
+    (cuStreamAttachMemAsync, $id:literal; $($a:tt)*) => { per_thread_shim!(cuStreamAttachMemAsync_ptsz, $id; $($a)*); };
+    (cuMemAllocAsync, $id:literal; $($a:tt)*) => { per_thread_shim!(cuMemAllocAsync_ptsz, $id; $($a)*); };
+    (cuMemFreeAsync, $id:literal; $($a:tt)*) => { per_thread_shim!(cuMemFreeAsync_ptsz, $id; $($a)*); };
+    (cuMemAllocFromPoolAsync, $id:literal; $($a:tt)*) => { per_thread_shim!(cuMemAllocFromPoolAsync_ptsz, $id; $($a)*); };
+    (cuMemcpyHtoD_v2, $id:literal; $($a:tt)*) => { per_thread_shim!(cuMemcpyHtoD_v2_ptds, $id; $($a)*); };
+    (cuMemcpyDtoH_v2, $id:literal; $($a:tt)*) => { per_thread_shim!(cuMemcpyDtoH_v2_ptds, $id; $($a)*); };
+    (cuMemcpyDtoD_v2, $id:literal; $($a:tt)*) => { per_thread_shim!(cuMemcpyDtoD_v2_ptds, $id; $($a)*); };
+    (cuMemcpyHtoDAsync_v2, $id:literal; $($a:tt)*) => { per_thread_shim!(cuMemcpyHtoDAsync_v2_ptsz, $id; $($a)*); };
+    (cuMemcpyDtoHAsync_v2, $id:literal; $($a:tt)*) => { per_thread_shim!(cuMemcpyDtoHAsync_v2_ptsz, $id; $($a)*); };
+    (cuMemcpyDtoDAsync_v2, $id:literal; $($a:tt)*) => { per_thread_shim!(cuMemcpyDtoDAsync_v2_ptsz, $id; $($a)*); };
+    (cuMemcpy2D_v2, $id:literal; $($a:tt)*) => { per_thread_shim!(cuMemcpy2D_v2_ptds, $id; $($a)*); };
+    (cuMemcpy2DAsync_v2, $id:literal; $($a:tt)*) => { per_thread_shim!(cuMemcpy2DAsync_v2_ptsz, $id; $($a)*); };
+    (cuMemcpy3D_v2, $id:literal; $($a:tt)*) => { per_thread_shim!(cuMemcpy3D_v2_ptds, $id; $($a)*); };
+    (cuMemcpy3DAsync_v2, $id:literal; $($a:tt)*) => { per_thread_shim!(cuMemcpy3DAsync_v2_ptsz, $id; $($a)*); };
+    (cuMemcpy, $id:literal; $($a:tt)*) => { per_thread_shim!(cuMemcpy_ptds, $id; $($a)*); };
+    (cuMemcpyAsync, $id:literal; $($a:tt)*) => { per_thread_shim!(cuMemcpyAsync_ptsz, $id; $($a)*); };
+    (cuMemcpy2DUnaligned_v2, $id:literal; $($a:tt)*) => { per_thread_shim!(cuMemcpy2DUnaligned_v2_ptds, $id; $($a)*); };
+    (cuMemcpyPeer, $id:literal; $($a:tt)*) => { per_thread_shim!(cuMemcpyPeer_ptds, $id; $($a)*); };
+    (cuMemcpyPeerAsync, $id:literal; $($a:tt)*) => { per_thread_shim!(cuMemcpyPeerAsync_ptsz, $id; $($a)*); };
+    (cuMemsetD8_v2, $id:literal; $($a:tt)*) => { per_thread_shim!(cuMemsetD8_v2_ptds, $id; $($a)*); };
+    (cuMemsetD16_v2, $id:literal; $($a:tt)*) => { per_thread_shim!(cuMemsetD16_v2_ptds, $id; $($a)*); };
+    (cuMemsetD32_v2, $id:literal; $($a:tt)*) => { per_thread_shim!(cuMemsetD32_v2_ptds, $id; $($a)*); };
+    (cuMemsetD8Async, $id:literal; $($a:tt)*) => { per_thread_shim!(cuMemsetD8Async_ptsz, $id; $($a)*); };
+    (cuMemsetD16Async, $id:literal; $($a:tt)*) => { per_thread_shim!(cuMemsetD16Async_ptsz, $id; $($a)*); };
+    (cuMemsetD32Async, $id:literal; $($a:tt)*) => { per_thread_shim!(cuMemsetD32Async_ptsz, $id; $($a)*); };
+    (cuMemsetD2D8_v2, $id:literal; $($a:tt)*) => { per_thread_shim!(cuMemsetD2D8_v2_ptds, $id; $($a)*); };
+    (cuMemsetD2D16_v2, $id:literal; $($a:tt)*) => { per_thread_shim!(cuMemsetD2D16_v2_ptds, $id; $($a)*); };
+    (cuMemsetD2D32_v2, $id:literal; $($a:tt)*) => { per_thread_shim!(cuMemsetD2D32_v2_ptds, $id; $($a)*); };
+    (cuMemsetD2D8Async, $id:literal; $($a:tt)*) => { per_thread_shim!(cuMemsetD2D8Async_ptsz, $id; $($a)*); };
+    (cuMemsetD2D16Async, $id:literal; $($a:tt)*) => { per_thread_shim!(cuMemsetD2D16Async_ptsz, $id; $($a)*); };
+    (cuMemsetD2D32Async, $id:literal; $($a:tt)*) => { per_thread_shim!(cuMemsetD2D32Async_ptsz, $id; $($a)*); };
+    (cuStreamSynchronize, $id:literal; $($a:tt)*) => { per_thread_shim!(cuStreamSynchronize_ptsz, $id; $($a)*); };
+    (cuStreamWaitEvent, $id:literal; $($a:tt)*) => { per_thread_shim!(cuStreamWaitEvent_ptsz, $id; $($a)*); };
+    (cuStreamQuery, $id:literal; $($a:tt)*) => { per_thread_shim!(cuStreamQuery_ptsz, $id; $($a)*); };
+    (cuEventRecord, $id:literal; $($a:tt)*) => { per_thread_shim!(cuEventRecord_ptsz, $id; $($a)*); };
     ($other:ident, $id:literal; $($a:tt)*) => {};
 }
 

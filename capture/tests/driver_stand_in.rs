@@ -145,6 +145,18 @@ fn driver_calls_are_recorded_once_each_in_one_order() {
             semantic::MODULE_LAUNCH_KERNEL,
             id::CtxGetCurrent,
             semantic::LAUNCH_KERNEL_EX,
+            // The driver's stream capture and graph calls, recorded as their runtime
+            // twins (api::driver::RUNTIME_TWINS).
+            id::StreamBeginCapture,
+            id::StreamIsCapturing,
+            id::StreamEndCapture,
+            id::GraphInstantiateWithFlags,
+            semantic::GRAPH_LAUNCH,
+            id::GraphExecDestroy,
+            id::GraphDestroy,
+            // Per-thread forms, as their base rows.
+            id::MemsetD32,
+            semantic::MODULE_LAUNCH_KERNEL,
             semantic::MODULE_UNLOAD,
             semantic::MODULE_UNLOAD,
             id::MemFreeHost,
@@ -157,6 +169,12 @@ fn driver_calls_are_recorded_once_each_in_one_order() {
         .events
         .iter()
         .all(|e| e.header.ret == 0 && e.header.flags == 0));
+    // cuLaunchKernel_ptsz's stream 0 is the per-thread stream (2).
+    let launches: Vec<usize> = (0..p.events.len())
+        .filter(|&i| p.events[i].header.api_id == semantic::MODULE_LAUNCH_KERNEL)
+        .collect();
+    let last = payload(p, *launches.last().unwrap());
+    assert_eq!(last.handle(fid::STREAM, "stream").unwrap(), 2);
     // cuCtxCreate_v4's zero-filled CUctxCreateParams is recorded as null (replay passes
     // null), not as a struct capture could not record.
     assert!(payload(p, 2).get(2).is_some_and(|f| f.is_null()));

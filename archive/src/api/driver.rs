@@ -22,6 +22,33 @@ impl ApiDesc {
 /// programs pass zero-filled. Such a struct is recorded as null, which replay passes.
 pub const EMPTY_MEANS_NULL: &[(u16, u64)] = &[(super::id::CtxCreate, 24)];
 
+/// Driver functions whose parameters and meaning are exactly a runtime row's, on the same
+/// handles (a `CUstream` is a `cudaStream_t`, a `CUgraph` a `cudaGraph_t`, the capture
+/// modes and statuses the same numbers): what nvcc's static runtime calls for stream
+/// capture and graphs. Capture records each as that runtime row (`capture/src/
+/// driver_twins.rs`), so stream capture's bookkeeping, keyed by row, holds for both, and
+/// replay calls the runtime's function. `cuGraphLaunch` is `cudaGraphLaunch`'s twin the
+/// same way, hand-written like it.
+pub const RUNTIME_TWINS: &[(&str, u16)] = &[
+    ("cuStreamBeginCapture_v2", super::id::StreamBeginCapture),
+    ("cuStreamEndCapture", super::id::StreamEndCapture),
+    ("cuStreamIsCapturing", super::id::StreamIsCapturing),
+    (
+        "cuGraphInstantiateWithFlags",
+        super::id::GraphInstantiateWithFlags,
+    ),
+    ("cuGraphExecDestroy", super::id::GraphExecDestroy),
+    ("cuGraphDestroy", super::id::GraphDestroy),
+];
+
+/// The runtime row driver function `symbol` is recorded as, if it is a twin.
+pub fn twin_row(symbol: &str) -> Option<u16> {
+    RUNTIME_TWINS
+        .iter()
+        .find(|(s, _)| *s == symbol)
+        .map(|(_, r)| *r)
+}
+
 /// The size of row `id`'s unrecorded input struct whose all-zero form means null, if any.
 pub fn empty_means_null(id: u16) -> Option<u64> {
     EMPTY_MEANS_NULL
@@ -44,5 +71,21 @@ mod tests {
         assert!(htod.is_driver(Vendor::Cuda));
         assert!(!htod.is_driver(Vendor::Hip));
         assert!(!desc(id::Malloc).unwrap().is_driver(Vendor::Cuda));
+    }
+
+    /// Each twin is a libcuda export and a runtime (not driver) row of CUDA.
+    #[test]
+    fn runtime_twins_are_driver_exports_recorded_as_runtime_rows() {
+        let libcuda = crate::api::surface::SURFACE_LISTS
+            .iter()
+            .find(|l| l.library.starts_with("libcuda."))
+            .expect("a libcuda surface list");
+        for (symbol, row) in RUNTIME_TWINS {
+            assert!(libcuda.names().any(|s| s == *symbol), "{symbol}");
+            let d = desc(*row).unwrap();
+            assert!(d.cuda.is_some() && !d.is_driver(Vendor::Cuda), "{symbol}");
+        }
+        assert_eq!(twin_row("cuStreamEndCapture"), Some(id::StreamEndCapture));
+        assert_eq!(twin_row("cudaStreamEndCapture"), None);
     }
 }

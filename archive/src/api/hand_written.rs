@@ -66,6 +66,7 @@ pub const HAND_WRITTEN: &[HandWritten] = hand_written! {
     (cuModuleGetFunction, Cuda, [k::MODULE_GET_FUNCTION], modules),
     (hipModuleGetFunction, Hip, [k::MODULE_GET_FUNCTION], modules),
     (cuLaunchKernel, Cuda, [k::MODULE_LAUNCH_KERNEL], modules),
+    (cuLaunchKernel_ptsz, Cuda, [k::MODULE_LAUNCH_KERNEL], modules),
     (hipModuleLaunchKernel, Hip, [k::MODULE_LAUNCH_KERNEL], modules),
     (hipExtModuleLaunchKernel, Hip, [k::MODULE_LAUNCH_KERNEL], modules),
     // The rest of the driver's module and library API, and cuLaunchKernelEx
@@ -119,6 +120,7 @@ pub const HAND_WRITTEN: &[HandWritten] = hand_written! {
     (__cudaLaunchKernel_ptsz, Cuda, [k::LAUNCH_KERNEL_BY_HANDLE], per_thread),
     // Graph launches: the host side of the graph's copy nodes at each launch.
     (cudaGraphLaunch, Cuda, [k::GRAPH_LAUNCH], graph_launch),
+    (cuGraphLaunch, Cuda, [k::GRAPH_LAUNCH], graph_launch),
     (hipGraphLaunch, Hip, [k::GRAPH_LAUNCH], graph_launch),
     // Entry-point lookups (ROCm 6+): a function capture models is handed out as capture's
     // own shim; a name capture does not know gets the real pointer and an unmodelled note.
@@ -153,4 +155,5 @@ pub fn exported_symbols() -> impl Iterator<Item = &'static str> {
         .chain(HAND_WRITTEN.iter().map(|h| h.symbol))
         .chain(PROCESS_HOOKS.iter().map(|(s, _)| *s))
         .chain(super::per_thread::TABLE_ALIASES.iter().map(|(a, _)| *a))
+        .chain(super::driver::RUNTIME_TWINS.iter().map(|(a, _)| *a))
 }

@@ -33,6 +33,45 @@ pub const TABLE_ALIASES: &[(&str, u16)] = &[
     ("cudaStreamBeginCapture_ptsz", id::StreamBeginCapture),
     ("cudaStreamEndCapture_ptsz", id::StreamEndCapture),
     ("cudaStreamIsCapturing_ptsz", id::StreamIsCapturing),
+    // The driver's, which nvcc's static runtime calls for a per-thread program (libcuda
+    // takes stream 0 there as `CU_STREAM_PER_THREAD`, also 2).
+    ("cuStreamGetCaptureInfo_v2_ptsz", id::CuStreamGetCaptureInfo),
+    ("cuMemPrefetchAsync_v2_ptsz", id::DrvMemPrefetchAsync),
+    ("cuStreamAttachMemAsync_ptsz", id::CuStreamAttachMemAsync),
+    ("cuMemAllocAsync_ptsz", id::DrvMemAllocAsync),
+    ("cuMemFreeAsync_ptsz", id::DrvMemFreeAsync),
+    ("cuMemAllocFromPoolAsync_ptsz", id::DrvMemAllocFromPoolAsync),
+    ("cuMemcpyHtoD_v2_ptds", id::MemcpyHtoD),
+    ("cuMemcpyDtoH_v2_ptds", id::MemcpyDtoH),
+    ("cuMemcpyDtoD_v2_ptds", id::MemcpyDtoD),
+    ("cuMemcpyHtoDAsync_v2_ptsz", id::MemcpyHtoDAsync),
+    ("cuMemcpyDtoHAsync_v2_ptsz", id::MemcpyDtoHAsync),
+    ("cuMemcpyDtoDAsync_v2_ptsz", id::MemcpyDtoDAsync),
+    ("cuMemcpy2D_v2_ptds", id::DrvMemcpy2D),
+    ("cuMemcpy2DAsync_v2_ptsz", id::DrvMemcpy2DAsync),
+    ("cuMemcpy3D_v2_ptds", id::DrvMemcpy3D),
+    ("cuMemcpy3DAsync_v2_ptsz", id::DrvMemcpy3DAsync),
+    ("cuMemcpy_ptds", id::CuMemcpy),
+    ("cuMemcpyAsync_ptsz", id::CuMemcpyAsync),
+    ("cuMemcpy2DUnaligned_v2_ptds", id::DrvMemcpy2DUnaligned),
+    ("cuMemcpyPeer_ptds", id::MemcpyPeer),
+    ("cuMemcpyPeerAsync_ptsz", id::MemcpyPeerAsync),
+    ("cuMemsetD8_v2_ptds", id::MemsetD8),
+    ("cuMemsetD16_v2_ptds", id::MemsetD16),
+    ("cuMemsetD32_v2_ptds", id::MemsetD32),
+    ("cuMemsetD8Async_ptsz", id::MemsetD8Async),
+    ("cuMemsetD16Async_ptsz", id::MemsetD16Async),
+    ("cuMemsetD32Async_ptsz", id::MemsetD32Async),
+    ("cuMemsetD2D8_v2_ptds", id::MemsetD2D8),
+    ("cuMemsetD2D16_v2_ptds", id::MemsetD2D16),
+    ("cuMemsetD2D32_v2_ptds", id::MemsetD2D32),
+    ("cuMemsetD2D8Async_ptsz", id::MemsetD2D8Async),
+    ("cuMemsetD2D16Async_ptsz", id::MemsetD2D16Async),
+    ("cuMemsetD2D32Async_ptsz", id::MemsetD2D32Async),
+    ("cuStreamSynchronize_ptsz", id::CuStreamSynchronize),
+    ("cuStreamWaitEvent_ptsz", id::CuStreamWaitEvent),
+    ("cuStreamQuery_ptsz", id::CuStreamQuery),
+    ("cuEventRecord_ptsz", id::CuEventRecord),
 ];
 
 /// The table row a per-thread alias records as.
@@ -50,11 +89,18 @@ mod tests {
 
     #[test]
     fn each_alias_is_a_runtime_symbol_of_its_rows_base_with_the_per_thread_suffix() {
-        let cudart = surface::SURFACE_LISTS
-            .iter()
-            .find(|l| l.library.starts_with("libcudart"))
-            .expect("a libcudart surface list");
+        let list = |prefix: &str| {
+            surface::SURFACE_LISTS
+                .iter()
+                .find(|l| l.library.starts_with(prefix))
+                .expect("a surface list")
+        };
         for (alias, row) in TABLE_ALIASES {
+            let cudart = if crate::api::driver::is_driver_symbol(alias) {
+                list("libcuda.")
+            } else {
+                list("libcudart")
+            };
             let d = API_TABLE.iter().find(|d| d.id == *row).unwrap();
             let base = d.cuda.unwrap();
             let stream = d.params.iter().any(|p| p.kind == ParamKind::Stream);

@@ -242,6 +242,7 @@ mod tests {
                 + HAND_WRITTEN.len()
                 + super::super::PROCESS_HOOKS.len()
                 + super::super::per_thread::TABLE_ALIASES.len()
+                + super::super::driver::RUNTIME_TWINS.len()
         );
         let launch = HAND_WRITTEN
             .iter()

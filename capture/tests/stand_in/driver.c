@@ -78,6 +78,15 @@ int cuMemcpy2D_v2(const size_t* w) {
 
 // ---- streams ----
 int cuStreamCreate(void** s, unsigned flags) { (void)flags; *s = (void*)0x5e; return 0; }
+/* Stream capture and graphs: one capture at a time, nothing captured into it. */
+static int capturing;
+int cuStreamBeginCapture_v2(void* s, int mode) { (void)mode; if (!s || capturing) return 1; capturing = 1; return 0; }
+int cuStreamIsCapturing(void* s, int* status) { (void)s; *status = capturing; return 0; }
+int cuStreamEndCapture(void* s, void** g) { if (!s || !capturing) return 1; capturing = 0; *g = (void*)0x6a; return 0; }
+int cuGraphInstantiateWithFlags(void** e, void* g, unsigned long long f) { (void)f; if (g != (void*)0x6a) return 1; *e = (void*)0x6e; return 0; }
+int cuGraphLaunch(void* e, void* s) { (void)s; return e == (void*)0x6e ? 0 : 1; }
+int cuGraphExecDestroy(void* e) { return e == (void*)0x6e ? 0 : 1; }
+int cuGraphDestroy(void* g) { return g == (void*)0x6a ? 0 : 1; }
 int cuStreamSynchronize(void* s) {
     (void)s;
     if (pending.n) memmove(pending.dst, pending.src, pending.n);
@@ -113,6 +122,13 @@ static int param_info(size_t i, size_t* off, size_t* size) {
 }
 int cuKernelGetParamInfo(void* k, size_t i, size_t* off, size_t* size) { (void)k; return param_info(i, off, size); }
 int cuFuncGetParamInfo(void* f, size_t i, size_t* off, size_t* size) { (void)f; return param_info(i, off, size); }
+int cuMemsetD32_v2_ptds(CUdeviceptr d, unsigned v, size_t n) { return cuMemsetD32_v2(d, v, n); }
+int cuLaunchKernel(void* f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
+                   unsigned shmem, void* stream, void** params, void** extra);
+int cuLaunchKernel_ptsz(void* f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
+                        unsigned shmem, void* stream, void** params, void** extra) {
+    return cuLaunchKernel(f, gx, gy, gz, bx, by, bz, shmem, stream, params, extra);
+}
 int cuLaunchKernel(void* f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
                    unsigned shmem, void* stream, void** params, void** extra) {
     (void)f; (void)gx; (void)gy; (void)gz; (void)bx; (void)by; (void)bz; (void)shmem; (void)stream;

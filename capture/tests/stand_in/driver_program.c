@@ -34,6 +34,15 @@ int cuKernelGetFunction(void**, void*);
 int cuLibraryUnload(void*);
 int cuLaunchKernel(void*, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, void*, void**, void**);
 int cuLaunchKernelEx(const void*, void*, void**, void**);
+int cuStreamBeginCapture_v2(void*, int);
+int cuMemsetD32_v2_ptds(CUdeviceptr, unsigned, size_t);
+int cuLaunchKernel_ptsz(void*, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, void*, void**, void**);
+int cuStreamEndCapture(void*, void**);
+int cuStreamIsCapturing(void*, int*);
+int cuGraphInstantiateWithFlags(void**, void*, unsigned long long);
+int cuGraphLaunch(void*, void*);
+int cuGraphExecDestroy(void*);
+int cuGraphDestroy(void*);
 int cuMemcpy2DUnaligned_v2(const size_t*);
 int cuMemcpyPeer(CUdeviceptr, void*, CUdeviceptr, void*, size_t);
 
@@ -93,6 +102,19 @@ int main(int argc, char** argv) {
     struct { unsigned id, pad; unsigned v[16]; } attrs[2] = {{4, 0, {1, 1, 1}}, {8, 0, {3}}};
     struct { unsigned g[3], b[3], shmem; void* stream; void* attrs; unsigned nattrs; } cfg2 = {{1, 1, 1}, {64, 1, 1}, 0, stream, attrs, 2};
     CALL("launch_ex_attrs", cuLaunchKernelEx(&cfg2, kfn, (void*[]){&d, &d}, NULL));
+    // Stream capture through the driver, as nvcc's static runtime does it (relaxed mode).
+    void *graph = 0, *exec = 0;
+    int capturing = 0;
+    CALL("begin_capture", cuStreamBeginCapture_v2(stream, 2));
+    CALL("is_capturing", cuStreamIsCapturing(stream, &capturing));
+    CALL("end_capture", cuStreamEndCapture(stream, &graph));
+    CALL("instantiate", cuGraphInstantiateWithFlags(&exec, graph, 0));
+    CALL("graph_launch", cuGraphLaunch(exec, stream));
+    CALL("exec_destroy", cuGraphExecDestroy(exec));
+    CALL("graph_destroy", cuGraphDestroy(graph));
+    // The per-thread default stream forms a per-thread program's static runtime calls.
+    CALL("memset_ptds", cuMemsetD32_v2_ptds(d + 16, 0xdeadbeefu, 4));
+    CALL("launch_ptsz", cuLaunchKernel_ptsz(kfn, 1, 1, 1, 32, 1, 1, 0, NULL, (void*[]){&d, &d}, NULL));
     CALL("unload", cuModuleUnload(module));
     CALL("library_unload", cuLibraryUnload(lib));
     CALL("free_host", cuMemFreeHost(mapped));

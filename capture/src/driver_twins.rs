@@ -1,0 +1,56 @@
+//! The driver functions recorded as their runtime twins (`api::driver::RUNTIME_TWINS`):
+//! nvcc's static runtime captures streams and instantiates graphs through
+//! `cuStreamBeginCapture_v2`, `cuStreamEndCapture`, `cuGraphInstantiateWithFlags`, ...,
+//! whose parameters and meaning are the runtime rows'. Each shim records the call as
+//! that row (stream capture's bookkeeping in `graph_io` is keyed by row) and makes the
+//! real driver call with the program's own arguments. The C types come from the runtime
+//! row in the API table.
+
+use std::os::raw::c_int;
+
+use hrr_archive::api::{FfiArg, Vendor};
+
+use crate::real::NO_REAL_FUNCTION;
+
+macro_rules! twin_shim {
+    ($twin:ident, $id:literal; $($p:ident : $t:ty),*) => {
+        #[no_mangle]
+        #[allow(non_snake_case)]
+        /// # Safety
+        /// Called by the program in place of the driver function of the same name.
+        pub unsafe extern "C" fn $twin($($p: $t),*) -> c_int {
+            let Some(f) = real!($twin: unsafe extern "C" fn($($t),*) -> c_int).for_shim() else {
+                return NO_REAL_FUNCTION;
+            };
+            let Some(desc) = hrr_archive::api::desc($id) else {
+                // SAFETY: the program's own arguments, passed on unchanged.
+                return unsafe { f($($p),*) };
+            };
+            let args = [$(FfiArg::to_u64($p)),*];
+            crate::generic::capture_row(desc, Vendor::Cuda, &args, || {
+                // SAFETY: the program's own arguments, passed on unchanged.
+                unsafe { f($($p),*) }
+            })
+        }
+    };
+}
+
+/// The driver twin of a runtime row's CUDA symbol (the list `RUNTIME_TWINS` names;
+/// `tests/shims_exported.rs` checks the library exports each).
+macro_rules! twin_for {
+    (cudaStreamBeginCapture, $id:literal; $($a:tt)*) => { twin_shim!(cuStreamBeginCapture_v2, $id; $($a)*); };
+    (cudaStreamEndCapture, $id:literal; $($a:tt)*) => { twin_shim!(cuStreamEndCapture, $id; $($a)*); };
+    (cudaStreamIsCapturing, $id:literal; $($a:tt)*) => { twin_shim!(cuStreamIsCapturing, $id; $($a)*); };
+    (cudaGraphInstantiateWithFlags, $id:literal; $($a:tt)*) => { twin_shim!(cuGraphInstantiateWithFlags, $id; $($a)*); };
+    (cudaGraphExecDestroy, $id:literal; $($a:tt)*) => { twin_shim!(cuGraphExecDestroy, $id; $($a)*); };
+    (cudaGraphDestroy, $id:literal; $($a:tt)*) => { twin_shim!(cuGraphDestroy, $id; $($a)*); };
+    ($other:ident, $id:literal; $($a:tt)*) => {};
+}
+
+macro_rules! define_twins {
+    ($( ($id:literal, $name:ident, $cuda:ident, $hip:ident, $ret:ident; $( $p:ident : $t:ty => $k:ident $( ( $($ka:ident),+ ) )? ),* ) ),* $(,)?) => {
+        $( twin_for!($cuda, $id; $($p: $t),*); )*
+    };
+}
+
+hrr_archive::hrr_api_table!(define_twins);
