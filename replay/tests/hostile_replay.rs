@@ -295,7 +295,8 @@ fn a_free_that_failed_only_at_capture_is_not_freed_twice() {
 #[test]
 fn device_ranges_outside_replays_allocations_are_refused_before_the_call() {
     let dev = 0x7f00_0000_0000u64;
-    let cases: [(&str, &dyn Fn(&hrr_archive::ProcessWriter)); 2] = [
+    type Write<'a> = &'a dyn Fn(&hrr_archive::ProcessWriter);
+    let cases: [(&str, Write); 2] = [
         ("resized malloc", &|w| {
             w.append(id::Malloc, 0, 1, 0, &seeds::malloc(dev, 0))
                 .unwrap();
