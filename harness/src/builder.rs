@@ -156,7 +156,7 @@ pub fn build_tools(req: &BuildRequest, dir: &Path) -> Result<(PathBuf, PathBuf),
             spec.build.join(" ")
         );
     }
-    let mut cmd = Command::new(&spec.build[0]);
+    let mut cmd = crate::process::command(&spec.build[0]);
     cmd.args(&spec.build[1..])
         .current_dir(&req.source.root)
         .env("CARGO_TARGET_DIR", &req.cargo_target_dir);

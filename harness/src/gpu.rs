@@ -7,7 +7,6 @@
 //! nodes and what the vendor tools show, for the error `run` ends with.
 
 use std::path::Path;
-use std::process::Command;
 
 use hrr_matrix::{Family, Matrix, Vendor};
 
@@ -82,7 +81,7 @@ pub fn gfx_arch(target_version: u32) -> Option<String> {
 fn detect_nvidia(d: &mut Detection) {
     // The compute mode first; should a driver not know that field, ask without it.
     let query = |fields: &str| {
-        Command::new("nvidia-smi")
+        crate::process::command("nvidia-smi")
             .arg(format!("--query-gpu={fields}"))
             .arg("--format=csv,noheader")
             .output()

@@ -28,6 +28,17 @@ const KILL_WAIT: Duration = Duration::from_secs(2);
 /// Prepares `cmd` as every child of the harness starts: credentials withheld, marked
 /// so that its descendants can be found after it (the harness a child subreaper), in a
 /// process group of its own. Returns the run's mark.
+/// A command for a tool the harness runs on its own behalf (git, a compiler or its probe,
+/// `nvidia-smi`, the stand-in's `cc`): the environment a case gets (the allow-list of
+/// `secrets`, never a credential), without a case's process group and reaping. Every
+/// child the harness starts comes from here or from [`prepare`]
+/// (`tests/one_spawn_path.rs` holds the code to it).
+pub fn command(program: impl AsRef<std::ffi::OsStr>) -> Command {
+    let mut c = Command::new(program);
+    secrets::SecretFilter::from_env().scrub(&mut c);
+    c
+}
+
 pub fn prepare(cmd: &mut Command) -> Marked {
     reap::become_subreaper();
     secrets::SecretFilter::from_env().scrub(cmd);

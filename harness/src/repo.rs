@@ -2,7 +2,6 @@
 //! cases and its source revision.
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use crate::error::HarnessError;
 
@@ -67,7 +66,7 @@ impl SourceTree {
 
     /// `git describe --always --dirty`, or "unknown" outside git.
     pub fn revision(&self) -> String {
-        Command::new("git")
+        crate::process::command("git")
             .arg("-C")
             .arg(&self.root)
             .args(["describe", "--always", "--dirty", "--abbrev=12"])
@@ -87,7 +86,7 @@ impl SourceTree {
         if !rev.ends_with("-dirty") {
             return rev;
         }
-        let diff = Command::new("git")
+        let diff = crate::process::command("git")
             .arg("-C")
             .arg(&self.root)
             .args(["diff", "HEAD"])

@@ -16,7 +16,7 @@
 
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
-use std::process::{Child, ChildStdin, Command, Stdio};
+use std::process::{Child, ChildStdin, Stdio};
 use std::sync::mpsc;
 use std::time::Instant;
 
@@ -83,7 +83,7 @@ impl ReplayService {
             path: log.clone(),
             source,
         })?;
-        let mut cmd = Command::new(replay);
+        let mut cmd = crate::process::command(replay);
         cmd.args(["--serve", vendor])
             .envs(envs.iter().map(|(k, v)| (k, v)));
         let marked = crate::process::prepare(&mut cmd);

@@ -8,7 +8,6 @@
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use hrr_archive::hash::ContentHash;
 use hrr_matrix::{Family, Vendor};
@@ -95,7 +94,7 @@ pub fn build_runtime(
         includes.push(format!("-I{}", inc.display()));
     }
     let cc = std::env::var("CC").unwrap_or_else(|_| "cc".into());
-    let version = Command::new(&cc)
+    let version = crate::process::command(&cc)
         .arg("--version")
         .output()
         .map_err(StandInError::NoCompiler)?;
@@ -126,7 +125,7 @@ pub fn build_runtime(
         source,
     })?;
     let tmp = out.join(format!(".{lib}.{}.tmp", std::process::id()));
-    let o = Command::new(&cc)
+    let o = crate::process::command(&cc)
         .args(["-O2", "-g", "-fPIC", "-shared", "-Wall"])
         .args(defs)
         .args(&includes)

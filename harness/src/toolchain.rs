@@ -43,7 +43,7 @@ pub fn find_compiler(vendor: Vendor) -> Option<PathBuf> {
 
 /// One compiler's first `--version` line that names a version.
 pub fn compiler_version(compiler: &Path) -> String {
-    Command::new(compiler)
+    crate::process::command(compiler)
         .arg("--version")
         .output()
         .map(|o| {
@@ -136,7 +136,7 @@ impl Toolchain {
         groups
             .into_iter()
             .map(|(compiler, (targets, flags))| {
-                let mut c = Command::new(&compiler);
+                let mut c = crate::process::command(&compiler);
                 let other = Path::new(&compiler) != self.compiler;
                 if other {
                     c.args(["-x", "hip", "--rocm-path=/usr"]);
@@ -172,7 +172,7 @@ impl Toolchain {
 
     /// The compile command for one case: every buildable target in one binary.
     pub fn compile_command(&self, source: &Path, include: &Path, out: &Path) -> Command {
-        let mut c = Command::new(&self.compiler);
+        let mut c = crate::process::command(&self.compiler);
         let mut extra: Vec<String> = Vec::new();
         match self.vendor {
             Vendor::Nvidia => {
@@ -211,7 +211,7 @@ impl Toolchain {
     /// static CUDA runtime into the library (a private runtime: its kernels and copies
     /// never pass through the shared one); hipcc links the shared HIP runtime.
     pub fn library_command(&self, source: &Path, include: &Path, out: &Path) -> Command {
-        let mut c = Command::new(&self.compiler);
+        let mut c = crate::process::command(&self.compiler);
         let mut extra: Vec<String> = Vec::new();
         match self.vendor {
             Vendor::Nvidia => {
@@ -255,7 +255,7 @@ impl Toolchain {
     /// (`-nogpulib`), which Debian's HIP 5.2 lacks for some targets: a module source uses
     /// only compiler builtins on the device.
     pub fn module_command(&self, source: &Path, include: &Path, out: &Path) -> Command {
-        let mut c = Command::new(&self.compiler);
+        let mut c = crate::process::command(&self.compiler);
         match self.vendor {
             Vendor::Nvidia => {
                 c.args(["-O2", "-std=c++17", "-x", "cu", "--fatbin"]);
@@ -296,7 +296,7 @@ pub fn other_hip_clang() -> Option<PathBuf> {
 }
 
 fn clang_compiles(clang: &Path, target: &str, src: &Path, work: &Path) -> bool {
-    Command::new(clang)
+    crate::process::command(clang)
         .args([
             "-x",
             "hip",
@@ -349,7 +349,7 @@ pub fn plan(family: &Family, cache_dir: &Path) -> Result<Toolchain, PlanError> {
     let mut targets = BTreeMap::new();
     match family.vendor {
         Vendor::Nvidia => {
-            let out = Command::new(&compiler)
+            let out = crate::process::command(&compiler)
                 .arg("--list-gpu-code")
                 .output()
                 .map_err(|source| PlanError::ListTargets {
@@ -423,7 +423,7 @@ fn probe_amd(compiler: &Path, version: &str, target: &str, dir: &Path) -> Target
         return TargetSupport::Unsupported(format!("cannot write {}", src.display()));
     }
     let attempt = |flags: &[&str]| {
-        Command::new(compiler)
+        crate::process::command(compiler)
             .arg(format!("--offload-arch={target}"))
             .args(flags)
             .arg(&src)

@@ -4,7 +4,6 @@
 //! change saved as `removed.diff`.
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use super::spec::Removal;
 
@@ -50,7 +49,7 @@ pub struct Worktree {
 
 impl Worktree {
     pub fn add(repo: &Path, path: &Path) -> Result<Worktree, WorktreeError> {
-        let out = Command::new("git")
+        let out = crate::process::command("git")
             .arg("-C")
             .arg(repo)
             .args(["worktree", "add", "--detach", "--quiet"])
@@ -76,14 +75,14 @@ impl Worktree {
 
 impl Drop for Worktree {
     fn drop(&mut self) {
-        let _ = Command::new("git")
+        let _ = crate::process::command("git")
             .arg("-C")
             .arg(&self.repo)
             .args(["worktree", "remove", "--force"])
             .arg(&self.path)
             .output();
         let _ = std::fs::remove_dir_all(&self.path);
-        let _ = Command::new("git")
+        let _ = crate::process::command("git")
             .arg("-C")
             .arg(&self.repo)
             .args(["worktree", "prune"])
@@ -94,7 +93,7 @@ impl Drop for Worktree {
 /// Runs `git ARGS` in `dir`, appending the command and its output to `log`.
 fn git_in(dir: &Path, args: &[&str], log: &Path) -> Result<(), GitError> {
     let joined = args.join(" ");
-    let out = Command::new("git")
+    let out = crate::process::command("git")
         .arg("-C")
         .arg(dir)
         .args(args)
@@ -152,7 +151,7 @@ pub fn remove_fix(
     if let Err(error) = applied {
         return Err(RemoveError::NotApplied { error, log });
     }
-    if let Ok(o) = Command::new("git")
+    if let Ok(o) = crate::process::command("git")
         .arg("-C")
         .arg(&wt.path)
         .args(["diff", "HEAD"])

@@ -4,7 +4,6 @@
 
 use std::collections::BTreeSet;
 use std::path::Path;
-use std::process::Command;
 
 use hrr_matrix::{Control, Matrix};
 use serde::{Deserialize, Serialize};
@@ -102,7 +101,7 @@ pub fn controls_from_commits(
     if !range.contains("..") {
         return Err(CommitsError::NotARange(range.to_string()));
     }
-    let out = Command::new("git")
+    let out = crate::process::command("git")
         .arg("-C")
         .arg(root)
         .args(["log", "--reverse", "--format=%H%x00%s%x00%B%x1e", range])

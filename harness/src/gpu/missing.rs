@@ -3,7 +3,6 @@
 //! visible-devices values that narrowed them.
 
 use std::path::Path;
-use std::process::Command;
 
 use hrr_matrix::{Family, Vendor};
 
@@ -60,7 +59,7 @@ fn device_nodes(vendor: Vendor, dev: &Path) -> String {
 
 /// What `rocminfo` lists as GPU agents, or why it could not say.
 fn rocminfo_view() -> String {
-    match Command::new("rocminfo").output() {
+    match crate::process::command("rocminfo").output() {
         Err(_) => "rocminfo not found".into(),
         Ok(o) => {
             let text = String::from_utf8_lossy(&o.stdout);

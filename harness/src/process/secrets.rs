@@ -10,8 +10,11 @@
 //!   case reading its parent's environment finds nothing (issue 20: it found
 //!   `GITHUB_TOKEN`). Every child, whatever spawns it (a case, git, cc, a build), inherits
 //!   no credential.
-//! - A case and what runs with it (capture, replay, builds of the code under test, the
-//!   replay service: `process::prepare`) get an allow-list, not a deny-list: the names and
+//! - Every child gets an allow-list, not a deny-list: a case and what runs with it
+//!   (capture, replay, builds of the code under test, the replay service:
+//!   `process::prepare`) and every tool the harness runs itself (git, compilers and their
+//!   probes, `nvidia-smi`, the stand-in's `cc`: `process::command`; no other spawn path,
+//!   `tests/one_spawn_path.rs`) get the names and
 //!   prefixes of [`ALLOWED`] (the loader path, toolchains, GPU selection, `HRR_*`), the
 //!   variables the command sets itself (a family's `env` in the matrix), and the names in
 //!   `HRR_HARNESS_KEEP_ENV`; a credential-like name is withheld even then. `DATABASE_URL`,

@@ -118,7 +118,7 @@ fn conclude(checks: &[CheckResult]) -> (RawOutcome, String) {
 
 impl Attempt<'_> {
     pub(super) fn command(&self, program: &Path) -> Command {
-        let mut c = Command::new(program);
+        let mut c = crate::process::command(program);
         c.envs(&self.ctx.family.env);
         if let Some(g) = self.gpu {
             c.env(
