@@ -78,6 +78,65 @@ fn tree(data: &[u8]) -> ContentHash {
     tree_name(data.len() as u64, &digests)
 }
 
+/// `ContentHash::of` computed from content fed in pieces, for content known to be `len`
+/// bytes long: memory stays bounded whatever the length (`--repair` verifies a blob of
+/// gigabytes this way). The name is the same as `of` gives for the whole content.
+pub struct StreamHash {
+    len: u64,
+    fed: u64,
+    hasher: Box<xxhash_rust::xxh3::Xxh3>,
+    /// Leaves' digests so far (tree content only).
+    digests: Vec<[u8; 16]>,
+}
+
+impl StreamHash {
+    pub fn new(len: u64) -> Self {
+        StreamHash {
+            len,
+            fed: 0,
+            hasher: Box::new(xxhash_rust::xxh3::Xxh3::new()),
+            digests: Vec::new(),
+        }
+    }
+
+    fn tree(&self) -> bool {
+        self.len >= TREE_MIN_BYTES as u64
+    }
+
+    /// Feeds the next bytes (in total no more than `len`).
+    pub fn update(&mut self, mut data: &[u8]) {
+        while !data.is_empty() {
+            let take = if self.tree() {
+                let in_leaf = (self.fed % TREE_LEAF_BYTES as u64) as usize;
+                data.len().min(TREE_LEAF_BYTES - in_leaf)
+            } else {
+                data.len()
+            };
+            self.hasher.update(&data[..take]);
+            self.fed += take as u64;
+            data = &data[take..];
+            if self.tree() && self.fed.is_multiple_of(TREE_LEAF_BYTES as u64) {
+                self.digests.push(self.hasher.digest128().to_be_bytes());
+                self.hasher.reset();
+            }
+        }
+    }
+
+    /// The name, once exactly `len` bytes were fed (None otherwise).
+    pub fn finish(mut self) -> Option<ContentHash> {
+        if self.fed != self.len {
+            return None;
+        }
+        if !self.tree() {
+            return Some(ContentHash(self.hasher.digest128().to_be_bytes()));
+        }
+        if !self.fed.is_multiple_of(TREE_LEAF_BYTES as u64) {
+            self.digests.push(self.hasher.digest128().to_be_bytes());
+        }
+        Some(tree_name(self.len, &self.digests))
+    }
+}
+
 /// The tree's name for content of `len` bytes whose leaves hash to `digests`.
 pub(crate) fn tree_name(len: u64, digests: &[[u8; 16]]) -> ContentHash {
     let mut top = Vec::with_capacity(TREE_TAG.len() + 8 + 16 * digests.len());
@@ -154,5 +213,26 @@ mod tests {
             ContentHash::of(small).0,
             xxhash_rust::xxh3::xxh3_128(small).to_be_bytes()
         );
+    }
+
+    #[test]
+    fn a_streamed_hash_names_content_as_the_whole_does() {
+        for len in [
+            0usize,
+            5,
+            4096,
+            TREE_MIN_BYTES,
+            TREE_MIN_BYTES + TREE_LEAF_BYTES / 2 + 3,
+        ] {
+            let data: Vec<u8> = (0..len).map(|i| (i * 31 % 251) as u8).collect();
+            let mut s = StreamHash::new(len as u64);
+            for piece in data.chunks(1_000_003) {
+                s.update(piece);
+            }
+            assert_eq!(s.finish(), Some(ContentHash::of(&data)), "{len}");
+        }
+        let mut short = StreamHash::new(10);
+        short.update(b"abc");
+        assert_eq!(short.finish(), None);
     }
 }

@@ -277,6 +277,14 @@ impl ProcessArchive {
         blob::read_blob_fill(&path, &r.hash, &self.limits, r.len)
     }
 
+    /// Verifies a blob without loading it whole: its content streamed through the hash
+    /// (bounded memory whatever its size).
+    pub fn verify_blob(&self, r: &BlobRef) -> Result<()> {
+        let rel = self.blob_rel_within_limits(r)?;
+        let path = self.checked_path(&rel)?;
+        blob::verify_blob_stream(&path, &r.hash, &self.limits, r.len)
+    }
+
     /// Loads a code object by the name an event gives; the name must be a 32-hex hash.
     pub fn load_code_object(&self, name: &str) -> Result<Vec<u8>> {
         let hash = ContentHash::from_hex(name).ok_or_else(|| {

@@ -306,8 +306,17 @@ fn describe_repair(f: &hrr_archive::repair::RepairedProcess) -> String {
     if other > 0 {
         line += &format!(", skipped {other} corrupt bytes that held no event");
     }
+    if f.duplicates_dropped > 0 {
+        line += &format!(
+            ", dropped {} records whose sequence id an earlier record had",
+            f.duplicates_dropped
+        );
+    }
     if f.tail_bytes_dropped > 0 {
-        line += &format!(", dropped {} torn bytes at the end", f.tail_bytes_dropped);
+        line += &format!(
+            ", dropped {} bytes after the last whole record",
+            f.tail_bytes_dropped
+        );
     }
     if f.missing_blobs > 0 {
         line += &format!(", {} referenced blobs missing or corrupt", f.missing_blobs);

@@ -121,7 +121,7 @@ fn repair_keeps_an_unfinished_archive_incomplete_and_says_why() {
     assert_eq!(code, 0, "{out}");
     assert!(out.contains("was truncated, kept 2 events"), "{out}");
     assert!(
-        out.contains("dropped 47 torn bytes at the end; still incomplete: the log's end was torn"),
+        out.contains("dropped 47 bytes after the last whole record; still incomplete: the log's end was torn"),
         "{out}"
     );
 }
