@@ -18,6 +18,13 @@ pub enum RuntimeError {
     NotLoadable { vendor: &'static str, tried: String },
     #[error("{library} does not export {symbol}")]
     MissingSymbol { library: String, symbol: String },
+    /// A CUDA runtime function, in a replay that runs on libcuda alone.
+    #[error(
+        "{symbol} is a CUDA runtime function, and this replay runs on {library} alone \
+         (HRR_REPLAY_CUDART=none, or no libcudart could be loaded): an archive with runtime \
+         records needs libcudart"
+    )]
+    NoRuntime { symbol: String, library: String },
     #[error(
         "{symbol} is a CUDA driver function and no driver library ({library}) could be loaded"
     )]
@@ -42,7 +49,36 @@ pub struct Runtime {
     lib: Library,
     driver: Option<Library>,
     cache: std::cell::RefCell<HashMap<String, *mut c_void>>,
+    /// CUDA on libcuda alone: no runtime library; replay's own calls go to their driver
+    /// equivalents (`DRIVER_EQUIVALENTS`), and a runtime row fails naming itself.
+    pub driver_only: bool,
 }
+
+/// The driver function replay calls for one of its own runtime calls when it runs on
+/// libcuda alone (same C signature).
+const DRIVER_EQUIVALENTS: &[(&str, &str)] = &[
+    ("cudaGetDeviceCount", "cuDeviceGetCount"),
+    ("cudaStreamSynchronize", "cuStreamSynchronize"),
+    ("cudaDeviceSynchronize", "cuCtxSynchronize"),
+];
+
+/// The table row that releases a resource in a replay on libcuda alone, for each runtime
+/// row that would (the driver's functions take the same handles).
+pub const DRIVER_RELEASE_ROWS: &[(u16, u16)] = &[
+    (hrr_archive::api::id::Free, hrr_archive::api::id::MemFree),
+    (
+        hrr_archive::api::id::FreeHost,
+        hrr_archive::api::id::MemFreeHost,
+    ),
+    (
+        hrr_archive::api::id::StreamDestroy,
+        hrr_archive::api::id::CuStreamDestroy,
+    ),
+    (
+        hrr_archive::api::id::EventDestroy,
+        hrr_archive::api::id::CuEventDestroy,
+    ),
+];
 
 fn candidates(v: Vendor) -> Vec<String> {
     let var = match v {
@@ -107,7 +143,13 @@ impl Runtime {
     /// Loads the runtime (and, for CUDA, the driver). The error names what was tried.
     pub fn load(v: Vendor) -> Result<Runtime, RuntimeError> {
         let mut tried = Vec::new();
-        for name in candidates(v) {
+        let none = std::env::var("HRR_REPLAY_CUDART").is_ok_and(|s| s == "none");
+        let names = if v == Vendor::Cuda && none {
+            Vec::new()
+        } else {
+            candidates(v)
+        };
+        for name in names {
             // SAFETY: loading a vendor runtime library runs its initialisers, as any
             // program linking it would.
             match unsafe { Library::new(&name) } {
@@ -124,6 +166,7 @@ impl Runtime {
                         lib,
                         driver,
                         cache: Default::default(),
+                        driver_only: false,
                     };
                     if v == Vendor::Hip {
                         rt.hip_version = match rt.call_int_out("hipRuntimeGetVersion") {
@@ -134,6 +177,27 @@ impl Runtime {
                     return Ok(rt);
                 }
                 Err(e) => tried.push(format!("{name}: {e}")),
+            }
+        }
+        // CUDA without its runtime: an archive of driver records replays on libcuda alone.
+        if v == Vendor::Cuda {
+            let name = driver_name();
+            // SAFETY: loading the CUDA driver library runs its initialisers, as any
+            // program linking it would; twice, one handle per role.
+            let both = unsafe { (Library::new(&name), Library::new(&name)) };
+            match both {
+                (Ok(lib), Ok(driver)) => {
+                    return Ok(Runtime {
+                        vendor: v,
+                        library_name: format!("{name} (no CUDA runtime)"),
+                        hip_version: None,
+                        lib,
+                        driver: Some(driver),
+                        cache: Default::default(),
+                        driver_only: true,
+                    })
+                }
+                (Err(e), _) | (_, Err(e)) => tried.push(format!("{name}: {e}")),
             }
         }
         Err(RuntimeError::NotLoadable {
@@ -147,6 +211,12 @@ impl Runtime {
         if let Some(p) = self.cache.borrow().get(name) {
             return Some(*p);
         }
+        // On libcuda alone a runtime name resolves only to its driver equivalent.
+        let name = match DRIVER_EQUIVALENTS.iter().find(|(r, _)| *r == name) {
+            Some((_, d)) if self.driver_only => *d,
+            _ if self.driver_only && name.starts_with("cuda") => return None,
+            _ => name,
+        };
         // SAFETY: looking up a symbol's address; it is only called through a signature
         // the API table (or the driver API) declares for it.
         let p = unsafe {
@@ -193,10 +263,46 @@ impl Runtime {
     }
 
     pub fn require(&self, name: &str) -> Result<*mut c_void, RuntimeError> {
-        self.sym(name).ok_or_else(|| RuntimeError::MissingSymbol {
-            library: self.library_name.clone(),
-            symbol: name.to_string(),
+        self.sym(name).ok_or_else(|| {
+            if self.driver_only && name.starts_with("cuda") {
+                RuntimeError::NoRuntime {
+                    symbol: name.to_string(),
+                    library: driver_name(),
+                }
+            } else {
+                RuntimeError::MissingSymbol {
+                    library: self.library_name.clone(),
+                    symbol: name.to_string(),
+                }
+            }
         })
+    }
+
+    /// Initialises the driver and makes device 0's primary context current: what the
+    /// runtime's first call does, for a replay on libcuda alone.
+    pub fn start_driver(&self) -> Result<(), (&'static str, c_int)> {
+        let call = |name: &'static str, code: Result<c_int, RuntimeError>| match code {
+            Ok(0) => Ok(()),
+            Ok(c) => Err((name, c)),
+            Err(_) => Err((name, -1)),
+        };
+        call("cuInit", self.call_ptr("cuInit", 0))?;
+        let retain = self
+            .require("cuDevicePrimaryCtxRetain")
+            .map_err(|_| ("cuDevicePrimaryCtxRetain", -1))?;
+        // SAFETY: cuDevicePrimaryCtxRetain(CUcontext*, CUdevice).
+        let retain: unsafe extern "C" fn(*mut *mut c_void, c_int) -> c_int =
+            unsafe { std::mem::transmute(retain) };
+        let mut ctx: *mut c_void = std::ptr::null_mut();
+        // SAFETY: a valid out pointer, device 0.
+        call(
+            "cuDevicePrimaryCtxRetain",
+            Ok(unsafe { retain(&mut ctx, 0) }),
+        )?;
+        call(
+            "cuCtxSetCurrent",
+            self.call_ptr("cuCtxSetCurrent", ctx as u64),
+        )
     }
 
     /// `int f(int*)` style calls (device count, versions).

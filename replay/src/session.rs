@@ -84,6 +84,11 @@ impl Drop for Runtimes {
 /// Loads the vendor's runtime, checks it sees a device and creates the context.
 fn start_runtime(vendor: Vendor) -> Result<Runtime, StartError> {
     let rt = Runtime::load(vendor)?;
+    if rt.driver_only {
+        if let Err((call, code)) = rt.start_driver() {
+            return Err(StartError::Init { call, code });
+        }
+    }
     let count_fn = match vendor {
         Vendor::Cuda => "cudaGetDeviceCount",
         Vendor::Hip => "hipGetDeviceCount",
@@ -104,6 +109,9 @@ fn start_runtime(vendor: Vendor) -> Result<Runtime, StartError> {
         Vendor::Cuda => "cudaFree",
         Vendor::Hip => "hipFree",
     };
+    if rt.driver_only {
+        return Ok(rt);
+    }
     match rt.call_ptr(free, 0) {
         Ok(0) | Err(_) => Ok(rt),
         Ok(code) => Err(StartError::Init { call: free, code }),

@@ -338,3 +338,53 @@ fn a_static_runtime_archive_replays_its_private_context_and_teardown() {
     assert_eq!(r["counts"]["d2h_pass"], 1, "{r}");
     assert_eq!(r["counts"]["failed_as_captured"], 1, "{r}");
 }
+
+/// Replay on libcuda alone (`HRR_REPLAY_CUDART=none`): an archive of driver records
+/// replays with no CUDA runtime loaded, and one with a runtime record fails naming it.
+#[test]
+fn a_driver_archive_replays_on_libcuda_alone() {
+    let Some(so) = stand_in::library() else {
+        eprintln!("SKIPPED: needs a C compiler (cc) for the stand-in runtime");
+        return;
+    };
+    let d = tempfile::tempdir().unwrap();
+    let a = d.path().join("a");
+    driver_archive(&a);
+    let run = |archive: &Path| {
+        let json = archive.with_extension("json");
+        let o = Command::new(env!("CARGO_BIN_EXE_hrr-replay"))
+            .arg(archive)
+            .arg("--json")
+            .arg(&json)
+            .env("HRR_REPLAY_CUDART", "none")
+            .env("HRR_REPLAY_LIBCUDA", so)
+            .output()
+            .unwrap();
+        let out = String::from_utf8_lossy(&o.stdout).to_string();
+        let r: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+        (o.status.code().unwrap_or(-1), out, r)
+    };
+    let (code, out, r) = run(&a);
+    assert_eq!(code, 0, "{out}{r}");
+    assert!(out.contains("(no CUDA runtime)"), "{out}");
+    assert_eq!(r["counts"]["d2h_pass"], 3, "{r}");
+    assert_eq!(
+        r["counts"]["events_replayed"], r["counts"]["events_total"],
+        "{r}"
+    );
+
+    // A runtime record in the same archive: refused by name, not looked up elsewhere.
+    let b = d.path().join("b");
+    let w = seeds::writer(&b, Compression::None);
+    event(&w, id::Malloc, |p| {
+        p.devptr(1, DEV).u64(2, 64);
+    });
+    w.finish().unwrap();
+    let (code, out, r) = run(&b);
+    assert_eq!(code, 1, "{out}{r}");
+    assert!(
+        out.contains("cudaMalloc is a CUDA runtime function, and this replay runs on"),
+        "{out}"
+    );
+}

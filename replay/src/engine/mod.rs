@@ -406,7 +406,16 @@ impl<'a> Ctx<'a> {
         for (handle, kind) in live {
             // SAFETY: the row that releases `kind`, given the handle or address this
             // replay's own call created and nothing has released since.
-            let _ = unsafe { self.rt.call_table(kind.release_row(), &[handle]) };
+            let mut row = kind.release_row();
+            if self.rt.driver_only {
+                if let Some(&(_, d)) = crate::runtime::DRIVER_RELEASE_ROWS
+                    .iter()
+                    .find(|(r, _)| *r == row)
+                {
+                    row = d;
+                }
+            }
+            let _ = unsafe { self.rt.call_table(row, &[handle]) };
         }
         if contexts {
             // The runtime makes its primary context current again on its next call.

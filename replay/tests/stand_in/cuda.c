@@ -294,6 +294,7 @@ int cuLaunchKernel(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, 
 typedef unsigned long long CUdeviceptr;
 static void *current_ctx;
 int cuInit(unsigned f) { return f == 0 ? OK : INVALID_VALUE; }
+int cuDeviceGetCount(int *n) { if (!n) return INVALID_VALUE; *n = 1; return OK; }
 int cuDeviceGet(int *d, int ordinal) {
     if (!d || ordinal != 0) return INVALID_VALUE;
     *d = 0;
