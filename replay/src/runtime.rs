@@ -413,6 +413,7 @@ mod tests {
             lib,
             driver: None,
             cache: Default::default(),
+            driver_only: false,
         };
         // Neither name is in libc: the error names the base, the name replay fell back to.
         let e = rt
