@@ -5,6 +5,36 @@
 
 use std::io::{IsTerminal, Write};
 use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+/// Set by commands whose whole work is their output (`matrix`, `run --list`): a reader
+/// that closed the pipe (`| head`) then ends them quietly with exit 0, as cargo and
+/// ripgrep do. Any other command goes on (its results are files; its exit code must stay
+/// its verdict) and drops the lines nobody reads.
+static OUTPUT_ONLY: AtomicBool = AtomicBool::new(false);
+
+pub fn output_only() {
+    OUTPUT_ONLY.store(true, Ordering::Relaxed);
+}
+
+/// One line on stdout, never a panic: `println!` panics (exit 101) when the reader has
+/// gone (issue 25: `hrr-harness matrix list | head -1`).
+pub fn out_line(args: std::fmt::Arguments<'_>) {
+    let mut o = std::io::stdout().lock();
+    if let Err(e) = o.write_fmt(args).and_then(|_| o.write_all(b"\n")) {
+        if e.kind() == std::io::ErrorKind::BrokenPipe && OUTPUT_ONLY.load(Ordering::Relaxed) {
+            std::process::exit(0);
+        }
+    }
+}
+
+/// `println!` through [`out_line`].
+#[macro_export]
+macro_rules! out {
+    ($($arg:tt)*) => {
+        $crate::output::out_line(format_args!($($arg)*))
+    };
+}
 
 use hrr_reports::{CaseResult, RunReport, Status};
 use indicatif::{ProgressBar, ProgressStyle};
@@ -61,7 +91,7 @@ impl Progress {
             }
             Progress::Plain { total, done } => {
                 *done += 1;
-                println!("{}", line(*done, *total));
+                crate::out!("{}", line(*done, *total));
                 let _ = std::io::stdout().flush();
             }
         }

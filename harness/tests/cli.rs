@@ -1,7 +1,8 @@
 //! The command line's own promises: `--version` names the archive format and the replay
 //! result schema from their constants, `--help` lists the exit codes (7: infrastructure),
-//! bad usage exits 2.
+//! bad usage exits 2, a listing whose reader left exits quietly.
 
+use std::path::Path;
 use std::process::{Command, Output};
 
 const HARNESS: &str = env!("CARGO_BIN_EXE_hrr-harness");
@@ -60,4 +61,29 @@ fn help_lists_the_exit_codes() {
 fn bad_usage_exits_2() {
     assert_eq!(harness(&["--no-such-flag"]).status.code(), Some(2));
     assert_eq!(harness(&["control"]).status.code(), Some(2));
+}
+
+/// A reader that closed the pipe (`| head -1`) ends a listing quietly, exit 0: it was a
+/// panic, exit 101 ("failed printing to stdout: Broken pipe").
+#[test]
+fn a_listing_whose_reader_left_exits_quietly() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    for args in [
+        &["matrix", "list", "--family", "sm90"][..],
+        &["run", "--family", "sm90", "--list"][..],
+    ] {
+        let mut child = std::process::Command::new(HARNESS)
+            .args(args)
+            .current_dir(&root)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        // The reader leaves before the first line.
+        drop(child.stdout.take());
+        let o = child.wait_with_output().unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(0), "{args:?}: {err}");
+        assert!(!err.contains("panicked"), "{args:?}: {err}");
+    }
 }

@@ -78,18 +78,18 @@ struct Cli {
     /// spares each case the runtime's start-up, which the driver serialises across GPUs.
     #[arg(long, value_name = "VENDOR", hide = true)]
     serve: Option<String>,
-    /// Largest archive file read, in bytes (0 refuses every file). The default is half of
-    /// this machine's memory, between 1 GiB and 64 GiB.
-    #[arg(long, default_value_t = Limits::default().max_file_bytes)]
-    max_file_bytes: u64,
+    /// Largest archive file read, in bytes, or with a K, M or G suffix (0 refuses every
+    /// file).
+    #[arg(long, value_name = "BYTES", value_parser = byte_count)]
+    max_file_bytes: Option<u64>,
     /// Most events read per process (0 refuses every event).
     #[arg(long, default_value_t = Limits::default().max_events)]
     max_events: u64,
-    /// Most host bytes of one blob, code object or copy buffer held in memory (0 refuses
-    /// every blob). The default is half of this machine's memory, between 1 GiB and 64
-    /// GiB; an event over it fails by name and replay exits 2.
-    #[arg(long, default_value_t = Limits::default().max_host_bytes)]
-    max_host_bytes: u64,
+    /// Most host bytes of one blob, code object or copy buffer held in memory, or with a
+    /// K, M or G suffix (0 refuses every blob); an event over it fails by name and replay
+    /// exits 2.
+    #[arg(long, value_name = "BYTES", value_parser = byte_count)]
+    max_host_bytes: Option<u64>,
     /// Replay each process N times (2 to 64), resetting everything between runs, and
     /// compare the replays' D2H results with each other: a byte they disagree on is
     /// unstable, excluded from the comparison and reported apart (never a pass); every
@@ -112,6 +112,20 @@ struct Cli {
     code_store: Option<PathBuf>,
 }
 
+/// A byte count on the command line: bytes, or a number with a K, M or G suffix.
+fn byte_count(s: &str) -> Result<u64, String> {
+    hrr_archive::diskspace::parse_size(s.trim()).map_err(|e| e.to_string())
+}
+
+/// `--help`'s words for a default sized to the machine, with its size here, instead of a
+/// raw number that differs from machine to machine (issue 25).
+fn machine_default(bytes: u64) -> String {
+    format!(
+        "[default: half this machine's memory, within 1-64 GiB: {:.1} GiB here]",
+        bytes as f64 / (1u64 << 30) as f64
+    )
+}
+
 /// The most replays `--stability-runs` takes.
 pub(crate) const MAX_STABILITY_RUNS: i64 = 64;
 
@@ -131,7 +145,20 @@ impl Cli {
 
 fn main() -> ExitCode {
     let began = std::time::Instant::now();
-    let cli = match Cli::try_parse() {
+    let d = Limits::default();
+    let command = <Cli as clap::CommandFactory>::command()
+        .mut_arg("max_file_bytes", |a| {
+            let help = a.get_help().map(|h| h.to_string()).unwrap_or_default();
+            a.help(format!("{help} {}", machine_default(d.max_file_bytes)))
+        })
+        .mut_arg("max_host_bytes", |a| {
+            let help = a.get_help().map(|h| h.to_string()).unwrap_or_default();
+            a.help(format!("{help} {}", machine_default(d.max_host_bytes)))
+        });
+    let parsed = command
+        .try_get_matches()
+        .and_then(|m| <Cli as clap::FromArgMatches>::from_arg_matches(&m));
+    let cli = match parsed {
         Ok(c) => c,
         Err(e) => {
             let _ = e.print();
@@ -179,9 +206,13 @@ fn run(mut cli: Cli) -> ReplayExit {
         return ReplayExit::Pass;
     }
     let limits = Limits {
-        max_file_bytes: cli.max_file_bytes,
+        max_file_bytes: cli
+            .max_file_bytes
+            .unwrap_or(Limits::default().max_file_bytes),
         max_events: cli.max_events,
-        max_host_bytes: cli.max_host_bytes,
+        max_host_bytes: cli
+            .max_host_bytes
+            .unwrap_or(Limits::default().max_host_bytes),
     };
     let path = match cli.archives.as_slice() {
         [] => {

@@ -258,3 +258,37 @@ fn several_archives_give_one_result_each_in_order_and_the_worst_exit_code() {
     assert_eq!(code, 2);
     assert!(err.contains("take one"), "{err}");
 }
+
+/// The limits sized to the machine say so in `--help`, with their size here, not as a
+/// raw number (issue 25); a limit takes K, M and G.
+#[test]
+fn help_names_machine_sized_defaults_in_words() {
+    let o = Command::new(env!("CARGO_BIN_EXE_hrr-replay"))
+        .arg("--help")
+        .output()
+        .unwrap();
+    let help = String::from_utf8_lossy(&o.stdout);
+    for flag in ["--max-file-bytes", "--max-host-bytes"] {
+        let line = help.lines().find(|l| l.contains(flag)).unwrap();
+        assert!(
+            line.contains("[default: half this machine's memory, within 1-64 GiB:")
+                && line.contains("GiB here]"),
+            "{line}"
+        );
+    }
+    let d = tempfile::tempdir().unwrap();
+    let o = Command::new(env!("CARGO_BIN_EXE_hrr-replay"))
+        .args(["--max-host-bytes", "1K", "--info"])
+        .arg(d.path())
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(!err.contains("invalid value"), "{err}");
+    let o = Command::new(env!("CARGO_BIN_EXE_hrr-replay"))
+        .args(["--max-host-bytes", "4X", "--info"])
+        .arg(d.path())
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("is not a size"));
+}

@@ -46,7 +46,7 @@ pub fn control(matrix: Option<&Path>, args: &ControlArgs) -> Res {
             if c.applies_to(&f.name) {
                 specs.push(ControlSpec::from_matrix(c));
             } else {
-                println!(
+                crate::out!(
                     "control {}: not run on {}: its guards catch the removal on {} only",
                     c.name,
                     f.name,
@@ -124,7 +124,9 @@ pub fn control(matrix: Option<&Path>, args: &ControlArgs) -> Res {
         // `run` makes the output directory; here nothing runs, but the reports are written.
         std::fs::create_dir_all(&output)
             .map_err(|e| HarnessError::usage(format!("--output {}: {e}", output.display())))?;
-        println!("no commit in the pull request declares a Guarded-by trailer: nothing to control");
+        crate::out!(
+            "no commit in the pull request declares a Guarded-by trailer: nothing to control"
+        );
         control::Outcomes {
             family: f.name.clone(),
             source_revision: tree.revision(),
@@ -149,7 +151,7 @@ pub fn control(matrix: Option<&Path>, args: &ControlArgs) -> Res {
         crate::publish::publish_from_env(&md, code.code());
     }
     print!("{md}");
-    println!("outcomes in {}", output.join("outcomes.json").display());
+    crate::out!("outcomes in {}", output.join("outcomes.json").display());
     if crate::process::interrupted() {
         return Err(HarnessError::Interrupted);
     }

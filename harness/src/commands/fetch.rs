@@ -159,11 +159,11 @@ fn list_archives(dirs: &[PathBuf]) {
     if archives.is_empty() {
         return;
     }
-    println!("archives to replay (hrr-replay ARCHIVE):");
+    crate::out!("archives to replay (hrr-replay ARCHIVE):");
     for a in archives.iter().take(LIST_ARCHIVES) {
-        println!("  {}", a.display());
+        crate::out!("  {}", a.display());
     }
     if archives.len() > LIST_ARCHIVES {
-        println!("  ... and {} more", archives.len() - LIST_ARCHIVES);
+        crate::out!("  ... and {} more", archives.len() - LIST_ARCHIVES);
     }
 }

@@ -149,7 +149,7 @@ pub fn merge_with(
             s.label()
         );
     }
-    println!(
+    crate::out!(
         "merged {} report(s) into {} (page: {}){}",
         files.len(),
         output.display(),

@@ -45,11 +45,12 @@ fn family<'m>(m: &'m Matrix, name: &str) -> Result<&'m Family, HarnessError> {
 }
 
 pub fn matrix(matrix: Option<&Path>, cmd: &MatrixCmd) -> Res {
+    crate::output::output_only();
     let tree = SourceTree::locate(matrix)?;
     let m = tree.load_matrix()?;
     match cmd {
         MatrixCmd::Check => {
-            println!(
+            crate::out!(
                 "{}: valid: {} families, {} cases, {} rules, {} controls",
                 tree.matrix.display(),
                 m.families.len(),
@@ -62,13 +63,13 @@ pub fn matrix(matrix: Option<&Path>, cmd: &MatrixCmd) -> Res {
             let f = family(&m, name)?;
             let resolved = resolve_family(&m, f);
             if *json {
-                println!(
+                crate::out!(
                     "{}",
                     serde_json::to_string_pretty(&resolved).unwrap_or_default()
                 );
                 return Ok(Exit::Ok);
             }
-            println!(
+            crate::out!(
                 "family {} ({}, targets {}, {} shard(s), runner [{}])",
                 f.name,
                 f.vendor.as_str(),
@@ -93,7 +94,7 @@ pub fn matrix(matrix: Option<&Path>, cmd: &MatrixCmd) -> Res {
                         format!("run, known flake  {reason}{rule}")
                     }
                 };
-                println!(
+                crate::out!(
                     "  {:<22} {:>5}  {:<34} {}",
                     rc.case.name,
                     hrr_matrix::duration::format(rc.timeout),
@@ -250,21 +251,21 @@ pub fn build(matrix: Option<&Path>, opts: &BuildOpts) -> Res {
     let d = gpu::detect();
     let f = pick_family(&m, &opts.family, &d)?;
     let built = do_build(&tree, &m, f, opts, None, false)?;
-    println!(
+    crate::out!(
         "build {} at {}: {}",
         f.name,
         built.revision,
         built.dir.display()
     );
-    println!("  capture  {}", built.capture.display());
-    println!("  replay   {}", built.replay.display());
-    println!("  compiler {}", built.toolchain);
+    crate::out!("  capture  {}", built.capture.display());
+    crate::out!("  replay   {}", built.replay.display());
+    crate::out!("  compiler {}", built.toolchain);
     let mut failed = 0;
     // A target no compiler here builds is a compile failure; the matrix marks targets the
     // project does not support with skip rules instead.
     for (t, why) in &built.unsupported_targets {
         failed += 1;
-        println!("  target {t} not built: {why}");
+        crate::out!("  target {t} not built: {why}");
     }
     for (name, b) in &built.cases {
         let line = match b {
@@ -296,7 +297,7 @@ pub fn build(matrix: Option<&Path>, opts: &BuildOpts) -> Res {
                 format!("FAILED: {message}")
             }
         };
-        println!("  {name:<24} {line}");
+        crate::out!("  {name:<24} {line}");
     }
     if let Some(why) = &built.no_compiler {
         return Err(HarnessError::missing(format!(
@@ -362,7 +363,7 @@ pub fn workflows(matrix: Option<&Path>, cmd: &WorkflowsCmd) -> Res {
                 }
                 std::fs::write(&path, text)
                     .map_err(|e| HarnessError::failed(format!("{}: {e}", path.display())))?;
-                println!("wrote {}", path.display());
+                crate::out!("wrote {}", path.display());
             }
             WorkflowsCmd::Check => {
                 if std::fs::read_to_string(&path).ok().as_deref() != Some(text.as_str()) {
@@ -380,7 +381,7 @@ pub fn workflows(matrix: Option<&Path>, cmd: &WorkflowsCmd) -> Res {
         return Ok(Exit::Unexpected);
     }
     if matches!(cmd, WorkflowsCmd::Check) {
-        println!("workflows up to date with {}", tree.matrix.display());
+        crate::out!("workflows up to date with {}", tree.matrix.display());
     }
     Ok(Exit::Ok)
 }

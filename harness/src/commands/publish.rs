@@ -111,7 +111,7 @@ pub fn publish(matrix: Option<&Path>, args: &PublishArgs) -> Res {
             CheckRunError::ApiUrl { .. } => HarnessError::usage(format!("report publish: {e}")),
             _ => HarnessError::failed(format!("report publish: {e}")),
         })?;
-    println!(
+    crate::out!(
         "published check run {} `{}` on {}/{}@{}: {}; {} annotation(s) in {} request(s){}",
         posted.id,
         target.name,

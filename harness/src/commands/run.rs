@@ -94,7 +94,7 @@ fn select(
             .collect();
         cases.retain(|rc| failed.contains(&rc.case.name.as_str()));
         if cases.is_empty() {
-            println!(
+            crate::out!(
                 "nothing to re-run: {} reports no unexpected case of family {} that this selection has",
                 path.display(),
                 f.name
@@ -190,10 +190,10 @@ fn list(
                 })
             })
             .collect();
-        println!("{}", serde_json::to_string_pretty(&v).unwrap_or_default());
+        crate::out!("{}", serde_json::to_string_pretty(&v).unwrap_or_default());
         return Ok(Exit::Ok);
     }
-    println!(
+    crate::out!(
         "family {} ({}, targets {}): {} case(s) in {} shard(s), dealt {}{}",
         f.name,
         f.vendor.as_str(),
@@ -216,7 +216,7 @@ fn list(
             .iter()
             .filter_map(|r| estimate.and_then(|d| d.get(&r.1.case.name)))
             .sum();
-        println!(
+        crate::out!(
             "shard {sh}: {} case(s){}",
             mine.len(),
             if estimate.is_some() {
@@ -226,7 +226,7 @@ fn list(
             }
         );
         for (_, rc, what, why) in mine {
-            println!(
+            crate::out!(
                 "  {:<24} {:>5}  {:<12} {}",
                 rc.case.name,
                 hrr_matrix::duration::format(rc.timeout),
@@ -319,6 +319,7 @@ pub fn run(matrix: Option<&Path>, args: &RunArgs) -> Res {
         return Ok(Exit::Ok);
     };
     if args.list {
+        crate::output::output_only();
         return list(f, args, selected, durations.as_ref());
     }
     let cases = deal(selected, sh, durations.as_ref());
@@ -435,7 +436,7 @@ pub fn run(matrix: Option<&Path>, args: &RunArgs) -> Res {
         HarnessError::failed(format!("writing reports to {}: {e}", output.display()))
     })?;
     let t = &report.totals;
-    println!(
+    crate::out!(
         "{} | junit {} | results {}",
         final_line(t, args.compile_only || args.stand_in, args.flake_fails),
         output.join("junit.xml").display(),

@@ -97,7 +97,7 @@ impl ControlRun<'_> {
             self.gpus.len().max(1),
             |_| {},
             |r| {
-                println!(
+                crate::out!(
                     "    {:<14} {:<24} {}",
                     r.status.as_str().to_uppercase(),
                     r.case,
@@ -123,7 +123,7 @@ impl ControlRun<'_> {
                 }
             }
         }
-        println!("baseline: the unmodified tree, {} case(s)", all_cases.len());
+        crate::out!("baseline: the unmodified tree, {} case(s)", all_cases.len());
         let baseline_built = self.build(self.tree, self.tools_dir.clone(), all_cases.clone())?;
         let base_dir = self.output.join("baseline");
         let _ = std::fs::remove_dir_all(&base_dir);
@@ -167,9 +167,9 @@ impl ControlRun<'_> {
             if process::interrupted() {
                 break;
             }
-            println!("control {}: {}", spec.name, spec.removal);
+            crate::out!("control {}: {}", spec.name, spec.removal);
             let r = self.run_one(spec, &wt_root, &limit);
-            println!("  => {} {}", r.outcome.as_str().to_uppercase(), r.summary);
+            crate::out!("  => {} {}", r.outcome.as_str().to_uppercase(), r.summary);
             outcomes.controls.push(r);
             report::write_outcomes(&self.output, &outcomes);
         }
