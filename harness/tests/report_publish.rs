@@ -311,7 +311,7 @@ async fn skipped_only_is_neutral_and_a_long_summary_is_cut() {
     assert!(body["output"]["title"]
         .as_str()
         .unwrap()
-        .starts_with("nothing ran: 0 failing, 0 passed, 2 skipped"));
+        .starts_with("compiled, not run (no GPU): 0 failing, 0 passed, 2 skipped"));
     let summary = body["output"]["summary"].as_str().unwrap();
     assert!(summary.len() <= 65_535, "{}", summary.len());
     let (kept, note) = summary.split_once("\n\n---\n").unwrap();
@@ -426,4 +426,40 @@ async fn githubs_refusal_is_an_infrastructure_error_with_its_message() {
         err.contains("report publish: creating the check run: GitHub answered 403 Forbidden: Resource not accessible by integration"),
         "{err}"
     );
+}
+
+/// A stand-in run's report is published neutral, titled as such, never as a success
+/// (issue 25: "success ... 35 passed"); so is a compile-only run whose host case passed.
+#[tokio::test]
+async fn runs_without_a_gpu_are_published_neutral() {
+    for (statuses, words) in [
+        (
+            vec![Status::StandIn, Status::StandIn],
+            "stand-in, no GPU: 0 failing, 2 passed",
+        ),
+        (
+            vec![Status::Pass, Status::CompiledNotRun],
+            "compiled, not run (no GPU): 0 failing, 1 passed, 1 skipped",
+        ),
+    ] {
+        let server = MockServer::start().await;
+        accept_create(&server, "neutral").await;
+        let t = checkout();
+        let cases = statuses
+            .iter()
+            .enumerate()
+            .map(|(i, s)| case("1/1", &format!("case_{i}"), *s))
+            .collect();
+        let xml = junit(vec![("1/1", cases)]);
+        artifact(t.path(), xml.as_bytes(), b"# summary");
+        let o = publish(&server, t.path(), &[]);
+        let (out, err) = text(&o);
+        assert_eq!(o.status.code(), Some(0), "{out}\n{err}");
+        let sent = bodies(&server).await;
+        assert_eq!(sent.len(), 1);
+        let body = &sent[0].1;
+        assert_eq!(body["conclusion"], "neutral", "{body}");
+        let title = body["output"]["title"].as_str().unwrap();
+        assert!(title.starts_with(words), "{title}");
+    }
 }

@@ -96,7 +96,7 @@ const STYLE: &str = "\
 body{font:14px/1.4 system-ui,-apple-system,'Segoe UI',sans-serif;margin:1.5em;color:#1f2328;background:#fff}
 h1{font-size:1.5em;margin:0 0 .3em}h2{font-size:1.2em;margin:1.5em 0 .5em}
 .verdict{display:inline-block;padding:.1em .6em;border-radius:4px;font-weight:700;color:#fff}
-.verdict.pass{background:#1a7f37}.verdict.fail{background:#cf222e}
+.verdict.pass{background:#1a7f37}.verdict.fail{background:#cf222e}.verdict.no-gpu{background:#6e7781}
 .meta{color:#57606a;margin:.2em 0}
 table{border-collapse:collapse}th,td{border:1px solid #d0d7de;padding:.25em .5em}
 th{background:#f6f8fa;text-align:left}td.num{text-align:right;font-variant-numeric:tabular-nums}
@@ -146,13 +146,13 @@ pub fn render(r: &RunReport, files: &CaseFiles) -> String {
         by_family.entry(f.as_str()).or_default();
     }
     let mut o = String::new();
-    let ok = r.totals.unexpected == 0;
+    let verdict = crate::markdown::Verdict::of(&r.totals);
     let _ = write!(
         o,
         "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
          <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
          <title>hrr-harness: {} {}</title>\n<style>\n{STYLE}",
-        if ok { "PASS" } else { "FAIL" },
+        verdict.words(),
         escape(&totals_text(&r.totals))
     );
     for s in Status::ALL {
@@ -164,7 +164,7 @@ pub fn render(r: &RunReport, files: &CaseFiles) -> String {
         );
     }
     o.push_str("</style>\n</head>\n<body>\n");
-    header(&mut o, r, ok);
+    header(&mut o, r, verdict);
     family_table(&mut o, &by_family);
     grid(&mut o, &by_family, &names, files);
     details(&mut o, r, files);
@@ -181,13 +181,13 @@ fn totals_text(t: &Totals) -> String {
     format!("{} cases: {}", t.cases, parts.join(", "))
 }
 
-fn header(o: &mut String, r: &RunReport, ok: bool) {
+fn header(o: &mut String, r: &RunReport, verdict: crate::markdown::Verdict) {
     let _ = writeln!(
         o,
         "<h1>hrr-harness: results by GPU family</h1>\n\
          <p><span class=\"verdict {}\" id=\"verdict\">{}</span> {}</p>",
-        if ok { "pass" } else { "fail" },
-        if ok { "PASS" } else { "FAIL" },
+        verdict.class(),
+        verdict.words(),
         escape(&totals_text(&r.totals))
     );
     let started = chrono::DateTime::from_timestamp(r.started_unix as i64, 0)

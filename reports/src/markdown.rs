@@ -35,17 +35,53 @@ fn totals_line(t: &Totals) -> String {
     format!("{} cases: {}", t.cases, parts.join(", "))
 }
 
-/// The verdict of a report: FAIL on any unexpected status, else COMPILED, NOT RUN when
-/// compile-only cases are all it has beyond skips and host cases, else PASS.
+/// The verdict of a report in words (`Verdict::of`): summary.md, the run's last line and
+/// report.html's badge and title all say it this way.
 pub fn verdict(t: &Totals) -> &'static str {
-    if t.unexpected > 0 {
-        "FAIL"
-    } else if t.count(Status::CompiledNotRun) > 0 {
-        "COMPILED, NOT RUN"
-    } else if t.count(Status::StandIn) > 0 {
-        "STAND-IN, NO GPU"
-    } else {
-        "PASS"
+    Verdict::of(t).words()
+}
+
+/// One verdict for a report, computed once from its totals: FAIL on any unexpected
+/// status; else COMPILED, NOT RUN when GPU cases were compiled only, STAND-IN, NO GPU
+/// when they ran against the stand-in runtime (never PASS without a GPU: issue 25); else
+/// PASS.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Verdict {
+    Pass,
+    Fail,
+    CompiledNotRun,
+    StandIn,
+}
+
+impl Verdict {
+    pub fn of(t: &Totals) -> Verdict {
+        if t.unexpected > 0 {
+            Verdict::Fail
+        } else if t.count(Status::CompiledNotRun) > 0 {
+            Verdict::CompiledNotRun
+        } else if t.count(Status::StandIn) > 0 {
+            Verdict::StandIn
+        } else {
+            Verdict::Pass
+        }
+    }
+
+    pub fn words(self) -> &'static str {
+        match self {
+            Verdict::Pass => "PASS",
+            Verdict::Fail => "FAIL",
+            Verdict::CompiledNotRun => "COMPILED, NOT RUN",
+            Verdict::StandIn => "STAND-IN, NO GPU",
+        }
+    }
+
+    /// The badge's CSS class in report.html: green, red, or grey for a run no GPU ran.
+    pub fn class(self) -> &'static str {
+        match self {
+            Verdict::Pass => "pass",
+            Verdict::Fail => "fail",
+            Verdict::CompiledNotRun | Verdict::StandIn => "no-gpu",
+        }
     }
 }
 

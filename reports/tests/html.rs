@@ -587,3 +587,54 @@ fn headless_chromium_renders_the_grid_coloured_by_status_and_runs_no_report_scri
         std::fs::copy(&page, Path::new(&dir).join("report.html")).unwrap();
     }
 }
+
+/// One verdict, in the page's title and badge, in words and colour: a GPU pass is a green
+/// PASS; a stand-in run and a compile-only run are grey and say so, never PASS (issue 25:
+/// both showed a green PASS badge).
+#[test]
+fn headless_chromium_shows_each_verdict_in_its_words_and_colour() {
+    let Some(bin) = browser_or_skip() else {
+        return;
+    };
+    let t = tempfile::tempdir().unwrap();
+    let profile = t.path().join("chromium-profile");
+    for (status, words, colour) in [
+        (Status::Pass, "PASS", "#1a7f37"),
+        (Status::StandIn, "STAND-IN, NO GPU", "#6e7781"),
+        (Status::CompiledNotRun, "COMPILED, NOT RUN", "#6e7781"),
+        (Status::Fail, "FAIL", "#cf222e"),
+    ] {
+        let dir = t.path().join(status.as_str());
+        let r = report(
+            "sm90",
+            "1/1",
+            vec![
+                case("sm90", "1/1", "streams", status, "what happened"),
+                case("sm90", "1/1", "archive_tools", Status::Pass, "host case"),
+            ],
+        );
+        let results = write_shard(&dir.join("shard"), &r, &[]);
+        let (page, _) = write_page(&dir.join("merged"), &[(results, r)]);
+        let probe = dir.join("probe.html");
+        let text = std::fs::read_to_string(&page).unwrap().replace(
+            "</body>",
+            "<script>const v = document.getElementById('verdict'); \
+             v.dataset.bg = getComputedStyle(v).backgroundColor;</script></body>",
+        );
+        std::fs::write(&probe, text).unwrap();
+        let dom = headless(&bin, &profile, &["--dump-dom"], &probe);
+        assert!(
+            dom.contains(&format!("<title>hrr-harness: {words} ")),
+            "{words}: {dom}"
+        );
+        let badge = start_tags(&dom, "span")
+            .into_iter()
+            .find(|s| s.get("id").map(String::as_str) == Some("verdict"))
+            .unwrap();
+        assert_eq!(badge["data-bg"], rgb(colour), "{words}");
+        let at = dom.find("id=\"verdict\"").unwrap();
+        let text = &dom[at..];
+        let text = &text[text.find('>').unwrap() + 1..text.find("</span>").unwrap()];
+        assert_eq!(text, words, "the badge's words");
+    }
+}

@@ -94,6 +94,8 @@ pub enum CheckRunError {
 pub fn title(j: &Junit) -> String {
     let word = match j.verdict() {
         Verdict::Success => "passed",
+        Verdict::Neutral if j.compiled_not_run > 0 => "compiled, not run (no GPU)",
+        Verdict::Neutral if j.stand_in > 0 => "stand-in, no GPU",
         Verdict::Neutral => "nothing ran",
         Verdict::Failure if j.total() == 0 => "no test cases in the report",
         Verdict::Failure => "failed",
@@ -293,6 +295,7 @@ mod tests {
                     cut: false,
                 })
                 .collect(),
+            ..Junit::default()
         }
     }
 
@@ -308,6 +311,25 @@ mod tests {
         );
         assert!(title(&failing(1001)).ends_with("; the first 1000 annotated"));
         assert!(title(&Junit::default()).starts_with("no test cases in the report: "));
+        let stand_in = Junit {
+            suites: 1,
+            passed: 35,
+            stand_in: 35,
+            ..Junit::default()
+        };
+        assert!(
+            title(&stand_in).starts_with("stand-in, no GPU: "),
+            "{}",
+            title(&stand_in)
+        );
+        let compiled = Junit {
+            suites: 1,
+            passed: 1,
+            skipped: 36,
+            compiled_not_run: 36,
+            ..Junit::default()
+        };
+        assert!(title(&compiled).starts_with("compiled, not run (no GPU): "));
     }
 
     #[test]

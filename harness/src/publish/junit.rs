@@ -50,7 +50,8 @@ pub enum Verdict {
     Success,
     /// A testcase failed, or the report has no testcase at all.
     Failure,
-    /// Every testcase was skipped (e.g. compiled, not run): not a pass.
+    /// Every testcase was skipped, or no GPU ran the GPU cases (compiled, not run; the
+    /// stand-in runtime): never a pass.
     Neutral,
 }
 
@@ -63,6 +64,11 @@ pub struct Junit {
     pub flaky: usize,
     pub skipped: usize,
     pub failing: Vec<Failing>,
+    /// Of `passed`: cases passed against the stand-in runtime (classname `FAMILY-stand-in`),
+    /// which no GPU ran.
+    pub stand_in: usize,
+    /// Of `skipped`: GPU cases compiled, not run (`<skipped type="compiled-not-run">`).
+    pub compiled_not_run: usize,
 }
 
 impl Junit {
@@ -73,7 +79,9 @@ impl Junit {
     pub fn verdict(&self) -> Verdict {
         if !self.failing.is_empty() || self.total() == 0 {
             Verdict::Failure
-        } else if self.passed == 0 {
+        } else if self.passed == 0 || self.stand_in > 0 || self.compiled_not_run > 0 {
+            // Without a GPU a run is never a success (issue 25: a stand-in merge was
+            // published as "success ... 35 passed").
             Verdict::Neutral
         } else {
             Verdict::Success
@@ -136,6 +144,10 @@ struct Case {
     rerun: Option<Text>,
     skipped: bool,
     flaky: bool,
+    /// Its classname names the stand-in runtime (`FAMILY-stand-in`).
+    stand_in: bool,
+    /// Skipped as compiled, not run.
+    compiled_not_run: bool,
 }
 
 struct Parser {
@@ -218,9 +230,10 @@ impl Parser {
             }
             "testcase" if self.case.is_none() => {
                 let case = attr(e, "name").map_err(&xml)?.unwrap_or_default();
+                let classname = attr(e, "classname").map_err(&xml)?.unwrap_or_default();
                 let suite = match self.suite() {
                     Some(s) if !s.is_empty() => s.to_string(),
-                    _ => attr(e, "classname").map_err(&xml)?.unwrap_or_default(),
+                    _ => classname.clone(),
                 };
                 self.case = Some(Case {
                     suite,
@@ -229,6 +242,8 @@ impl Parser {
                     rerun: None,
                     skipped: false,
                     flaky: false,
+                    stand_in: classname.ends_with("-stand-in"),
+                    compiled_not_run: false,
                 });
                 Open::Case
             }
@@ -256,8 +271,10 @@ impl Parser {
                 Open::Other
             }
             "skipped" => {
+                let kind = attr(e, "type").map_err(&xml)?;
                 if let Some(c) = &mut self.case {
                     c.skipped = true;
+                    c.compiled_not_run |= kind.as_deref() == Some("compiled-not-run");
                 }
                 Open::Other
             }
@@ -305,10 +322,14 @@ impl Parser {
                 message: t.message,
                 cut: t.cut,
             }),
-            None if c.skipped => self.out.skipped += 1,
+            None if c.skipped => {
+                self.out.skipped += 1;
+                self.out.compiled_not_run += usize::from(c.compiled_not_run);
+            }
             None => {
                 self.out.passed += 1;
                 self.out.flaky += usize::from(c.flaky);
+                self.out.stand_in += usize::from(c.stand_in);
             }
         }
     }
@@ -503,5 +524,32 @@ mod tests {
             let e = parse(doc, LIMITS).unwrap_err().to_string();
             assert!(e.contains(want), "{}: {e}", String::from_utf8_lossy(doc));
         }
+    }
+
+    /// Without a GPU a report is never a success: cases passed against the stand-in
+    /// runtime, or GPU cases compiled and not run beside a host case that passed, make it
+    /// neutral (issue 25: both were published as success).
+    #[test]
+    fn stand_in_and_compile_only_reports_are_neutral_never_success() {
+        let stand_in = r#"<testsuites><testsuite name="hrr-sm90">
+<testcase name="a" classname="sm90-stand-in"/><testcase name="b" classname="sm90-stand-in"/>
+</testsuite></testsuites>"#;
+        let j = parse(stand_in.as_bytes(), LIMITS).unwrap();
+        assert_eq!((j.passed, j.stand_in), (2, 2));
+        assert_eq!(j.verdict(), Verdict::Neutral);
+        let compiled = r#"<testsuites><testsuite name="hrr-sm90">
+<testcase name="host" classname="sm90"/>
+<testcase name="gpu" classname="sm90"><skipped type="compiled-not-run"/></testcase>
+</testsuite></testsuites>"#;
+        let j = parse(compiled.as_bytes(), LIMITS).unwrap();
+        assert_eq!((j.passed, j.skipped, j.compiled_not_run), (1, 1, 1));
+        assert_eq!(j.verdict(), Verdict::Neutral);
+        let gpu = r#"<testsuites><testsuite name="hrr-sm90">
+<testcase name="a" classname="sm90"/><testcase name="b" classname="sm90"><skipped type="skip"/></testcase>
+</testsuite></testsuites>"#;
+        assert_eq!(
+            parse(gpu.as_bytes(), LIMITS).unwrap().verdict(),
+            Verdict::Success
+        );
     }
 }
