@@ -63,6 +63,14 @@ impl Progress {
         }
     }
 
+    /// A case running long (`runner::heartbeat`): above the bar, or a plain line.
+    pub fn slow(&self, line: &str) {
+        match self {
+            Progress::Bar(pb) => pb.println(line),
+            Progress::Plain { .. } => crate::out!("{line}"),
+        }
+    }
+
     pub fn started(&mut self, case: &str) {
         if let Progress::Bar(pb) = self {
             pb.set_message(format!("running {case}"));

@@ -417,6 +417,7 @@ pub fn run(matrix: Option<&Path>, args: &RunArgs) -> Res {
             progress.borrow_mut().finished(r);
             output::append_jsonl(&jsonl, r);
         },
+        |line| progress.borrow().slow(line),
     );
     progress.borrow().finish();
     results.sort_by(|a, b| a.case.cmp(&b.case));

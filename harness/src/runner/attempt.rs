@@ -23,7 +23,7 @@ use crate::service::ServiceSlot;
 
 pub(super) struct Attempt<'a> {
     pub(super) ctx: &'a RunContext<'a>,
-    rc: &'a ResolvedCase,
+    pub(super) rc: &'a ResolvedCase,
     gpu: Option<&'a Gpu>,
     /// The worker's replay service, where it has one.
     pub(super) service: &'a mut ServiceSlot,
@@ -162,6 +162,7 @@ impl Attempt<'_> {
         keep_stdout: bool,
     ) -> Result<Seen, StepError> {
         let log = self.dir.join(format!("{step}.log"));
+        super::heartbeat::step(&self.rc.case.name, step);
         let f = if keep_stdout {
             process::run_logged_keeping_stdout(cmd, &log, self.deadline)
         } else {

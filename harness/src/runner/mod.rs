@@ -14,6 +14,7 @@
 mod attempt;
 mod checks;
 mod error;
+pub mod heartbeat;
 mod replay;
 mod stability;
 mod unchanged;
@@ -21,7 +22,7 @@ mod unchanged;
 use std::collections::VecDeque;
 use std::path::PathBuf;
 use std::sync::{mpsc, Mutex};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use hrr_matrix::{CaseKind, Disposition, Expectation, Family, ResolvedCase};
 use hrr_reports::status::{classify_attempts, needs_another};
@@ -365,7 +366,15 @@ pub fn run_all(
     on_start: impl FnMut(&str),
     on_result: impl FnMut(&CaseResult),
 ) -> Vec<CaseResult> {
-    run_all_with(ctx, RunPolicy::default(), cases, jobs, on_start, on_result)
+    run_all_with(
+        ctx,
+        RunPolicy::default(),
+        cases,
+        jobs,
+        on_start,
+        on_result,
+        |line| crate::out!("{line}"),
+    )
 }
 
 /// Runs `cases` on `jobs` workers; worker i uses GPU i modulo the GPUs. `on_result` sees
@@ -378,6 +387,7 @@ pub fn run_all_with(
     jobs: usize,
     mut on_start: impl FnMut(&str),
     mut on_result: impl FnMut(&CaseResult),
+    mut on_slow: impl FnMut(&str),
 ) -> Vec<CaseResult> {
     // Longest first (the case's time limit stands in for its duration), so one long case
     // does not start last and leave the other workers idle at the end.
@@ -405,13 +415,26 @@ pub fn run_all_with(
                         return;
                     };
                     let _ = tx.send((i, None, rc.case.name.clone()));
+                    heartbeat::started(&rc.case.name);
                     let r = run_case(ctx, policy, rc, gpu, &mut service);
+                    heartbeat::finished(&rc.case.name);
                     let _ = tx.send((i, Some(r), String::new()));
                 }
             });
         }
         drop(tx);
-        while let Ok((i, r, name)) = rx.recv() {
+        loop {
+            let got = rx.recv_timeout(Duration::from_secs(1));
+            // A case running long says so, with its step (on a terminal too: the bar
+            // shows the cases, not how long each has run).
+            for line in heartbeat::due(std::time::Instant::now(), heartbeat::SLOW_AFTER) {
+                on_slow(&line);
+            }
+            let (i, r, name) = match got {
+                Ok(m) => m,
+                Err(mpsc::RecvTimeoutError::Timeout) => continue,
+                Err(mpsc::RecvTimeoutError::Disconnected) => break,
+            };
             match r {
                 None => on_start(&name),
                 Some(r) => {

@@ -71,6 +71,7 @@ impl Attempt<'_> {
     ) -> Result<Vec<ReplayResult>, StepError> {
         let json = self.dir.join(format!("{step}.json"));
         let log = self.dir.join(format!("{step}.log"));
+        super::heartbeat::step(&self.rc.case.name, step);
         let code = if let Some(service) = self.service.get() {
             let request = ServeRequest {
                 archives: archives.iter().map(|a| a.to_path_buf()).collect(),
