@@ -13,7 +13,7 @@ use hrr_archive::api::{fid, semantic, Vendor};
 use hrr_archive::payload::PayloadWriter;
 
 use crate::alloc::Space;
-use crate::ffi::{c_string, read_at, Dim3};
+use crate::ffi::{c_string, read_at};
 use crate::launch::{attrs_at, cuda_param_layout, encode_launch_attrs, CudaHandle, LaunchShape};
 use crate::modules::{module_launch, record_get_function, record_module_image, stored_handle};
 use crate::real::NO_REAL_FUNCTION;
@@ -406,20 +406,12 @@ const LAUNCH_CONFIG_SIZE: usize = 56;
 fn launch_config(b: &[u8; LAUNCH_CONFIG_SIZE]) -> (LaunchShape, u32) {
     let u32_at = |i: usize| u32::from_le_bytes(b[i..i + 4].try_into().unwrap_or([0; 4]));
     let u64_at = |i: usize| u64::from_le_bytes(b[i..i + 8].try_into().unwrap_or([0; 8]));
-    let shape = LaunchShape {
-        grid: Dim3 {
-            x: u32_at(0),
-            y: u32_at(4),
-            z: u32_at(8),
-        },
-        block: Dim3 {
-            x: u32_at(12),
-            y: u32_at(16),
-            z: u32_at(20),
-        },
-        shmem: u32_at(24) as usize,
-        stream: u64_at(32),
-    };
+    let shape = LaunchShape::from_xyz(
+        [u32_at(0), u32_at(4), u32_at(8)],
+        [u32_at(12), u32_at(16), u32_at(20)],
+        u32_at(24) as usize,
+        u64_at(32),
+    );
     (shape, u32_at(48))
 }
 
@@ -476,6 +468,7 @@ pub unsafe extern "C" fn cuLaunchKernelEx(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::ffi::Dim3;
 
     #[test]
     fn a_launch_config_gives_grid_block_memory_stream_and_attributes() {

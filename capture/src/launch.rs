@@ -210,6 +210,20 @@ pub struct LaunchShape {
     pub stream: u64,
 }
 
+impl LaunchShape {
+    /// The shape of a launch given as the module API gives it: grid and block as x, y,
+    /// z counts.
+    pub fn from_xyz(grid: [u32; 3], block: [u32; 3], shmem: usize, stream: u64) -> Self {
+        let dim = |[x, y, z]: [u32; 3]| Dim3 { x, y, z };
+        LaunchShape {
+            grid: dim(grid),
+            block: dim(block),
+            shmem,
+            stream,
+        }
+    }
+}
+
 /// The offsets of an argument's words that point into live allocations, kept on the
 /// stack for the common few.
 struct PointerWords {

@@ -356,20 +356,7 @@ pub unsafe extern "C" fn hipModuleLaunchCooperativeKernel(
     let Some(real) = real!(hipModuleLaunchCooperativeKernel: CoopFn).for_shim() else {
         return NO_REAL_FUNCTION;
     };
-    let shape = LaunchShape {
-        grid: Dim3 {
-            x: gx,
-            y: gy,
-            z: gz,
-        },
-        block: Dim3 {
-            x: bx,
-            y: by,
-            z: bz,
-        },
-        shmem: shmem as usize,
-        stream: stream as u64,
-    };
+    let shape = LaunchShape::from_xyz([gx, gy, gz], [bx, by, bz], shmem as usize, stream as u64);
     // SAFETY: the program's own arguments.
     let call = || unsafe { real(f, gx, gy, gz, bx, by, bz, shmem, stream, params) };
     module_launch(
