@@ -26,7 +26,7 @@ truncate -s $((size - 40)) "$log"
 "$replay" --info --json "$out/torn" > "$out/torn.json"
 grep -q '"status": "truncated"' "$out/torn.json" || fail "a torn log is not reported truncated"
 "$replay" --repair "$out/torn" > "$out/repair.txt" || fail "--repair exited $?"
-grep -q "kept 4 events, dropped 12 torn bytes at the end; still incomplete" "$out/repair.txt" \
+grep -q "kept 4 events, dropped 12 bytes after the last whole record; still incomplete" "$out/repair.txt" \
     || fail "--repair does not say what it kept and lost: $(cat "$out/repair.txt")"
 [ -f "$(dirname "$log")/events.bin.before-repair" ] || fail "--repair did not keep the original log"
 "$replay" --info --json "$out/torn" > "$out/repaired.json"
