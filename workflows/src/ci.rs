@@ -23,7 +23,11 @@ concurrency:
   cancel-in-progress: ${{ github.event_name == 'pull_request' }}
 jobs:
   test:
-    name: tests, lints and the act run (no GPU)
+    # The act run (workflows/tests/act_run.rs) needs local copies of the pinned actions
+    # (../shared/actions), which GitHub-hosted runners lack: here it is declared not run,
+    # by HRR_ACT_WITHOUT_LOCAL_ACTIONS below, never passed silently; it runs where
+    # .ci/run runs beside them.
+    name: tests and lints (no GPU; the act run declared not run here)
     runs-on: ubuntu-latest
     timeout-minutes: 90
     permissions:
@@ -36,6 +40,8 @@ jobs:
     y.push_str(
         r#"      - name: .ci/run (fmt, clippy, deny, tests)
         run: .ci/run
+        env:
+          HRR_ACT_WITHOUT_LOCAL_ACTIONS: declared-not-run
 "#,
     );
     y.push_str(&steps::cargo_cache_save("ci"));
