@@ -271,6 +271,52 @@ type ModuleLaunchFn = unsafe extern "C" fn(
     *mut *mut c_void,
 ) -> c_int;
 
+/// A `cuLaunchKernel`-shaped call's arguments: function, grid, block, shared memory,
+/// stream, kernelParams, extra.
+type ModuleLaunchArgs = (
+    *mut c_void,
+    [c_uint; 3],
+    [c_uint; 3],
+    c_uint,
+    *mut c_void,
+    *mut *mut c_void,
+    *mut *mut c_void,
+);
+
+/// What every `cuLaunchKernel`-shaped shim does: the real call with the program's own
+/// arguments, recorded as a module launch on `recorded_stream` (the stream itself, or the
+/// per-thread stream a `_ptsz` form's 0 means).
+///
+/// # Safety
+/// `a` are the program's own arguments for `real`.
+unsafe fn module_launch_shim(
+    real: ModuleLaunchFn,
+    vendor: Vendor,
+    api: &'static str,
+    a: ModuleLaunchArgs,
+    recorded_stream: u64,
+) -> c_int {
+    let (f, g, b, shmem, stream, params, extra) = a;
+    let shape = LaunchShape::from_xyz(g, b, shmem as usize, recorded_stream);
+    // SAFETY: the caller's contract.
+    let call = || unsafe {
+        real(
+            f, g[0], g[1], g[2], b[0], b[1], b[2], shmem, stream, params, extra,
+        )
+    };
+    module_launch(
+        semantic::MODULE_LAUNCH_KERNEL,
+        vendor,
+        api,
+        f as u64,
+        shape,
+        params,
+        extra,
+        call,
+        &|_| {},
+    )
+}
+
 /// The module shims of one vendor: load, get function, launch.
 macro_rules! module_shims {
     ($vendor:expr, $load:ident, $get_function:ident, $launch:ident) => {
@@ -324,15 +370,16 @@ macro_rules! module_shims {
             let Some(real) = real!($launch: ModuleLaunchFn).for_shim() else {
                 return NO_REAL_FUNCTION;
             };
-            let shape = LaunchShape {
-                grid: Dim3 { x: gx, y: gy, z: gz },
-                block: Dim3 { x: bx, y: by, z: bz },
-                shmem: shmem as usize,
-                stream: stream as u64,
-            };
-            // SAFETY: the program's own arguments.
-            let call = || unsafe { real(f, gx, gy, gz, bx, by, bz, shmem, stream, params, extra) };
-            module_launch(semantic::MODULE_LAUNCH_KERNEL, $vendor, stringify!($launch), f as u64, shape, params, extra, call, &|_| {})
+            // SAFETY: the program's own arguments, for the real function.
+            unsafe {
+                module_launch_shim(
+                    real,
+                    $vendor,
+                    stringify!($launch),
+                    (f, [gx, gy, gz], [bx, by, bz], shmem, stream, params, extra),
+                    stream as u64,
+                )
+            }
         }
     };
 }
@@ -374,33 +421,16 @@ pub unsafe extern "C" fn cuLaunchKernel_ptsz(
     let Some(real) = real!(cuLaunchKernel_ptsz: ModuleLaunchFn).for_shim() else {
         return NO_REAL_FUNCTION;
     };
-    let shape = LaunchShape {
-        grid: Dim3 {
-            x: gx,
-            y: gy,
-            z: gz,
-        },
-        block: Dim3 {
-            x: bx,
-            y: by,
-            z: bz,
-        },
-        shmem: shmem as usize,
-        stream: crate::per_thread::per_thread(stream as u64),
-    };
-    // SAFETY: the program's own arguments.
-    let call = || unsafe { real(f, gx, gy, gz, bx, by, bz, shmem, stream, params, extra) };
-    module_launch(
-        semantic::MODULE_LAUNCH_KERNEL,
-        Vendor::Cuda,
-        "cuLaunchKernel_ptsz",
-        f as u64,
-        shape,
-        params,
-        extra,
-        call,
-        &|_| {},
-    )
+    // SAFETY: the program's own arguments, for the real function.
+    unsafe {
+        module_launch_shim(
+            real,
+            Vendor::Cuda,
+            "cuLaunchKernel_ptsz",
+            (f, [gx, gy, gz], [bx, by, bz], shmem, stream, params, extra),
+            crate::per_thread::per_thread(stream as u64),
+        )
+    }
 }
 
 /// # Safety
