@@ -540,6 +540,22 @@ macro_rules! hrr_api_table {
             (369, GetTextureObjectTextureDesc, cudaGetTextureObjectTextureDesc, hipGetTextureObjectTextureDesc, Exact; desc: *mut ::std::os::raw::c_void => OutStruct, object: u64 => TexObject),
             (370, GetTextureObjectResourceViewDesc, cudaGetTextureObjectResourceViewDesc, hipGetTextureObjectResourceViewDesc, Exact; desc: *mut ::std::os::raw::c_void => OutStruct, object: u64 => TexObject),
             (371, GetSurfaceObjectResourceDesc, cudaGetSurfaceObjectResourceDesc, none, Exact; desc: *mut ::std::os::raw::c_void => OutStruct, object: u64 => SurfObject),
+            // The driver's arrays, textures and surfaces (372-384), what nvcc's static
+            // runtime makes of the calls above: its own descriptors (`api::texture`'s
+            // `drv_*` layouts), the same handles.
+            (372, DrvArrayCreate, cuArrayCreate_v2, none, Exact; array: *mut *mut ::std::os::raw::c_void => OutArray(desc), desc: *const ::std::os::raw::c_void => ByLayout(drv_array_desc)),
+            (373, DrvArray3DCreate, cuArray3DCreate_v2, none, Exact; array: *mut *mut ::std::os::raw::c_void => OutArray(desc), desc: *const ::std::os::raw::c_void => ByLayout(drv_array3d_desc)),
+            (374, DrvArrayDestroy, cuArrayDestroy, none, Exact; array: *mut ::std::os::raw::c_void => FreeArray),
+            (375, DrvArrayGetDescriptor, cuArrayGetDescriptor_v2, none, Exact; desc: *mut ::std::os::raw::c_void => OutStruct, array: *mut ::std::os::raw::c_void => Array),
+            (376, DrvArray3DGetDescriptor, cuArray3DGetDescriptor_v2, none, Exact; desc: *mut ::std::os::raw::c_void => OutStruct, array: *mut ::std::os::raw::c_void => Array),
+            (377, DrvMipmappedArrayCreate, cuMipmappedArrayCreate, none, Exact; mipmap: *mut *mut ::std::os::raw::c_void => OutMipmappedArray(desc), desc: *const ::std::os::raw::c_void => ByLayout(drv_array3d_desc), levels: ::std::os::raw::c_uint => Value),
+            (378, DrvMipmappedArrayGetLevel, cuMipmappedArrayGetLevel, none, Exact; level_array: *mut *mut ::std::os::raw::c_void => OutArrayLevel(mipmap), mipmap: *mut ::std::os::raw::c_void => Array, level: ::std::os::raw::c_uint => Value),
+            (379, DrvMipmappedArrayDestroy, cuMipmappedArrayDestroy, none, Exact; mipmap: *mut ::std::os::raw::c_void => FreeMipmappedArray),
+            (380, DrvTexObjectCreate, cuTexObjectCreate, none, Exact; object: *mut u64 => OutTextureObject, res_desc: *const ::std::os::raw::c_void => ByLayout(drv_resource_desc), tex_desc: *const ::std::os::raw::c_void => ByLayout(drv_texture_desc), view_desc: *const ::std::os::raw::c_void => ByLayout(drv_resource_view_desc)),
+            (381, DrvTexObjectDestroy, cuTexObjectDestroy, none, Exact; object: u64 => FreeTextureObject),
+            (382, DrvSurfObjectCreate, cuSurfObjectCreate, none, Exact; object: *mut u64 => OutSurfaceObject, res_desc: *const ::std::os::raw::c_void => ByLayout(drv_resource_desc)),
+            (383, DrvSurfObjectDestroy, cuSurfObjectDestroy, none, Exact; object: u64 => FreeSurfaceObject),
+            (384, DrvTexObjectGetResourceDesc, cuTexObjectGetResourceDesc, none, Exact; desc: *mut ::std::os::raw::c_void => OutStruct, object: u64 => TexObject),
             // Zero-copy and managed memory (ids 400-419). cudaMemPrefetchAsync and
             // cudaMemAdvise take CUDA 13's `struct cudaMemLocation` (two ints, 8 bytes:
             // one integer register on x86-64) by value; HIP 5.2's take a device ordinal.

@@ -55,11 +55,11 @@ pub fn encode(
             let h = unsafe { read_at::<u64>(at) };
             p.handle(field, h);
             let element = match format {
-                ArrayFormat::Channel(0) => None,
-                ArrayFormat::Channel(desc) => {
-                    let size = texture::layout("channel_desc", vendor).map_or(0, |l| l.size);
-                    // SAFETY: the call read the channel descriptor it was given.
-                    texture::element_bytes(unsafe { host_bytes(desc, size as u64) })
+                ArrayFormat::Descriptor { at: 0, .. } => None,
+                ArrayFormat::Descriptor { at, layout } => {
+                    let size = texture::layout(layout, vendor).map_or(0, |l| l.size);
+                    // SAFETY: the call read the descriptor it was given, of this layout.
+                    texture::array_element_bytes(layout, unsafe { host_bytes(at, size as u64) })
                 }
                 ArrayFormat::LevelOf(mipmap) => objects.element_bytes(mipmap),
             };

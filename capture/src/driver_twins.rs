@@ -1,6 +1,6 @@
 //! The driver functions recorded as their runtime twins (`api::driver::RUNTIME_TWINS`):
-//! nvcc's static runtime captures streams and instantiates graphs through
-//! `cuStreamBeginCapture_v2`, `cuStreamEndCapture`, `cuGraphInstantiateWithFlags`, ...,
+//! nvcc's static runtime captures streams, builds and instantiates graphs through
+//! `cuStreamBeginCapture_v2`, `cuGraphCreate`, `cuGraphAddEmptyNode`, ...,
 //! whose parameters and meaning are the runtime rows'. Each shim records the call as
 //! that row (stream capture's bookkeeping in `graph_io` is keyed by row) and makes the
 //! real driver call with the program's own arguments. The C types come from the runtime
@@ -44,6 +44,20 @@ macro_rules! twin_for {
     (cudaGraphInstantiateWithFlags, $id:literal; $($a:tt)*) => { twin_shim!(cuGraphInstantiateWithFlags, $id; $($a)*); };
     (cudaGraphExecDestroy, $id:literal; $($a:tt)*) => { twin_shim!(cuGraphExecDestroy, $id; $($a)*); };
     (cudaGraphDestroy, $id:literal; $($a:tt)*) => { twin_shim!(cuGraphDestroy, $id; $($a)*); };
+    (cudaGraphCreate, $id:literal; $($a:tt)*) => { twin_shim!(cuGraphCreate, $id; $($a)*); };
+    (cudaGraphAddEmptyNode, $id:literal; $($a:tt)*) => { twin_shim!(cuGraphAddEmptyNode, $id; $($a)*); };
+    (cudaGraphAddChildGraphNode, $id:literal; $($a:tt)*) => { twin_shim!(cuGraphAddChildGraphNode, $id; $($a)*); };
+    (cudaGraphAddEventRecordNode, $id:literal; $($a:tt)*) => { twin_shim!(cuGraphAddEventRecordNode, $id; $($a)*); };
+    (cudaGraphAddEventWaitNode, $id:literal; $($a:tt)*) => { twin_shim!(cuGraphAddEventWaitNode, $id; $($a)*); };
+    (cudaGraphClone, $id:literal; $($a:tt)*) => { twin_shim!(cuGraphClone, $id; $($a)*); };
+    (cudaGraphAddMemAllocNode, $id:literal; $($a:tt)*) => { twin_shim!(cuGraphAddMemAllocNode, $id; $($a)*); };
+    (cudaGraphAddMemFreeNode, $id:literal; $($a:tt)*) => { twin_shim!(cuGraphAddMemFreeNode, $id; $($a)*); };
+    (cudaGraphMemsetNodeSetParams, $id:literal; $($a:tt)*) => { twin_shim!(cuGraphMemsetNodeSetParams, $id; $($a)*); };
+    (cudaGraphExecUpdate, $id:literal; $($a:tt)*) => { twin_shim!(cuGraphExecUpdate_v2, $id; $($a)*); };
+    (cudaGraphInstantiateWithParams, $id:literal; $($a:tt)*) => { twin_shim!(cuGraphInstantiateWithParams, $id; $($a)*); };
+    (cudaGraphAddDependencies, $id:literal; $($a:tt)*) => { twin_shim!(cuGraphAddDependencies_v2, $id; $($a)*); };
+    (cudaGraphRemoveDependencies, $id:literal; $($a:tt)*) => { twin_shim!(cuGraphRemoveDependencies_v2, $id; $($a)*); };
+    (cudaStreamBeginCaptureToGraph, $id:literal; $($a:tt)*) => { twin_shim!(cuStreamBeginCaptureToGraph, $id; $($a)*); };
     ($other:ident, $id:literal; $($a:tt)*) => {};
 }
 

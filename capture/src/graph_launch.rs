@@ -17,7 +17,7 @@ use hrr_archive::payload::PayloadWriter;
 use crate::capturing::{read_plan, relaxed, stream_capture, ReadPlan, StreamCapture};
 use crate::graph_io::{self, NodeIo};
 use crate::pinned::snapshot_pinned;
-use crate::real::{stream_synchronize, NO_REAL_FUNCTION};
+use crate::real::{driver_stream_synchronize, stream_synchronize, NO_REAL_FUNCTION};
 use crate::regions::HostRegion;
 use crate::state::{self, guarded, Capture};
 
@@ -104,7 +104,13 @@ fn after_launch(cap: &Capture, vendor: Vendor, api: &str, stream: u64, ret: c_in
     if let (Some(capture), true) = (capture, has_outputs) {
         match read_plan(capture, stream) {
             ReadPlan::ReadNow => {
-                let r = relaxed(vendor, || stream_synchronize(vendor, stream));
+                // `cuGraphLaunch`'s stream is the driver's (the program may hold no
+                // runtime, or a context of its own): waited for through the driver.
+                let driver = hrr_archive::api::driver::is_driver_symbol(api);
+                let r = relaxed(vendor, || match driver {
+                    true => driver_stream_synchronize(stream),
+                    false => stream_synchronize(vendor, stream),
+                });
                 if r != 0 {
                     failure = Some(format!(
                         "waiting for stream {stream:#x} after the graph launch failed ({r})"

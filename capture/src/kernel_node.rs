@@ -1,5 +1,7 @@
 //! Graph kernel nodes: `cudaGraphAddKernelNode` / `hipGraphAddKernelNode` and the
-//! kernel-node parameter updates (`cuda/hipGraph[Exec]KernelNodeSetParams`).
+//! kernel-node parameter updates (`cuda/hipGraph[Exec]KernelNodeSetParams`), and the
+//! driver's forms (`cuGraphAddKernelNode_v2`, `cuGraph[Exec]KernelNodeSetParams_v2`,
+//! what nvcc's static runtime calls), the kernel named by its `CUfunction` or `CUkernel`.
 //!
 //! Each is one record: the launch record a launch of the same kernel writes (kernel named
 //! as launches name it, grid, block, shared memory, arguments by the kernel's parameter
@@ -12,7 +14,7 @@
 use std::collections::HashMap;
 use std::os::raw::{c_int, c_void};
 
-use hrr_archive::api::kernel_node::{params_size, NodeParams};
+use hrr_archive::api::kernel_node::{driver_v2, params_size, NodeParams};
 use hrr_archive::api::{fid, semantic, Vendor};
 use hrr_archive::payload::PayloadWriter;
 use hrr_archive::sync::{ForkLock, Mutex};
@@ -20,7 +22,8 @@ use hrr_archive::sync::{ForkLock, Mutex};
 use crate::ffi::{bytes_at, read_at, Dim3};
 use crate::graph_io;
 use crate::launch::{
-    kernel_info_cached, record_launch_body, resolve_cuda_stub, resolve_hip_stub, LaunchShape,
+    kernel_info_cached, record_launch_body, resolve_cuda_function, resolve_cuda_stub,
+    resolve_hip_stub, LaunchShape,
 };
 use crate::real::NO_REAL_FUNCTION;
 use crate::registry::KernelRegistry;
@@ -32,6 +35,16 @@ const EXTRA: &str = "passes a kernel node's arguments through `extra`, which cap
 /// Kernel nodes of explicit graphs, by node handle: the graph each was added to (an
 /// update's pinned memory goes to that graph). A leaf lock.
 static NODE_GRAPH: Mutex<Option<HashMap<u64, u64>>> = Mutex::new(None);
+
+/// Which parameter struct a call passes, and so how its kernel is named.
+#[derive(Clone, Copy)]
+enum Form {
+    /// The runtime's (`cudaKernelNodeParams`, `hipKernelNodeParams`): a host stub.
+    Runtime,
+    /// The driver's `CUDA_KERNEL_NODE_PARAMS` v2 (what nvcc's static runtime passes): a
+    /// `CUkernel` when `kern` is set, else a `CUfunction`.
+    Driver,
+}
 
 /// Which call a record is for.
 #[derive(Clone, Copy)]
@@ -75,6 +88,7 @@ fn resolver(vendor: Vendor) -> fn(&KernelRegistry, u64) -> crate::launch::Resolv
 /// hold `count` node handles when not null.
 unsafe fn record(
     vendor: Vendor,
+    form: Form,
     api: &'static str,
     call: Call,
     node: u64,
@@ -86,11 +100,18 @@ unsafe fn record(
         unreplayable::record(vendor, api, "passed no kernel node parameters", ret, &[]);
         return;
     }
+    let size = match form {
+        Form::Driver => driver_v2::SIZE,
+        Form::Runtime => params_size(vendor),
+    };
     // SAFETY: the caller's contract: the struct the runtime has just read.
-    let raw = unsafe { bytes_at(params as *const u8, params_size(vendor)) };
-    let Some(np) = NodeParams::decode(vendor, raw) else {
+    let raw = unsafe { bytes_at(params as *const u8, size) };
+    let Some(mut np) = NodeParams::decode(vendor, raw) else {
         return;
     };
+    if let Form::Driver = form {
+        np.func = driver_v2::kernel_handle(raw).unwrap_or(np.func);
+    }
     if np.extra != 0 {
         // As the unreplayable record of any node: field 2 names an add's graph, which
         // replay then refuses to instantiate.
@@ -107,7 +128,10 @@ unsafe fn record(
     };
     guarded(api, || {
         let kind = call.kind();
-        let info = kernel_info_cached(&cap.kernels, kind, np.func, resolver(vendor));
+        let info = match form {
+            Form::Runtime => kernel_info_cached(&cap.kernels, kind, np.func, resolver(vendor)),
+            Form::Driver => kernel_info_cached(&cap.kernels, kind, np.func, resolve_cuda_function),
+        };
         let shape = LaunchShape {
             grid: dim3(np.grid),
             block: dim3(np.block),
@@ -183,7 +207,7 @@ type SetFn = unsafe extern "C" fn(*mut c_void, *const c_void) -> c_int;
 type ExecSetFn = unsafe extern "C" fn(*mut c_void, *mut c_void, *const c_void) -> c_int;
 
 macro_rules! add_shim {
-    ($name:ident, $vendor:expr) => {
+    ($name:ident, $vendor:expr, $form:expr) => {
         /// # Safety
         /// Called by the program with the runtime function's own arguments.
         #[no_mangle]
@@ -211,14 +235,14 @@ macro_rules! add_shim {
                 count,
             };
             // SAFETY: the struct and dependencies the runtime has just read.
-            unsafe { record($vendor, stringify!($name), call, out, params, ret) };
+            unsafe { record($vendor, $form, stringify!($name), call, out, params, ret) };
             ret
         }
     };
 }
 
 macro_rules! set_shim {
-    ($name:ident, $vendor:expr) => {
+    ($name:ident, $vendor:expr, $form:expr) => {
         /// # Safety
         /// Called by the program with the runtime function's own arguments.
         #[no_mangle]
@@ -230,14 +254,14 @@ macro_rules! set_shim {
             let ret = unsafe { f(node, params) };
             let call = Call::Set { node: node as u64 };
             // SAFETY: the struct the runtime has just read.
-            unsafe { record($vendor, stringify!($name), call, node as u64, params, ret) };
+            unsafe { record($vendor, $form, stringify!($name), call, node as u64, params, ret) };
             ret
         }
     };
 }
 
 macro_rules! exec_set_shim {
-    ($name:ident, $vendor:expr) => {
+    ($name:ident, $vendor:expr, $form:expr) => {
         /// # Safety
         /// Called by the program with the runtime function's own arguments.
         #[no_mangle]
@@ -253,18 +277,32 @@ macro_rules! exec_set_shim {
             let ret = unsafe { f(exec, node, params) };
             let call = Call::ExecSet { exec: exec as u64 };
             // SAFETY: the struct the runtime has just read.
-            unsafe { record($vendor, stringify!($name), call, node as u64, params, ret) };
+            unsafe { record($vendor, $form, stringify!($name), call, node as u64, params, ret) };
             ret
         }
     };
 }
 
-add_shim!(cudaGraphAddKernelNode, Vendor::Cuda);
-add_shim!(hipGraphAddKernelNode, Vendor::Hip);
-set_shim!(cudaGraphKernelNodeSetParams, Vendor::Cuda);
-set_shim!(hipGraphKernelNodeSetParams, Vendor::Hip);
-exec_set_shim!(cudaGraphExecKernelNodeSetParams, Vendor::Cuda);
-exec_set_shim!(hipGraphExecKernelNodeSetParams, Vendor::Hip);
+add_shim!(cudaGraphAddKernelNode, Vendor::Cuda, Form::Runtime);
+add_shim!(hipGraphAddKernelNode, Vendor::Hip, Form::Runtime);
+set_shim!(cudaGraphKernelNodeSetParams, Vendor::Cuda, Form::Runtime);
+set_shim!(hipGraphKernelNodeSetParams, Vendor::Hip, Form::Runtime);
+exec_set_shim!(
+    cudaGraphExecKernelNodeSetParams,
+    Vendor::Cuda,
+    Form::Runtime
+);
+exec_set_shim!(hipGraphExecKernelNodeSetParams, Vendor::Hip, Form::Runtime);
+// The driver's forms: the same records, the kernel named by its handle. (The v1 names,
+// which cuda.h renames, are reached only at CUDA 11's lookup versions: a lookup of one
+// is named as unmodelled.)
+add_shim!(cuGraphAddKernelNode_v2, Vendor::Cuda, Form::Driver);
+set_shim!(cuGraphKernelNodeSetParams_v2, Vendor::Cuda, Form::Driver);
+exec_set_shim!(
+    cuGraphExecKernelNodeSetParams_v2,
+    Vendor::Cuda,
+    Form::Driver
+);
 
 /// The lock of `NODE_GRAPH`, for the fork protocol (`fork.rs`).
 pub fn fork_locks() -> [&'static dyn ForkLock; 1] {

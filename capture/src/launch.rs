@@ -12,7 +12,7 @@
 //! record and each attribute's id and 64-byte value verbatim, in the program's order
 //! (replay hands them to `cuLaunchKernelEx`); without attributes it is a plain launch.
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
 use std::os::raw::{c_int, c_uint, c_void};
 use std::sync::Arc;
@@ -117,6 +117,16 @@ pub enum CudaHandle {
     Kernel,
 }
 
+impl CudaHandle {
+    /// The driver query that describes this kind of handle.
+    fn query(self) -> &'static str {
+        match self {
+            CudaHandle::Function => "cuFuncGetParamInfo",
+            CudaHandle::Kernel => "cuKernelGetParamInfo",
+        }
+    }
+}
+
 /// CUDA_ERROR_INVALID_VALUE: what the driver answers for an index past the last
 /// parameter.
 const CUDA_ERROR_INVALID_VALUE: c_int = 1;
@@ -134,31 +144,69 @@ pub fn cuda_param_layout(reg: &KernelRegistry, handle: u64, of: CudaHandle) -> O
         CudaHandle::Kernel => real!(driver cuKernelGetParamInfo: ParamInfoFn),
         CudaHandle::Function => real!(driver cuFuncGetParamInfo: ParamInfoFn),
     };
-    let f = real.get()?;
+    let _ = LAYOUT_GAP.try_with(|g| g.set(None));
+    let Some(f) = real.get() else {
+        note_gap(of.query(), None);
+        return None;
+    };
     let out = layout_from(|i| {
         let (mut off, mut size) = (0usize, 0usize);
         // SAFETY: valid out pointers; the handle came from the runtime.
         let r = unsafe { f(handle as usize as *mut c_void, i, &mut off, &mut size) };
         (r, off as u64, size as u64)
-    })?;
+    });
+    let out = match out {
+        Ok(l) => l,
+        Err(code) => {
+            note_gap(of.query(), Some(code));
+            return None;
+        }
+    };
     if !out.is_empty() {
         reg.cache_layout(handle, out.clone());
     }
     Some(out)
 }
 
+thread_local! {
+    /// Why this thread's last CUDA layout query gave none: the query, and the driver's
+    /// answer (None: the driver has no such function). Read by the launch record it
+    /// leaves incomplete, so the record names the cause.
+    static LAYOUT_GAP: Cell<Option<(&'static str, Option<c_int>)>> = const { Cell::new(None) };
+}
+
+fn note_gap(query: &'static str, code: Option<c_int>) {
+    let _ = LAYOUT_GAP.try_with(|g| g.set(Some((query, code))));
+}
+
+/// Why a CUDA kernel's arguments could not be recorded, naming the driver's answer when
+/// this thread's last layout query had one.
+fn layout_gap_reason() -> String {
+    let gap = LAYOUT_GAP.try_with(|g| g.take()).ok().flatten();
+    match gap {
+        Some((q, Some(code))) => format!(
+            "kernel parameter layout unavailable ({q} returned {code}): arguments not recorded"
+        ),
+        Some((q, None)) => {
+            format!("kernel parameter layout unavailable (the driver has no {q}): arguments not recorded")
+        }
+        None => "kernel parameter layout unavailable: arguments not recorded".into(),
+    }
+}
+
 /// A layout from the driver's answers for indexes 0, 1, ... (result, offset, size):
-/// parameters until CUDA_ERROR_INVALID_VALUE, none at all on any other error.
-fn layout_from(mut ask: impl FnMut(usize) -> (c_int, u64, u64)) -> Option<Layout> {
+/// parameters until CUDA_ERROR_INVALID_VALUE; any other error is returned.
+fn layout_from(mut ask: impl FnMut(usize) -> (c_int, u64, u64)) -> Result<Layout, c_int> {
     let mut out = Vec::new();
     for i in 0..4096usize {
         match ask(i) {
             (0, off, size) => out.push((off, size)),
-            (CUDA_ERROR_INVALID_VALUE, _, _) => return Some(out),
-            _ => return None,
+            (CUDA_ERROR_INVALID_VALUE, _, _) => return Ok(out),
+            (code, _, _) => return Err(code),
         }
     }
-    None
+    // An answer that never ends: CUDA_ERROR_INVALID_VALUE is never reached.
+    Err(CUDA_ERROR_INVALID_VALUE)
 }
 
 /// CUDA, launch by host stub: the driver function behind the stub, for its layout.
@@ -189,6 +237,17 @@ pub fn resolve_cuda_kernel(reg: &KernelRegistry, kernel: u64) -> Resolved {
         kernel,
         stub: reg.stub_of_kernel(kernel),
         layout: cuda_param_layout(reg, kernel, CudaHandle::Kernel),
+    }
+}
+
+/// CUDA, by driver handle (a `CUfunction`, or a `CUkernel` used as one): the handle is the
+/// record's name key (module and library loads bound it), its layout the driver's.
+pub fn resolve_cuda_function(reg: &KernelRegistry, f: u64) -> Resolved {
+    Resolved {
+        kernel: f,
+        stub: f,
+        layout: cuda_param_layout(reg, f, CudaHandle::Function)
+            .or_else(|| cuda_param_layout(reg, f, CudaHandle::Kernel)),
     }
 }
 
@@ -422,9 +481,7 @@ pub unsafe fn launch_payload(
             }
             noted = pinned;
         }
-        _ => {
-            incomplete = Some("kernel parameter layout unavailable: arguments not recorded".into())
-        }
+        _ => incomplete = Some(layout_gap_reason()),
     }
     LaunchPayload {
         p,
@@ -751,13 +808,17 @@ mod tests {
         let answers = |codes: Vec<c_int>| {
             layout_from(|i| (codes.get(i).copied().unwrap_or(0), 8 * i as u64, 8))
         };
-        assert_eq!(answers(vec![0, 0, 1]), Some(vec![(0, 8), (8, 8)]));
-        assert_eq!(answers(vec![1]), Some(vec![]));
-        // Any other error, first or later, is no layout: never "no parameters".
-        assert_eq!(answers(vec![900]), None);
-        assert_eq!(answers(vec![0, 201]), None);
+        assert_eq!(answers(vec![0, 0, 1]), Ok(vec![(0, 8), (8, 8)]));
+        assert_eq!(answers(vec![1]), Ok(vec![]));
+        // Any other error, first or later, is no layout (never "no parameters"), and is
+        // kept for the record it leaves incomplete.
+        assert_eq!(answers(vec![900]), Err(900));
+        assert_eq!(answers(vec![0, 201]), Err(201));
+        note_gap("cuFuncGetParamInfo", Some(900));
+        assert!(layout_gap_reason().contains("(cuFuncGetParamInfo returned 900)"));
+        assert!(!layout_gap_reason().contains("returned"), "read once");
         // An answer that never ends is no layout either.
-        assert_eq!(layout_from(|_| (0, 0, 4)), None);
+        assert!(layout_from(|_| (0, 0, 4)).is_err());
     }
 
     fn words(vals: &[u64]) -> Vec<u8> {

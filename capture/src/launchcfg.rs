@@ -1,7 +1,10 @@
 //! Launch configuration that changes what a kernel may do: the function settings
 //! (`cudaFuncSetAttribute`, `cudaFuncSetCacheConfig`, `cudaFuncSetSharedMemConfig` and
 //! the `hip` twins) and the cooperative and extended launches (`cudaLaunchCooperativeKernel`,
-//! `hipLaunchCooperativeKernel`, `hipModuleLaunchCooperativeKernel`, `hipExtLaunchKernel`).
+//! `hipLaunchCooperativeKernel`, `hipModuleLaunchCooperativeKernel`, `hipExtLaunchKernel`)
+//! and their driver forms (`cuFuncSetAttribute`, `cuKernelSetAttribute`,
+//! `cuFuncSetCacheConfig`, `cuKernelSetCacheConfig`, `cuFuncSetSharedMemConfig`,
+//! `cuLaunchCooperativeKernel` and its `_ptsz` form), which nvcc's static runtime calls.
 //!
 //! A function setting names its kernel by host stub; capture records the kernel as a
 //! launch names it (mangled name and code object), so replay applies the setting to its
@@ -212,6 +215,66 @@ pub unsafe extern "C" fn cuKernelSetAttribute(
     ret
 }
 
+/// `cuFuncSetCacheConfig(CUfunction, CUfunc_cache)`: as `cudaFuncSetCacheConfig`
+/// (`CUfunc_cache` numbers its preferences as `cudaFuncCache` does).
+///
+/// # Safety
+/// Called by the program in place of the driver's function.
+#[no_mangle]
+pub unsafe extern "C" fn cuFuncSetCacheConfig(func: *mut c_void, config: c_int) -> c_int {
+    let real = real!(cuFuncSetCacheConfig: unsafe extern "C" fn(*mut c_void, c_int) -> c_int);
+    let Some(f) = real.for_shim() else {
+        return NO_REAL_FUNCTION;
+    };
+    // SAFETY: the program's own arguments.
+    let ret = unsafe { f(func, config) };
+    let setting = FuncSetting::CacheConfig(config as i64);
+    record_setting(Vendor::Cuda, "cuFuncSetCacheConfig", func, setting, ret);
+    ret
+}
+
+/// `cuFuncSetSharedMemConfig(CUfunction, CUsharedconfig)`: as `cudaFuncSetSharedMemConfig`
+/// (the same numbers).
+///
+/// # Safety
+/// Called by the program in place of the driver's function.
+#[no_mangle]
+pub unsafe extern "C" fn cuFuncSetSharedMemConfig(func: *mut c_void, config: c_int) -> c_int {
+    let real = real!(cuFuncSetSharedMemConfig: unsafe extern "C" fn(*mut c_void, c_int) -> c_int);
+    let Some(f) = real.for_shim() else {
+        return NO_REAL_FUNCTION;
+    };
+    // SAFETY: the program's own arguments.
+    let ret = unsafe { f(func, config) };
+    let setting = FuncSetting::SharedMemConfig(config as i64);
+    record_setting(Vendor::Cuda, "cuFuncSetSharedMemConfig", func, setting, ret);
+    ret
+}
+
+/// `cuKernelSetCacheConfig(CUkernel, CUfunc_cache, CUdevice)` (what nvcc's static runtime
+/// makes of `cudaFuncSetCacheConfig`): as `cudaFuncSetCacheConfig`, for a library kernel
+/// (replay sets it on its own function of that name, on its one device).
+///
+/// # Safety
+/// Called by the program in place of the driver's function.
+#[no_mangle]
+pub unsafe extern "C" fn cuKernelSetCacheConfig(
+    kernel: *mut c_void,
+    config: c_int,
+    dev: c_int,
+) -> c_int {
+    let real =
+        real!(cuKernelSetCacheConfig: unsafe extern "C" fn(*mut c_void, c_int, c_int) -> c_int);
+    let Some(f) = real.for_shim() else {
+        return NO_REAL_FUNCTION;
+    };
+    // SAFETY: the program's own arguments.
+    let ret = unsafe { f(kernel, config, dev) };
+    let setting = FuncSetting::CacheConfig(config as i64);
+    record_setting(Vendor::Cuda, "cuKernelSetCacheConfig", kernel, setting, ret);
+    ret
+}
+
 func_setting_shim!(cudaFuncSetAttribute, Vendor::Cuda, |attr, value| {
     FuncSetting::Attribute {
         attr: attr as i64,
@@ -371,6 +434,75 @@ pub unsafe extern "C" fn hipModuleLaunchCooperativeKernel(
         &|_| {},
     )
 }
+
+/// C type of `cuLaunchCooperativeKernel` and its `_ptsz` form: `CUresult (CUfunction,
+/// 6 x unsigned, unsigned sharedMemBytes, CUstream, void** kernelParams)`.
+type CuCoopFn = unsafe extern "C" fn(
+    *mut c_void,
+    c_uint,
+    c_uint,
+    c_uint,
+    c_uint,
+    c_uint,
+    c_uint,
+    c_uint,
+    *mut c_void,
+    *mut *mut c_void,
+) -> c_int;
+
+/// Defines `cuLaunchCooperativeKernel` (what nvcc's static runtime makes of
+/// `cudaLaunchCooperativeKernel`) and its per-thread form: a cooperative module launch,
+/// the `_ptsz` form's stream 0 recorded as the per-thread stream.
+macro_rules! cu_coop_shim {
+    ($name:ident, $stream:expr) => {
+        /// # Safety
+        /// Called by the program in place of the driver's function.
+        #[no_mangle]
+        #[allow(clippy::too_many_arguments)]
+        pub unsafe extern "C" fn $name(
+            f: *mut c_void,
+            gx: c_uint,
+            gy: c_uint,
+            gz: c_uint,
+            bx: c_uint,
+            by: c_uint,
+            bz: c_uint,
+            shmem: c_uint,
+            stream: *mut c_void,
+            params: *mut *mut c_void,
+        ) -> c_int {
+            let Some(real) = real!($name: CuCoopFn).for_shim() else {
+                return NO_REAL_FUNCTION;
+            };
+            let recorded: fn(u64) -> u64 = $stream;
+            let shape = LaunchShape::from_xyz(
+                [gx, gy, gz],
+                [bx, by, bz],
+                shmem as usize,
+                recorded(stream as u64),
+            );
+            // SAFETY: the program's own arguments.
+            let call = || unsafe { real(f, gx, gy, gz, bx, by, bz, shmem, stream, params) };
+            module_launch(
+                semantic::LAUNCH_COOPERATIVE,
+                Vendor::Cuda,
+                stringify!($name),
+                f as u64,
+                shape,
+                params,
+                std::ptr::null_mut(),
+                call,
+                &|_| {},
+            )
+        }
+    };
+}
+
+cu_coop_shim!(cuLaunchCooperativeKernel, |s| s);
+cu_coop_shim!(
+    cuLaunchCooperativeKernel_ptsz,
+    crate::per_thread::per_thread
+);
 
 /// hipExtLaunchKernel's events and flags, as its record carries them.
 fn encode_ext_launch(p: &mut PayloadWriter, start: u64, stop: u64, flags: c_int) {

@@ -38,7 +38,8 @@
 //!   launches;
 //!   `symbols`: copies to and from device variables; `unreplayable`: calls recorded as
 //!   unreplayable; `driver`: the driver's module loads from files, globals, unloads, the
-//!   library API and `cuLaunchKernelEx`; `graph_launch`: graph launches and the host side
+//!   library API and `cuLaunchKernelEx`; `driver_graph`: the driver's graph-building
+//!   calls whose C types differ from their runtime twins'; `graph_launch`: graph launches and the host side
 //!   of each; `proc_address`: entry-point lookups (`hipGetProcAddress`,
 //!   `hipGetDriverEntryPoint`) hand out capture's own functions; `per_thread`: the
 //!   per-thread default stream aliases (`_ptsz`, `_ptds`) of rows and launches, recorded
@@ -62,6 +63,7 @@ pub mod config;
 pub mod crash;
 pub mod dl_real;
 pub mod driver;
+pub mod driver_graph;
 pub mod driver_twins;
 pub mod events;
 pub mod ffi;

@@ -218,7 +218,10 @@ pub(crate) fn module_launch(
     };
     let build = || {
         let mut layout = match vendor {
-            Vendor::Cuda => cuda_param_layout(&cap.kernels, f, CudaHandle::Function),
+            // A `CUkernel` launched as a function (nvcc's static runtime does): the
+            // driver describes it only as a kernel.
+            Vendor::Cuda => cuda_param_layout(&cap.kernels, f, CudaHandle::Function)
+                .or_else(|| cuda_param_layout(&cap.kernels, f, CudaHandle::Kernel)),
             Vendor::Hip => cap.kernels.hip_layout(f),
         };
         let mut params = params;

@@ -124,8 +124,9 @@ pub enum Param {
 /// Where a new array's element size comes from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ArrayFormat {
-    /// The channel format descriptor at this address.
-    Channel(u64),
+    /// The descriptor at `at`, of the named layout (`api::texture`): a channel format
+    /// descriptor, or one of the driver's array descriptors.
+    Descriptor { at: u64, layout: &'static str },
     /// The mipmapped array it is a level of.
     LevelOf(u64),
 }
@@ -252,9 +253,18 @@ pub fn decode(desc: &ApiDesc, i: usize, args: &[u64]) -> Param {
             at: a,
             len: hrr_archive::api::hip_abi::layout::DEVICE_PROP_R0600 as u64,
         },
-        ParamKind::OutArray(desc) | ParamKind::OutMipmappedArray(desc) => Param::OutArray {
+        ParamKind::OutArray(d) | ParamKind::OutMipmappedArray(d) => Param::OutArray {
             at: a,
-            format: ArrayFormat::Channel(arg(desc)),
+            format: ArrayFormat::Descriptor {
+                at: arg(d),
+                layout: desc
+                    .param_index(d)
+                    .and_then(|j| match desc.params[j].kind {
+                        ParamKind::ByLayout(l) => Some(l),
+                        _ => None,
+                    })
+                    .unwrap_or("channel_desc"),
+            },
         },
         ParamKind::OutArrayLevel(mipmap) => Param::OutArray {
             at: a,
@@ -832,7 +842,10 @@ mod tests {
         let p = params_of(id::MallocArray, &[0x10, 0x20, 64, 8, 0]);
         let out = Param::OutArray {
             at: 0x10,
-            format: ArrayFormat::Channel(0x20),
+            format: ArrayFormat::Descriptor {
+                at: 0x20,
+                layout: "channel_desc",
+            },
         };
         assert_eq!(p[0], out);
         assert_eq!(

@@ -191,16 +191,19 @@ macro_rules! real {
 type StreamSyncFn = unsafe extern "C" fn(*mut c_void) -> c_int;
 
 /// Waits for `stream` with the real runtime (never through our shim, so nothing is
-/// recorded); the runtime's result, or [`NO_REAL_FUNCTION`].
+/// recorded); the runtime's result, or [`NO_REAL_FUNCTION`]. A CUDA program without a
+/// shared runtime (nvcc's static runtime, a driver-API program) is waited for through the
+/// driver: its streams are the driver's.
 pub fn stream_synchronize(vendor: Vendor, stream: u64) -> c_int {
     let real = match vendor {
         Vendor::Cuda => real!(cudaStreamSynchronize: StreamSyncFn),
         Vendor::Hip => real!(hipStreamSynchronize: StreamSyncFn),
     };
-    match real.get() {
+    match (real.get(), vendor) {
         // SAFETY: a stream handle the program passed to the copy being recorded.
-        Some(f) => unsafe { f(stream as usize as *mut c_void) },
-        None => NO_REAL_FUNCTION,
+        (Some(f), _) => unsafe { f(stream as usize as *mut c_void) },
+        (None, Vendor::Cuda) => driver_stream_synchronize(stream),
+        (None, Vendor::Hip) => NO_REAL_FUNCTION,
     }
 }
 

@@ -154,6 +154,22 @@ fn driver_calls_are_recorded_once_each_in_one_order() {
             semantic::GRAPH_LAUNCH,
             id::GraphExecDestroy,
             id::GraphDestroy,
+            // An explicit graph: the driver's calls recorded as the runtime rows (the
+            // copy struct read into the runtime's), the kernel node as the runtime's.
+            id::GraphCreate,
+            id::GraphAddMemcpyNode,
+            semantic::GRAPH_KERNEL_NODE,
+            id::GraphAddMemsetNode,
+            id::GraphAddMemcpyNode,
+            id::GraphInstantiateWithFlags,
+            semantic::GRAPH_LAUNCH,
+            id::GraphExecMemcpyNodeSetParams,
+            id::GraphExecDestroy,
+            id::GraphDestroy,
+            // Launch configuration.
+            semantic::LAUNCH_COOPERATIVE,
+            semantic::FUNC_SET_CACHE_CONFIG,
+            semantic::FUNC_SET_CACHE_CONFIG,
             // Per-thread forms, as their base rows.
             id::MemsetD32,
             semantic::MODULE_LAUNCH_KERNEL,

@@ -39,6 +39,43 @@ pub const RUNTIME_TWINS: &[(&str, u16)] = &[
     ),
     ("cuGraphExecDestroy", super::id::GraphExecDestroy),
     ("cuGraphDestroy", super::id::GraphDestroy),
+    // Explicit graphs: the same handles, and structs of the same layout
+    // (CUDA_MEM_ALLOC_NODE_PARAMS, CUDA_MEMSET_NODE_PARAMS, CUDA_GRAPH_INSTANTIATE_PARAMS,
+    // CUgraphExecUpdateResultInfo, CUgraphEdgeData). The calls whose C types differ
+    // (a trailing context, CUDA_MEMCPY3D, the kernel node structs) are hand-written
+    // (capture/src/driver_graph.rs, kernel_node.rs).
+    ("cuGraphCreate", super::id::GraphCreate),
+    ("cuGraphAddEmptyNode", super::id::GraphAddEmptyNode),
+    (
+        "cuGraphAddChildGraphNode",
+        super::id::GraphAddChildGraphNode,
+    ),
+    (
+        "cuGraphAddEventRecordNode",
+        super::id::GraphAddEventRecordNode,
+    ),
+    ("cuGraphAddEventWaitNode", super::id::GraphAddEventWaitNode),
+    ("cuGraphClone", super::id::GraphClone),
+    ("cuGraphAddMemAllocNode", super::id::GraphAddMemAllocNode),
+    ("cuGraphAddMemFreeNode", super::id::GraphAddMemFreeNode),
+    (
+        "cuGraphMemsetNodeSetParams",
+        super::id::GraphMemsetNodeSetParams,
+    ),
+    ("cuGraphExecUpdate_v2", super::id::GraphExecUpdate),
+    (
+        "cuGraphInstantiateWithParams",
+        super::id::GraphInstantiateWithParams,
+    ),
+    ("cuGraphAddDependencies_v2", super::id::GraphAddDependencies),
+    (
+        "cuGraphRemoveDependencies_v2",
+        super::id::GraphRemoveDependencies,
+    ),
+    (
+        "cuStreamBeginCaptureToGraph",
+        super::id::StreamBeginCaptureToGraph,
+    ),
 ];
 
 /// The runtime row driver function `symbol` is recorded as, if it is a twin.

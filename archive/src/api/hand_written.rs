@@ -50,6 +50,9 @@ pub const HAND_WRITTEN: &[HandWritten] = hand_written! {
     (cudaFuncSetAttribute, Cuda, [k::FUNC_SET_ATTRIBUTE], launchcfg),
     (cuFuncSetAttribute, Cuda, [k::FUNC_SET_ATTRIBUTE], launchcfg),
     (cuKernelSetAttribute, Cuda, [k::FUNC_SET_ATTRIBUTE], launchcfg),
+    (cuFuncSetCacheConfig, Cuda, [k::FUNC_SET_CACHE_CONFIG], launchcfg),
+    (cuKernelSetCacheConfig, Cuda, [k::FUNC_SET_CACHE_CONFIG], launchcfg),
+    (cuFuncSetSharedMemConfig, Cuda, [k::FUNC_SET_SHARED_MEM_CONFIG], launchcfg),
     (hipFuncSetAttribute, Hip, [k::FUNC_SET_ATTRIBUTE], launchcfg),
     (cudaFuncSetCacheConfig, Cuda, [k::FUNC_SET_CACHE_CONFIG], launchcfg),
     (hipFuncSetCacheConfig, Hip, [k::FUNC_SET_CACHE_CONFIG], launchcfg),
@@ -58,6 +61,8 @@ pub const HAND_WRITTEN: &[HandWritten] = hand_written! {
     (cudaLaunchCooperativeKernel, Cuda, [k::LAUNCH_COOPERATIVE], launchcfg),
     (hipLaunchCooperativeKernel, Hip, [k::LAUNCH_COOPERATIVE], launchcfg),
     (hipModuleLaunchCooperativeKernel, Hip, [k::LAUNCH_COOPERATIVE], launchcfg),
+    (cuLaunchCooperativeKernel, Cuda, [k::LAUNCH_COOPERATIVE], launchcfg),
+    (cuLaunchCooperativeKernel_ptsz, Cuda, [k::LAUNCH_COOPERATIVE], launchcfg),
     (hipExtLaunchKernel, Hip, [k::HIP_EXT_LAUNCH], launchcfg),
     // Modules loaded by the program, and launches of their functions.
     (cuModuleLoadData, Cuda, [k::MODULE_LOAD], modules),
@@ -115,9 +120,20 @@ pub const HAND_WRITTEN: &[HandWritten] = hand_written! {
     (cudaGraphExecKernelNodeSetParams, Cuda, [k::GRAPH_EXEC_KERNEL_NODE_SET_PARAMS, k::UNREPLAYABLE], kernel_node),
     (hipGraphKernelNodeSetParams, Hip, [k::GRAPH_KERNEL_NODE_SET_PARAMS, k::UNREPLAYABLE], kernel_node),
     (hipGraphExecKernelNodeSetParams, Hip, [k::GRAPH_EXEC_KERNEL_NODE_SET_PARAMS, k::UNREPLAYABLE], kernel_node),
+    (cuGraphAddKernelNode_v2, Cuda, [k::GRAPH_KERNEL_NODE, k::UNREPLAYABLE], kernel_node),
+    (cuGraphKernelNodeSetParams_v2, Cuda, [k::GRAPH_KERNEL_NODE_SET_PARAMS, k::UNREPLAYABLE], kernel_node),
+    (cuGraphExecKernelNodeSetParams_v2, Cuda, [k::GRAPH_EXEC_KERNEL_NODE_SET_PARAMS, k::UNREPLAYABLE], kernel_node),
     // The per-thread default stream forms of the launches (`api::per_thread`).
     (cudaLaunchKernel_ptsz, Cuda, [k::LAUNCH_KERNEL], per_thread),
     (__cudaLaunchKernel_ptsz, Cuda, [k::LAUNCH_KERNEL_BY_HANDLE], per_thread),
+    // The driver's graph-building calls whose C types differ from their runtime twins'
+    // (a trailing context, or CUDA_MEMCPY3D for cudaMemcpy3DParms): recorded as the
+    // runtime row, or unreplayable (a copy node with an array side).
+    (cuGraphAddMemsetNode, Cuda, [id::GraphAddMemsetNode], driver_graph),
+    (cuGraphExecMemsetNodeSetParams, Cuda, [id::GraphExecMemsetNodeSetParams], driver_graph),
+    (cuGraphAddMemcpyNode, Cuda, [id::GraphAddMemcpyNode, k::UNREPLAYABLE], driver_graph),
+    (cuGraphMemcpyNodeSetParams, Cuda, [id::GraphMemcpyNodeSetParams, k::UNREPLAYABLE], driver_graph),
+    (cuGraphExecMemcpyNodeSetParams, Cuda, [id::GraphExecMemcpyNodeSetParams, k::UNREPLAYABLE], driver_graph),
     // Graph launches: the host side of the graph's copy nodes at each launch.
     (cudaGraphLaunch, Cuda, [k::GRAPH_LAUNCH], graph_launch),
     (cuGraphLaunch, Cuda, [k::GRAPH_LAUNCH], graph_launch),

@@ -60,6 +60,27 @@ fn offsets(vendor: Vendor) -> &'static Offsets {
     }
 }
 
+/// `CUDA_KERNEL_NODE_PARAMS_v2` (CUDA 12+, what `cuGraphAddKernelNode_v2` and its set
+/// calls take): v1's fields, then `CUkernel kern` (used instead of `func` when not null)
+/// and `CUcontext ctx`.
+pub mod driver_v2 {
+    pub const SIZE: usize = 72;
+    pub const KERN: usize = 56;
+    pub const CTX: usize = 64;
+
+    /// The kernel a v2 struct names: `kern` when set, else `func`.
+    pub fn kernel_handle(b: &[u8]) -> Option<u64> {
+        let at = |o: usize| {
+            b.get(o..o + 8)
+                .map(|w| u64::from_le_bytes(w.try_into().unwrap_or([0; 8])))
+        };
+        match at(KERN)? {
+            0 => at(0),
+            k => Some(k),
+        }
+    }
+}
+
 /// The size of `vendor`'s kernel node parameter struct.
 pub fn params_size(vendor: Vendor) -> usize {
     offsets(vendor).size

@@ -109,15 +109,57 @@ const HIP_VIEW_DESC: Layout = Layout {
     fields: &[],
 };
 
+/// The CUDA driver's descriptors (`cuda.h`, CUDA 13), taken by the driver's array,
+/// texture and surface calls. `CUDA_ARRAY_DESCRIPTOR`: Width, Height, Format,
+/// NumChannels.
+const DRV_ARRAY_DESC: Layout = Layout {
+    name: "drv_array_desc",
+    size: 24,
+    fields: &[],
+};
+/// `CUDA_ARRAY3D_DESCRIPTOR`: Width, Height, Depth, Format, NumChannels, Flags.
+const DRV_ARRAY3D_DESC: Layout = Layout {
+    name: "drv_array3d_desc",
+    size: 40,
+    fields: &[],
+};
+/// `CUDA_RESOURCE_DESC`: resType (`CUresourcetype`, the runtime's numbers), a 128-byte
+/// union at 8 (hArray, hMipmappedArray, or a devPtr first), flags.
+const DRV_RESOURCE_DESC: Layout = Layout {
+    name: "drv_resource_desc",
+    size: 144,
+    fields: RESOURCE_FIELDS,
+};
+/// `CUDA_TEXTURE_DESC`: address modes, filter mode, flags, anisotropy, mipmap filter,
+/// bias and clamps, border colour, `reserved[12]`: values only.
+const DRV_TEXTURE_DESC: Layout = Layout {
+    name: "drv_texture_desc",
+    size: 104,
+    fields: &[],
+};
+/// `CUDA_RESOURCE_VIEW_DESC`: format, width, height, depth, mipmap levels and layers,
+/// `reserved[16]`: values only.
+const DRV_VIEW_DESC: Layout = Layout {
+    name: "drv_resource_view_desc",
+    size: 112,
+    fields: &[],
+};
+
 /// Every layout name a table row may give `ParamKind::ByLayout`.
 pub const LAYOUT_NAMES: &[&str] = &[
     "channel_desc",
     "resource_desc",
     "texture_desc",
     "resource_view_desc",
+    "drv_array_desc",
+    "drv_array3d_desc",
+    "drv_resource_desc",
+    "drv_texture_desc",
+    "drv_resource_view_desc",
 ];
 
-/// The layout called `name` as `vendor`'s headers declare it.
+/// The layout called `name` as `vendor`'s headers declare it (the `drv_*` layouts are
+/// CUDA's only).
 pub fn layout(name: &str, vendor: Vendor) -> Option<&'static Layout> {
     let all: &[&'static Layout] = match vendor {
         Vendor::Cuda => &[
@@ -125,6 +167,11 @@ pub fn layout(name: &str, vendor: Vendor) -> Option<&'static Layout> {
             &CUDA_RESOURCE_DESC,
             &CUDA_TEXTURE_DESC,
             &CUDA_VIEW_DESC,
+            &DRV_ARRAY_DESC,
+            &DRV_ARRAY3D_DESC,
+            &DRV_RESOURCE_DESC,
+            &DRV_TEXTURE_DESC,
+            &DRV_VIEW_DESC,
         ],
         Vendor::Hip => &[
             &CHANNEL_DESC,
@@ -183,6 +230,31 @@ pub fn rebuild<E>(
         }
     }
     Some(Ok(out))
+}
+
+/// The bytes of one element of an array made from `desc`, a descriptor of layout
+/// `layout`: a channel format descriptor, or the driver's array descriptors (format and
+/// channel count at 16 and 20 in `CUDA_ARRAY_DESCRIPTOR`, 24 and 28 in the 3D one). None
+/// for another layout, a wrong size, or a format with no whole bytes per channel (the
+/// driver's packed, video and block-compressed formats).
+pub fn array_element_bytes(layout: &str, desc: &[u8]) -> Option<u64> {
+    let (format_at, size) = match layout {
+        "channel_desc" => return element_bytes(desc),
+        "drv_array_desc" => (16, DRV_ARRAY_DESC.size),
+        "drv_array3d_desc" => (24, DRV_ARRAY3D_DESC.size),
+        _ => return None,
+    };
+    if desc.len() != size {
+        return None;
+    }
+    let channel = match u32_at(desc, format_at)? {
+        0x01 | 0x08 => 1,        // CU_AD_FORMAT_UNSIGNED_INT8, SIGNED_INT8
+        0x02 | 0x09 | 0x10 => 2, // UNSIGNED_INT16, SIGNED_INT16, HALF
+        0x03 | 0x0a | 0x20 => 4, // UNSIGNED_INT32, SIGNED_INT32, FLOAT
+        _ => return None,
+    };
+    let channels = u32_at(desc, format_at + 4)? as u64;
+    (1..=4).contains(&channels).then_some(channel * channels)
 }
 
 /// The bytes of one element of a channel format descriptor (the sum of its channels'
@@ -261,8 +333,37 @@ mod tests {
         assert_eq!(element_bytes(&float4), Some(16));
         assert_eq!(element_bytes(&[0u8; 20]), None);
         for n in LAYOUT_NAMES {
-            assert!(layout(n, Vendor::Cuda).is_some() && layout(n, Vendor::Hip).is_some());
+            let hip = layout(n, Vendor::Hip).is_some();
+            assert!(layout(n, Vendor::Cuda).is_some() && hip != n.starts_with("drv_"));
         }
+        // The driver's: CUDA_TEXTURE_DESC with its reserved words, the resource
+        // descriptor's union where the runtime's is.
+        assert_eq!(size("drv_texture_desc", Vendor::Cuda), Some(104));
+        let l = layout("drv_resource_desc", Vendor::Cuda).unwrap();
+        let arr = resource(Vendor::Cuda, RESOURCE_ARRAY, 0xa1);
+        assert_eq!(live_words(l, &arr), Some(vec![(8, Meaning::Array, 0xa1)]));
+    }
+
+    #[test]
+    fn a_driver_array_element_is_its_format_times_its_channels() {
+        // CUDA_ARRAY3D_DESCRIPTOR: 64 x 32 x 1, CU_AD_FORMAT_FLOAT, 4 channels.
+        let mut d3 = [0u8; 40];
+        d3[..8].copy_from_slice(&64u64.to_le_bytes());
+        d3[24..28].copy_from_slice(&0x20u32.to_le_bytes());
+        d3[28..32].copy_from_slice(&4u32.to_le_bytes());
+        assert_eq!(array_element_bytes("drv_array3d_desc", &d3), Some(16));
+        // CUDA_ARRAY_DESCRIPTOR: CU_AD_FORMAT_HALF, 2 channels.
+        let mut d2 = [0u8; 24];
+        d2[16..20].copy_from_slice(&0x10u32.to_le_bytes());
+        d2[20..24].copy_from_slice(&2u32.to_le_bytes());
+        assert_eq!(array_element_bytes("drv_array_desc", &d2), Some(4));
+        // A block-compressed format, a wrong channel count, a wrong size: unknown.
+        d2[16..20].copy_from_slice(&0x91u32.to_le_bytes());
+        assert_eq!(array_element_bytes("drv_array_desc", &d2), None);
+        d3[28..32].copy_from_slice(&5u32.to_le_bytes());
+        assert_eq!(array_element_bytes("drv_array3d_desc", &d3), None);
+        assert_eq!(array_element_bytes("drv_array3d_desc", &d2), None);
+        assert_eq!(array_element_bytes("texture_desc", &d3), None);
     }
 
     /// `cudaExtent` / `hipExtent`: three `size_t`.

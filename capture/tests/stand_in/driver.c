@@ -83,10 +83,50 @@ static int capturing;
 int cuStreamBeginCapture_v2(void* s, int mode) { (void)mode; if (!s || capturing) return 1; capturing = 1; return 0; }
 int cuStreamIsCapturing(void* s, int* status) { (void)s; *status = capturing; return 0; }
 int cuStreamEndCapture(void* s, void** g) { if (!s || !capturing) return 1; capturing = 0; *g = (void*)0x6a; return 0; }
-int cuGraphInstantiateWithFlags(void** e, void* g, unsigned long long f) { (void)f; if (g != (void*)0x6a) return 1; *e = (void*)0x6e; return 0; }
-int cuGraphLaunch(void* e, void* s) { (void)s; return e == (void*)0x6e ? 0 : 1; }
-int cuGraphExecDestroy(void* e) { return e == (void*)0x6e ? 0 : 1; }
-int cuGraphDestroy(void* g) { return g == (void*)0x6a ? 0 : 1; }
+/* A captured graph is 0x6a (executable 0x6e), an explicit one 0x7a (0x7e); explicit
+   nodes are numbered from 0x7b1. Nothing runs. */
+int cuGraphInstantiateWithFlags(void** e, void* g, unsigned long long f) {
+    (void)f;
+    if (g != (void*)0x6a && g != (void*)0x7a) return 1;
+    *e = (char*)g + 4;
+    return 0;
+}
+static int is_exec(void* e) { return e == (void*)0x6e || e == (void*)0x7e; }
+static int is_graph(void* g) { return g == (void*)0x6a || g == (void*)0x7a; }
+int cuGraphLaunch(void* e, void* s) { (void)s; return is_exec(e) ? 0 : 1; }
+int cuGraphExecDestroy(void* e) { return is_exec(e) ? 0 : 1; }
+int cuGraphDestroy(void* g) { return is_graph(g) ? 0 : 1; }
+int cuGraphCreate(void** g, unsigned flags) { (void)flags; *g = (void*)0x7a; return 0; }
+static uintptr_t next_node = 0x7b1;
+static int add_node(void** n, void* g, const void* params) {
+    if (g != (void*)0x7a || !params) return 1;
+    *n = (void*)next_node++;
+    return 0;
+}
+int cuGraphAddMemcpyNode(void** n, void* g, const void* deps, size_t nd, const void* p, void* ctx) {
+    (void)deps; (void)nd; (void)ctx;
+    return add_node(n, g, p);
+}
+int cuGraphAddMemsetNode(void** n, void* g, const void* deps, size_t nd, const void* p, void* ctx) {
+    (void)deps; (void)nd; (void)ctx;
+    return add_node(n, g, p);
+}
+int cuGraphAddKernelNode_v2(void** n, void* g, const void* deps, size_t nd, const void* p) {
+    (void)deps; (void)nd;
+    return add_node(n, g, p);
+}
+int cuGraphExecMemcpyNodeSetParams(void* e, void* n, const void* p, void* ctx) {
+    (void)n; (void)ctx;
+    return e == (void*)0x7e && p ? 0 : 1;
+}
+// ---- launch configuration ----
+int cuLaunchCooperativeKernel(void* f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
+                              unsigned bz, unsigned shmem, void* stream, void** params) {
+    (void)gx; (void)gy; (void)gz; (void)bx; (void)by; (void)bz; (void)shmem; (void)stream;
+    return f && params ? 0 : 1;
+}
+int cuKernelSetCacheConfig(void* k, int config, int dev) { (void)dev; return k && config >= 0 ? 0 : 1; }
+int cuFuncSetCacheConfig(void* f, int config) { return f && config >= 0 ? 0 : 1; }
 int cuStreamSynchronize(void* s) {
     (void)s;
     if (pending.n) memmove(pending.dst, pending.src, pending.n);

@@ -45,6 +45,14 @@ int cuGraphExecDestroy(void*);
 int cuGraphDestroy(void*);
 int cuMemcpy2DUnaligned_v2(const size_t*);
 int cuMemcpyPeer(CUdeviceptr, void*, CUdeviceptr, void*, size_t);
+int cuGraphCreate(void**, unsigned);
+int cuGraphAddMemcpyNode(void**, void*, void* const*, size_t, const void*, void*);
+int cuGraphAddMemsetNode(void**, void*, void* const*, size_t, const void*, void*);
+int cuGraphAddKernelNode_v2(void**, void*, void* const*, size_t, const void*);
+int cuGraphExecMemcpyNodeSetParams(void*, void*, const void*, void*);
+int cuLaunchCooperativeKernel(void*, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, void*, void**);
+int cuKernelSetCacheConfig(void*, int, int);
+int cuFuncSetCacheConfig(void*, int);
 
 #define CALL(name, call) printf("%s=%d\n", name, (call))
 
@@ -112,6 +120,34 @@ int main(int argc, char** argv) {
     CALL("graph_launch", cuGraphLaunch(exec, stream));
     CALL("exec_destroy", cuGraphExecDestroy(exec));
     CALL("graph_destroy", cuGraphDestroy(graph));
+    // An explicit graph through the driver, as nvcc's static runtime builds one: an H2D
+    // copy node (CUDA_MEMCPY3D, 25 words: host 1, device 2), a kernel node naming its
+    // CUkernel in the v2 struct, a memset node, a D2H copy node; then an update of the
+    // first node in the executable graph.
+    size_t up[25] = {0}, down[25] = {0};
+    static char node_src[64], node_dst[64];
+    memset(node_src, 0x5a, sizeof node_src);
+    up[4] = 1; up[5] = (size_t)node_src; up[15] = 2; up[17] = (size_t)d; up[22] = 64; up[23] = 1; up[24] = 1;
+    down[4] = 2; down[6] = (size_t)d; down[15] = 1; down[16] = (size_t)node_dst; down[22] = 64; down[23] = 1; down[24] = 1;
+    struct { void* func; unsigned g[3], b[3], shmem; void** params; void** extra; void* kern; void* ctx; } kn =
+        {0, {2, 1, 1}, {64, 1, 1}, 0, (void*[]){&d, &d}, 0, kernel, ctx};
+    struct { CUdeviceptr dst; size_t pitch; unsigned value, elem; size_t width, height; } ms = {d + 32, 0, 7, 4, 4, 1};
+    void *g2 = 0, *e2 = 0, *n1 = 0, *n2 = 0, *n3 = 0, *n4 = 0;
+    CALL("graph_create", cuGraphCreate(&g2, 0));
+    CALL("add_copy_node", cuGraphAddMemcpyNode(&n1, g2, NULL, 0, up, ctx));
+    CALL("add_kernel_node", cuGraphAddKernelNode_v2(&n2, g2, (void* const[]){n1}, 1, &kn));
+    CALL("add_memset_node", cuGraphAddMemsetNode(&n3, g2, (void* const[]){n2}, 1, &ms, ctx));
+    CALL("add_copy_back_node", cuGraphAddMemcpyNode(&n4, g2, (void* const[]){n3}, 1, down, ctx));
+    CALL("instantiate2", cuGraphInstantiateWithFlags(&e2, g2, 0));
+    CALL("graph_launch2", cuGraphLaunch(e2, stream));
+    CALL("exec_copy_update", cuGraphExecMemcpyNodeSetParams(e2, n1, up, ctx));
+    CALL("exec_destroy2", cuGraphExecDestroy(e2));
+    CALL("graph_destroy2", cuGraphDestroy(g2));
+    // Launch configuration as nvcc's static runtime makes it: a cooperative launch, cache
+    // preferences of a CUkernel and of a CUfunction.
+    CALL("cooperative", cuLaunchCooperativeKernel(kfn, 2, 1, 1, 32, 1, 1, 0, stream, (void*[]){&d, &d}));
+    CALL("kernel_cache", cuKernelSetCacheConfig(kernel, 1, dev));
+    CALL("func_cache", cuFuncSetCacheConfig(kfn, 2));
     // The per-thread default stream forms a per-thread program's static runtime calls.
     CALL("memset_ptds", cuMemsetD32_v2_ptds(d + 16, 0xdeadbeefu, 4));
     CALL("launch_ptsz", cuLaunchKernel_ptsz(kfn, 1, 1, 1, 32, 1, 1, 0, NULL, (void*[]){&d, &d}, NULL));

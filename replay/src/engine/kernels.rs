@@ -109,9 +109,27 @@ impl Ctx<'_> {
         let m = self.load_module(&co)?;
         if let Some(old) = self.module_instances.insert(handle, m) {
             // A handle reused after an unload capture did not see.
+            self.forget_functions_of(handle);
             let _ = self.unload_module(old);
         }
         Ok(())
+    }
+
+    /// Drops the functions looked up in captured module `module`, which is going: the
+    /// driver may hand their captured handles out again, for another module's functions.
+    fn forget_functions_of(&mut self, module: u64) {
+        let gone: Vec<u64> = self
+            .function_module
+            .iter()
+            .filter(|(_, m)| **m == module)
+            .map(|(f, _)| *f)
+            .collect();
+        for f in gone {
+            self.function_module.remove(&f);
+            if let Some(rf) = self.function_instances.remove(&f) {
+                self.param_sizes.remove(&rf);
+            }
+        }
     }
 
     fn unload_module(&mut self, m: u64) -> Result<std::os::raw::c_int, EventError> {
@@ -130,6 +148,7 @@ impl Ctx<'_> {
             return Ok(());
         }
         if let Some(m) = self.module_instances.remove(&handle) {
+            self.forget_functions_of(handle);
             let r = self.unload_module(m)?;
             if r != 0 {
                 return Err(EventError::Call {
@@ -150,16 +169,21 @@ impl Ctx<'_> {
         if ev.header.ret != 0 || handle == 0 {
             return Ok(());
         }
-        if let Some(&f) = self.function_instances.get(&of) {
-            self.function_instances.insert(handle, f);
-            return Ok(());
-        }
-        let Some(&m) = self.module_instances.get(&of) else {
-            return Ok(()); // a module capture saw no load of: launched by code object
+        // A live module first: a stale function handle (its module unloaded) is never
+        // consulted, and a live module and a live kernel never share an address.
+        let (f, module) = match self.module_instances.get(&of) {
+            Some(&m) => {
+                let name = p.str(fid::NAME, "kernel name")?.to_string();
+                (self.get_function(m, &name)?, of)
+            }
+            None => match self.function_instances.get(&of) {
+                // cuKernelGetFunction: the function behind a kernel, of its module.
+                Some(&f) => (f, self.function_module.get(&of).copied().unwrap_or(0)),
+                None => return Ok(()), // a module capture saw no load of: launched by code object
+            },
         };
-        let name = p.str(fid::NAME, "kernel name")?.to_string();
-        let f = self.get_function(m, &name)?;
         self.function_instances.insert(handle, f);
+        self.function_module.insert(handle, module);
         Ok(())
     }
 

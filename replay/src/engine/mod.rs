@@ -66,6 +66,9 @@ struct Ctx<'a> {
     /// Captured function or kernel handle (`cuModuleGetFunction`, `cuLibraryGetKernel`,
     /// `cuKernelGetFunction`) -> the replay function in its module instance.
     function_instances: HashMap<u64, u64>,
+    /// Captured function or kernel handle -> the captured module or library it came
+    /// from: an unload drops its functions, whose handles the driver may hand out again.
+    function_module: HashMap<u64, u64>,
     /// Replay function -> the sizes of its parameters as the driver describes them
     /// (None: it cannot), to check each launch's arguments against (`check_arguments`).
     param_sizes: HashMap<u64, Option<Vec<u64>>>,
@@ -324,6 +327,7 @@ impl<'a> Ctx<'a> {
                 self.functions.clear();
                 self.module_instances.clear();
                 self.function_instances.clear();
+                self.function_module.clear();
                 self.handles.clear();
                 self.objects = textures::Objects::default();
                 self.pool_devices.clear();
@@ -439,6 +443,7 @@ impl<'a> Ctx<'a> {
         }
         self.functions.clear();
         self.function_instances.clear();
+        self.function_module.clear();
         self.staging.unpin_all();
     }
 }
@@ -471,6 +476,7 @@ pub fn replay_process<'a>(
         functions: HashMap::new(),
         module_instances: HashMap::new(),
         function_instances: HashMap::new(),
+        function_module: HashMap::new(),
         param_sizes: HashMap::new(),
         registered: HashMap::new(),
         staging: Staging::new(rt, proc_.limits.max_host_bytes),
