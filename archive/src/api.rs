@@ -29,6 +29,7 @@ pub mod launch_config;
 pub mod memcpy3d;
 pub mod mempool;
 pub mod per_thread;
+pub mod polls;
 pub mod private_runtime;
 pub mod ranges;
 pub mod semantic;

@@ -102,6 +102,14 @@ impl CopyStruct {
     }
 }
 
+/// Whether `desc` takes the runtime's `cudaMemcpy3DParms` (widths in an array's
+/// elements), not one of the driver's copy structs (widths in bytes).
+fn runtime_copy_struct(desc: &ApiDesc) -> bool {
+    desc.params
+        .iter()
+        .any(|p| matches!(CopyStruct::of(p.kind), Some(CopyStruct::Runtime3D)))
+}
+
 /// The copy struct a row's copy-struct argument points at, decoded and raw.
 ///
 /// # Safety
@@ -183,9 +191,13 @@ fn host_side(
 fn before_call(cap: &Capture, desc: &ApiDesc, args: &[u64]) -> BeforeCall {
     // SAFETY: a Copy3DParms argument points at the struct the runtime is about to read.
     let parms = unsafe { parms_3d(desc, args) };
-    // An array side counts the box's width in its elements: the host side's rows are
-    // that many elements long (an unknown array leaves the record incomplete).
-    let parms = parms.map(|(p, raw)| (crate::arrays::host_box(&cap.objects, p), raw));
+    // A runtime copy's array side counts the box's width in its elements: the host
+    // side's rows are that many elements long (an unknown array leaves the record
+    // incomplete). The driver's structs count bytes already.
+    let parms = match runtime_copy_struct(desc) {
+        true => parms.map(|(p, raw)| (crate::arrays::host_box(&cap.objects, p), raw)),
+        false => parms,
+    };
     let decoded = parms.as_ref().map(|(p, _)| p);
     let dir = params::copy_dir(desc, args, decoded, |a| cap.allocs.is_device(a));
     // A pending read of these host bytes (or of memory being released) goes first.
@@ -474,8 +486,13 @@ impl Recorder<'_> {
             return;
         };
         self.p.bytes(fid, raw, false);
-        if let Some(why) = crate::arrays::record_row_bytes(&self.cap.objects, parms, &mut self.p) {
-            self.failure = Some(why);
+        // The host rows' length where the struct counts an array's elements (replay reads
+        // a driver struct's byte width itself).
+        if runtime_copy_struct(self.desc) {
+            let objects = &self.cap.objects;
+            if let Some(why) = crate::arrays::record_row_bytes(objects, parms, &mut self.p) {
+                self.failure = Some(why);
+            }
         }
         match &self.before.source {
             Some(Ok((r, words))) => {

@@ -133,8 +133,8 @@ impl Layout {
     }
 
     /// The captured struct `raw` with `parms`' sides written over it (pointer in the
-    /// field its memory type names, position, pitch, height); extent and memory types
-    /// stay as captured.
+    /// field its memory type names, an array side's array handle, position, pitch,
+    /// height); extent and memory types stay as captured.
     pub fn encode(self, raw: &[u8], parms: &Parms) -> Vec<u8> {
         let mut b = raw.to_vec();
         b.resize(self.size(), 0);
@@ -146,14 +146,17 @@ impl Layout {
                     .unwrap_or([0; 8]),
             ) & 0xffff_ffff
         };
-        for (dst, s) in [(false, parms.src), (true, parms.dst)] {
+        let sides = [
+            (false, parms.src, parms.src_array),
+            (true, parms.dst, parms.dst_array),
+        ];
+        for (dst, s, array) in sides {
             let words = self.side(dst);
-            let at = if ty(words.memory_type) == MEMORYTYPE_HOST {
-                words.host
-            } else {
-                words.device
-            };
-            put(at, s.ptr);
+            match ty(words.memory_type) {
+                MEMORYTYPE_HOST => put(words.host, s.ptr),
+                MEMORYTYPE_ARRAY => put(words.array, array),
+                _ => put(words.device, s.ptr),
+            }
             put(words.x, s.x);
             put(words.y, s.y);
             if let Some(z) = words.z {
@@ -278,6 +281,13 @@ mod tests {
         assert_eq!(p.dst_array, 0x77);
         assert_eq!(p.kind, 1);
         assert_eq!(p.box_bytes(), Some(2048));
+        // Written back, the array side carries replay's array: a captured handle left in
+        // the struct would be dereferenced by the driver (H200: replay crashed, SIGSEGV).
+        let mut q = p;
+        q.dst_array = 0x99;
+        let out = Layout::Memcpy3D.encode(&raw, &q);
+        assert_eq!(&out[18 * 8..19 * 8], &0x99u64.to_le_bytes());
+        assert_eq!(Layout::Memcpy3D.decode(&out).unwrap().dst_array, 0x99);
     }
 
     #[test]

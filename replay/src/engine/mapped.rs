@@ -3,9 +3,10 @@
 //! Replay has just replayed that synchronisation; it reads its own allocation (host
 //! memory it allocated, mapped or managed, into which the captured range maps) and
 //! compares it with the captured bytes. A failure names the allocation, the
-//! synchronisation and the last launch that reached it.
+//! synchronisation and the last launch that reached it. Polls are replayed as the
+//! synchronisation a successful one observed (`replay_poll`).
 
-use hrr_archive::api::{self, fid, id};
+use hrr_archive::api::{self, fid};
 use hrr_archive::payload::Payload;
 use hrr_archive::Event;
 
@@ -23,6 +24,40 @@ fn target(first: Translated, last: Translated, len: u64) -> Option<u64> {
 }
 
 impl Ctx<'_> {
+    /// A poll (`api::polls`: `cudaEventQuery`, `cudaStreamQuery`, the driver's and HIP's
+    /// per-thread forms). One that found the work done at capture is replayed as the
+    /// synchronisation it observed, so replay reaches the same state before going on (a
+    /// query alone may find replay's work still running: H200, an elapsed time read after
+    /// 1,400 polls returned 600 at replay where capture had 0). One that found the work
+    /// running changed nothing and is not made. Any other result is replayed as a call.
+    pub(super) fn replay_poll(
+        &mut self,
+        ev: &Event,
+        desc: &'static api::ApiDesc,
+        sync: u16,
+    ) -> EvResult {
+        match ev.header.ret {
+            0 => {
+                let p = Payload::parse(&ev.payload)?;
+                let h = self.handle(p.handle(api::ApiDesc::field_id(0), "handle")?)?;
+                // SAFETY: the synchronize row, given a handle replay created (or a
+                // default stream).
+                match unsafe { self.rt.call_table(sync, &[h]) }? {
+                    0 => Ok(()),
+                    code => Err(EventError::Call {
+                        call: format!(
+                            "completing {} as at capture (it found the work done there)",
+                            desc.name
+                        ),
+                        code,
+                    }),
+                }
+            }
+            api::polls::NOT_READY => Ok(()),
+            _ => self.replay_generic(ev, desc),
+        }
+    }
+
     /// A query that succeeded at capture may not have at replay: the synchronisation it
     /// stood for is made here (on the same stream or event) before memory is read.
     fn complete_like_capture(&mut self, sync_seq: u64) -> EvResult {
@@ -31,10 +66,8 @@ impl Ctx<'_> {
             return Ok(());
         };
         let ev = &events[i];
-        let row = match ev.header.api_id {
-            id::StreamQuery | id::CuStreamQuery => id::StreamSynchronize,
-            id::EventQuery | id::CuEventQuery => id::EventSynchronize,
-            _ => return Ok(()),
+        let Some(row) = api::polls::completion_of(ev.header.api_id) else {
+            return Ok(());
         };
         let p = Payload::parse(&ev.payload)?;
         let h = self.handle(p.handle(api::ApiDesc::field_id(0), "handle")?)?;

@@ -311,6 +311,9 @@ impl<'a> Ctx<'a> {
             return Ok(());
         }
         if let Some(desc) = api::desc(ev.header.api_id) {
+            if let Some(sync) = api::polls::completion_of(desc.id) {
+                return self.replay_poll(ev, desc, sync);
+            }
             if api::resets_device(desc.id) {
                 // The reset would drop the staging buffers' registrations under them,
                 // and the events of copies still waiting for their outputs.
