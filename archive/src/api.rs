@@ -628,6 +628,11 @@ pub const CAPTURE_INVALIDATED: u64 = u64::MAX;
 /// it carry the output inline (`BLOB_FIELD | id`) and never this field.
 pub const OUTPUT_PENDING_FIELD: u16 = 0x300;
 
+/// On a poll's record (`api::polls`): how many polls of the same handle on the same
+/// thread capture counted and did not record since the last recorded one (each found
+/// the work still running and changed nothing).
+pub const POLLS_SKIPPED_FIELD: u16 = 0x202;
+
 /// Direction of a memcpy, as capture resolved it (for "default" from the allocation table).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum CopyDir {

@@ -6,11 +6,13 @@
 //! the plan names is read from the program's memory and encoded here ([`Recorder`]).
 
 use std::borrow::Cow;
+use std::cell::Cell;
 use std::os::raw::c_int;
 
+use hrr_archive::api::polls::{self, Poll, PollRun};
 use hrr_archive::api::{
     copy_node, drv_memcpy, hip_abi, memcpy3d, ApiDesc, CopyDir, ParamKind, Vendor, BLOB_FIELD,
-    CAPTURE_FIELD, COPY_DIR_FIELD, OUTPUT_PENDING_FIELD, POINTER_WORDS_FIELD,
+    CAPTURE_FIELD, COPY_DIR_FIELD, OUTPUT_PENDING_FIELD, POINTER_WORDS_FIELD, POLLS_SKIPPED_FIELD,
 };
 use hrr_archive::payload::{BlobRef, FieldType, PayloadWriter};
 use hrr_archive::ArchiveError;
@@ -558,6 +560,29 @@ impl Recorder<'_> {
     }
 }
 
+thread_local! {
+    /// This thread's run of polls (`api::polls`).
+    static POLL_RUN: Cell<PollRun> = Cell::new(PollRun::default());
+}
+
+/// Whether a call of `desc` is recorded: a poll that repeats its thread's not-ready poll
+/// of the same handle is only counted (`api::polls::PollRun`); every other call is.
+fn poll_run(desc: &ApiDesc, args: &[u64], ret: c_int) -> Poll {
+    let row = hip_abi::base_row(desc.id);
+    if polls::completion_of(row).is_none() {
+        return Poll::Record { skipped: 0 };
+    }
+    let handle = args.first().copied().unwrap_or(0);
+    POLL_RUN
+        .try_with(|r| {
+            let mut run = r.get();
+            let d = run.observe(row, handle, ret);
+            r.set(run);
+            d
+        })
+        .unwrap_or(Poll::Record { skipped: 0 })
+}
+
 /// Captures one call of a generic table row. `call` makes the real call exactly once.
 pub fn capture_row(
     desc: &'static ApiDesc,
@@ -575,6 +600,10 @@ pub fn capture_row(
     let ret = call();
     let Some(before) = before else {
         return ret;
+    };
+    let skipped_polls = match poll_run(desc, args, ret) {
+        Poll::Skip => return ret,
+        Poll::Record { skipped } => skipped,
     };
     state::guarded(desc.name, || {
         let mut rec = Recorder {
@@ -601,6 +630,9 @@ pub fn capture_row(
         }
         if let Some(d) = before.dir {
             rec.p.u64(COPY_DIR_FIELD, d as u64);
+        }
+        if skipped_polls > 0 {
+            rec.p.u64(POLLS_SKIPPED_FIELD, skipped_polls);
         }
         let node_of = match rec.read {
             ReadPlan::DeferToGraph { id } => Some(graph_io::NodeOf::Capture(id)),

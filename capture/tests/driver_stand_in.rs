@@ -12,7 +12,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use hrr_archive::api::{fid, id, semantic, BLOB_FIELD};
+use hrr_archive::api::{fid, id, semantic, BLOB_FIELD, POLLS_SKIPPED_FIELD};
 use hrr_archive::payload::Payload;
 use hrr_archive::{Archive, Limits, ProcessArchive};
 
@@ -104,7 +104,10 @@ fn driver_calls_are_recorded_once_each_in_one_order() {
     );
     // Every call returned the stand-in's result.
     assert!(stdout.lines().count() >= 30, "{stdout}");
-    assert!(stdout.lines().all(|l| l.ends_with("=0")), "{stdout}");
+    assert!(
+        stdout.lines().all(|l| l.ends_with("=0") || l == "polls=5"),
+        "{stdout}"
+    );
 
     let a = Archive::open(&out, Limits::default()).unwrap_or_else(|e| {
         panic!(
@@ -170,6 +173,12 @@ fn driver_calls_are_recorded_once_each_in_one_order() {
             semantic::LAUNCH_COOPERATIVE,
             semantic::FUNC_SET_CACHE_CONFIG,
             semantic::FUNC_SET_CACHE_CONFIG,
+            // Five polls that found the work running, then the one that found it done:
+            // the first recorded, the rest counted on the last.
+            id::CuEventQuery,
+            id::CuEventQuery,
+            // The successful poll observed the launches that wrote mapped memory.
+            semantic::MAPPED_OUTPUT,
             // Per-thread forms, as their base rows.
             id::MemsetD32,
             semantic::MODULE_LAUNCH_KERNEL,
@@ -181,10 +190,22 @@ fn driver_calls_are_recorded_once_each_in_one_order() {
             id::CtxDestroy,
         ]
     );
+    let polls: Vec<usize> = (0..p.events.len())
+        .filter(|&i| p.events[i].header.api_id == id::CuEventQuery)
+        .collect();
+    assert_eq!(p.events[polls[0]].header.ret, 600);
+    assert!(payload(p, polls[0]).get(POLLS_SKIPPED_FIELD).is_none());
+    assert_eq!(
+        payload(p, polls[1])
+            .u64(POLLS_SKIPPED_FIELD, "skipped")
+            .unwrap(),
+        4
+    );
     assert!(p
         .events
         .iter()
-        .all(|e| e.header.ret == 0 && e.header.flags == 0));
+        .enumerate()
+        .all(|(i, e)| (e.header.ret == 0 || i == polls[0]) && e.header.flags == 0));
     // cuLaunchKernel_ptsz's stream 0 is the per-thread stream (2).
     let launches: Vec<usize> = (0..p.events.len())
         .filter(|&i| p.events[i].header.api_id == semantic::MODULE_LAUNCH_KERNEL)

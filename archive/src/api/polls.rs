@@ -3,7 +3,9 @@
 //! synchronisation row that reaches what a successful query observed. Replay makes that
 //! synchronisation where capture's query succeeded, and skips a query that found the work
 //! still running (it changed nothing), so a polling loop costs replay neither a race nor
-//! thousands of calls.
+//! thousands of calls. Capture records the first poll of a run that found the work
+//! running and counts the rest ([`PollRun`]); the next recorded poll of that handle
+//! carries the count (`POLLS_SKIPPED_FIELD`).
 
 use super::id;
 
@@ -21,6 +23,57 @@ pub fn completion_of(row: u16) -> Option<u16> {
         id::StreamQuerySpt => id::StreamSynchronizeSpt,
         _ => return None,
     })
+}
+
+/// What capture does with one poll of a thread's run ([`PollRun::observe`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Poll {
+    /// Record it, carrying the number of polls counted and not recorded before it.
+    Record { skipped: u64 },
+    /// Count it: a repeat of the run's not-ready poll, which changed nothing.
+    Skip,
+}
+
+/// One thread's run of polls (pure): the poll row and handle of the last not-ready poll
+/// recorded, and the not-ready polls of that handle counted since.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct PollRun {
+    run: Option<(u16, u64, u64)>,
+}
+
+impl PollRun {
+    /// The decision for a poll of `row` on `handle` that returned `ret`.
+    pub fn observe(&mut self, row: u16, handle: u64, ret: i32) -> Poll {
+        let same = matches!(self.run, Some((r, h, _)) if r == row && h == handle);
+        match (ret == NOT_READY, same) {
+            (true, true) => {
+                if let Some((_, _, n)) = &mut self.run {
+                    *n += 1;
+                }
+                Poll::Skip
+            }
+            (true, false) => {
+                let skipped = self.take_for(row, handle);
+                self.run = Some((row, handle, 0));
+                Poll::Record { skipped }
+            }
+            (false, _) => Poll::Record {
+                skipped: self.take_for(row, handle),
+            },
+        }
+    }
+
+    /// The count of the run on (`row`, `handle`), ending it; 0 for another run, which
+    /// goes on.
+    fn take_for(&mut self, row: u16, handle: u64) -> u64 {
+        match self.run {
+            Some((r, h, n)) if r == row && h == handle => {
+                self.run = None;
+                n
+            }
+            _ => 0,
+        }
+    }
 }
 
 #[cfg(test)]
@@ -54,5 +107,31 @@ mod tests {
         }
         assert_eq!(polls, 5);
         assert_eq!(completion_of(id::StreamSynchronize), None);
+    }
+
+    #[test]
+    fn a_run_of_not_ready_polls_is_one_record_and_a_count() {
+        let mut run = PollRun::default();
+        let q = id::EventQuery;
+        assert_eq!(run.observe(q, 0xe1, NOT_READY), Poll::Record { skipped: 0 });
+        for _ in 0..1400 {
+            assert_eq!(run.observe(q, 0xe1, NOT_READY), Poll::Skip);
+        }
+        // Another handle's poll is recorded and leaves the run alone.
+        assert_eq!(run.observe(q, 0xe2, 0), Poll::Record { skipped: 0 });
+        assert_eq!(run.observe(q, 0xe1, 0), Poll::Record { skipped: 1400 });
+        // The run ended: the next not-ready poll starts a new one.
+        assert_eq!(run.observe(q, 0xe1, NOT_READY), Poll::Record { skipped: 0 });
+        // A not-ready poll of another row or handle starts its own run; the count of the
+        // one it replaces is carried by that handle's next recorded poll only.
+        assert_eq!(
+            run.observe(id::StreamQuery, 0x5, NOT_READY),
+            Poll::Record { skipped: 0 }
+        );
+        assert_eq!(run.observe(id::StreamQuery, 0x5, NOT_READY), Poll::Skip);
+        assert_eq!(
+            run.observe(id::StreamQuery, 0x5, 1),
+            Poll::Record { skipped: 1 }
+        );
     }
 }

@@ -53,6 +53,7 @@ int cuGraphExecMemcpyNodeSetParams(void*, void*, const void*, void*);
 int cuLaunchCooperativeKernel(void*, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, void*, void**);
 int cuKernelSetCacheConfig(void*, int, int);
 int cuFuncSetCacheConfig(void*, int);
+int cuEventQuery(void*);
 
 #define CALL(name, call) printf("%s=%d\n", name, (call))
 
@@ -148,6 +149,11 @@ int main(int argc, char** argv) {
     CALL("cooperative", cuLaunchCooperativeKernel(kfn, 2, 1, 1, 32, 1, 1, 0, stream, (void*[]){&d, &d}));
     CALL("kernel_cache", cuKernelSetCacheConfig(kernel, 1, dev));
     CALL("func_cache", cuFuncSetCacheConfig(kfn, 2));
+    // Polling until the work is done: one record for the run, one for the result.
+    int polls = 0, q;
+    while ((q = cuEventQuery((void*)0xe7)) == 600) ++polls;
+    printf("polls=%d\n", polls);
+    CALL("poll_done", q);
     // The per-thread default stream forms a per-thread program's static runtime calls.
     CALL("memset_ptds", cuMemsetD32_v2_ptds(d + 16, 0xdeadbeefu, 4));
     CALL("launch_ptsz", cuLaunchKernel_ptsz(kfn, 1, 1, 1, 32, 1, 1, 0, NULL, (void*[]){&d, &d}, NULL));
