@@ -18,6 +18,7 @@ use std::path::{Path, PathBuf};
 
 pub use files::{gather, CaseFiles, FileLink, COPY_LIMIT_BYTES};
 
+use crate::merge::ExpectedShard;
 use crate::result::{write_atomic, CaseResult, RunReport, Totals};
 use crate::status::{RawOutcome, Status};
 
@@ -118,21 +119,34 @@ td.zero{color:#8c959f}
 ";
 
 /// Writes `report.html` into `out_dir` for the merged report, with its case files
-/// gathered from `sources` (see `gather`). Returns the page's path.
+/// gathered from `sources` (see `gather`) and the expected shards that sent no results
+/// (`missing`). Returns the page's path.
 pub fn write_report(
     out_dir: &Path,
     merged: &RunReport,
     sources: &[(&Path, &RunReport)],
+    missing: &[ExpectedShard],
 ) -> Result<PathBuf, HtmlError> {
     let files = gather(out_dir, sources)?;
-    let page = render(merged, &files);
+    let page = render(merged, &files, missing);
     let path = out_dir.join(FILE_NAME);
     write_atomic(&path, page.as_bytes()).map_err(io_err(&path))?;
     Ok(path)
 }
 
-/// The page for a merged report.
-pub fn render(r: &RunReport, files: &CaseFiles) -> String {
+/// Whether `c` is a `not-run` entry a merge made for a shard of `missing` (its family
+/// sent no results for it): shown as one line per shard, not as a card per case.
+fn of_missing_shard(c: &CaseResult, missing: &[ExpectedShard]) -> bool {
+    c.status == Status::NotRun && missing.iter().any(|s| s.family == c.family)
+}
+
+/// The fragment id of a missing shard's line.
+fn shard_anchor(s: &ExpectedShard) -> String {
+    anchor(&s.family, &format!("shard {}", s.label()))
+}
+
+/// The page for a merged report; `missing`: the expected shards that sent no results.
+pub fn render(r: &RunReport, files: &CaseFiles, missing: &[ExpectedShard]) -> String {
     let mut by_family: BTreeMap<&str, BTreeMap<&str, &CaseResult>> = BTreeMap::new();
     let mut names: BTreeSet<&str> = BTreeSet::new();
     for c in &r.cases {
@@ -165,9 +179,10 @@ pub fn render(r: &RunReport, files: &CaseFiles) -> String {
     }
     o.push_str("</style>\n</head>\n<body>\n");
     header(&mut o, r, verdict);
-    family_table(&mut o, &by_family);
-    grid(&mut o, &by_family, &names, files);
-    details(&mut o, r, files);
+    family_table(&mut o, &by_family, missing);
+    grid(&mut o, &by_family, &names, files, missing);
+    missing_shards(&mut o, r, missing);
+    details(&mut o, r, files, missing);
     o.push_str("</body>\n</html>\n");
     o
 }
@@ -215,7 +230,40 @@ fn header(o: &mut String, r: &RunReport, verdict: crate::markdown::Verdict) {
     o.push_str("<span class=\"absent\">not in this family</span></p>\n");
 }
 
-fn family_table(o: &mut String, by_family: &BTreeMap<&str, BTreeMap<&str, &CaseResult>>) {
+/// A family's shards as `ran/expected`: the shard labels (`K/N`) of its cases that ran,
+/// against N (from those labels or the missing shards'), with the missing ones named.
+fn shards_text(
+    family: &str,
+    cases: &BTreeMap<&str, &CaseResult>,
+    missing: &[ExpectedShard],
+) -> String {
+    let gone: Vec<&ExpectedShard> = missing.iter().filter(|s| s.family == family).collect();
+    let ran: BTreeSet<&str> = cases
+        .values()
+        .filter(|c| !of_missing_shard(c, missing))
+        .map(|c| c.shard.as_str())
+        .collect();
+    let total = ran
+        .iter()
+        .filter_map(|l| l.split_once('/').and_then(|(_, n)| n.parse::<u32>().ok()))
+        .chain(gone.iter().map(|s| s.count))
+        .max();
+    let mut text = match total {
+        Some(n) => format!("{}/{n}", ran.len()),
+        None => ran.iter().copied().collect::<Vec<_>>().join(", "),
+    };
+    if !gone.is_empty() {
+        let names: Vec<String> = gone.iter().map(|s| s.label()).collect();
+        let _ = write!(text, " (no results: {})", names.join(", "));
+    }
+    text
+}
+
+fn family_table(
+    o: &mut String,
+    by_family: &BTreeMap<&str, BTreeMap<&str, &CaseResult>>,
+    missing: &[ExpectedShard],
+) {
     let present: Vec<Status> = Status::ALL
         .into_iter()
         .filter(|s| {
@@ -231,12 +279,11 @@ fn family_table(o: &mut String, by_family: &BTreeMap<&str, BTreeMap<&str, &CaseR
     o.push_str("<th>unexpected</th></tr></thead>\n<tbody>\n");
     for (fam, cases) in by_family {
         let t = Totals::of(cases.values().copied());
-        let shards: BTreeSet<&str> = cases.values().map(|c| c.shard.as_str()).collect();
         let _ = write!(
             o,
-            "<tr data-family=\"{0}\"><th>{0}</th><td>{1}</td><td class=\"num\">{2}</td>",
+            "<tr data-family=\"{0}\"><th>{0}</th><td class=\"shards\">{1}</td><td class=\"num\">{2}</td>",
             escape(fam),
-            escape(&shards.into_iter().collect::<Vec<_>>().join(", ")),
+            escape(&shards_text(fam, cases, missing)),
             t.cases
         );
         for s in &present {
@@ -263,6 +310,7 @@ fn grid(
     by_family: &BTreeMap<&str, BTreeMap<&str, &CaseResult>>,
     names: &BTreeSet<&str>,
     files: &CaseFiles,
+    missing: &[ExpectedShard],
 ) {
     o.push_str("<h2>Cases</h2>\n<table class=\"grid\">\n<thead><tr><th class=\"case\">case</th>");
     for fam in by_family.keys() {
@@ -281,7 +329,7 @@ fn grid(
         );
         for (fam, cases) in by_family {
             match cases.get(name) {
-                Some(c) => cell(o, c, files),
+                Some(c) => cell(o, c, files, missing),
                 None => {
                     let _ = write!(
                         o,
@@ -297,7 +345,7 @@ fn grid(
     o.push_str("</tbody>\n</table>\n");
 }
 
-fn cell(o: &mut String, c: &CaseResult, files: &CaseFiles) {
+fn cell(o: &mut String, c: &CaseResult, files: &CaseFiles, missing: &[ExpectedShard]) {
     let st = c.status.as_str();
     let _ = write!(
         o,
@@ -307,8 +355,18 @@ fn cell(o: &mut String, c: &CaseResult, files: &CaseFiles) {
         escape(&c.case),
         escape(&c.message)
     );
+    let shard = missing
+        .iter()
+        .find(|s| of_missing_shard(c, missing) && s.family == c.family);
     if c.status == Status::Pass {
         let _ = write!(o, "<span class=\"status\">{st}</span>");
+    } else if let Some(s) = shard {
+        // The shard's one line says why; the case has no details of its own.
+        let _ = write!(
+            o,
+            "<a class=\"status\" href=\"#{}\">{st}</a>",
+            shard_anchor(s)
+        );
     } else {
         let _ = write!(
             o,
@@ -350,12 +408,40 @@ fn outcome(o: RawOutcome) -> &'static str {
     }
 }
 
-fn details(o: &mut String, r: &RunReport, files: &CaseFiles) {
-    // Surprises first, then the rest, each by family and case.
+/// One line per expected shard that sent no results: its family, its label and how many
+/// of the family's cases therefore did not run.
+fn missing_shards(o: &mut String, r: &RunReport, missing: &[ExpectedShard]) {
+    if missing.is_empty() {
+        return;
+    }
+    o.push_str("<h2>Shards that sent no results</h2>\n<ul class=\"missing\">\n");
+    for s in missing {
+        let not_run = r
+            .cases
+            .iter()
+            .filter(|c| c.family == s.family && of_missing_shard(c, missing))
+            .count();
+        let _ = writeln!(
+            o,
+            "<li class=\"st-not-run\" id=\"{}\" data-family=\"{}\" data-shard=\"{}\">{} shard {} sent no results.json: {} of its family's cases did not run</li>",
+            shard_anchor(s),
+            escape(&s.family),
+            escape(&s.label()),
+            escape(&s.family),
+            escape(&s.label()),
+            not_run
+        );
+    }
+    o.push_str("</ul>\n");
+}
+
+fn details(o: &mut String, r: &RunReport, files: &CaseFiles, missing: &[ExpectedShard]) {
+    // Surprises first, then the rest, each by family and case; a missing shard's cases
+    // are its one line above.
     let mut shown: Vec<&CaseResult> = r
         .cases
         .iter()
-        .filter(|c| c.status != Status::Pass)
+        .filter(|c| c.status != Status::Pass && !of_missing_shard(c, missing))
         .collect();
     shown.sort_by_key(|c| (!c.status.is_unexpected(), &c.family, &c.case));
     if shown.is_empty() {

@@ -12,7 +12,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use hrr_reports::html::{self, colours};
-use hrr_reports::merge::merge;
+use hrr_reports::merge::{merge, merge_expecting, ExpectedRuns, ExpectedShard};
 use hrr_reports::{AttemptResult, CaseResult, CheckResult, RawOutcome, RunReport, Status, Totals};
 
 /// A message no browser may treat as markup.
@@ -199,7 +199,7 @@ fn write_page(out: &Path, sources: &[(PathBuf, RunReport)]) -> (PathBuf, RunRepo
     let merged = merge(&reports).unwrap();
     std::fs::create_dir_all(out).unwrap();
     let refs: Vec<(&Path, &RunReport)> = sources.iter().map(|(p, r)| (p.as_path(), r)).collect();
-    let page = html::write_report(out, &merged, &refs).unwrap();
+    let page = html::write_report(out, &merged, &refs, &[]).unwrap();
     assert_eq!(page, out.join("report.html"));
     (page, merged)
 }
@@ -292,6 +292,86 @@ fn cell<'a>(
         .iter()
         .find(|c| c["data-family"] == family && c["data-case"] == case)
         .unwrap_or_else(|| panic!("no cell for {family} x {case}"))
+}
+
+#[test]
+fn a_missing_shard_is_one_line_and_its_family_counts_the_shards_that_ran() {
+    // sm90 ran both shards; sm90-static's one shard sent nothing: its 3 cases not run.
+    let t = tempfile::tempdir().unwrap();
+    let ran = [
+        report(
+            "sm90",
+            "1/2",
+            vec![case("sm90", "1/2", "a", Status::Pass, "ok")],
+        ),
+        report(
+            "sm90",
+            "2/2",
+            vec![case("sm90", "2/2", "b", Status::Fail, "bad")],
+        ),
+    ];
+    let shard = |family: &str, index, count| ExpectedShard {
+        family: family.into(),
+        index,
+        count,
+    };
+    let expect = ExpectedRuns {
+        shards: vec![
+            shard("sm90", 1, 2),
+            shard("sm90", 2, 2),
+            shard("sm90-static", 1, 1),
+        ],
+        cases: [
+            ("sm90".to_string(), vec!["a".to_string(), "b".to_string()]),
+            (
+                "sm90-static".to_string(),
+                vec!["a".to_string(), "b".to_string(), "c".to_string()],
+            ),
+        ]
+        .into_iter()
+        .collect(),
+    };
+    let checked = merge_expecting(&ran, &expect).unwrap();
+    let dirs: Vec<PathBuf> = ran
+        .iter()
+        .enumerate()
+        .map(|(i, r)| write_shard(&t.path().join(format!("s{i}")), r, &[]))
+        .collect();
+    let refs: Vec<(&Path, &RunReport)> = dirs.iter().map(PathBuf::as_path).zip(&ran).collect();
+    let out = t.path().join("out");
+    std::fs::create_dir_all(&out).unwrap();
+    let page = html::write_report(&out, &checked.merged, &refs, &checked.missing).unwrap();
+    let page = std::fs::read_to_string(page).unwrap();
+    let shards: Vec<String> = page
+        .split("<td class=\"shards\">")
+        .skip(1)
+        .map(|s| s[..s.find('<').unwrap()].to_string())
+        .collect();
+    assert_eq!(shards, ["2/2", "0/1 (no results: 1/1)"]);
+    // One line for the shard, no card per case; each of its cells links to that line.
+    let lines = start_tags(&page, "li");
+    assert_eq!(lines.len(), 1);
+    assert_eq!(lines[0]["data-family"], "sm90-static");
+    assert!(page.contains("sm90-static shard 1/1 sent no results.json: 3 of its family"));
+    let details = start_tags(&page, "div");
+    assert!(details
+        .iter()
+        .all(|d| d.get("data-family").map(String::as_str) != Some("sm90-static")));
+    assert!(details
+        .iter()
+        .any(|d| d.get("data-case").map(String::as_str) == Some("b")));
+    let cells = grid_cells(&page);
+    for name in ["a", "b", "c"] {
+        let c = cell(&cells, "sm90-static", name);
+        assert_eq!(c["data-status"], "not-run");
+    }
+    let id = &lines[0]["id"];
+    let links = start_tags(&page, "a");
+    let to_line = links
+        .iter()
+        .filter(|a| a.get("href").map(String::as_str) == Some(&format!("#{id}")))
+        .count();
+    assert_eq!(to_line, 3);
 }
 
 #[test]

@@ -135,7 +135,7 @@ pub fn merge_with(
     // report.html (reports-ui): the merged page, linking each case's log and replay result.
     let sources: Vec<(&Path, &RunReport)> =
         files.iter().map(PathBuf::as_path).zip(&reports).collect();
-    let page = hrr_reports::html::write_report(output, merged, &sources)
+    let page = hrr_reports::html::write_report(output, merged, &sources, &checked.missing)
         .map_err(|e| HarnessError::failed(format!("report.html: {e}")))?;
     output::append_step_summary(&md);
     print!("{md}");
