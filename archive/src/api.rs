@@ -21,6 +21,7 @@ pub mod copy_node;
 pub mod driver;
 pub mod drv_memcpy;
 mod exempt;
+pub mod faults;
 pub mod fid;
 mod hand_written;
 pub mod hip_abi;

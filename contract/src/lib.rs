@@ -21,7 +21,7 @@ mod serve;
 
 pub use exit::{ReplayExit, UnknownExitCode};
 pub use result::{
-    ByteRange, Counts, Failure, FailureKind, ReplayResult, UnmodelledCall, UnstableCheck,
+    ByteRange, Counts, Failure, FailureKind, Fault, ReplayResult, UnmodelledCall, UnstableCheck,
     UnstableVerdict, Vendor, Verdict, UNSTABLE_RANGES_LISTED,
 };
 pub use schema::{SchemaError, SchemaVersion};

@@ -42,6 +42,32 @@ pub struct ReplayResult {
     /// the process exits with the worst ([`ReplayExit::worst`]).
     #[serde(default)]
     pub exit_code: ReplayExit,
+    /// The fault the captured program hit (schema 1.3): where, with which error, and
+    /// whether replay hit it at the same call. Absent when the program did not fault.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fault: Option<Fault>,
+}
+
+/// A sticky error the captured program hit (a kernel's illegal address or instruction,
+/// a device-side assert, a launch failure): the first call that returned it at capture,
+/// the launch before it, and whether replay returned the same error there.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Fault {
+    /// The error code (the runtime's and the driver's number, e.g. 715).
+    pub code: i32,
+    /// Its name in the captured runtime (`cudaErrorIllegalInstruction`).
+    pub error: String,
+    /// The process and sequence id of the first call that returned it.
+    pub pid: u32,
+    pub seq: u64,
+    /// That call's API.
+    pub api: String,
+    /// The last kernel launched before it, `(seq, kernel name)`, if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kernel: Option<(u64, String)>,
+    /// Whether replay returned the same error at the same call (every other event as
+    /// captured too: then the verdict is REPRODUCED).
+    pub reproduced: bool,
 }
 
 impl ReplayResult {
@@ -61,6 +87,7 @@ impl ReplayResult {
             stability_runs: 1,
             unstable: Vec::new(),
             exit_code,
+            fault: None,
         }
     }
 }
@@ -190,6 +217,10 @@ pub enum Verdict {
     /// A check or event failed, nothing was verified, or the replay could not run.
     #[serde(rename = "FAIL")]
     Fail,
+    /// The program faulted at capture and replay faulted the same way at the same call,
+    /// every other event as captured (schema 1.3; `ReplayResult::reproduced` says how).
+    #[serde(rename = "REPRODUCED")]
+    Reproduced,
 }
 
 impl Verdict {
@@ -197,6 +228,7 @@ impl Verdict {
         match self {
             Verdict::Pass => "PASS",
             Verdict::Fail => "FAIL",
+            Verdict::Reproduced => "REPRODUCED",
         }
     }
 }
@@ -422,8 +454,9 @@ mod tests {
     fn round_trips_with_the_wire_spellings() {
         let r = sample();
         let v = serde_json::to_value(&r).unwrap();
-        assert_eq!(v["schema_version"], json!("1.2"));
+        assert_eq!(v["schema_version"], json!("1.3"));
         assert!(v.get("stability_runs").is_none() && v.get("unstable").is_none());
+        assert!(v.get("fault").is_none(), "absent when nothing faulted");
         assert!(v["counts"].get("unstable_bytes").is_none());
         assert!(v["failures"][0].get("after_unmodelled_call").is_none());
         assert!(v.get("unmodelled_apis").is_none());

@@ -6,9 +6,11 @@
 //!
 //! Exit codes: 0 pass; 1 a check failed, every check was skipped, or an event failed
 //! differently from capture; 2 bad usage, or the archive is invalid or refused by a
-//! limit; 3 the GPU or runtime is unavailable.
+//! limit; 3 the GPU or runtime is unavailable; 4 the program's fault reproduced
+//! (REPRODUCED; 0 under `--expect-fault`).
 
 mod engine;
+mod fault;
 mod hip_version;
 mod info;
 mod pages;
@@ -36,7 +38,7 @@ use session::{replay_all, ReplayRequest, Runtimes};
     name = "hrr-replay",
     disable_version_flag = true,
     about = "Replay an hrr capture archive and compare every device-to-host result with the captured bytes",
-    after_help = "Exit codes:\n  0  pass (or --info/--events/--repair succeeded)\n  1  a D2H check failed, every check was skipped, or an event failed differently from capture\n  2  bad usage; the archive is invalid or refused by a limit\n  3  the GPU or its runtime is unavailable"
+    after_help = "Exit codes:\n  0  pass (or --info/--events/--repair succeeded)\n  1  a D2H check failed, every check was skipped, or an event failed differently from capture\n  2  bad usage; the archive is invalid or refused by a limit\n  3  the GPU or its runtime is unavailable\n  4  the program faulted at capture and replay reproduced it: the same sticky error (illegal address or instruction, device-side assert, launch failure) at the same call, every other event as captured (REPRODUCED; 0 with --expect-fault)"
 )]
 struct Cli {
     /// The archive directory (what HRR_CAPTURE_OUTPUT named). Several archives are
@@ -110,6 +112,11 @@ struct Cli {
     /// It must be a directory of this user's that nobody else can write into.
     #[arg(long, value_name = "DIR")]
     code_store: Option<PathBuf>,
+    /// The captured program is meant to fault: a reproduced fault (the same sticky error
+    /// at the same call, every other event as captured) exits 0 instead of 4, and an
+    /// archive whose program hit no fault fails (exit 1).
+    #[arg(long)]
+    expect_fault: bool,
 }
 
 /// A byte count on the command line: bytes, or a number with a K, M or G suffix.
@@ -139,6 +146,7 @@ impl Cli {
             stability_runs: self.stability_runs,
             trace: self.trace,
             code_store: self.code_store.clone(),
+            expect_fault: self.expect_fault,
         }
     }
 }

@@ -89,6 +89,7 @@ pub fn serve(vendor: &str) -> ReplayExit {
                 stability_runs: req.stability_runs.unwrap_or(1),
                 trace: false,
                 code_store: None,
+                expect_fault: false,
             };
             let code = replay_all(&job, &mut runtimes, &mut log, &mut err);
             let _ = log.write_all(&err);

@@ -34,6 +34,8 @@ pub struct ReplayRequest {
     /// Where code objects an archive does not hold are read, over the store its
     /// manifests name (`--code-store`).
     pub code_store: Option<PathBuf>,
+    /// `--expect-fault`: a reproduced fault exits 0, an archive without one fails.
+    pub expect_fault: bool,
 }
 
 /// Why a runtime could not start (replay exits `ReplayExit::NoGpu`).
@@ -342,7 +344,9 @@ fn replay(
         result.unstable.extend(r.unstable);
         refused = refused.or(r.refused);
     }
-    result.exit_code = verdict(&mut result);
+    result.fault = crate::fault::find(archive, vendor);
+    let judged = verdict(&mut result);
+    result.exit_code = crate::fault::judge(&mut result, judged, req.expect_fault);
     if let Some(why) = refused {
         // Invalid or refused by a limit, as if the archive could not be opened.
         result.reason = format!("the archive is invalid or refused by a limit: {why}");

@@ -490,6 +490,11 @@ fn packed_side(ptr: u64, extent: [u64; 3]) -> memcpy3d::Side {
 pub(super) struct CallBuffers<'a> {
     /// The event's sequence id.
     pub(super) seq: u64,
+    /// The call failed at capture: a D2H copy of it wrote no result there, so its
+    /// destination is a scratch buffer and nothing is compared (a faulted program's copy).
+    pub(super) failed_at_capture: bool,
+    /// A scratch destination's bytes.
+    pub(super) scratch: Vec<u8>,
     /// A D2H copy whose output is compared when its `CopyOutput` record arrives.
     pub(super) deferred: Option<super::deferred::Staged<'a>>,
     /// The row has a stream (its copy may still run after the call returns).
@@ -542,6 +547,7 @@ impl<'a> Ctx<'a> {
             node: super::graphs::captured_node(&p, ev.header.seq)
                 .or(explicit_node.then_some(ev.header.seq)),
             seq: ev.header.seq,
+            failed_at_capture: ev.header.ret != 0,
             streamed: desc.params.iter().any(|p| p.kind == ParamKind::Stream),
             ..CallBuffers::default()
         };

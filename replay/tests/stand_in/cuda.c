@@ -76,11 +76,21 @@ static int release(void *p) {
     return OK;
 }
 
+/* A kernel fault, on demand: HRR_STAND_IN_FAULT=CODE makes the first device
+   synchronisation return CODE, and every allocation, copy and free after it too (a
+   sticky error, as a GPU runtime's after an illegal address). */
+static int sticky;
+
 int cudaGetDeviceCount(int *n) { if (!n) return INVALID_VALUE; *n = 1; return OK; }
 int cudaSetDevice(int d) { return d == 0 ? OK : INVALID_VALUE; }
 int cudaGetDevice(int *d) { if (!d) return INVALID_VALUE; *d = 0; return OK; }
 static void land_queued(void);
-int cudaDeviceSynchronize(void) { land_queued(); return OK; }
+int cudaDeviceSynchronize(void) {
+    land_queued();
+    const char *f = getenv("HRR_STAND_IN_FAULT");
+    if (f && !sticky) sticky = atoi(f);
+    return sticky ? sticky : OK;
+}
 int cudaDeviceReset(void) {
     for (int i = 0; i < nallocs; i++) if (allocs[i].live) release(allocs[i].p);
     return OK;
@@ -90,8 +100,8 @@ int cudaGetDeviceProperties_v2(void *prop, int d) {
     memset(prop, 0, 1024);
     return OK;
 }
-int cudaMalloc(void **p, size_t n) { return allocate(p, n); }
-int cudaFree(void *p) { return release(p); }
+int cudaMalloc(void **p, size_t n) { return sticky ? sticky : allocate(p, n); }
+int cudaFree(void *p) { return sticky ? sticky : release(p); }
 int cudaMallocHost(void **p, size_t n) { return allocate(p, n); }
 int cudaHostAlloc(void **p, size_t n, unsigned flags) { (void)flags; return allocate(p, n); }
 int cudaFreeHost(void *p) { return release(p); }
@@ -132,6 +142,7 @@ static void vary(char *d, size_t n) {
     }
 }
 int cudaMemcpy(void *d, const void *s, size_t n, int kind) {
+    if (sticky) return sticky;
     if (kind < 0 || kind > 4) return INVALID_VALUE;
     land_queued();
     int d2h = n && d && s && side(d, n) == 0 && side(s, n) == 1;
