@@ -492,6 +492,10 @@ mod tests {
             Verdict::Fail
         );
         assert!(serde_json::from_value::<Verdict>(json!("MAYBE")).is_err());
+        for v in [Verdict::Pass, Verdict::Fail, Verdict::Reproduced] {
+            assert_eq!(serde_json::to_value(v).unwrap(), json!(v.as_str()));
+        }
+        assert_eq!(Verdict::Reproduced.as_str(), "REPRODUCED");
     }
 
     /// A result written before the schema version existed (exact shape of the old

@@ -20,6 +20,6 @@ pub mod schema;
 pub use load::{load, load_str, MatrixError};
 pub use resolve::{resolve_family, shard, Disposition, Expectation, ResolvedCase, Shard};
 pub use schema::{
-    Case, CaseKind, Check, Control, CudaRuntime, ExpectKind, Family, Matrix, Rule, SkipKind,
-    Unstable, Vendor, MAX_UNSTABLE_BYTES, MAX_UNSTABLE_RUNS,
+    Case, CaseKind, Check, Control, CudaRuntime, ExpectKind, Family, FaultError, Matrix,
+    Reproduces, Rule, SkipKind, Unstable, Vendor, MAX_UNSTABLE_BYTES, MAX_UNSTABLE_RUNS,
 };

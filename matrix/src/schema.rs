@@ -162,6 +162,63 @@ pub enum Check {
     /// check is unstable in every byte. More, or any in a case that declares none, fails
     /// naming them.
     Stability,
+    /// The program is meant to fault: `reproduces: {error: illegal_address}`. Its
+    /// archive must replay to the same sticky error at the same call, every other event
+    /// as captured (replay's REPRODUCED).
+    Reproduces(Reproduces),
+}
+
+/// What a `reproduces` check expects.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct Reproduces {
+    pub error: FaultError,
+}
+
+/// A sticky error a kernel fault leaves (the CUDA runtime's, the driver's and HIP's
+/// numbers are the same: `hrr_archive::api::faults`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FaultError {
+    IllegalAddress,
+    LaunchTimeout,
+    Assert,
+    HardwareStackError,
+    IllegalInstruction,
+    MisalignedAddress,
+    InvalidAddressSpace,
+    InvalidPc,
+    LaunchFailure,
+}
+
+impl FaultError {
+    /// The error's number.
+    pub fn code(self) -> i32 {
+        match self {
+            FaultError::IllegalAddress => 700,
+            FaultError::LaunchTimeout => 702,
+            FaultError::Assert => 710,
+            FaultError::HardwareStackError => 714,
+            FaultError::IllegalInstruction => 715,
+            FaultError::MisalignedAddress => 716,
+            FaultError::InvalidAddressSpace => 717,
+            FaultError::InvalidPc => 718,
+            FaultError::LaunchFailure => 719,
+        }
+    }
+
+    /// Every one, for tests and listings.
+    pub const ALL: [FaultError; 9] = [
+        FaultError::IllegalAddress,
+        FaultError::LaunchTimeout,
+        FaultError::Assert,
+        FaultError::HardwareStackError,
+        FaultError::IllegalInstruction,
+        FaultError::MisalignedAddress,
+        FaultError::InvalidAddressSpace,
+        FaultError::InvalidPc,
+        FaultError::LaunchFailure,
+    ];
 }
 
 impl Check {
@@ -174,6 +231,7 @@ impl Check {
             Check::Processes(_) => "processes",
             Check::ExitZero => "exit-zero",
             Check::Stability => "stability",
+            Check::Reproduces(_) => "reproduces",
         }
     }
 }

@@ -305,6 +305,7 @@ impl Attempt<'_> {
                 }
                 Check::BlobEdit => checks::blob_edit(edited.as_ref(), edited_replay.as_ref()),
                 Check::Stability => stability::stability(&r, declared.as_ref()),
+                Check::Reproduces(want) => checks::reproduces(&r, want.error.code()),
                 Check::ExitZero => continue,
             };
             self.checks.push(result);

@@ -62,6 +62,32 @@ pub fn roundtrip(r: &ReplayResult) -> CheckResult {
     check("roundtrip", ok, detail)
 }
 
+/// `reproduces`: the program faulted at capture with `code` and replay reproduced it
+/// (the same sticky error at the same call, every other event as captured: replay's
+/// REPRODUCED verdict, exit 4).
+pub fn reproduces(r: &ReplayResult, code: i32) -> CheckResult {
+    let detail = match &r.fault {
+        Some(f) => {
+            format!("{}: {}", r.verdict, r.reason)
+                + &(if f.code == code {
+                    String::new()
+                } else {
+                    format!("; the case expects error {code}")
+                })
+        }
+        None => format!(
+            "the captured program hit no sticky error (the case expects {code}): {}: {}",
+            r.verdict, r.reason
+        ),
+    };
+    let ok = r.verdict == Verdict::Reproduced
+        && r.exit_code == ReplayExit::Reproduced
+        && r.fault
+            .as_ref()
+            .is_some_and(|f| f.code == code && f.reproduced);
+    check("reproduces", ok, detail)
+}
+
 /// `failed-call`: at least one call failed at replay exactly as at capture.
 pub fn failed_call(r: &ReplayResult) -> CheckResult {
     let n = r.counts.failed_as_captured;
@@ -197,6 +223,48 @@ mod tests {
             found_hex: None,
             after_unmodelled_call: false,
         }
+    }
+
+    #[test]
+    fn reproduces_needs_the_expected_fault_reproduced() {
+        let fault = |code, reproduced| hrr_contract::Fault {
+            code,
+            error: "cudaErrorIllegalAddress".into(),
+            pid: 1,
+            seq: 9,
+            api: "cudaDeviceSynchronize".into(),
+            kernel: None,
+            reproduced,
+        };
+        let mut r = result(ReplayExit::Reproduced);
+        r.verdict = Verdict::Reproduced;
+        r.fault = Some(fault(700, true));
+        assert!(reproduces(&r, 700).passed);
+        let c = reproduces(&r, 715);
+        assert!(
+            !c.passed && c.detail.ends_with("the case expects error 715"),
+            "{}",
+            c.detail
+        );
+        // A fault replay did not hit, a program that did not fault: both fail, said so.
+        let mut r = result(ReplayExit::Fail);
+        r.fault = Some(fault(700, false));
+        assert!(!reproduces(&r, 700).passed);
+        let c = reproduces(&result(ReplayExit::Pass), 700);
+        assert!(
+            !c.passed
+                && c.detail
+                    .starts_with("the captured program hit no sticky error")
+        );
+        // The matrix's names are the archive's numbers.
+        for e in hrr_matrix::FaultError::ALL {
+            let named = hrr_archive::api::faults::name(e.code(), hrr_contract::Vendor::Cuda);
+            assert!(named.is_some(), "{e:?}");
+        }
+        assert_eq!(
+            hrr_matrix::FaultError::ALL.len(),
+            hrr_archive::api::faults::STICKY.len()
+        );
     }
 
     #[test]
