@@ -22,6 +22,7 @@ mod stability;
 mod staging;
 mod translate;
 mod unmodelled;
+mod watchdog;
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -117,6 +118,11 @@ struct Cli {
     /// archive whose program hit no fault fails (exit 1).
     #[arg(long)]
     expect_fault: bool,
+    /// Stop a replay stuck in one call (a synchronisation waiting on a kernel that never
+    /// ends) once that call has run this many seconds, naming the event and the last
+    /// kernel launched before it (exit 1). Off by default.
+    #[arg(long, value_name = "SECONDS", value_parser = clap::value_parser!(u64).range(1..=86400))]
+    sync_watchdog: Option<u64>,
 }
 
 /// A byte count on the command line: bytes, or a number with a K, M or G suffix.
@@ -179,6 +185,14 @@ fn main() -> ExitCode {
     };
     if cli.profile {
         profile::enable();
+    }
+    if let Some(s) = cli.sync_watchdog {
+        watchdog::arm(std::time::Duration::from_secs(s), |id| {
+            hrr_archive::api::desc(id)
+                .and_then(|d| d.cuda.or(d.hip))
+                .map(str::to_string)
+                .unwrap_or_else(|| hrr_archive::api::api_name(id))
+        });
     }
     let exit = run(cli);
     if profile::enabled() {

@@ -131,3 +131,39 @@ fn a_fault_replayed_to_the_same_error_at_the_same_call_is_reproduced() {
     let (code, _, v) = replay(so, &root, &[], Some("700"));
     assert_eq!((code, &v["verdict"]), (1, &Value::from("FAIL")));
 }
+
+/// `--sync-watchdog`: a synchronisation that does not return (the stand-in's waits 30 s)
+/// is stopped after the limit, naming the event, instead of hanging the replay.
+#[test]
+fn a_replay_stuck_in_a_synchronisation_is_stopped_and_named() {
+    let Some(so) = stand_in::library() else {
+        eprintln!("skipped: no C compiler for the stand-in runtime");
+        return;
+    };
+    let t = tempfile::tempdir().unwrap();
+    let root = t.path().join("a");
+    let sync = faulted_archive(&root);
+    let began = std::time::Instant::now();
+    let o = Command::new(env!("CARGO_BIN_EXE_hrr-replay"))
+        .arg(&root)
+        .args(["--sync-watchdog", "1"])
+        .env("HRR_REPLAY_CUDART", so)
+        .env("HRR_STAND_IN_HANG", "30")
+        .env_remove("HRR_STAND_IN_FAULT")
+        .output()
+        .unwrap();
+    let took = began.elapsed();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(took.as_secs() < 20, "stopped after {took:?}: {err}");
+    assert!(
+        err.contains(&format!(
+            " seq {sync} cudaDeviceSynchronize has not returned after "
+        )),
+        "{err}"
+    );
+    assert!(
+        err.contains("(--sync-watchdog 1 s); no kernel was launched before it"),
+        "{err}"
+    );
+}

@@ -410,6 +410,7 @@ impl Ctx<'_> {
         match (ev.header.ret == 0, r == 0) {
             (true, true) => {
                 self.counts.kernels_launched += 1;
+                crate::watchdog::launched(ev.header.seq, &kernel);
                 Ok(())
             }
             (false, false) => {

@@ -512,6 +512,7 @@ pub fn replay_process<'a>(
                 ctx.api_label(ev.header.api_id)
             );
         }
+        crate::watchdog::enter(proc_.entry.pid, ev.header.seq, ev.header.api_id);
         let t = profile::api_start();
         let r = ctx.replay_event(ev);
         profile::api_done(t, || ctx.api_label(ev.header.api_id));
@@ -526,6 +527,7 @@ pub fn replay_process<'a>(
         }
         ctx.mark_after_unmodelled(failures);
     }
+    crate::watchdog::leave();
     drop(events);
     // Copies whose outputs arrived and whose comparison waited for them to complete.
     let drain = profile::span(Part::Drain);

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define MAX_ALLOCS 4096
 #define MAX_ONE (64u << 20)
@@ -87,6 +88,9 @@ int cudaGetDevice(int *d) { if (!d) return INVALID_VALUE; *d = 0; return OK; }
 static void land_queued(void);
 int cudaDeviceSynchronize(void) {
     land_queued();
+    /* A kernel that never ends, on demand: the synchronisation waits this many seconds. */
+    const char *hang = getenv("HRR_STAND_IN_HANG");
+    if (hang) sleep((unsigned)atoi(hang));
     const char *f = getenv("HRR_STAND_IN_FAULT");
     if (f && !sticky) sticky = atoi(f);
     return sticky ? sticky : OK;
