@@ -27,6 +27,10 @@ pub struct ServeRequest {
     /// differ between the replays; left out (0 or 1) replays once.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stability_runs: Option<u32>,
+    /// `--sync-watchdog SECONDS`: one call running this long ends the service, naming
+    /// the event in its log (a hang becomes a named failure before the case's timeout).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sync_watchdog_s: Option<u64>,
 }
 
 /// Reader limits a request sets (hrr-archive's `Limits`, each optional); an unknown
@@ -101,6 +105,7 @@ mod tests {
             continue_on_error: true,
             limits: LimitOverrides::default(),
             stability_runs: None,
+            sync_watchdog_s: None,
         };
         let v = serde_json::to_value(&r).unwrap();
         assert_eq!(

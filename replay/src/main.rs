@@ -187,12 +187,7 @@ fn main() -> ExitCode {
         profile::enable();
     }
     if let Some(s) = cli.sync_watchdog {
-        watchdog::arm(std::time::Duration::from_secs(s), |id| {
-            hrr_archive::api::desc(id)
-                .and_then(|d| d.cuda.or(d.hip))
-                .map(str::to_string)
-                .unwrap_or_else(|| hrr_archive::api::api_name(id))
-        });
+        watchdog::arm(std::time::Duration::from_secs(s), watchdog::api_symbol);
     }
     let exit = run(cli);
     if profile::enabled() {

@@ -79,6 +79,12 @@ pub fn serve(vendor: &str) -> ReplayExit {
             },
             None => Box::new(std::io::stderr()),
         };
+        if let Some(s) = req.sync_watchdog_s.filter(|&s| s > 0) {
+            crate::watchdog::arm(
+                std::time::Duration::from_secs(s),
+                crate::watchdog::api_symbol,
+            );
+        }
         let exit_code = {
             let mut err = Vec::new();
             let job = ReplayRequest {

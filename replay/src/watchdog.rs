@@ -13,6 +13,8 @@ use std::time::{Duration, Instant};
 use hrr_contract::ReplayExit;
 
 static ARMED: AtomicBool = AtomicBool::new(false);
+/// The limit in milliseconds (the last `arm`'s: a service's requests may each set one).
+static LIMIT_MS: AtomicU64 = AtomicU64::new(u64::MAX);
 static PID: AtomicU32 = AtomicU32::new(0);
 static SEQ: AtomicU64 = AtomicU64::new(0);
 static API: AtomicU16 = AtomicU16::new(0);
@@ -33,6 +35,7 @@ fn now_ms() -> u64 {
 pub fn arm(limit: Duration, name: fn(u16) -> String) {
     let _ = NAMER.set(name);
     now_ms();
+    LIMIT_MS.store(limit.as_millis() as u64, Ordering::Release);
     if ARMED.swap(true, Ordering::SeqCst) {
         return;
     }
@@ -45,6 +48,7 @@ pub fn arm(limit: Duration, name: fn(u16) -> String) {
                 continue;
             }
             let ran = Duration::from_millis(now_ms().saturating_sub(since));
+            let limit = Duration::from_millis(LIMIT_MS.load(Ordering::Acquire));
             if ran < limit {
                 continue;
             }
@@ -77,6 +81,15 @@ fn message(ran: Duration, limit: Duration) -> String {
         ran.as_secs_f64(),
         limit.as_secs()
     )
+}
+
+/// The name `--sync-watchdog`'s messages give an API id: its CUDA symbol, else its HIP
+/// one, else the record's name.
+pub fn api_symbol(id: u16) -> String {
+    hrr_archive::api::desc(id)
+        .and_then(|d| d.cuda.or(d.hip))
+        .map(str::to_string)
+        .unwrap_or_else(|| hrr_archive::api::api_name(id))
 }
 
 /// The engine is about to replay event `seq` (API `api`) of process `pid`.

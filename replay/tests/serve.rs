@@ -22,7 +22,12 @@ static int live;
 int cudaGetDeviceCount(int* n) { *n = 1; return 0; }
 int cudaMalloc(void** p, size_t n) { *p = malloc(n); live++; return 0; }
 int cudaFree(void* p) { if (p) { free(p); live--; } return 0; }
-int cudaMemcpy(void* d, const void* s, size_t n, int kind) { memmove(d, s, n); return 0; }
+int cudaMemcpy(void* d, const void* s, size_t n, int kind) {
+    const char* hang = getenv("FAKE_HANG");
+    if (hang) sleep((unsigned)atoi(hang));
+    memmove(d, s, n);
+    return 0;
+}
 int cudaStreamSynchronize(void* s) { return 0; }
 int cudaHostRegister(void* p, size_t n, unsigned flags) { return 1; }
 int cudaHostUnregister(void* p) { return 0; }
@@ -175,6 +180,53 @@ fn serve_without_a_runtime_exits_3_naming_it() {
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(
         err.contains("--serve") && err.contains("/nonexistent/libcudart.so"),
+        "{err}"
+    );
+}
+
+/// A request's `sync_watchdog_s`: a copy that does not return (the stand-in's sleeps 30
+/// s) ends the service after the limit, its stderr naming the event, so the harness
+/// reports a named hang instead of waiting for the case's timeout.
+#[test]
+fn serve_with_a_watchdog_names_a_stuck_call_and_ends() {
+    let t = tempfile::tempdir().unwrap();
+    let Some(so) = fake_runtime(t.path()) else {
+        eprintln!("SKIPPED: needs a C compiler (cc) for the stand-in runtime");
+        return;
+    };
+    let good = t.path().join("good");
+    archive(&good);
+    let began = std::time::Instant::now();
+    let mut server = Command::new(env!("CARGO_BIN_EXE_hrr-replay"))
+        .args(["--serve", "cuda"])
+        .env("HRR_REPLAY_CUDART", &so)
+        .env("FAKE_LOG", t.path().join("fake.log"))
+        .env("FAKE_HANG", "30")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut to = server.stdin.take().unwrap();
+    writeln!(
+        to,
+        r#"{{"archives": ["{}"], "log": "{}", "continue_on_error": true, "sync_watchdog_s": 1}}"#,
+        good.display(),
+        t.path().join("r.log").display()
+    )
+    .unwrap();
+    to.flush().unwrap();
+    let out = server.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        began.elapsed().as_secs() < 20,
+        "{:?}: {err}",
+        began.elapsed()
+    );
+    assert!(
+        err.contains(" seq 1 cudaMemcpy has not returned after ")
+            && err.contains("(--sync-watchdog 1 s)"),
         "{err}"
     );
 }

@@ -80,6 +80,16 @@ impl Attempt<'_> {
                 continue_on_error: true,
                 limits: LimitOverrides::default(),
                 stability_runs: (runs > 1).then_some(runs),
+                // A call stuck for half of what is left of the case's time is named by
+                // the service before the case times out.
+                sync_watchdog_s: Some(
+                    (self
+                        .deadline
+                        .saturating_duration_since(std::time::Instant::now())
+                        / 2)
+                    .as_secs()
+                    .max(1),
+                ),
             };
             match service.request(&request, self.deadline) {
                 Ok(reply) => {
