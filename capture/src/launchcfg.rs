@@ -215,42 +215,6 @@ pub unsafe extern "C" fn cuKernelSetAttribute(
     ret
 }
 
-/// `cuFuncSetCacheConfig(CUfunction, CUfunc_cache)`: as `cudaFuncSetCacheConfig`
-/// (`CUfunc_cache` numbers its preferences as `cudaFuncCache` does).
-///
-/// # Safety
-/// Called by the program in place of the driver's function.
-#[no_mangle]
-pub unsafe extern "C" fn cuFuncSetCacheConfig(func: *mut c_void, config: c_int) -> c_int {
-    let real = real!(cuFuncSetCacheConfig: unsafe extern "C" fn(*mut c_void, c_int) -> c_int);
-    let Some(f) = real.for_shim() else {
-        return NO_REAL_FUNCTION;
-    };
-    // SAFETY: the program's own arguments.
-    let ret = unsafe { f(func, config) };
-    let setting = FuncSetting::CacheConfig(config as i64);
-    record_setting(Vendor::Cuda, "cuFuncSetCacheConfig", func, setting, ret);
-    ret
-}
-
-/// `cuFuncSetSharedMemConfig(CUfunction, CUsharedconfig)`: as `cudaFuncSetSharedMemConfig`
-/// (the same numbers).
-///
-/// # Safety
-/// Called by the program in place of the driver's function.
-#[no_mangle]
-pub unsafe extern "C" fn cuFuncSetSharedMemConfig(func: *mut c_void, config: c_int) -> c_int {
-    let real = real!(cuFuncSetSharedMemConfig: unsafe extern "C" fn(*mut c_void, c_int) -> c_int);
-    let Some(f) = real.for_shim() else {
-        return NO_REAL_FUNCTION;
-    };
-    // SAFETY: the program's own arguments.
-    let ret = unsafe { f(func, config) };
-    let setting = FuncSetting::SharedMemConfig(config as i64);
-    record_setting(Vendor::Cuda, "cuFuncSetSharedMemConfig", func, setting, ret);
-    ret
-}
-
 /// `cuKernelSetCacheConfig(CUkernel, CUfunc_cache, CUdevice)` (what nvcc's static runtime
 /// makes of `cudaFuncSetCacheConfig`): as `cudaFuncSetCacheConfig`, for a library kernel
 /// (replay sets it on its own function of that name, on its one device).
@@ -292,6 +256,14 @@ func_setting_shim!(cudaFuncSetCacheConfig, Vendor::Cuda, |config| {
 });
 func_setting_shim!(hipFuncSetCacheConfig, Vendor::Hip, |config| {
     FuncSetting::CacheConfig(config as i64)
+});
+// The driver's: a `CUfunction` where the runtime's take a host stub (the same ABI), and
+// `CUfunc_cache` / `CUsharedconfig` number their values as the runtime's enums do.
+func_setting_shim!(cuFuncSetCacheConfig, Vendor::Cuda, |config| {
+    FuncSetting::CacheConfig(config as i64)
+});
+func_setting_shim!(cuFuncSetSharedMemConfig, Vendor::Cuda, |config| {
+    FuncSetting::SharedMemConfig(config as i64)
 });
 func_setting_shim!(cudaFuncSetSharedMemConfig, Vendor::Cuda, |config| {
     FuncSetting::SharedMemConfig(config as i64)
