@@ -99,6 +99,12 @@ int si_event_query(si_event* e);
 int si_event_elapsed(float* ms, si_event* a, si_event* b);
 int si_stream_wait_event(si_stream* s, si_event* e);
 
+/* A kernel fault, on request: a kernel whose name holds `hrr_fault_` and a number (a
+ * case's `oob_write_hrr_fault_700`) "faults" with that error when its launch runs, as a
+ * GPU's kernel would. From then on every call returns it (a sticky error: the RET
+ * macros), and none of them does anything. 0: no fault. */
+extern int si_sticky;
+
 /* Counters for the exit report. */
 struct si_counts {
     uint64_t launches, copies, copied_bytes, memsets, code_objects, kernels;

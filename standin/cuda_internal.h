@@ -14,7 +14,8 @@ void si_cuda_broken(const char* what, const char* detail) __attribute__((noretur
 #define ENTER si_lock()
 #define RET(expr)                                         \
     do {                                                  \
-        cudaError_t r_ = (cudaError_t)(expr);             \
+        cudaError_t r_ = si_sticky ? (cudaError_t)si_sticky : (cudaError_t)(expr); \
+        if (si_sticky) r_ = (cudaError_t)si_sticky;       \
         if (r_ != cudaSuccess) si_cuda_last_error = r_;   \
         si_unlock();                                      \
         return r_;                                        \

@@ -20,7 +20,8 @@ void si_hip_broken(const char* what, const char* detail) __attribute__((noreturn
 #define ENTER si_lock()
 #define RET(expr)                                        \
     do {                                                 \
-        hipError_t r_ = (hipError_t)(expr);              \
+        hipError_t r_ = si_sticky ? (hipError_t)si_sticky : (hipError_t)(expr); \
+        if (si_sticky) r_ = (hipError_t)si_sticky;       \
         if (r_ != hipSuccess) si_hip_last_error = r_;    \
         si_unlock();                                     \
         return r_;                                       \

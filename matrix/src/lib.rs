@@ -18,8 +18,10 @@ pub mod rocm;
 pub mod schema;
 
 pub use load::{load, load_str, MatrixError};
-pub use resolve::{resolve_family, shard, Disposition, Expectation, ResolvedCase, Shard};
+pub use resolve::{
+    resolve_family, resolve_family_on, shard, Disposition, Expectation, ResolvedCase, Shard,
+};
 pub use schema::{
     Case, CaseKind, Check, Control, CudaRuntime, ExpectKind, Family, FaultError, Matrix,
-    Reproduces, Rule, SkipKind, Unstable, Vendor, MAX_UNSTABLE_BYTES, MAX_UNSTABLE_RUNS,
+    Reproduces, Rule, RunsOn, SkipKind, Unstable, Vendor, MAX_UNSTABLE_BYTES, MAX_UNSTABLE_RUNS,
 };

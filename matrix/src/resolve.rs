@@ -8,7 +8,7 @@ use std::time::Duration;
 use serde::Serialize;
 
 use crate::glob;
-use crate::schema::{Case, ExpectKind, Family, Matrix, Rule, SkipKind};
+use crate::schema::{Case, ExpectKind, Family, Matrix, Rule, RunsOn, SkipKind};
 
 /// Time limit for a case when nothing in the matrix sets one.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(120);
@@ -47,7 +47,10 @@ fn ser_duration<S: serde::Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Er
     s.serialize_str(&crate::duration::format(*d))
 }
 
-fn rule_selects(r: &Rule, family: &Family, case: &Case) -> bool {
+fn rule_selects(r: &Rule, family: &Family, case: &Case, on: RunsOn) -> bool {
+    if r.only_on.is_some_and(|o| o != on) {
+        return false;
+    }
     let fam_ok = match (&r.family, &r.target) {
         (Some(p), _) => glob::matches(p, &family.name),
         (None, Some(p)) => family.targets.iter().any(|t| glob::matches(p, t)),
@@ -61,9 +64,15 @@ fn rule_selects(r: &Rule, family: &Family, case: &Case) -> bool {
     fam_ok && case_ok && tag_ok
 }
 
-/// Every case of the matrix as `family` sees it, in matrix order. A skip rule beats an
-/// expectation; among rules of one kind the first in the file wins.
+/// Every case of the matrix as `family` sees it on its GPUs, in matrix order. A skip rule
+/// beats an expectation; among rules of one kind the first in the file wins.
 pub fn resolve_family(m: &Matrix, family: &Family) -> Vec<ResolvedCase> {
+    resolve_family_on(m, family, RunsOn::Gpu)
+}
+
+/// As [`resolve_family`], where the cases run `on` real GPUs or the stand-in runtime
+/// (rules with `only_on` apply to one of them).
+pub fn resolve_family_on(m: &Matrix, family: &Family, on: RunsOn) -> Vec<ResolvedCase> {
     m.cases
         .iter()
         .map(|case| {
@@ -77,7 +86,7 @@ pub fn resolve_family(m: &Matrix, family: &Family) -> Vec<ResolvedCase> {
                 .rules
                 .iter()
                 .enumerate()
-                .filter(|(_, r)| rule_selects(r, family, case))
+                .filter(|(_, r)| rule_selects(r, family, case, on))
                 .collect();
             if let Some((i, r)) = selected.iter().find(|(_, r)| r.skip.is_some()) {
                 let skip = r.skip.unwrap_or(SkipKind::Unsupported);

@@ -344,6 +344,19 @@ pub struct Rule {
     pub reason: Option<String>,
     #[serde(default)]
     pub issue: Option<String>,
+    /// Only where the cases run on this: `gpu` (real GPUs, not the stand-in runtime) or
+    /// `stand-in`; left out, both.
+    #[serde(default)]
+    pub only_on: Option<RunsOn>,
+}
+
+/// What a family's cases run on: real GPUs, or the stand-in runtime (`run --stand-in`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum RunsOn {
+    #[default]
+    Gpu,
+    StandIn,
 }
 
 /// A negative control: the tree with one fix removed, and the guard cases that must then

@@ -70,6 +70,11 @@ rules:
     case: beta
     expect: fail
     reason: shadowed by the flake rule above
+  - family: gfx90a
+    case: delta
+    skip: unsupported
+    reason: the real GPU aborts
+    only_on: gpu
 "#;
 
 fn errors(text: &str) -> Vec<String> {
@@ -176,6 +181,13 @@ fn rules_resolve_per_family_with_reasons() {
         }
         d => panic!("beta on gfx90a: {d:?}"),
     }
+    // A rule for real GPUs only: the stand-in runs the case.
+    assert!(matches!(
+        get(&r, "delta").disposition,
+        Disposition::Skip { .. }
+    ));
+    let on_stand_in = hrr_matrix::resolve_family_on(&m, fam("gfx90a"), hrr_matrix::RunsOn::StandIn);
+    assert_eq!(get(&on_stand_in, "delta").disposition, Disposition::Run);
     // Timeouts: case beats family beats default.
     assert_eq!(get(&r, "alpha").timeout.as_secs(), 30);
     assert_eq!(get(&r, "beta").timeout.as_secs(), 300);

@@ -8,7 +8,7 @@ use std::path::Path;
 use std::time::Instant;
 
 use hrr_matrix::resolve::shard_by_durations;
-use hrr_matrix::{resolve_family, shard, CaseKind, Disposition, Expectation, Family, Matrix};
+use hrr_matrix::{shard, CaseKind, Disposition, Expectation, Family, Matrix};
 use hrr_matrix::{ResolvedCase, Shard};
 use hrr_reports::result::Durations;
 use hrr_reports::{RunReport, Status, Totals};
@@ -30,7 +30,11 @@ fn select(
     f: &Family,
     args: &RunArgs,
 ) -> Result<Option<Vec<ResolvedCase>>, HarnessError> {
-    let mut cases = resolve_family(m, f);
+    let on = match args.stand_in {
+        true => hrr_matrix::RunsOn::StandIn,
+        false => hrr_matrix::RunsOn::Gpu,
+    };
+    let mut cases = hrr_matrix::resolve_family_on(m, f, on);
     let any = |pats: &[String], s: &str| pats.iter().any(|p| hrr_matrix::glob::matches(p, s));
     if !args.cases.is_empty() {
         cases.retain(|rc| any(&args.cases, &rc.case.name));
