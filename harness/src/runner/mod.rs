@@ -20,7 +20,7 @@ mod stability;
 mod unchanged;
 
 use std::collections::VecDeque;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::{mpsc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -222,6 +222,25 @@ fn case_message(status: Status, attempts: &[AttemptResult], exp_reason: &str) ->
 }
 
 /// What a case that passed against the stand-in proved: its checks, no kernel run.
+/// A passing case's archives and working directories go (the bulk of its directory: every
+/// directory of each attempt); its logs and replay results, the attempt's files, stay, so
+/// the report links them (a run that passed showed nothing but "no log").
+fn drop_archives(case_dir: &Path) {
+    let Ok(attempts) = std::fs::read_dir(case_dir) else {
+        return;
+    };
+    for attempt in attempts.flatten() {
+        let Ok(entries) = std::fs::read_dir(attempt.path()) else {
+            continue;
+        };
+        for e in entries.flatten() {
+            if e.file_type().is_ok_and(|t| t.is_dir()) {
+                let _ = std::fs::remove_dir_all(e.path());
+            }
+        }
+    }
+}
+
 fn stand_in_message(attempts: &[AttemptResult]) -> String {
     let checks = attempts
         .last()
@@ -318,7 +337,7 @@ pub fn run_case(
     let artifacts = if keep {
         Some(case_dir.display().to_string())
     } else {
-        let _ = std::fs::remove_dir_all(&case_dir);
+        drop_archives(&case_dir);
         None
     };
     CaseResult {
