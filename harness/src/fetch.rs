@@ -10,6 +10,7 @@
 
 use std::io::{BufReader, Read, Write};
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use http_body_util::BodyExt;
 use octocrab::models::workflows::WorkflowListArtifact;
@@ -28,7 +29,15 @@ pub struct Request {
     /// Each artifact lands in `dest/<artifact name>/` (replacing an earlier fetch).
     pub dest: PathBuf,
     pub limits: Limits,
+    /// How long one network step may take (a listing page, a response's head, one chunk
+    /// of a body) before it is given up: a server that never answers is named, never
+    /// waited for.
+    pub timeout: Duration,
 }
+
+/// The tries of one idempotent request (listing, downloading) that timed out or got a
+/// server error, with 1 s, then 2 s, between them.
+const TRIES: u32 = 3;
 
 /// Bounds on what one artifact may bring: its zip's size, the bytes it unpacks to and its
 /// number of entries.
@@ -126,6 +135,12 @@ pub enum FetchError {
         id: u64,
         source: octocrab::Error,
     },
+    #[error("{what}: no answer within {} s (tried {tries} times)", after.as_secs_f64())]
+    TimedOut {
+        what: String,
+        after: Duration,
+        tries: u32,
+    },
     #[error("downloading artifact `{name}`: the redirect's Location is not a URL")]
     BadRedirect { name: String },
     #[error("downloading artifact `{name}`: more than {limit} bytes: refused")]
@@ -164,6 +179,63 @@ fn io(path: &Path) -> impl FnOnce(std::io::Error) -> FetchError + '_ {
     }
 }
 
+/// Whether `e` may go away on its own: a timeout, or the server's error (5xx) or rate
+/// limit (429) on an idempotent request.
+fn transient(e: &FetchError) -> bool {
+    let status = |source: &octocrab::Error| match source {
+        octocrab::Error::GitHub { source, .. } => {
+            let s = source.status_code.as_u16();
+            s >= 500 || s == 429
+        }
+        _ => false,
+    };
+    match e {
+        FetchError::TimedOut { .. } => true,
+        FetchError::List { source, .. } | FetchError::Download { source, .. } => status(source),
+        _ => false,
+    }
+}
+
+/// `step` tried up to `TRIES` times while it fails transiently, waiting 1 s, then 2 s.
+async fn with_retries<T, F, Fut>(mut step: F) -> Result<T, FetchError>
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = Result<T, FetchError>>,
+{
+    let mut tried = 0;
+    loop {
+        tried += 1;
+        match step().await {
+            Err(e) if tried < TRIES && transient(&e) => {
+                tokio::time::sleep(Duration::from_secs(1 << (tried - 1))).await;
+            }
+            Err(FetchError::TimedOut { what, after, .. }) => {
+                return Err(FetchError::TimedOut {
+                    what,
+                    after,
+                    tries: tried,
+                })
+            }
+            other => return other,
+        }
+    }
+}
+
+/// `fut` within `req.timeout`, else a `TimedOut` naming `what`.
+async fn within<T>(
+    req: &Request,
+    what: impl FnOnce() -> String,
+    fut: impl std::future::Future<Output = T>,
+) -> Result<T, FetchError> {
+    tokio::time::timeout(req.timeout, fut)
+        .await
+        .map_err(|_| FetchError::TimedOut {
+            what: what(),
+            after: req.timeout,
+            tries: 1,
+        })
+}
+
 /// Fetches and unpacks every artifact of the run that matches the patterns, in name order.
 pub async fn fetch(
     req: &Request,
@@ -179,7 +251,7 @@ pub async fn fetch(
         .personal_token(token.to_string())
         .build()
         .map_err(FetchError::Client)?;
-    let all = list(&gh, req).await?;
+    let all = with_retries(|| list(&gh, req)).await?;
     let mut wanted: Vec<&WorkflowListArtifact> = all
         .iter()
         .filter(|a| {
@@ -218,7 +290,19 @@ pub async fn fetch(
     let mut out = Vec::new();
     for a in wanted {
         let zip = req.dest.join(format!(".{}.zip.part", a.name));
-        let result = download(&gh, req, a, &zip, on_event).await;
+        let mut tries = 0;
+        let result = loop {
+            tries += 1;
+            match download(&gh, req, a, &zip, on_event).await {
+                Err(e) if tries < TRIES && transient(&e) => {
+                    tokio::time::sleep(Duration::from_secs(1 << (tries - 1))).await;
+                }
+                Err(FetchError::TimedOut { what, after, .. }) => {
+                    break Err(FetchError::TimedOut { what, after, tries })
+                }
+                other => break other,
+            }
+        };
         let fetched = result.and_then(|zip_bytes| {
             let dir = req.dest.join(&a.name);
             let (files, bytes) =
@@ -250,17 +334,23 @@ async fn list(gh: &Octocrab, req: &Request) -> Result<Vec<WorkflowListArtifact>,
     };
     // octocrab 0.54 leaves `per_page` out of this request (GitHub's 30 a page apply);
     // following the `next` links still reaches every artifact.
-    let first = gh
-        .actions()
-        .list_workflow_run_artifacts(&req.owner, &req.repo, RunId(req.run))
-        .send()
-        .await
-        .map_err(err)?;
+    let what = || format!("listing the artifacts of run {}", req.run);
+    let first = within(
+        req,
+        what,
+        gh.actions()
+            .list_workflow_run_artifacts(&req.owner, &req.repo, RunId(req.run))
+            .send(),
+    )
+    .await?
+    .map_err(err)?;
     let mut all = Vec::new();
     let mut page = first.value;
     while let Some(p) = page {
         all.extend(p.items);
-        page = gh.get_page(&p.next).await.map_err(err)?;
+        page = within(req, what, gh.get_page(&p.next))
+            .await?
+            .map_err(err)?;
     }
     Ok(all)
 }
@@ -288,7 +378,8 @@ async fn download(
         "/repos/{}/{}/actions/artifacts/{}/zip",
         req.owner, req.repo, a.id
     );
-    let mut response = gh._get(route).await.map_err(err)?;
+    let what = || format!("downloading artifact `{}`", a.name);
+    let mut response = within(req, what, gh._get(route)).await?.map_err(err)?;
     // GitHub answers 302 with a short-lived storage URL; octocrab sends the token only to
     // GitHub's API host, never to the storage host.
     if response.status().is_redirection() {
@@ -300,13 +391,15 @@ async fn download(
             .ok_or_else(|| FetchError::BadRedirect {
                 name: a.name.clone(),
             })?;
-        response = gh._get(location).await.map_err(err)?;
+        response = within(req, what, gh._get(location)).await?.map_err(err)?;
     }
-    let response = octocrab::map_github_error(response).await.map_err(err)?;
+    let response = within(req, what, octocrab::map_github_error(response))
+        .await?
+        .map_err(err)?;
     let mut body = response.into_body();
     let mut file = std::fs::File::create(to).map_err(io(to))?;
     let mut received = 0u64;
-    while let Some(frame) = body.frame().await {
+    while let Some(frame) = within(req, what, body.frame()).await? {
         let frame = frame.map_err(err)?;
         if let Ok(data) = frame.into_data() {
             received += data.len() as u64;

@@ -301,6 +301,10 @@ pub struct FetchArgs {
     /// Plain lines instead of a progress bar even on a terminal.
     #[arg(long)]
     pub no_progress: bool,
+    /// Seconds one network step may take (a listing page, a response's head, one chunk of
+    /// a download) before it is tried again (3 tries in all) or given up, naming it.
+    #[arg(long, value_name = "SECONDS", default_value_t = 30, value_parser = clap::value_parser!(u64).range(1..=3600))]
+    pub timeout: u64,
     #[command(flatten)]
     pub expect: ExpectArgs,
 }

@@ -404,3 +404,108 @@ fn without_a_token_nothing_is_requested() {
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).contains("--repo amd: expected OWNER/NAME"));
 }
+
+/// A server that never answers: each network step is given up after `--timeout` and
+/// tried again (3 tries, 1 s and 2 s apart), then named; the fetch ends in seconds, not
+/// when the server closes.
+#[tokio::test]
+async fn a_stalled_server_is_given_up_after_the_timeout_and_named() {
+    let server = MockServer::start().await;
+    Mock::given(method("GET"))
+        .and(path(RUN))
+        .respond_with(
+            ResponseTemplate::new(200)
+                .set_delay(std::time::Duration::from_secs(60))
+                .set_body_json(json!({"total_count": 0, "artifacts": []})),
+        )
+        .mount(&server)
+        .await;
+    let t = tempfile::tempdir().unwrap();
+    let began = std::time::Instant::now();
+    let o = fetch(&server, &t.path().join("out"), &["--timeout", "1"]);
+    let took = began.elapsed();
+    let (_, stderr) = text(&o);
+    assert_eq!(o.status.code(), Some(INFRASTRUCTURE), "{stderr}");
+    assert!(took.as_secs() < 15, "{took:?}: {stderr}");
+    assert!(
+        stderr.contains("listing the artifacts of run 77: no answer within 1 s (tried 3 times)"),
+        "{stderr}"
+    );
+}
+
+/// A 502 is a server's passing trouble: the listing is asked again and goes on.
+#[tokio::test]
+async fn a_server_error_is_retried() {
+    let server = MockServer::start().await;
+    Mock::given(method("GET"))
+        .and(path(RUN))
+        .respond_with(ResponseTemplate::new(502).set_body_json(json!({
+            "message": "Bad Gateway",
+            "documentation_url": "https://docs.github.com/rest"
+        })))
+        .up_to_n_times(1)
+        .with_priority(1)
+        .expect(1)
+        .mount(&server)
+        .await;
+    list_artifacts(&server, vec![]).await;
+    let t = tempfile::tempdir().unwrap();
+    let o = fetch(&server, &t.path().join("out"), &["--timeout", "5"]);
+    let (_, stderr) = text(&o);
+    // The second answer came: a run without results, said so (not the 502).
+    assert!(stderr.contains("has no artifact matching"), "{stderr}");
+    assert!(!stderr.contains("502"), "{stderr}");
+}
+
+/// Ctrl-C while the server says nothing: the fetch stops at once, exit 130.
+#[tokio::test]
+async fn an_interrupt_cancels_a_fetch_at_once() {
+    let server = MockServer::start().await;
+    Mock::given(method("GET"))
+        .and(path(RUN))
+        .respond_with(
+            ResponseTemplate::new(200)
+                .set_delay(std::time::Duration::from_secs(60))
+                .set_body_json(json!({"total_count": 0, "artifacts": []})),
+        )
+        .mount(&server)
+        .await;
+    let t = tempfile::tempdir().unwrap();
+    let mut child = Command::new(HARNESS)
+        .args([
+            "report",
+            "fetch",
+            "--repo",
+            "amd/hrr",
+            "--run",
+            "77",
+            "--timeout",
+            "60",
+        ])
+        .arg("--api-url")
+        .arg(server.uri())
+        .arg("--output")
+        .arg(t.path().join("out"))
+        .env("GITHUB_TOKEN", TOKEN)
+        .env_remove("GITHUB_STEP_SUMMARY")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    tokio::time::sleep(std::time::Duration::from_secs(1)).await;
+    let began = std::time::Instant::now();
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(child.id() as i32),
+        nix::sys::signal::Signal::SIGINT,
+    )
+    .unwrap();
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break s;
+        }
+        assert!(began.elapsed().as_secs() < 10, "still running after SIGINT");
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    };
+    assert_eq!(status.code(), Some(130));
+    assert!(began.elapsed().as_secs() < 3, "{:?}", began.elapsed());
+}

@@ -12,7 +12,7 @@ use indicatif::{HumanBytes, ProgressBar, ProgressStyle};
 use super::Res;
 use crate::error::HarnessError;
 use crate::fetch::{self, Event, Limits, Request};
-use crate::FetchArgs;
+use crate::{Exit, FetchArgs};
 
 /// How many archive paths the closing list names before saying how many more there are.
 const LIST_ARCHIVES: usize = 20;
@@ -124,19 +124,37 @@ pub fn fetch(matrix: Option<&Path>, args: &FetchArgs) -> Res {
         patterns: args.artifacts.clone(),
         dest: dest.clone(),
         limits: Limits::default(),
+        timeout: std::time::Duration::from_secs(args.timeout),
     };
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .map_err(|e| HarnessError::failed(format!("report fetch: {e}")))?;
     let mut show = Show::new(!args.no_progress);
-    let fetched = rt
-        .block_on(fetch::fetch(&req, &token, &mut |e| show.event(e)))
-        .map_err(|e| HarnessError::failed(format!("report fetch: {e}")))?;
+    // Ctrl-C or SIGTERM (the flag `process` sets) cancels at once: nothing is waited for.
+    let mut on_event = |e: Event<'_>| show.event(e);
+    let outcome = rt.block_on(async {
+        tokio::select! {
+            r = fetch::fetch(&req, &token, &mut on_event) => Some(r),
+            _ = until_interrupted() => None,
+        }
+    });
+    let Some(fetched) = outcome else {
+        eprintln!("hrr-harness: report fetch: interrupted");
+        return Ok(Exit::Interrupted);
+    };
+    let fetched = fetched.map_err(|e| HarnessError::failed(format!("report fetch: {e}")))?;
     let dirs: Vec<PathBuf> = fetched.iter().map(|f| f.dir.clone()).collect();
     let code = super::merge_with(matrix, &dirs, &dest, &args.expect)?;
     list_archives(&dirs);
     Ok(code)
+}
+
+/// Returns once the harness was told to stop (SIGINT, SIGTERM).
+async fn until_interrupted() {
+    while !crate::process::interrupted() {
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
 }
 
 /// Names the case archives the artifacts brought (failing cases keep theirs).
