@@ -123,6 +123,21 @@ struct Cli {
     /// kernel launched before it (exit 1). Off by default.
     #[arg(long, value_name = "SECONDS", value_parser = clap::value_parser!(u64).range(1..=86400))]
     sync_watchdog: Option<u64>,
+    /// Stop once more than this share (0 to 1, e.g. 0.25) of the D2H checks made so far
+    /// failed, after the first 10, naming the first failing check: a replay that has
+    /// diverged says so at once instead of listing every later check. Off by default.
+    #[arg(long, value_name = "FRACTION", value_parser = divergence_fraction)]
+    divergence_abort: Option<f64>,
+}
+
+/// A `--divergence-abort` value: a share above 0 and at most 1.
+fn divergence_fraction(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(f) if f > 0.0 && f <= 1.0 => Ok(f),
+        _ => Err(format!(
+            "`{s}` is not a share above 0 and at most 1 (e.g. 0.25)"
+        )),
+    }
 }
 
 /// A byte count on the command line: bytes, or a number with a K, M or G suffix.
@@ -153,6 +168,7 @@ impl Cli {
             trace: self.trace,
             code_store: self.code_store.clone(),
             expect_fault: self.expect_fault,
+            divergence_abort: self.divergence_abort,
         }
     }
 }

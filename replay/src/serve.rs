@@ -96,6 +96,7 @@ pub fn serve(vendor: &str) -> ReplayExit {
                 trace: false,
                 code_store: None,
                 expect_fault: false,
+                divergence_abort: None,
             };
             let code = replay_all(&job, &mut runtimes, &mut log, &mut err);
             let _ = log.write_all(&err);

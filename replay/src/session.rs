@@ -36,6 +36,8 @@ pub struct ReplayRequest {
     pub code_store: Option<PathBuf>,
     /// `--expect-fault`: a reproduced fault exits 0, an archive without one fails.
     pub expect_fault: bool,
+    /// `--divergence-abort FRACTION` (`engine::Options`).
+    pub divergence_abort: Option<f64>,
 }
 
 /// Why a runtime could not start (replay exits `ReplayExit::NoGpu`).
@@ -334,6 +336,7 @@ fn replay(
     let opts = engine::Options {
         continue_on_error: req.continue_on_error,
         trace: req.trace,
+        divergence_abort: req.divergence_abort,
     };
     let mut refused = None;
     result.stability_runs = req.stability_runs.max(1);

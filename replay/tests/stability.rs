@@ -256,3 +256,64 @@ fn stability_runs_are_bounded() {
         .unwrap();
     assert_eq!(o.status.code(), Some(2));
 }
+
+/// `--divergence-abort 0.25`: a replay whose every result is wrong (`HRR_STAND_IN_SKEW`)
+/// stops after the first 10 checks, naming the first failing one, instead of listing all.
+#[test]
+fn a_diverging_replay_stops_early_and_names_the_first_failing_check() {
+    let Some(so) = stand_in::library() else {
+        eprintln!("skipped: no C compiler for the stand-in runtime");
+        return;
+    };
+    let t = tempfile::tempdir().unwrap();
+    let root = t.path().join("a");
+    let data: Vec<u8> = (0..N).map(|i| (i * 37 + 11) as u8).collect();
+    let w = common::cuda_writer(&root);
+    let mut p = PayloadWriter::new();
+    p.devptr(ApiDesc::field_id(0), DEV)
+        .u64(ApiDesc::field_id(1), N as u64);
+    w.append(id::Malloc, 0, 1, 0, p.as_bytes()).unwrap();
+    let up = w.put_blob(&data).unwrap();
+    let mut p = PayloadWriter::new();
+    p.devptr(1, DEV)
+        .devptr(2, 0x1000)
+        .u64(3, N as u64)
+        .u64(4, 1)
+        .blob(BLOB_FIELD | 2, up)
+        .u64(COPY_DIR_FIELD, CopyDir::HostToDevice as u64);
+    w.append(id::Memcpy, 0, 1, 0, p.as_bytes()).unwrap();
+    let mut first = 0;
+    for i in 0..40 {
+        let out = w.put_blob(&data).unwrap();
+        let mut p = PayloadWriter::new();
+        p.devptr(1, 0x2000)
+            .devptr(2, DEV)
+            .u64(3, N as u64)
+            .u64(4, 2)
+            .blob(BLOB_FIELD | 1, out)
+            .u64(COPY_DIR_FIELD, CopyDir::DeviceToHost as u64);
+        let seq = w.append(id::Memcpy, 0, 1, 0, p.as_bytes()).unwrap();
+        if i == 0 {
+            first = seq;
+        }
+    }
+    w.finish().unwrap();
+    let skew = [("HRR_STAND_IN_SKEW", "5")];
+    let (code, out, v) = replay(
+        so,
+        &root,
+        &["--continue-on-error", "--divergence-abort", "0.25"],
+        &skew,
+    );
+    assert_eq!(code, 1, "{out}");
+    assert_eq!(v["counts"]["d2h_fail"], 10, "{v}");
+    let failures = v["failures"].as_array().unwrap();
+    let last = failures.last().unwrap()["message"].as_str().unwrap();
+    assert_eq!(
+        last,
+        format!("replay stopped: 10 of 10 D2H checks failed, more than 25% (--divergence-abort 0.25); the first failing check: pid {} seq {first} cudaMemcpy", failures[0]["pid"])
+    );
+    // Without the flag every check is made.
+    let (_, _, v) = replay(so, &root, &["--continue-on-error"], &skew);
+    assert_eq!(v["counts"]["d2h_fail"], 40, "{v}");
+}

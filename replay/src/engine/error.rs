@@ -15,6 +15,9 @@ pub enum EventError {
     /// Capture recorded the call as one replay cannot re-execute.
     #[error("unreplayable: {api}: {reason}")]
     Unreplayable { api: String, reason: String },
+    /// Replay stopped here on purpose (`--divergence-abort`), saying why.
+    #[error("{0}")]
+    Stopped(String),
     /// A table row returned another code than at capture.
     #[error("returned {got}, capture returned {want}")]
     ReturnCode { got: c_int, want: c_int },

@@ -44,6 +44,23 @@ pub struct Options {
     pub continue_on_error: bool,
     /// Name each event on stderr before replaying it.
     pub trace: bool,
+    /// `--divergence-abort FRACTION`: stop once more than this share of the D2H checks
+    /// failed (after `DIVERGENCE_MIN_CHECKS`), naming the first failing check.
+    pub divergence_abort: Option<f64>,
+}
+
+/// The D2H checks made before `--divergence-abort` judges the share that failed.
+pub const DIVERGENCE_MIN_CHECKS: u64 = 10;
+
+/// Why a replay diverging past `limit` stops, if it does: `failed` of `checks` D2H checks.
+fn diverged(limit: Option<f64>, failed: u64, checks: u64) -> Option<String> {
+    let limit = limit?;
+    (checks >= DIVERGENCE_MIN_CHECKS && failed as f64 > limit * checks as f64).then(|| {
+        format!(
+            "replay stopped: {failed} of {checks} D2H checks failed, more than {:.0}% (--divergence-abort {limit})",
+            limit * 100.0
+        )
+    })
 }
 
 /// Why an event could not be replayed (turned into a Failure with its seq and API).
@@ -526,6 +543,22 @@ pub fn replay_process<'a>(
             }
         }
         ctx.mark_after_unmodelled(failures);
+        let c = &ctx.counts;
+        if let Some(why) = diverged(opts.divergence_abort, c.d2h_fail, c.d2h_pass + c.d2h_fail) {
+            let first = ctx
+                .failures
+                .iter()
+                .find(|f| f.kind == hrr_contract::FailureKind::D2hMismatch)
+                .map(|f| {
+                    format!(
+                        "; the first failing check: pid {} seq {} {}",
+                        f.pid, f.seq, f.api
+                    )
+                })
+                .unwrap_or_default();
+            ctx.fail(ev, EventError::Stopped(format!("{why}{first}")));
+            break;
+        }
     }
     crate::watchdog::leave();
     drop(events);
@@ -547,5 +580,24 @@ pub fn replay_process<'a>(
         failures: ctx.failures,
         refused: ctx.refused,
         unstable: ctx.unstable,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn divergence_is_judged_after_enough_checks_and_above_the_share() {
+        assert_eq!(diverged(None, 100, 100), None);
+        // Too few checks to judge.
+        assert_eq!(diverged(Some(0.25), 9, 9), None);
+        // At the share is not above it.
+        assert_eq!(diverged(Some(0.25), 5, 20), None);
+        let why = diverged(Some(0.25), 6, 20).unwrap();
+        assert_eq!(
+            why,
+            "replay stopped: 6 of 20 D2H checks failed, more than 25% (--divergence-abort 0.25)"
+        );
     }
 }
