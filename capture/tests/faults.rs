@@ -330,3 +330,29 @@ fn a_full_disk_keeps_what_fits_and_says_why() {
         assert_eq!(p.manifest.runtime.vendor, "cuda");
     }
 }
+
+/// A program whose kernel faulted and that dies by a signal right after (issue 26): the
+/// crash path keeps the fault's records, so the archive still holds the launch and the
+/// synchronisation that returned the sticky error, which replay reproduces.
+#[test]
+fn a_fault_then_a_signal_keeps_the_fault_in_the_archive() {
+    let s = StandIn::build("fault-abort", "faults.c");
+    let out = s.path().join("archive");
+    let o = s
+        .command(&out, &["fault_abort"])
+        .env("HRR_STAND_IN_FAULT", "700")
+        .stderr(Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(o.status.signal(), Some(libc::SIGABRT));
+    assert_eq!(String::from_utf8_lossy(&o.stdout).trim(), "synchronize 700");
+    let a = open(&out);
+    let p = &a.processes[0];
+    let apis: Vec<(u16, i32)> = p
+        .events
+        .iter()
+        .map(|e| (e.header.api_id, e.header.ret))
+        .collect();
+    assert!(apis.contains(&(semantic::LAUNCH_KERNEL, 0)), "{apis:?}");
+    assert_eq!(apis.last(), Some(&(id::DeviceSynchronize, 700)), "{apis:?}");
+}

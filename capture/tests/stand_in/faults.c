@@ -210,6 +210,16 @@ int main(int argc, char** argv) {
         return plain();
     } else if (!strcmp(mode, "plain")) {
         return plain();
+    } else if (!strcmp(mode, "fault_abort")) {
+        /* A kernel faults; the program reports the synchronisation's error and dies by
+           a signal right after, as an error-check macro that aborts does. */
+        register_kernel();
+        cudaMalloc(&dev, 64);
+        launch();
+        int r = cudaDeviceSynchronize();
+        printf("synchronize %d\n", r);
+        fflush(stdout);
+        abort();
     } else if (!strcmp(mode, "fork")) {
         return child_then_parent_launch(0);
     } else if (!strcmp(mode, "forkexit")) {

@@ -96,7 +96,13 @@ int cudaStreamSynchronize(void* s) {
     perform_queued();
     return 0;
 }
-int cudaDeviceSynchronize(void) { perform_queued(); return 0; }
+/* A kernel fault on demand: HRR_STAND_IN_FAULT=CODE makes the synchronisation fail with
+   CODE (a sticky error, as after an illegal address). */
+int cudaDeviceSynchronize(void) {
+    perform_queued();
+    const char* f = getenv("HRR_STAND_IN_FAULT");
+    return f ? atoi(f) : 0;
+}
 int cudaStreamDestroy(void* s) { (void)s; return 0; }
 int cudaEventCreate(void** e) { *e = (void*)0xe1; return 0; }
 // Events made with flags (capture's own pool among them) are distinct handles.
