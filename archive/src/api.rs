@@ -719,6 +719,14 @@ pub fn desc(id: u16) -> Option<&'static ApiDesc> {
     API_TABLE.iter().find(|d| d.id == id)
 }
 
+/// The name a call goes by in `vendor`'s API: its row's symbol, else [`api_name`].
+pub fn call_name(id: u16, vendor: Vendor) -> String {
+    desc(id)
+        .and_then(|d| d.symbol(vendor))
+        .map(str::to_string)
+        .unwrap_or_else(|| api_name(id))
+}
+
 /// A human name for any API id (generic, semantic, or the trailer).
 pub fn api_name(id: u16) -> String {
     if let Some(d) = desc(id) {

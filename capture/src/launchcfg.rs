@@ -359,57 +359,10 @@ pub unsafe extern "C" fn hipLaunchCooperativeKernel(
     }
 }
 
-/// # Safety
-/// Called by the program in place of the runtime's function (HIP 5.5 and later).
-#[no_mangle]
-#[allow(clippy::too_many_arguments)]
-pub unsafe extern "C" fn hipModuleLaunchCooperativeKernel(
-    f: *mut c_void,
-    gx: c_uint,
-    gy: c_uint,
-    gz: c_uint,
-    bx: c_uint,
-    by: c_uint,
-    bz: c_uint,
-    shmem: c_uint,
-    stream: *mut c_void,
-    params: *mut *mut c_void,
-) -> c_int {
-    // hipError_t (hipFunction_t, 6 x unsigned, unsigned sharedMemBytes, hipStream_t, void**).
-    type CoopFn = unsafe extern "C" fn(
-        *mut c_void,
-        c_uint,
-        c_uint,
-        c_uint,
-        c_uint,
-        c_uint,
-        c_uint,
-        c_uint,
-        *mut c_void,
-        *mut *mut c_void,
-    ) -> c_int;
-    let Some(real) = real!(hipModuleLaunchCooperativeKernel: CoopFn).for_shim() else {
-        return NO_REAL_FUNCTION;
-    };
-    let shape = LaunchShape::from_xyz([gx, gy, gz], [bx, by, bz], shmem as usize, stream as u64);
-    // SAFETY: the program's own arguments.
-    let call = || unsafe { real(f, gx, gy, gz, bx, by, bz, shmem, stream, params) };
-    module_launch(
-        semantic::LAUNCH_COOPERATIVE,
-        Vendor::Hip,
-        "hipModuleLaunchCooperativeKernel",
-        f as u64,
-        shape,
-        params,
-        std::ptr::null_mut(),
-        call,
-        &|_| {},
-    )
-}
-
-/// C type of `cuLaunchCooperativeKernel` and its `_ptsz` form: `CUresult (CUfunction,
-/// 6 x unsigned, unsigned sharedMemBytes, CUstream, void** kernelParams)`.
-type CuCoopFn = unsafe extern "C" fn(
+/// C type of a cooperative module launch (`hipModuleLaunchCooperativeKernel`,
+/// `cuLaunchCooperativeKernel` and its `_ptsz` form): `(function, 6 x unsigned, unsigned
+/// sharedMemBytes, stream, void** kernelParams)`.
+type ModuleCoopFn = unsafe extern "C" fn(
     *mut c_void,
     c_uint,
     c_uint,
@@ -422,13 +375,13 @@ type CuCoopFn = unsafe extern "C" fn(
     *mut *mut c_void,
 ) -> c_int;
 
-/// Defines `cuLaunchCooperativeKernel` (what nvcc's static runtime makes of
-/// `cudaLaunchCooperativeKernel`) and its per-thread form: a cooperative module launch,
-/// the `_ptsz` form's stream 0 recorded as the per-thread stream.
-macro_rules! cu_coop_shim {
-    ($name:ident, $stream:expr) => {
+/// Defines a cooperative module launch shim of `$vendor` (`cuLaunchCooperativeKernel` is
+/// what nvcc's static runtime makes of `cudaLaunchCooperativeKernel`); `$stream` maps the
+/// stream as recorded (the `_ptsz` form's 0 is the per-thread stream).
+macro_rules! module_coop_shim {
+    ($name:ident, $vendor:expr, $stream:expr) => {
         /// # Safety
-        /// Called by the program in place of the driver's function.
+        /// Called by the program in place of the runtime's or driver's function.
         #[no_mangle]
         #[allow(clippy::too_many_arguments)]
         pub unsafe extern "C" fn $name(
@@ -443,7 +396,7 @@ macro_rules! cu_coop_shim {
             stream: *mut c_void,
             params: *mut *mut c_void,
         ) -> c_int {
-            let Some(real) = real!($name: CuCoopFn).for_shim() else {
+            let Some(real) = real!($name: ModuleCoopFn).for_shim() else {
                 return NO_REAL_FUNCTION;
             };
             let recorded: fn(u64) -> u64 = $stream;
@@ -457,7 +410,7 @@ macro_rules! cu_coop_shim {
             let call = || unsafe { real(f, gx, gy, gz, bx, by, bz, shmem, stream, params) };
             module_launch(
                 semantic::LAUNCH_COOPERATIVE,
-                Vendor::Cuda,
+                $vendor,
                 stringify!($name),
                 f as u64,
                 shape,
@@ -470,9 +423,12 @@ macro_rules! cu_coop_shim {
     };
 }
 
-cu_coop_shim!(cuLaunchCooperativeKernel, |s| s);
-cu_coop_shim!(
+// HIP 5.5 and later, and the CUDA driver's.
+module_coop_shim!(hipModuleLaunchCooperativeKernel, Vendor::Hip, |s| s);
+module_coop_shim!(cuLaunchCooperativeKernel, Vendor::Cuda, |s| s);
+module_coop_shim!(
     cuLaunchCooperativeKernel_ptsz,
+    Vendor::Cuda,
     crate::per_thread::per_thread
 );
 

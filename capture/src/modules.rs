@@ -12,7 +12,7 @@ use hrr_archive::payload::PayloadWriter;
 
 use crate::ffi::{bytes_at, c_string, read_at, Dim3};
 use crate::launch::{
-    around_launch, cuda_param_layout, launch_payload, CudaHandle, KernelInfo, LaunchShape,
+    around_launch, launch_payload, resolve_cuda_function, KernelInfo, LaunchShape,
 };
 use crate::real::NO_REAL_FUNCTION;
 use crate::state::{self, guarded};
@@ -218,10 +218,8 @@ pub(crate) fn module_launch(
     };
     let build = || {
         let mut layout = match vendor {
-            // A `CUkernel` launched as a function (nvcc's static runtime does): the
-            // driver describes it only as a kernel.
-            Vendor::Cuda => cuda_param_layout(&cap.kernels, f, CudaHandle::Function)
-                .or_else(|| cuda_param_layout(&cap.kernels, f, CudaHandle::Kernel)),
+            // A `CUfunction`, or a `CUkernel` launched as one (nvcc's static runtime does).
+            Vendor::Cuda => resolve_cuda_function(&cap.kernels, f).layout,
             Vendor::Hip => cap.kernels.hip_layout(f),
         };
         let mut params = params;

@@ -196,28 +196,18 @@ fn transient(e: &FetchError) -> bool {
     }
 }
 
-/// `step` tried up to `TRIES` times while it fails transiently, waiting 1 s, then 2 s.
-async fn with_retries<T, F, Fut>(mut step: F) -> Result<T, FetchError>
-where
-    F: FnMut() -> Fut,
-    Fut: std::future::Future<Output = Result<T, FetchError>>,
-{
-    let mut tried = 0;
-    loop {
-        tried += 1;
-        match step().await {
-            Err(e) if tried < TRIES && transient(&e) => {
-                tokio::time::sleep(Duration::from_secs(1 << (tried - 1))).await;
-            }
-            Err(FetchError::TimedOut { what, after, .. }) => {
-                return Err(FetchError::TimedOut {
-                    what,
-                    after,
-                    tries: tried,
-                })
-            }
-            other => return other,
-        }
+/// After try number `tried` failed with `e`: how long to wait before the next (1 s, then
+/// 2 s) while `e` is transient and tries are left, else the error to give up with (a
+/// timeout says how many tries it took).
+fn next_try(e: FetchError, tried: u32) -> Result<Duration, FetchError> {
+    match e {
+        e if tried < TRIES && transient(&e) => Ok(Duration::from_secs(1 << (tried - 1))),
+        FetchError::TimedOut { what, after, .. } => Err(FetchError::TimedOut {
+            what,
+            after,
+            tries: tried,
+        }),
+        e => Err(e),
     }
 }
 
@@ -251,7 +241,14 @@ pub async fn fetch(
         .personal_token(token.to_string())
         .build()
         .map_err(FetchError::Client)?;
-    let all = with_retries(|| list(&gh, req)).await?;
+    let mut tried = 0;
+    let all = loop {
+        tried += 1;
+        match list(&gh, req).await {
+            Ok(all) => break all,
+            Err(e) => tokio::time::sleep(next_try(e, tried)?).await,
+        }
+    };
     let mut wanted: Vec<&WorkflowListArtifact> = all
         .iter()
         .filter(|a| {
@@ -290,17 +287,15 @@ pub async fn fetch(
     let mut out = Vec::new();
     for a in wanted {
         let zip = req.dest.join(format!(".{}.zip.part", a.name));
-        let mut tries = 0;
+        let mut tried = 0;
         let result = loop {
-            tries += 1;
+            tried += 1;
             match download(&gh, req, a, &zip, on_event).await {
-                Err(e) if tries < TRIES && transient(&e) => {
-                    tokio::time::sleep(Duration::from_secs(1 << (tries - 1))).await;
-                }
-                Err(FetchError::TimedOut { what, after, .. }) => {
-                    break Err(FetchError::TimedOut { what, after, tries })
-                }
-                other => break other,
+                Ok(bytes) => break Ok(bytes),
+                Err(e) => match next_try(e, tried) {
+                    Ok(wait) => tokio::time::sleep(wait).await,
+                    Err(e) => break Err(e),
+                },
             }
         };
         let fetched = result.and_then(|zip_bytes| {

@@ -405,12 +405,8 @@ fn without_a_token_nothing_is_requested() {
     assert!(String::from_utf8_lossy(&o.stderr).contains("--repo amd: expected OWNER/NAME"));
 }
 
-/// A server that never answers: each network step is given up after `--timeout` and
-/// tried again (3 tries, 1 s and 2 s apart), then named; the fetch ends in seconds, not
-/// when the server closes.
-#[tokio::test]
-async fn a_stalled_server_is_given_up_after_the_timeout_and_named() {
-    let server = MockServer::start().await;
+/// The run's listing answers only after a minute: a server that seems never to answer.
+async fn stall_listing(server: &MockServer) {
     Mock::given(method("GET"))
         .and(path(RUN))
         .respond_with(
@@ -418,8 +414,17 @@ async fn a_stalled_server_is_given_up_after_the_timeout_and_named() {
                 .set_delay(std::time::Duration::from_secs(60))
                 .set_body_json(json!({"total_count": 0, "artifacts": []})),
         )
-        .mount(&server)
+        .mount(server)
         .await;
+}
+
+/// A server that never answers: each network step is given up after `--timeout` and
+/// tried again (3 tries, 1 s and 2 s apart), then named; the fetch ends in seconds, not
+/// when the server closes.
+#[tokio::test]
+async fn a_stalled_server_is_given_up_after_the_timeout_and_named() {
+    let server = MockServer::start().await;
+    stall_listing(&server).await;
     let t = tempfile::tempdir().unwrap();
     let began = std::time::Instant::now();
     let o = fetch(&server, &t.path().join("out"), &["--timeout", "1"]);
@@ -461,15 +466,7 @@ async fn a_server_error_is_retried() {
 #[tokio::test]
 async fn an_interrupt_cancels_a_fetch_at_once() {
     let server = MockServer::start().await;
-    Mock::given(method("GET"))
-        .and(path(RUN))
-        .respond_with(
-            ResponseTemplate::new(200)
-                .set_delay(std::time::Duration::from_secs(60))
-                .set_body_json(json!({"total_count": 0, "artifacts": []})),
-        )
-        .mount(&server)
-        .await;
+    stall_listing(&server).await;
     let t = tempfile::tempdir().unwrap();
     let mut child = Command::new(HARNESS)
         .args([

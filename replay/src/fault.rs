@@ -22,14 +22,6 @@ const LAUNCHES: &[u16] = &[
     semantic::GRAPH_LAUNCH,
 ];
 
-/// The name a call goes by in `vendor`'s API (its symbol, else the record's name).
-fn call_name(id: u16, vendor: Vendor) -> String {
-    api::desc(id)
-        .and_then(|d| d.symbol(vendor))
-        .map(str::to_string)
-        .unwrap_or_else(|| api::api_name(id))
-}
-
 /// The first sticky error the captured program hit, in process order (not yet judged).
 pub fn find(archive: &Archive, vendor: Vendor) -> Option<Fault> {
     for p in &archive.processes {
@@ -40,7 +32,7 @@ pub fn find(archive: &Archive, vendor: Vendor) -> Option<Fault> {
                 let name = Payload::parse(&ev.payload)
                     .ok()
                     .and_then(|p| p.str(fid::NAME, "kernel").ok().map(str::to_string))
-                    .unwrap_or_else(|| call_name(h.api_id, vendor));
+                    .unwrap_or_else(|| api::call_name(h.api_id, vendor));
                 last_launch = Some((h.seq, name));
             }
             if let Some(error) = faults::name(h.ret, vendor) {
@@ -49,7 +41,7 @@ pub fn find(archive: &Archive, vendor: Vendor) -> Option<Fault> {
                     error: error.to_string(),
                     pid: p.entry.pid,
                     seq: h.seq,
-                    api: call_name(h.api_id, vendor),
+                    api: api::call_name(h.api_id, vendor),
                     kernel: last_launch,
                     reproduced: false,
                 });

@@ -23,6 +23,13 @@ const N: usize = 64;
 /// Malloc, an upload of N bytes, then two blocking downloads of them: the first of
 /// `first` bytes, the second whole. Returns the downloads' sequence ids.
 fn archive(root: &Path, first: usize) -> (u64, u64) {
+    let seqs = downloads(root, &[first, N]);
+    (seqs[0], seqs[1])
+}
+
+/// Malloc, an upload of N bytes, then a blocking download of each length in `lengths`.
+/// Returns the downloads' sequence ids.
+fn downloads(root: &Path, lengths: &[usize]) -> Vec<u64> {
     let data: Vec<u8> = (0..N).map(|i| (i * 37 + 11) as u8).collect();
     let w = common::cuda_writer(root);
     let mut p = PayloadWriter::new();
@@ -49,7 +56,7 @@ fn archive(root: &Path, first: usize) -> (u64, u64) {
             .u64(COPY_DIR_FIELD, CopyDir::DeviceToHost as u64);
         w.append(id::Memcpy, 0, 1, 0, p.as_bytes()).unwrap()
     };
-    let seqs = (download(first), download(N));
+    let seqs = lengths.iter().map(|&n| download(n)).collect();
     w.finish().unwrap();
     seqs
 }
@@ -267,37 +274,7 @@ fn a_diverging_replay_stops_early_and_names_the_first_failing_check() {
     };
     let t = tempfile::tempdir().unwrap();
     let root = t.path().join("a");
-    let data: Vec<u8> = (0..N).map(|i| (i * 37 + 11) as u8).collect();
-    let w = common::cuda_writer(&root);
-    let mut p = PayloadWriter::new();
-    p.devptr(ApiDesc::field_id(0), DEV)
-        .u64(ApiDesc::field_id(1), N as u64);
-    w.append(id::Malloc, 0, 1, 0, p.as_bytes()).unwrap();
-    let up = w.put_blob(&data).unwrap();
-    let mut p = PayloadWriter::new();
-    p.devptr(1, DEV)
-        .devptr(2, 0x1000)
-        .u64(3, N as u64)
-        .u64(4, 1)
-        .blob(BLOB_FIELD | 2, up)
-        .u64(COPY_DIR_FIELD, CopyDir::HostToDevice as u64);
-    w.append(id::Memcpy, 0, 1, 0, p.as_bytes()).unwrap();
-    let mut first = 0;
-    for i in 0..40 {
-        let out = w.put_blob(&data).unwrap();
-        let mut p = PayloadWriter::new();
-        p.devptr(1, 0x2000)
-            .devptr(2, DEV)
-            .u64(3, N as u64)
-            .u64(4, 2)
-            .blob(BLOB_FIELD | 1, out)
-            .u64(COPY_DIR_FIELD, CopyDir::DeviceToHost as u64);
-        let seq = w.append(id::Memcpy, 0, 1, 0, p.as_bytes()).unwrap();
-        if i == 0 {
-            first = seq;
-        }
-    }
-    w.finish().unwrap();
+    let first = downloads(&root, &[N; 40])[0];
     let skew = [("HRR_STAND_IN_SKEW", "5")];
     let (code, out, v) = replay(
         so,

@@ -199,12 +199,7 @@ impl<'a> Ctx<'a> {
     }
 
     fn api_label(&self, id: u16) -> String {
-        if let Some(d) = api::desc(id) {
-            if let Some(s) = d.symbol(self.rt.vendor) {
-                return s.to_string();
-            }
-        }
-        api::api_name(id)
+        api::call_name(id, self.rt.vendor)
     }
 
     fn handle(&self, captured: u64) -> Result<u64, EventError> {
