@@ -121,7 +121,7 @@ struct Cli {
     /// Stop a replay stuck in one call (a synchronisation waiting on a kernel that never
     /// ends) once that call has run this many seconds, naming the event and the last
     /// kernel launched before it (exit 1). Off by default.
-    #[arg(long, value_name = "SECONDS", value_parser = clap::value_parser!(u64).range(1..=86400))]
+    #[arg(long, value_name = "SECONDS", value_parser = clap::value_parser!(u64).range(1..=watchdog::MAX_LIMIT_S))]
     sync_watchdog: Option<u64>,
     /// Stop once more than this share (0 to 1, e.g. 0.25) of the D2H checks made so far
     /// failed, after the first 10, naming the first failing check: a replay that has

@@ -68,6 +68,17 @@ pub fn serve(vendor: &str) -> ReplayExit {
             let _ = answer(&mut stdout, &ServeAnswer::Refused { error });
             continue;
         }
+        if let Some(s) = req
+            .sync_watchdog_s
+            .filter(|&s| s == 0 || s > crate::watchdog::MAX_LIMIT_S)
+        {
+            let error = format!(
+                "bad request: sync_watchdog_s {s} is not 1 to {} seconds",
+                crate::watchdog::MAX_LIMIT_S
+            );
+            let _ = answer(&mut stdout, &ServeAnswer::Refused { error });
+            continue;
+        }
         let mut log: Box<dyn Write> = match &req.log {
             Some(path) => match std::fs::File::create(path) {
                 Ok(f) => Box::new(std::io::BufWriter::new(f)),
@@ -79,7 +90,7 @@ pub fn serve(vendor: &str) -> ReplayExit {
             },
             None => Box::new(std::io::stderr()),
         };
-        if let Some(s) = req.sync_watchdog_s.filter(|&s| s > 0) {
+        if let Some(s) = req.sync_watchdog_s {
             crate::watchdog::arm(
                 std::time::Duration::from_secs(s),
                 crate::watchdog::api_symbol,

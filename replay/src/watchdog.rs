@@ -12,6 +12,9 @@ use std::time::{Duration, Instant};
 
 use hrr_contract::ReplayExit;
 
+/// The longest limit a `--sync-watchdog` or a serve request may set (a day).
+pub const MAX_LIMIT_S: u64 = 86_400;
+
 static ARMED: AtomicBool = AtomicBool::new(false);
 /// The limit in milliseconds (the last `arm`'s: a service's requests may each set one).
 static LIMIT_MS: AtomicU64 = AtomicU64::new(u64::MAX);

@@ -50,6 +50,11 @@ fn fake_runtime(dir: &Path) -> Option<PathBuf> {
         .status()
         .map(|s| s.success())
         .unwrap_or(false);
+    // CI installs a compiler: a skip there would hide a broken setup.
+    assert!(
+        ok || std::env::var("CI").as_deref() != Ok("true"),
+        "CI=true: the stand-in runtime could not be built (cc missing or failing)"
+    );
     ok.then_some(so)
 }
 
@@ -208,6 +213,20 @@ fn serve_with_a_watchdog_names_a_stuck_call_and_ends() {
         .spawn()
         .unwrap();
     let mut to = server.stdin.take().unwrap();
+    let mut from = BufReader::new(server.stdout.take().unwrap());
+    // A limit of 0 or past a day is refused, and the service goes on.
+    for bad in [0u64, 86_401] {
+        writeln!(to, r#"{{"archives": [], "sync_watchdog_s": {bad}}}"#).unwrap();
+        to.flush().unwrap();
+        let mut reply = String::new();
+        from.read_line(&mut reply).unwrap();
+        assert!(
+            reply.contains(&format!(
+                "bad request: sync_watchdog_s {bad} is not 1 to 86400 seconds"
+            )),
+            "{reply}"
+        );
+    }
     writeln!(
         to,
         r#"{{"archives": ["{}"], "log": "{}", "continue_on_error": true, "sync_watchdog_s": 1}}"#,
@@ -216,6 +235,7 @@ fn serve_with_a_watchdog_names_a_stuck_call_and_ends() {
     )
     .unwrap();
     to.flush().unwrap();
+    drop(from);
     let out = server.wait_with_output().unwrap();
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{err}");

@@ -88,7 +88,7 @@ impl Attempt<'_> {
                         .saturating_duration_since(std::time::Instant::now())
                         / 2)
                     .as_secs()
-                    .max(1),
+                    .clamp(1, 86_400),
                 ),
             };
             match service.request(&request, self.deadline) {
