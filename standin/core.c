@@ -25,6 +25,8 @@ struct alloc {
     char* p;
     size_t n;
     enum si_mem kind;
+    /* Memory someone else owns (a VMM mapping, vmm.c): never freed here. */
+    int borrowed;
 };
 static struct alloc* allocs;
 static size_t nallocs, cap_allocs;
@@ -45,7 +47,7 @@ static int add(char* p, size_t n, enum si_mem kind) {
         allocs = a;
         cap_allocs = c;
     }
-    allocs[nallocs++] = (struct alloc){p, n, kind};
+    allocs[nallocs++] = (struct alloc){p, n, kind, 0};
     return SI_OK;
 }
 
@@ -68,8 +70,8 @@ int si_alloc(void** out, size_t n, enum si_mem kind) {
 }
 
 static void drop(struct alloc* a) {
-    if (a->kind == SI_DEVICE) device_bytes -= a->n;
-    if (a->kind != SI_REGISTERED) free(a->p);
+    if (a->kind == SI_DEVICE && !a->borrowed) device_bytes -= a->n;
+    if (a->kind != SI_REGISTERED && !a->borrowed) free(a->p);
     *a = allocs[--nallocs];
 }
 
@@ -81,9 +83,20 @@ int si_free(void* p, enum si_mem kind) {
 
 int si_free_now(void* p, enum si_mem kind) {
     struct alloc* a = find(p);
-    if (!a || a->p != (char*)p || a->kind != kind) return SI_INVALID_VALUE;
+    if (!a || a->p != (char*)p || a->kind != kind || a->borrowed) return SI_INVALID_VALUE;
     drop(a);
     return SI_OK;
+}
+
+int si_add_device_range(void* p, size_t n) {
+    int r = add(p, n, SI_DEVICE);
+    if (r == SI_OK) allocs[nallocs - 1].borrowed = 1;
+    return r;
+}
+
+void si_remove_device_range(void* p) {
+    struct alloc* a = find(p);
+    if (a && a->p == (char*)p && a->borrowed) drop(a);
 }
 
 int si_register(void* p, size_t n) {
@@ -487,7 +500,8 @@ int si_stream_wait_event(si_stream* s, si_event* e) {
 void si_reset_device(void) {
     si_device_sync(); /* every queue is empty after this */
     for (size_t i = nallocs; i-- > 0;)
-        if (allocs[i].kind == SI_DEVICE || allocs[i].kind == SI_PINNED) drop(&allocs[i]);
+        if ((allocs[i].kind == SI_DEVICE && !allocs[i].borrowed) || allocs[i].kind == SI_PINNED)
+            drop(&allocs[i]);
     while (streams) {
         si_stream* s = streams;
         streams = s->next_live;

@@ -51,6 +51,9 @@ int si_alloc(void** out, size_t n, enum si_mem kind);
 int si_free(void* p, enum si_mem kind);
 /* Frees without waiting for the device (a stream-ordered free, run in its stream's order). */
 int si_free_now(void* p, enum si_mem kind);
+/* Device memory someone else owns (a VMM mapping): in the table, never freed by it. */
+int si_add_device_range(void* p, size_t n);
+void si_remove_device_range(void* p);
 int si_register(void* p, size_t n);
 int si_unregister(void* p);
 /* The live allocation containing p, its kind, and the bytes from p to its end; 0 if none. */
@@ -62,6 +65,20 @@ int si_check_copy(void* dst, size_t dspan, const void* src, size_t sspan, int ki
 void si_reset_device(void);
 /* Device memory allocated now. */
 size_t si_device_bytes(void);
+
+/* Virtual memory management (vmm.c): reserved ranges, physical memory handles mapped
+ * into them, access. Sizes, offsets and mapped addresses are multiples of the
+ * granularity. */
+#define SI_VMM_GRANULARITY ((size_t)2 << 20)
+size_t si_vmm_granularity(void);
+int si_vmm_reserve(void** out, size_t n, size_t align, const void* hint);
+int si_vmm_free(void* p, size_t n);
+int si_vmm_create(uint64_t* out, size_t n, int location_type, int location_id);
+int si_vmm_release(uint64_t handle);
+int si_vmm_retain(uint64_t* out, const void* addr);
+int si_vmm_map(void* p, size_t n, size_t offset, uint64_t handle);
+int si_vmm_unmap(void* p, size_t n);
+int si_vmm_set_access(void* p, size_t n, const int32_t* descs, size_t count);
 
 /* Streams: 0 is the null (legacy) stream. */
 typedef struct si_stream si_stream;

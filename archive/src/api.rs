@@ -222,6 +222,31 @@ pub enum ParamKind {
     FreeTextureObject,
     /// A surface object being destroyed.
     FreeSurfaceObject,
+    /// `CUdeviceptr*` / `void**` out: a range of virtual addresses of the named size
+    /// reserved for mapping (`cuMemAddressReserve`). Capture treats the range as device
+    /// memory (kernel arguments and copies point into it once memory is mapped there);
+    /// replay reserves its own range of the same size and alignment, maps the captured
+    /// range onto it, and frees it at the end if the program did not (`FreeDevPtr` frees
+    /// it in the program's order).
+    OutAddressRange(&'static str),
+    /// `CUmemGenericAllocationHandle*` out: physical memory the call creates
+    /// (`cuMemCreate`), or a handle it hands back again (`cuMemRetainAllocationHandle`).
+    /// Replay maps it to its own handle and releases it at the end if the program did not.
+    OutMemHandle,
+    /// A physical memory handle: mapped to replay's (never a default-stream number).
+    MemHandle,
+    /// A physical memory handle being released.
+    FreeMemHandle,
+    /// A device address where the call maps memory of the named size (`cuMemMap`):
+    /// translated, the whole mapping inside the reserved range; replay unmaps what the
+    /// program left mapped before it frees the range.
+    MapAt(&'static str),
+    /// A device address whose mapping the call removes (`cuMemUnmap`).
+    UnmapAt,
+    /// `const CUmemAccessDesc*` of the named count (location type and id, flags: 12
+    /// bytes each, at most `mem_alloc_node::MAX_ACCESS_DESCS`): recorded as bytes and
+    /// passed again as captured.
+    AccessDescs(&'static str),
     /// An integer register the C signature leaves unused: the next parameter is a struct
     /// of more than two eightbytes passed by value (`cudaExtent`), which the x86-64 SysV
     /// ABI passes on the stack, where the row's following integer parameters (its
@@ -409,6 +434,18 @@ macro_rules! hrr_api_table {
             (452, DrvMemAllocFromPoolAsync, cuMemAllocFromPoolAsync, none, Exact; dptr: *mut u64 => OutDevPtr(size), size: usize => Value, pool: *mut ::std::os::raw::c_void => MemPool, stream: *mut ::std::os::raw::c_void => Stream),
             (453, CtxSetCacheConfig, cuCtxSetCacheConfig, none, Exact; config: ::std::os::raw::c_int => Value),
             (454, CtxSetLimit, cuCtxSetLimit, none, Exact; limit: ::std::os::raw::c_int => Value, value: usize => Value),
+            // Virtual memory management (ids 455-462): reserved address ranges, physical
+            // memory handles mapped into them, and access to the mappings (PyTorch's
+            // expandable segments, NCCL, any allocator that grows in place). HIP's twins
+            // take `void*` where CUDA takes `CUdeviceptr`: the same register.
+            (455, MemAddressReserve, cuMemAddressReserve, hipMemAddressReserve, Exact; ptr: *mut u64 => OutAddressRange(size), size: usize => Value, alignment: usize => Value, addr: u64 => Value, flags: u64 => Value),
+            (456, MemAddressFree, cuMemAddressFree, hipMemAddressFree, Exact; ptr: u64 => FreeDevPtr, size: usize => Value),
+            (457, MemCreate, cuMemCreate, hipMemCreate, Exact; handle: *mut u64 => OutMemHandle, size: usize => Value, prop: *const ::std::os::raw::c_void => ByLayout(mem_alloc_prop), flags: u64 => Value),
+            (458, MemRelease, cuMemRelease, hipMemRelease, Exact; handle: u64 => FreeMemHandle),
+            (459, MemMap, cuMemMap, hipMemMap, Exact; ptr: u64 => MapAt(size), size: usize => Value, offset: usize => Value, handle: u64 => MemHandle, flags: u64 => Value),
+            (460, MemUnmap, cuMemUnmap, hipMemUnmap, Exact; ptr: u64 => UnmapAt, size: usize => Value),
+            (461, MemSetAccess, cuMemSetAccess, hipMemSetAccess, Exact; ptr: u64 => DevPtr, size: usize => Value, desc: *const ::std::os::raw::c_void => AccessDescs(count), count: usize => Value),
+            (462, MemRetainAllocationHandle, cuMemRetainAllocationHandle, hipMemRetainAllocationHandle, Exact; handle: *mut u64 => OutMemHandle, addr: u64 => DevPtr),
             (46, EventDestroy, cudaEventDestroy, hipEventDestroy, Exact; event: *mut ::std::os::raw::c_void => Event),
             // The driver API (ids 200-299): the cuda column is the exact symbol libcuda.so.1
             // exports and CUDA 13's cuda.h binds a program's call to; replay calls these

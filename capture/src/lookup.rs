@@ -32,7 +32,7 @@
 //! x86_64 only (the trampolines); elsewhere libc's `dlsym` is the program's.
 
 use std::cell::Cell;
-use std::ffi::{c_char, c_int, c_void, CStr};
+use std::ffi::{c_char, c_int, c_uint, c_void, CStr};
 
 use crate::dl_real;
 use crate::proc_address;
@@ -323,6 +323,50 @@ pub unsafe extern "C" fn cuGetProcAddress(
     let r = unsafe { real(symbol, pfn, cuda_version, flags) };
     // SAFETY: the lookup's own out pointer, written when it succeeded.
     unsafe { after_lookup(r, pfn, "cuGetProcAddress") }
+}
+
+/// `cudaGetDriverEntryPoint[_ptsz](symbol, funcPtr, flags, driverStatus)` (CUDA 12+).
+type EntryPointFn = unsafe extern "C" fn(*const c_char, *mut *mut c_void, u64, *mut c_int) -> c_int;
+/// `cudaGetDriverEntryPointByVersion[_ptsz](symbol, funcPtr, cudaVersion, flags,
+/// driverStatus)`.
+type EntryPointByVersionFn =
+    unsafe extern "C" fn(*const c_char, *mut *mut c_void, c_uint, u64, *mut c_int) -> c_int;
+
+/// The shared runtime's lookups of driver functions for the program
+/// (`cudaGetDriverEntryPoint*`). The runtime asks the driver itself, with lookups capture
+/// leaves alone (it is the shared runtime's own machinery), so its answer is the
+/// driver's function: handed out as capture's, as `cuGetProcAddress` would be (PyTorch
+/// reaches the virtual memory calls of its expandable segments this way).
+macro_rules! runtime_entry_point_shims {
+    ($($name:ident: $ty:ident ($($arg:ident: $t:ty),*);)*) => {$(
+        /// As the shared runtime's function of this name, then capture's function for
+        /// the driver function it found (see `runtime_entry_point_shims!`).
+        ///
+        /// # Safety
+        /// Called in place of the runtime's function, with its arguments.
+        #[no_mangle]
+        pub unsafe extern "C" fn $name(
+            symbol: *const c_char,
+            pfn: *mut *mut c_void,
+            $($arg: $t,)*
+            status: *mut c_int,
+        ) -> c_int {
+            let Some(real) = real!($name: $ty).for_shim() else {
+                return NO_REAL_FUNCTION;
+            };
+            // SAFETY: the runtime's function with the caller's arguments.
+            let r = unsafe { real(symbol, pfn, $($arg,)* status) };
+            // SAFETY: the lookup's own out pointer, written when it succeeded.
+            unsafe { after_lookup(r, pfn, stringify!($name)) }
+        }
+    )*};
+}
+
+runtime_entry_point_shims! {
+    cudaGetDriverEntryPoint: EntryPointFn(flags: u64);
+    cudaGetDriverEntryPoint_ptsz: EntryPointFn(flags: u64);
+    cudaGetDriverEntryPointByVersion: EntryPointByVersionFn(cuda_version: c_uint, flags: u64);
+    cudaGetDriverEntryPointByVersion_ptsz: EntryPointByVersionFn(cuda_version: c_uint, flags: u64);
 }
 
 #[cfg(test)]

@@ -6,7 +6,7 @@
 
 use std::os::raw::c_int;
 
-use hrr_archive::api::{memcpy3d, mempool, ApiDesc, CopyDir, ParamKind};
+use hrr_archive::api::{mem_alloc_node, memcpy3d, mempool, ApiDesc, CopyDir, ParamKind};
 use hrr_archive::payload::FieldType;
 
 use crate::alloc::Space;
@@ -276,6 +276,24 @@ pub fn decode(desc: &ApiDesc, i: usize, args: &[u64]) -> Param {
         ParamKind::FreeTextureObject | ParamKind::FreeSurfaceObject => Param::FreedObject(a),
         ParamKind::ByLayout(name) => Param::Layout { at: a, name },
         ParamKind::SpilledRegister => Param::Spilled,
+        // A reserved range is where kernels' and copies' device addresses will point.
+        ParamKind::OutAddressRange(len) => Param::OutAlloc {
+            at: a,
+            len: arg(len),
+            space: Space::Device,
+        },
+        ParamKind::OutMemHandle => Param::OutHandle { at: a },
+        ParamKind::MemHandle | ParamKind::FreeMemHandle => Param::Handle(a),
+        ParamKind::MapAt(_) | ParamKind::UnmapAt => Param::DevPtr(a),
+        ParamKind::AccessDescs(count) => match arg(count) {
+            n if n <= mem_alloc_node::MAX_ACCESS_DESCS => Param::Struct {
+                at: a,
+                len: n * mem_alloc_node::ACCESS_DESC_SIZE as u64,
+            },
+            // More descriptors than GPUs in any machine: not recorded, so the record is
+            // incomplete rather than cut short.
+            _ => Param::Unrecorded(a),
+        },
     }
 }
 

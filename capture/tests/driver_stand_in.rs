@@ -409,6 +409,46 @@ fn driver_functions_found_through_dlsym_and_cu_get_proc_address_are_recorded() {
 /// HRR_CAPTURE_CODE_STORE: two captures of the same program write its modules into the
 /// store once; neither archive holds a copy, and each reads them back through its
 /// manifest.
+/// The shared runtime finds driver functions for the program with lookups capture leaves
+/// alone (they are its own machinery): `cudaGetDriverEntryPoint*` hands the program the
+/// driver's function, which capture replaces with its own, so the calls are recorded.
+#[test]
+fn driver_functions_from_the_runtime_entry_point_lookup_are_recorded() {
+    let dir = TempDir::new("entry-point");
+    build(dir.path());
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/stand_in");
+    let exe = dir.path().join("entry_point_program");
+    cc(&[
+        "-O1",
+        "-o",
+        &exe.to_string_lossy(),
+        &src.join("entry_point_program.c").to_string_lossy(),
+        &format!("-L{}", dir.path().display()),
+        "-l:libcuda.so.1",
+        &format!("-Wl,-rpath,{}", dir.path().display()),
+    ]);
+    let out = dir.path().join("archive-entry-point");
+    let run = Command::new(&exe)
+        .env("HRR_CAPTURE_OUTPUT", &out)
+        .env("LD_PRELOAD", capture_so())
+        .env("HRR_CAPTURE_DISK_RESERVE", "16M")
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&run.stdout);
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    assert!(
+        run.status.success() && stdout.contains("entry points ok"),
+        "{stdout}{stderr}"
+    );
+    let a = Archive::open(&out, Limits::default()).unwrap_or_else(|e| panic!("{e}\n{stderr}"));
+    let ids: Vec<u16> = a.processes[0]
+        .events
+        .iter()
+        .map(|e| e.header.api_id)
+        .collect();
+    assert_eq!(ids, [id::MemAlloc, id::MemFree], "{stderr}");
+}
+
 #[test]
 fn a_code_store_keeps_modules_once_for_every_archive() {
     let dir = TempDir::new("store");

@@ -6,8 +6,9 @@
 //!
 //! What stays out on purpose: anything returning a handle or an address a later call
 //! uses (`cudaGetSymbolAddress`, `cudaDeviceGetDefaultMemPool`, `cuDeviceGetDefaultMemPool`),
-//! anything handing out functions that bypass capture (`cuGetProcAddress`,
-//! `cudaGetDriverEntryPoint*`, `cudaGetExportTable`), settings that change what a kernel
+//! anything handing out functions capture does not wrap (`cudaGetExportTable`; the
+//! driver lookups `cuGetProcAddress` and `cudaGetDriverEntryPoint*` are capture's own,
+//! `lookup`), settings that change what a kernel
 //! may do (`cudaDeviceSetLimit`, `cudaFuncSetAttribute`), and every synchronisation or
 //! stream-capture query: their absence at replay could change a result.
 
@@ -64,6 +65,13 @@ pub const EXEMPT: &[Exemption] = &[
             "hipDeviceGetStreamPriorityRange", "hipChooseDevice", "hipChooseDeviceR0600", "hipMemGetInfo",
             "hipCtxGetDevice", "hipCtxGetApiVersion", "hipCtxGetFlags", "hipCtxGetCacheConfig",
             "hipCtxGetSharedMemConfig",
+        ],
+    },
+    Exemption {
+        reason: "virtual memory queries: the mapping granularity, a range's access, a handle's properties (what a program maps with the answers is recorded in the calls that follow)",
+        symbols: &[
+            "cuMemGetAllocationGranularity", "cuMemGetAccess", "cuMemGetAllocationPropertiesFromHandle",
+            "hipMemGetAllocationGranularity", "hipMemGetAccess", "hipMemGetAllocationPropertiesFromHandle",
         ],
     },
     Exemption {

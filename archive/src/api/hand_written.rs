@@ -148,6 +148,12 @@ pub const HAND_WRITTEN: &[HandWritten] = hand_written! {
     // driver): capture's function handed out for each one it exports.
     (cuGetProcAddress, Cuda, [k::UNMODELLED_CALL], lookup),
     (cuGetProcAddress_v2, Cuda, [k::UNMODELLED_CALL], lookup),
+    // The shared runtime's driver lookups for the program: the driver's function it
+    // finds is handed out as capture's.
+    (cudaGetDriverEntryPoint, Cuda, [k::UNMODELLED_CALL], lookup),
+    (cudaGetDriverEntryPoint_ptsz, Cuda, [k::UNMODELLED_CALL], lookup),
+    (cudaGetDriverEntryPointByVersion, Cuda, [k::UNMODELLED_CALL], lookup),
+    (cudaGetDriverEntryPointByVersion_ptsz, Cuda, [k::UNMODELLED_CALL], lookup),
 };
 
 /// C library functions capture also exports, as `(symbol, owner module)`: no runtime's

@@ -1,5 +1,5 @@
-//! Arrays, textures and surfaces: the descriptor structs their calls take by pointer,
-//! declared once as field lists (HRR seed 004's declarative specs). Capture records a
+//! Arrays, textures and surfaces (and the one struct of virtual memory management): the
+//! descriptor structs their calls take by pointer, declared once as field lists (HRR seed 004's declarative specs). Capture records a
 //! descriptor by value (its layout's size); replay rebuilds it around its own objects:
 //! each [`Field`] names a word whose meaning is an array handle or a device address,
 //! possibly only for some values of a tag (the resource type selects a union member).
@@ -145,6 +145,17 @@ const DRV_VIEW_DESC: Layout = Layout {
     fields: &[],
 };
 
+/// `CUmemAllocationProp` (CUDA 13: type, requested handle types, location, then
+/// `win32HandleMetaData` and the allocation flags) and `hipMemAllocationProp` (HIP 5.2:
+/// compression type, location, handle type, type, usage, then `win32HandleMetaData`):
+/// 32 bytes either way, values only. The Windows metadata pointer is read only for a
+/// Windows handle type, which Linux drivers refuse.
+const MEM_ALLOC_PROP: Layout = Layout {
+    name: "mem_alloc_prop",
+    size: 32,
+    fields: &[],
+};
+
 /// Every layout name a table row may give `ParamKind::ByLayout`.
 pub const LAYOUT_NAMES: &[&str] = &[
     "channel_desc",
@@ -156,6 +167,7 @@ pub const LAYOUT_NAMES: &[&str] = &[
     "drv_resource_desc",
     "drv_texture_desc",
     "drv_resource_view_desc",
+    "mem_alloc_prop",
 ];
 
 /// The layout called `name` as `vendor`'s headers declare it (the `drv_*` layouts are
@@ -172,12 +184,14 @@ pub fn layout(name: &str, vendor: Vendor) -> Option<&'static Layout> {
             &DRV_RESOURCE_DESC,
             &DRV_TEXTURE_DESC,
             &DRV_VIEW_DESC,
+            &MEM_ALLOC_PROP,
         ],
         Vendor::Hip => &[
             &CHANNEL_DESC,
             &HIP_RESOURCE_DESC,
             &HIP_TEXTURE_DESC,
             &HIP_VIEW_DESC,
+            &MEM_ALLOC_PROP,
         ],
     };
     all.iter().copied().find(|l| l.name == name)

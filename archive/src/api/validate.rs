@@ -115,7 +115,10 @@ pub fn validate_table() -> Result<(), TableError> {
                 | ParamKind::GraphNodes(l)
                 | ParamKind::OutArray(l)
                 | ParamKind::OutMipmappedArray(l)
-                | ParamKind::OutArrayLevel(l) => vec![l],
+                | ParamKind::OutArrayLevel(l)
+                | ParamKind::OutAddressRange(l)
+                | ParamKind::MapAt(l)
+                | ParamKind::AccessDescs(l) => vec![l],
                 ParamKind::ByLayout(l) if !super::texture::LAYOUT_NAMES.contains(&l) => {
                     return Err(TableError::UnknownLayout {
                         api: d.name,

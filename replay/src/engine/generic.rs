@@ -41,6 +41,8 @@ enum ArgPlan {
     },
     /// A captured stream or event, mapped to the replay handle created for it.
     Handle(u64),
+    /// A captured physical memory handle (`cuMemCreate`), mapped to replay's.
+    MemHandle(u64),
     /// A captured context: as `Handle`, or, when no recorded call created it, the
     /// device's primary context (`Ctx::adopt_primary_context`).
     Context(u64),
@@ -370,6 +372,24 @@ fn plan_call(
                 None => ArgPlan::Value(0),
             },
             ParamKind::SpilledRegister => ArgPlan::Value(0),
+            ParamKind::OutAddressRange(_) | ParamKind::OutMemHandle => ArgPlan::OutSlot,
+            ParamKind::MemHandle | ParamKind::FreeMemHandle => {
+                ArgPlan::MemHandle(captured(p, i, param.name)?)
+            }
+            // The whole mapping must lie inside the range replay reserved for it.
+            ParamKind::MapAt(len) => ArgPlan::Range {
+                what: "mapping",
+                addr: captured(p, i, param.name)?,
+                len: named_length(desc, p, len, "size")?,
+            },
+            ParamKind::UnmapAt => ArgPlan::Address(captured(p, i, param.name)?),
+            ParamKind::AccessDescs(_) => match p.get(ApiDesc::field_id(i)) {
+                Some(f) if !f.is_null() => ArgPlan::HostBytes(
+                    p.bytes(ApiDesc::field_id(i), "access descriptors")?
+                        .to_vec(),
+                ),
+                _ => ArgPlan::Value(0),
+            },
             ParamKind::MemPoolProps => plan_pool_props(p, i)?,
             ParamKind::PoolAttrValue(attr) => {
                 plan_pool_attr_value(p, i, named_length(desc, p, attr, "attribute")?)?
@@ -618,6 +638,14 @@ impl<'a> Ctx<'a> {
                 }
             },
             ArgPlan::Handle(h) => self.handle(h)?,
+            // Null stays null (the driver refuses it, as it did at capture); no number
+            // is a default stream here.
+            ArgPlan::MemHandle(0) => 0,
+            ArgPlan::MemHandle(h) => self
+                .handles
+                .get(&h)
+                .copied()
+                .ok_or(EventError::UnknownHandle(h))?,
             ArgPlan::Context(0) => 0,
             ArgPlan::Context(h) => match self.handle(h) {
                 Err(EventError::UnknownHandle(_)) => self.adopt_primary_context(h)?,

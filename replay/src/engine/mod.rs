@@ -22,6 +22,7 @@ mod mempool;
 mod observe;
 mod outputs;
 mod textures;
+mod vmm;
 
 use std::collections::HashMap;
 use std::os::raw::c_int;
@@ -118,6 +119,8 @@ struct Ctx<'a> {
     unstable: Vec<UnstableCheck>,
     /// Texture and surface objects (`textures`).
     objects: textures::Objects,
+    /// Memory the program mapped into its reserved ranges (`vmm`).
+    mappings: vmm::Mappings,
     /// The sequence id of the first unmodelled call the replay refused for (replayed on
     /// under --continue-on-error): checks of later calls are marked.
     after_unmodelled: Option<u64>,
@@ -137,6 +140,12 @@ enum Resource {
     GraphExec,
     Array,
     MipmappedArray,
+    /// Physical memory (`cuMemCreate`, `hipMemCreate`).
+    MemHandle,
+    /// A reserved range of addresses, of `size` bytes (`cuMemAddressReserve`).
+    AddressRange {
+        size: u64,
+    },
 }
 
 impl Resource {
@@ -153,6 +162,27 @@ impl Resource {
             Resource::GraphExec => api::id::GraphExecDestroy,
             Resource::Array => api::id::FreeArray,
             Resource::MipmappedArray => api::id::FreeMipmappedArray,
+            Resource::MemHandle => api::id::MemRelease,
+            Resource::AddressRange { .. } => api::id::MemAddressFree,
+        }
+    }
+
+    /// The release row's arguments for the handle or address `at`.
+    fn release_args(self, at: u64) -> Vec<u64> {
+        match self {
+            Resource::AddressRange { size } => vec![at, size],
+            _ => vec![at],
+        }
+    }
+
+    /// When it is released at the end: address ranges after the memory mapped into them
+    /// was unmapped and released, contexts last (what was made in one is released while
+    /// it still exists).
+    fn release_order(self) -> u8 {
+        match self {
+            Resource::AddressRange { .. } => 1,
+            Resource::Context => 2,
+            _ => 0,
         }
     }
 }
@@ -418,9 +448,10 @@ impl<'a> Ctx<'a> {
         self.restore_device_pools();
         // Objects before the arrays and memory they read.
         self.objects.release(self.rt);
-        // Contexts last: what was made in one is released while it still exists.
+        // Mappings before the ranges that hold them (`Resource::release_order`).
+        self.mappings.release(self.rt);
         let mut live: Vec<(u64, Resource)> = std::mem::take(&mut self.live).into_iter().collect();
-        live.sort_by_key(|(_, kind)| *kind == Resource::Context);
+        live.sort_by_key(|(_, kind)| kind.release_order());
         let contexts = live.iter().any(|(_, k)| *k == Resource::Context);
         for (handle, kind) in live {
             // SAFETY: the row that releases `kind`, given the handle or address this
@@ -434,7 +465,7 @@ impl<'a> Ctx<'a> {
                     row = d;
                 }
             }
-            let _ = unsafe { self.rt.call_table(row, &[handle]) };
+            let _ = unsafe { self.rt.call_table(row, &kind.release_args(handle)) };
         }
         if contexts {
             // The runtime makes its primary context current again on its next call.
@@ -509,6 +540,7 @@ pub fn replay_process<'a>(
         learner,
         unstable: Vec::new(),
         objects: textures::Objects::default(),
+        mappings: vmm::Mappings::default(),
         // Under --continue-on-error: checks after this are marked (what the unmodelled
         // call did is missing from the replay).
         after_unmodelled: crate::unmodelled::first_refused(&crate::unmodelled::calls(proc_)),

@@ -208,6 +208,31 @@ impl Ctx<'_> {
                 ParamKind::FreeContext if ret == 0 => {
                     self.context_destroyed(args[i]);
                 }
+                ParamKind::OutAddressRange(len) => {
+                    let replay = slot.next().map(|s| s[0]).unwrap_or(0);
+                    if let (Some(captured), true) = (captured_out(id), ret == 0 && replay != 0) {
+                        let size = desc.param_index(len).map(|j| args[j]).unwrap_or(0);
+                        self.addrs.insert(captured, size, replay);
+                        self.live.insert(replay, Resource::AddressRange { size });
+                    }
+                }
+                ParamKind::OutMemHandle => {
+                    let replay = slot.next().map(|s| s[0]).unwrap_or(0);
+                    if let (Some(captured), true) = (captured_out(id), ret == 0 && replay != 0) {
+                        self.handles.insert(captured, replay);
+                        self.live.insert(replay, Resource::MemHandle);
+                    }
+                }
+                ParamKind::FreeMemHandle if ret == 0 => {
+                    self.live.remove(&args[i]);
+                }
+                ParamKind::MapAt(len) if ret == 0 => {
+                    let size = desc.param_index(len).map(|j| args[j]).unwrap_or(0);
+                    self.mappings.mapped(args[i], size);
+                }
+                ParamKind::UnmapAt if ret == 0 => {
+                    self.mappings.unmapped(args[i]);
+                }
                 ParamKind::OutMappedDevPtr(host) => {
                     let replay = slot.next().map(|s| s[0]).unwrap_or(0);
                     let host_field = desc.param_index(host).map(ApiDesc::field_id);
