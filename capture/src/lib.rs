@@ -13,6 +13,9 @@
 //! - `registry`: code objects, kernels and variables registration taught capture;
 //! - `private_runtime`: loaded objects whose GPU code runs through a runtime of their
 //!   own, found at exit and recorded as unmodelled calls naming the object;
+//! - `namespaces`: GPU drivers and runtimes loaded into a namespace of their own
+//!   (`dlmopen`), where capture is not: their lookups keep the driver's answer, and each
+//!   instance is recorded at exit as an unmodelled call naming it;
 //! - `state`: the process's capture (writer, allocations, registry), the shim guard,
 //!   fork (a child's writer opened on its first call), panic containment, the exit notice;
 //! - `unseen`: the counting pass-throughs of every surface symbol without a shim
@@ -77,6 +80,7 @@ pub mod launchcfg;
 pub mod lookup;
 pub mod mapped;
 pub mod modules;
+pub mod namespaces;
 pub mod objects;
 pub mod outputs;
 pub mod params;

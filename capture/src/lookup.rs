@@ -35,6 +35,7 @@ use std::cell::Cell;
 use std::ffi::{c_char, c_int, c_uint, c_void, CStr};
 
 use crate::dl_real;
+use crate::namespaces;
 use crate::proc_address;
 use crate::real::NO_REAL_FUNCTION;
 
@@ -49,6 +50,8 @@ struct Place {
     base: usize,
     /// Its file name (the last component).
     file: String,
+    /// Its path as the loader opened it.
+    path: String,
     /// The exported symbol that starts exactly at the address, if one does.
     symbol: Option<String>,
 }
@@ -62,15 +65,17 @@ fn place_of(addr: usize) -> Option<Place> {
     // SAFETY: the loader's NUL-terminated strings, valid while the object is loaded.
     let text =
         |p: *const c_char| (!p.is_null()).then(|| unsafe { CStr::from_ptr(p) }.to_string_lossy());
-    let file = text(info.dli_fname)
-        .map(|full| full.rsplit('/').next().unwrap_or("").to_string())
+    let path = text(info.dli_fname)
+        .map(|p| p.into_owned())
         .unwrap_or_default();
+    let file = path.rsplit('/').next().unwrap_or("").to_string();
     let symbol = text(info.dli_sname)
         .filter(|_| info.dli_saddr as usize == addr)
         .map(|s| s.into_owned());
     Some(Place {
         base: info.dli_fbase as usize,
         file,
+        path,
         symbol,
     })
 }
@@ -121,6 +126,12 @@ pub fn hand_out(p: *mut c_void, via: &str) -> Option<*mut c_void> {
     }
     let name = place.symbol?;
     if name == "cuGetExportTable" {
+        return None;
+    }
+    // A driver loaded into a namespace of its own (dlmopen): capture's function would
+    // forward to the base namespace's driver, another instance (`namespaces`).
+    if !namespaces::in_base_namespace(&place.path, place.base) {
+        proc_address::note_unmodelled_from(&name, via, "libcuda.so.1 in a dlmopen namespace");
         return None;
     }
     match proc_address::own_function(&name) {

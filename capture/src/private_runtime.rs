@@ -96,22 +96,33 @@ pub fn record_at_exit(w: &ProcessWriter) {
         let full = shown.to_string_lossy().into_owned();
         let file = full.rsplit('/').next().unwrap_or(&full).to_string();
         for runtime in runtimes.into_iter().filter(|r| !covered_at_the_driver(r)) {
-            let api = api_name(&file, runtime);
-            let mut p = PayloadWriter::new();
-            p.str(fid::API_NAME, &api)
-                .str(fid::LIBRARY, &full)
-                .u64(fid::SINCE_SEQ, 0);
-            let seq = w.append(semantic::UNMODELLED_CALL, 0, current_tid(), 0, p.as_bytes());
-            crate::say::say(&format!("warning: {full} carries {runtime} GPU code run by its own copy of the runtime: its launches and copies bypass the shared runtime and were not recorded; hrr-replay will refuse the archive"));
-            FOUND.lock().push(UnmodelledApi {
-                api,
-                library: full.clone(),
-                count: 1,
-                first_seq: seq,
-                exempt: None,
-            });
+            refuse(
+                w,
+                &api_name(&file, runtime),
+                &full,
+                &format!("warning: {full} carries {runtime} GPU code run by its own copy of the runtime: its launches and copies bypass the shared runtime and were not recorded; hrr-replay will refuse the archive"),
+            );
         }
     }
+}
+
+/// Records `api` (found in the object at `library`) as an unmodelled, non-exempt call
+/// that may affect every check (`SINCE_SEQ` 0), lists it for the manifest, and says
+/// `warning` on stderr: the archive is refused by that name.
+pub fn refuse(w: &ProcessWriter, api: &str, library: &str, warning: &str) {
+    let mut p = PayloadWriter::new();
+    p.str(fid::API_NAME, api)
+        .str(fid::LIBRARY, library)
+        .u64(fid::SINCE_SEQ, 0);
+    let seq = w.append(semantic::UNMODELLED_CALL, 0, current_tid(), 0, p.as_bytes());
+    crate::say::say(warning);
+    FOUND.lock().push(UnmodelledApi {
+        api: api.to_string(),
+        library: library.to_string(),
+        count: 1,
+        first_seq: seq,
+        exempt: None,
+    });
 }
 
 /// The lock of `FOUND`, for the fork protocol (`fork.rs`).

@@ -426,7 +426,14 @@ pub fn guarded<T>(api: &str, f: impl FnOnce() -> T) -> Option<T> {
 
 extern "C" fn on_exit() {
     let Some(c) = current() else {
-        if CALLS_SEEN.load(Ordering::Relaxed) == 0 && executable_has_gpu_code() {
+        let foreign = crate::namespaces::foreign_paths();
+        if !foreign.is_empty() {
+            note(&format!(
+                "nothing recorded: {} loaded into a link-map namespace of its own (dlmopen), \
+                 where capture is not; the GPU work done through it was not seen",
+                foreign.join(", ")
+            ));
+        } else if CALLS_SEEN.load(Ordering::Relaxed) == 0 && executable_has_gpu_code() {
             note(
                 "nothing recorded: this program carries GPU code but made no call through a shared \
                  CUDA or HIP runtime; it probably links the runtime statically (nvcc's default). \
@@ -438,6 +445,7 @@ extern "C" fn on_exit() {
     // A forked child that made no runtime call has nothing to finish.
     let Some(w) = c.writer_opt() else { return };
     crate::private_runtime::record_at_exit(w);
+    crate::namespaces::record_at_exit(w);
     DISABLED.store(true, Ordering::SeqCst);
     match w.finish() {
         Ok(s) => {

@@ -449,6 +449,78 @@ fn driver_functions_from_the_runtime_entry_point_lookup_are_recorded() {
     assert_eq!(ids, [id::MemAlloc, id::MemFree], "{stderr}");
 }
 
+/// A second driver loaded into a namespace of its own (dlmopen) is beyond capture: the
+/// program's lookups in it keep the driver's functions (capture's would forward to the
+/// base namespace's driver, another instance), so the program runs as without capture;
+/// the lookups and the instance itself are recorded as unmodelled calls, so replay
+/// refuses the archive naming them.
+#[test]
+fn a_driver_in_a_dlmopen_namespace_is_left_alone_and_refused_by_name() {
+    let dir = TempDir::new("dlmopen");
+    build(dir.path());
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/stand_in");
+    let exe = dir.path().join("dlmopen_program");
+    cc(&[
+        "-O1",
+        "-o",
+        &exe.to_string_lossy(),
+        &src.join("dlmopen_program.c").to_string_lossy(),
+        &format!("-L{}", dir.path().display()),
+        "-l:libcuda.so.1",
+        &format!("-Wl,-rpath,{}", dir.path().display()),
+        "-ldl",
+    ]);
+    let out = dir.path().join("archive-dlmopen");
+    let run = Command::new(&exe)
+        .arg(dir.path().join("libcuda.so.1"))
+        .env("HRR_CAPTURE_OUTPUT", &out)
+        .env("LD_PRELOAD", capture_so())
+        .env("HRR_CAPTURE_DISK_RESERVE", "16M")
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&run.stdout);
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    assert!(
+        run.status.success() && stdout.contains("dlmopen ok"),
+        "{stdout}{stderr}"
+    );
+    assert!(stderr.contains("dlmopen"), "{stderr}");
+    let a = Archive::open(&out, Limits::default()).unwrap_or_else(|e| panic!("{e}\n{stderr}"));
+    let p = &a.processes[0];
+    let ids: Vec<u16> = p.events.iter().map(|e| e.header.api_id).collect();
+    assert_eq!(ids[0], id::Init, "{stderr}");
+    assert!(
+        !ids.contains(&id::MemAlloc),
+        "nothing of the other namespace is recorded as replayable: {ids:?}"
+    );
+    let names: Vec<String> = p
+        .events
+        .iter()
+        .filter(|e| e.header.api_id == semantic::UNMODELLED_CALL)
+        .filter_map(|e| {
+            let p = Payload::parse(&e.payload).ok()?;
+            p.str(fid::API_NAME, "api").ok().map(str::to_string)
+        })
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "cuMemAlloc_v2",
+            "cuMemFree_v2",
+            "dlmopen namespace: libcuda.so.1"
+        ],
+        "{stderr}"
+    );
+    assert!(
+        p.manifest
+            .unmodelled_apis
+            .iter()
+            .any(|u| u.api == "dlmopen namespace: libcuda.so.1"),
+        "{:?}",
+        p.manifest.unmodelled_apis
+    );
+}
+
 #[test]
 fn a_code_store_keeps_modules_once_for_every_archive() {
     let dir = TempDir::new("store");
