@@ -446,6 +446,10 @@ macro_rules! hrr_api_table {
             (460, MemUnmap, cuMemUnmap, hipMemUnmap, Exact; ptr: u64 => UnmapAt, size: usize => Value),
             (461, MemSetAccess, cuMemSetAccess, hipMemSetAccess, Exact; ptr: u64 => DevPtr, size: usize => Value, desc: *const ::std::os::raw::c_void => AccessDescs(count), count: usize => Value),
             (462, MemRetainAllocationHandle, cuMemRetainAllocationHandle, hipMemRetainAllocationHandle, Exact; handle: *mut u64 => OutMemHandle, addr: u64 => DevPtr),
+            // Graph memory given back to the system (ids 463-464): what graphs freed and
+            // the device keeps cached.
+            (463, DeviceGraphMemTrim, cudaDeviceGraphMemTrim, none, Exact; device: ::std::os::raw::c_int => Value),
+            (464, DrvDeviceGraphMemTrim, cuDeviceGraphMemTrim, none, Exact; device: ::std::os::raw::c_int => Value),
             (46, EventDestroy, cudaEventDestroy, hipEventDestroy, Exact; event: *mut ::std::os::raw::c_void => Event),
             // The driver API (ids 200-299): the cuda column is the exact symbol libcuda.so.1
             // exports and CUDA 13's cuda.h binds a program's call to; replay calls these

@@ -517,6 +517,19 @@ impl ProcessWriter {
         self.put_blob(&copy)
     }
 
+    /// The blob already stored that `data` would be, named without copying `data` and
+    /// referenced as `put_blob` references it; None when this content is new (or capture
+    /// stopped). For memory that is read again and again and mostly unchanged (pinned
+    /// snapshots, launch after launch): `hash` is `ContentHash::of(data)`, computed by
+    /// the caller (several pieces may be hashed at once).
+    pub fn stored_blob(&self, hash: ContentHash, len: u64) -> Option<BlobRef> {
+        if self.stopped.load(Ordering::Relaxed) || !self.store.holds(&hash) {
+            return None;
+        }
+        self.blob_referenced_bytes.fetch_add(len, Ordering::Relaxed);
+        Some(BlobRef { hash, len })
+    }
+
     /// Stores content that is the fill `f` (a 32-byte file; its name is its content's
     /// hash, found from the unit, and remembered for the fills seen last).
     pub fn put_fill(&self, f: &Fill) -> Result<BlobRef> {

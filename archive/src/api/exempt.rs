@@ -75,6 +75,14 @@ pub const EXEMPT: &[Exemption] = &[
         ],
     },
     Exemption {
+        reason: "graph memory usage counters: read, or a high watermark reset to zero (no memory is allocated, freed or written)",
+        symbols: &[
+            "cudaDeviceGetGraphMemAttribute", "cudaDeviceSetGraphMemAttribute",
+            "cuDeviceGetGraphMemAttribute", "cuDeviceSetGraphMemAttribute",
+            "hipDeviceGetGraphMemAttribute", "hipDeviceSetGraphMemAttribute",
+        ],
+    },
+    Exemption {
         reason: "kernel and function attribute queries",
         symbols: &[
             "cudaFuncGetAttributes", "cudaFuncGetName", "cudaFuncGetParamInfo",

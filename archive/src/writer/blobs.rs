@@ -105,6 +105,11 @@ impl BlobStore {
         }
     }
 
+    /// Whether content named `hash` is stored already (written, not merely claimed).
+    pub fn holds(&self, hash: &ContentHash) -> bool {
+        self.index.lock().known.contains(hash)
+    }
+
     /// Stores `data` under `hash` unless it is already stored. `Err(Finished)` after
     /// `finalize`.
     pub fn put(&self, hash: ContentHash, data: &[u8], kind: ContentKind) -> Result<()> {

@@ -289,7 +289,14 @@ impl Ctx<'_> {
                     "pinned snapshot of {len} bytes at {start:#x} runs past the address space"
                 )));
             };
-            let data = self.proc_.load_blob(&r)?;
+            let data = match self.recent_blobs.get(&r.hash) {
+                Some(d) if d.len() as u64 == r.len => d,
+                _ => {
+                    let d = std::rc::Rc::new(self.proc_.load_blob(&r)?);
+                    self.recent_blobs.keep(r.hash, d.clone());
+                    d
+                }
+            };
             let first = self.addrs.translate(start);
             let last = self.addrs.translate(end);
             let Some(a) = snapshot_target(first, last, len, data.len()) else {

@@ -21,6 +21,7 @@ mod mapped;
 mod mempool;
 mod observe;
 mod outputs;
+mod recent_blobs;
 mod textures;
 mod vmm;
 
@@ -121,6 +122,8 @@ struct Ctx<'a> {
     objects: textures::Objects,
     /// Memory the program mapped into its reserved ranges (`vmm`).
     mappings: vmm::Mappings,
+    /// Pinned snapshots' pieces loaded last (`recent_blobs`).
+    recent_blobs: recent_blobs::RecentBlobs,
     /// The sequence id of the first unmodelled call the replay refused for (replayed on
     /// under --continue-on-error): checks of later calls are marked.
     after_unmodelled: Option<u64>,
@@ -541,6 +544,7 @@ pub fn replay_process<'a>(
         unstable: Vec::new(),
         objects: textures::Objects::default(),
         mappings: vmm::Mappings::default(),
+        recent_blobs: recent_blobs::RecentBlobs::default(),
         // Under --continue-on-error: checks after this are marked (what the unmodelled
         // call did is missing from the replay).
         after_unmodelled: crate::unmodelled::first_refused(&crate::unmodelled::calls(proc_)),
