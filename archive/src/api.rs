@@ -18,6 +18,7 @@
 //! exports.
 
 pub mod copy_node;
+pub mod coverage;
 pub mod driver;
 pub mod drv_memcpy;
 mod exempt;
@@ -247,6 +248,20 @@ pub enum ParamKind {
     /// bytes each, at most `mem_alloc_node::MAX_ACCESS_DESCS`): recorded as bytes and
     /// passed again as captured.
     AccessDescs(&'static str),
+    /// `const cudaLaunchAttributeValue*` / `const CUlaunchAttributeValue*` (64 bytes) whose
+    /// meaning the named attribute-id parameter gives (`launch_config::LAUNCH_ATTRIBUTES`:
+    /// an access-policy window's base address, an event): recorded as its bytes; replay
+    /// translates what the attribute says is an address or a handle, and refuses by name
+    /// what it cannot honour.
+    LaunchAttrValue(&'static str),
+    /// `cudaGraphNode_t*` out, may be null: the graph's nodes, as many as the named
+    /// `size_t*` count holds after the call (`cudaGraphGetNodes`): recorded as handles;
+    /// replay maps each captured node to the node its own call listed at that place
+    /// (graphs list their nodes in the order they were added).
+    OutGraphNodeList(&'static str),
+    /// `size_t*` in and out: the capacity given, the count written. Recorded after the
+    /// call; replay passes the recorded count as its capacity.
+    InOutCount,
     /// An integer register the C signature leaves unused: the next parameter is a struct
     /// of more than two eightbytes passed by value (`cudaExtent`), which the x86-64 SysV
     /// ABI passes on the stack, where the row's following integer parameters (its
@@ -450,6 +465,36 @@ macro_rules! hrr_api_table {
             // the device keeps cached.
             (463, DeviceGraphMemTrim, cudaDeviceGraphMemTrim, none, Exact; device: ::std::os::raw::c_int => Value),
             (464, DrvDeviceGraphMemTrim, cuDeviceGraphMemTrim, none, Exact; device: ::std::os::raw::c_int => Value),
+            // Stream and kernel-node attributes (an access-policy window for persisting
+            // L2, a priority, a synchronisation policy...), the persisting lines reset,
+            // attributes copied between streams, a graph uploaded ahead of its launch,
+            // event nodes given another event, peer copies through the runtime (ids
+            // 465-484).
+            (465, CtxResetPersistingL2Cache, cudaCtxResetPersistingL2Cache, none, Exact;),
+            (466, DrvCtxResetPersistingL2Cache, cuCtxResetPersistingL2Cache, none, Exact;),
+            (467, StreamCopyAttributes, cudaStreamCopyAttributes, none, Exact; dst: *mut ::std::os::raw::c_void => Stream, src: *mut ::std::os::raw::c_void => Stream),
+            (468, DrvStreamCopyAttributes, cuStreamCopyAttributes, none, Exact; dst: *mut ::std::os::raw::c_void => Stream, src: *mut ::std::os::raw::c_void => Stream),
+            (469, StreamSetAttribute, cudaStreamSetAttribute, none, Exact; stream: *mut ::std::os::raw::c_void => Stream, attr: ::std::os::raw::c_int => Value, value: *const ::std::os::raw::c_void => LaunchAttrValue(attr)),
+            (470, DrvStreamSetAttribute, cuStreamSetAttribute, none, Exact; stream: *mut ::std::os::raw::c_void => Stream, attr: ::std::os::raw::c_int => Value, value: *const ::std::os::raw::c_void => LaunchAttrValue(attr)),
+            (471, GraphKernelNodeSetAttribute, cudaGraphKernelNodeSetAttribute, none, Exact; node: *mut ::std::os::raw::c_void => GraphNode, attr: ::std::os::raw::c_int => Value, value: *const ::std::os::raw::c_void => LaunchAttrValue(attr)),
+            (472, DrvGraphKernelNodeSetAttribute, cuGraphKernelNodeSetAttribute, none, Exact; node: *mut ::std::os::raw::c_void => GraphNode, attr: ::std::os::raw::c_int => Value, value: *const ::std::os::raw::c_void => LaunchAttrValue(attr)),
+            (473, GraphUpload, cudaGraphUpload, none, Exact; exec: *mut ::std::os::raw::c_void => GraphExec, stream: *mut ::std::os::raw::c_void => Stream),
+            (474, DrvGraphUpload, cuGraphUpload, none, Exact; exec: *mut ::std::os::raw::c_void => GraphExec, stream: *mut ::std::os::raw::c_void => Stream),
+            (475, GraphEventRecordNodeSetEvent, cudaGraphEventRecordNodeSetEvent, hipGraphEventRecordNodeSetEvent, Exact; node: *mut ::std::os::raw::c_void => GraphNode, event: *mut ::std::os::raw::c_void => Event),
+            (476, GraphEventWaitNodeSetEvent, cudaGraphEventWaitNodeSetEvent, hipGraphEventWaitNodeSetEvent, Exact; node: *mut ::std::os::raw::c_void => GraphNode, event: *mut ::std::os::raw::c_void => Event),
+            (477, GraphExecEventRecordNodeSetEvent, cudaGraphExecEventRecordNodeSetEvent, hipGraphExecEventRecordNodeSetEvent, Exact; exec: *mut ::std::os::raw::c_void => GraphExec, node: *mut ::std::os::raw::c_void => GraphNode, event: *mut ::std::os::raw::c_void => Event),
+            (478, GraphExecEventWaitNodeSetEvent, cudaGraphExecEventWaitNodeSetEvent, hipGraphExecEventWaitNodeSetEvent, Exact; exec: *mut ::std::os::raw::c_void => GraphExec, node: *mut ::std::os::raw::c_void => GraphNode, event: *mut ::std::os::raw::c_void => Event),
+            (479, DrvGraphEventRecordNodeSetEvent, cuGraphEventRecordNodeSetEvent, none, Exact; node: *mut ::std::os::raw::c_void => GraphNode, event: *mut ::std::os::raw::c_void => Event),
+            (480, DrvGraphEventWaitNodeSetEvent, cuGraphEventWaitNodeSetEvent, none, Exact; node: *mut ::std::os::raw::c_void => GraphNode, event: *mut ::std::os::raw::c_void => Event),
+            (481, DrvGraphExecEventRecordNodeSetEvent, cuGraphExecEventRecordNodeSetEvent, none, Exact; exec: *mut ::std::os::raw::c_void => GraphExec, node: *mut ::std::os::raw::c_void => GraphNode, event: *mut ::std::os::raw::c_void => Event),
+            (482, DrvGraphExecEventWaitNodeSetEvent, cuGraphExecEventWaitNodeSetEvent, none, Exact; exec: *mut ::std::os::raw::c_void => GraphExec, node: *mut ::std::os::raw::c_void => GraphNode, event: *mut ::std::os::raw::c_void => Event),
+            (483, RtMemcpyPeer, cudaMemcpyPeer, hipMemcpyPeer, Exact; dst: *mut ::std::os::raw::c_void => DevPtr, dst_device: ::std::os::raw::c_int => Value, src: *const ::std::os::raw::c_void => DevPtr, src_device: ::std::os::raw::c_int => Value, count: usize => Value),
+            (484, RtMemcpyPeerAsync, cudaMemcpyPeerAsync, hipMemcpyPeerAsync, Exact; dst: *mut ::std::os::raw::c_void => DevPtr, dst_device: ::std::os::raw::c_int => Value, src: *const ::std::os::raw::c_void => DevPtr, src_device: ::std::os::raw::c_int => Value, count: usize => Value, stream: *mut ::std::os::raw::c_void => Stream),
+            // Graph introspection (ids 485-488): the nodes a graph holds, and its roots.
+            (485, GraphGetNodes, cudaGraphGetNodes, hipGraphGetNodes, Exact; graph: *mut ::std::os::raw::c_void => Graph, nodes: *mut *mut ::std::os::raw::c_void => OutGraphNodeList(count), count: *mut usize => InOutCount),
+            (486, GraphGetRootNodes, cudaGraphGetRootNodes, hipGraphGetRootNodes, Exact; graph: *mut ::std::os::raw::c_void => Graph, nodes: *mut *mut ::std::os::raw::c_void => OutGraphNodeList(count), count: *mut usize => InOutCount),
+            (487, DrvGraphGetNodes, cuGraphGetNodes, none, Exact; graph: *mut ::std::os::raw::c_void => Graph, nodes: *mut *mut ::std::os::raw::c_void => OutGraphNodeList(count), count: *mut usize => InOutCount),
+            (488, DrvGraphGetRootNodes, cuGraphGetRootNodes, none, Exact; graph: *mut ::std::os::raw::c_void => Graph, nodes: *mut *mut ::std::os::raw::c_void => OutGraphNodeList(count), count: *mut usize => InOutCount),
             (46, EventDestroy, cudaEventDestroy, hipEventDestroy, Exact; event: *mut ::std::os::raw::c_void => Event),
             // The driver API (ids 200-299): the cuda column is the exact symbol libcuda.so.1
             // exports and CUDA 13's cuda.h binds a program's call to; replay calls these

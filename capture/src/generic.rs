@@ -447,6 +447,23 @@ impl Recorder<'_> {
                     .collect();
                 self.p.u64_array(fid, &handles);
             }
+            Plan::ReadHandleList { at, count_at } => {
+                // SAFETY: the call succeeded, so it wrote its count at `count_at` and that
+                // many handles at `at` (never more than the capacity the program gave).
+                let n = u64::from_le_bytes(
+                    unsafe { host_bytes(count_at, 8) }
+                        .try_into()
+                        .unwrap_or([0; 8]),
+                )
+                .min(crate::params::MAX_NODE_HANDLES);
+                // SAFETY: as above: `n` handles the call wrote.
+                let raw = unsafe { host_bytes(at, n * 8) };
+                let handles: Vec<u64> = raw
+                    .chunks_exact(8)
+                    .map(|w| u64::from_le_bytes(w.try_into().unwrap_or([0; 8])))
+                    .collect();
+                self.p.u64_array(fid, &handles);
+            }
             Plan::StructBytes { at, len } => {
                 // SAFETY: a struct of this row's parameter kind, which the call read and
                 // wrote in full.

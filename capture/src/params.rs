@@ -92,6 +92,12 @@ pub enum Param {
         at: u64,
         n: u64,
     },
+    /// `T*` out of handles, as many as the `size_t` at `count_at` says after the call
+    /// (at most `MAX_NODE_HANDLES`).
+    HandleList {
+        at: u64,
+        count_at: u64,
+    },
     /// A pointer to a struct of `len` bytes recorded as it is (graph instantiation
     /// parameters, memset node parameters).
     Struct {
@@ -282,6 +288,15 @@ pub fn decode(desc: &ApiDesc, i: usize, args: &[u64]) -> Param {
             len: arg(len),
             space: Space::Device,
         },
+        ParamKind::LaunchAttrValue(_) => Param::Struct {
+            at: a,
+            len: hrr_archive::api::launch_config::ATTR_VALUE_SIZE as u64,
+        },
+        ParamKind::OutGraphNodeList(count) => Param::HandleList {
+            at: a,
+            count_at: arg(count),
+        },
+        ParamKind::InOutCount => Param::OutSize { at: a },
         ParamKind::OutMemHandle => Param::OutHandle { at: a },
         ParamKind::MemHandle | ParamKind::FreeMemHandle => Param::Handle(a),
         ParamKind::MapAt(_) | ParamKind::UnmapAt => Param::DevPtr(a),
@@ -378,6 +393,11 @@ pub enum Plan {
         at: u64,
         n: u64,
     },
+    /// The handles at `at`, as many as the count at `count_at` holds (bounded).
+    ReadHandleList {
+        at: u64,
+        count_at: u64,
+    },
     /// `len` bytes read at `at`, as they are after the call.
     StructBytes {
         at: u64,
@@ -461,6 +481,10 @@ pub fn plan(param: Param, ret: c_int, dir: Option<CopyDir>) -> Plan {
             Plan::ReadHandles { at, n }
         }
         Param::Handles { .. } => Plan::Null(FieldType::U64Array),
+        Param::HandleList { at, count_at } if ok && at != 0 && count_at != 0 => {
+            Plan::ReadHandleList { at, count_at }
+        }
+        Param::HandleList { .. } => Plan::Null(FieldType::U64Array),
         Param::AllocNode { at } if ok && at != 0 => Plan::NewAllocNode { at },
         Param::AllocNode { .. } => Plan::Null(FieldType::Bytes),
         Param::Struct { at: 0, .. } => Plan::Null(FieldType::Bytes),

@@ -47,6 +47,17 @@ pub struct ProcessInfo {
     pub dropped_after_stop: u64,
 }
 
+/// How this build's API table covers one known runtime surface (`api::coverage`): the
+/// same for every archive, shown so a reader knows what a refusal by name means.
+#[derive(Serialize)]
+pub struct CoverageLine {
+    pub library: String,
+    pub list: String,
+    pub modelled: usize,
+    pub exempt: usize,
+    pub refused: usize,
+}
+
 #[derive(Serialize)]
 pub struct Info {
     pub archive: String,
@@ -56,6 +67,21 @@ pub struct Info {
     pub complete: bool,
     pub processes: Vec<ProcessInfo>,
     pub warnings: Vec<String>,
+    /// This build's coverage of each runtime surface it knows.
+    pub coverage: Vec<CoverageLine>,
+}
+
+fn coverage() -> Vec<CoverageLine> {
+    api::coverage::by_list()
+        .into_iter()
+        .map(|(l, s)| CoverageLine {
+            library: l.library.to_string(),
+            list: l.file.to_string(),
+            modelled: s.modelled,
+            exempt: s.exempt,
+            refused: s.refused,
+        })
+        .collect()
 }
 
 pub fn info(a: &Archive) -> Info {
@@ -114,6 +140,7 @@ pub fn info(a: &Archive) -> Info {
         complete: a.is_complete(),
         processes,
         warnings: a.warnings.clone(),
+        coverage: coverage(),
     }
 }
 
@@ -332,6 +359,14 @@ pub fn render_info(i: &Info) -> String {
                 e(&f.reason)
             );
         }
+    }
+    for c in &i.coverage {
+        let summary = api::coverage::Summary {
+            modelled: c.modelled,
+            exempt: c.exempt,
+            refused: c.refused,
+        };
+        let _ = writeln!(s, "coverage       {} ({}): {summary}", c.library, c.list);
     }
     for w in &i.warnings {
         let _ = writeln!(s, "warning: {}", e(w));

@@ -33,6 +33,26 @@ pub const TABLE_ALIASES: &[(&str, u16)] = &[
     ("cudaStreamBeginCapture_ptsz", id::StreamBeginCapture),
     ("cudaStreamEndCapture_ptsz", id::StreamEndCapture),
     ("cudaStreamIsCapturing_ptsz", id::StreamIsCapturing),
+    ("cudaMemPrefetchAsync_ptsz", id::MemPrefetchAsync),
+    ("cudaMemcpy2DArrayToArray_ptds", id::Memcpy2DArrayToArray),
+    (
+        "cudaMemcpy2DFromArrayAsync_ptsz",
+        id::Memcpy2DFromArrayAsync,
+    ),
+    ("cudaMemcpy2DFromArray_ptds", id::Memcpy2DFromArray),
+    ("cudaMemcpy2DToArrayAsync_ptsz", id::Memcpy2DToArrayAsync),
+    ("cudaMemcpy2DToArray_ptds", id::Memcpy2DToArray),
+    ("cudaMemcpyFromArray_ptds", id::MemcpyFromArray),
+    ("cudaMemcpyToArray_ptds", id::MemcpyToArray),
+    ("cudaStreamAttachMemAsync_ptsz", id::StreamAttachMemAsync),
+    (
+        "cudaStreamBeginCaptureToGraph_ptsz",
+        id::StreamBeginCaptureToGraph,
+    ),
+    ("cudaStreamGetCaptureInfo_ptsz", id::StreamGetCaptureInfo),
+    ("cudaStreamCopyAttributes_ptsz", id::StreamCopyAttributes),
+    ("cudaStreamSetAttribute_ptsz", id::StreamSetAttribute),
+    ("cudaGraphUpload_ptsz", id::GraphUpload),
     // The driver's, which nvcc's static runtime calls for a per-thread program (libcuda
     // takes stream 0 there as `CU_STREAM_PER_THREAD`, also 2).
     ("cuStreamGetCaptureInfo_v2_ptsz", id::CuStreamGetCaptureInfo),
@@ -72,6 +92,9 @@ pub const TABLE_ALIASES: &[(&str, u16)] = &[
     ("cuStreamWaitEvent_ptsz", id::CuStreamWaitEvent),
     ("cuStreamQuery_ptsz", id::CuStreamQuery),
     ("cuEventRecord_ptsz", id::CuEventRecord),
+    ("cuStreamCopyAttributes_ptsz", id::DrvStreamCopyAttributes),
+    ("cuStreamSetAttribute_ptsz", id::DrvStreamSetAttribute),
+    ("cuGraphUpload_ptsz", id::DrvGraphUpload),
 ];
 
 /// The table row a per-thread alias records as.

@@ -118,7 +118,9 @@ pub fn validate_table() -> Result<(), TableError> {
                 | ParamKind::OutArrayLevel(l)
                 | ParamKind::OutAddressRange(l)
                 | ParamKind::MapAt(l)
-                | ParamKind::AccessDescs(l) => vec![l],
+                | ParamKind::AccessDescs(l)
+                | ParamKind::LaunchAttrValue(l)
+                | ParamKind::OutGraphNodeList(l) => vec![l],
                 ParamKind::ByLayout(l) if !super::texture::LAYOUT_NAMES.contains(&l) => {
                     return Err(TableError::UnknownLayout {
                         api: d.name,

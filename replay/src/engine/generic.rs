@@ -11,6 +11,7 @@
 
 use std::collections::HashMap;
 
+use hrr_archive::api::launch_config::{self, RecordedAttr};
 use hrr_archive::api::ranges;
 use hrr_archive::api::{
     drv_memcpy, memcpy3d, mempool, ApiDesc, CopyDir, ParamKind, COPY_DIR_FIELD,
@@ -21,6 +22,10 @@ use hrr_archive::Event;
 
 use super::{Ctx, EvResult, EventError};
 use crate::runtime::{call_row, RuntimeError};
+use crate::translate::Translated;
+
+/// The words of one out slot (a struct, a value, a list of handles the call writes).
+pub(super) const OUT_SLOT_WORDS: usize = 2048;
 
 /// `cudaStreamCaptureModeRelaxed` / `hipStreamCaptureModeRelaxed`.
 const CAPTURE_MODE_RELAXED: u64 = 2;
@@ -43,11 +48,16 @@ enum ArgPlan {
     Handle(u64),
     /// A captured physical memory handle (`cuMemCreate`), mapped to replay's.
     MemHandle(u64),
+    /// A stream or kernel-node attribute's value as captured: its address or event
+    /// translated as the attribute says (`launchcfg::plan_attrs`), passed by pointer.
+    LaunchAttr(RecordedAttr),
     /// A captured context: as `Handle`, or, when no recorded call created it, the
     /// device's primary context (`Ctx::adopt_primary_context`).
     Context(u64),
     /// An out parameter: a slot the call writes.
     OutSlot,
+    /// An in-and-out count: a slot holding this value, which the call rewrites.
+    InOutSlot(u64),
     /// A page-aligned host buffer of this many bytes stands in for the program's
     /// registered memory.
     RegisterHost(u64),
@@ -372,7 +382,44 @@ fn plan_call(
                 None => ArgPlan::Value(0),
             },
             ParamKind::SpilledRegister => ArgPlan::Value(0),
+            ParamKind::LaunchAttrValue(attr) => match p.get(ApiDesc::field_id(i)) {
+                Some(f) if !f.is_null() => {
+                    let raw = p.bytes(ApiDesc::field_id(i), "attribute value")?;
+                    let value: [u8; launch_config::ATTR_VALUE_SIZE] =
+                        raw.try_into().map_err(|_| {
+                            EventError::Inconsistent(format!(
+                                "an attribute value of {} bytes, not {}",
+                                raw.len(),
+                                launch_config::ATTR_VALUE_SIZE
+                            ))
+                        })?;
+                    let id = named_length(desc, p, attr, "attribute")?;
+                    let id = u32::try_from(id).map_err(|_| {
+                        EventError::Inconsistent(format!("attribute id {id} does not fit 32 bits"))
+                    })?;
+                    ArgPlan::LaunchAttr(RecordedAttr { id, value })
+                }
+                _ => ArgPlan::Value(0),
+            },
             ParamKind::OutAddressRange(_) | ParamKind::OutMemHandle => ArgPlan::OutSlot,
+            // A null list stays null (the call then only counts).
+            ParamKind::OutGraphNodeList(_) => match p.get(ApiDesc::field_id(i)) {
+                Some(f) if !f.is_null() => ArgPlan::OutSlot,
+                _ => ArgPlan::Value(0),
+            },
+            ParamKind::InOutCount => match p.get(ApiDesc::field_id(i)) {
+                Some(f) if !f.is_null() => {
+                    let n = f.as_u64()?;
+                    if n > OUT_SLOT_WORDS as u64 {
+                        return Err(EventError::TooLarge {
+                            what: format!("a list of {n} handles"),
+                            limit: Some(OUT_SLOT_WORDS as u64),
+                        });
+                    }
+                    ArgPlan::InOutSlot(n)
+                }
+                _ => ArgPlan::Value(0),
+            },
             ParamKind::MemHandle | ParamKind::FreeMemHandle => {
                 ArgPlan::MemHandle(captured(p, i, param.name)?)
             }
@@ -521,7 +568,7 @@ pub(super) struct CallBuffers<'a> {
     pub(super) streamed: bool,
     /// Out parameters' slots, and which parameter each belongs to. A slot is larger than
     /// any runtime's struct a row fills (ROCm 6+'s `hipDeviceProp_tR0600` included).
-    pub(super) slots: Vec<Box<[u64; 2048]>>,
+    pub(super) slots: Vec<Box<[u64; OUT_SLOT_WORDS]>>,
     pub(super) slot_of: HashMap<usize, usize>,
     /// Encoded 3D copy parameters.
     keep: Vec<Vec<u8>>,
@@ -651,8 +698,12 @@ impl<'a> Ctx<'a> {
                 Err(EventError::UnknownHandle(_)) => self.adopt_primary_context(h)?,
                 other => other?,
             },
-            ArgPlan::OutSlot => {
-                bufs.slots.push(Box::new([0u64; 2048]));
+            ArgPlan::OutSlot | ArgPlan::InOutSlot(_) => {
+                let mut slot = Box::new([0u64; OUT_SLOT_WORDS]);
+                if let ArgPlan::InOutSlot(v) = plan {
+                    slot[0] = v;
+                }
+                bufs.slots.push(slot);
                 bufs.slot_of.insert(i, bufs.slots.len() - 1);
                 bufs.slots.last().map(|s| s.as_ptr() as u64).unwrap_or(0)
             }
@@ -722,6 +773,25 @@ impl<'a> Ctx<'a> {
                 });
                 bufs.keep.last().map(|d| d.as_ptr() as u64).unwrap_or(0)
             }
+            ArgPlan::LaunchAttr(a) => {
+                let addrs = &self.addrs;
+                let handles = &self.handles;
+                let planned = super::launchcfg::plan_attrs(
+                    vec![a],
+                    |v| match addrs.translate(v) {
+                        Translated::Mapped(t) => Some(t),
+                        Translated::Null => Some(0),
+                        Translated::Unmapped => None,
+                    },
+                    |e| handles.get(&e).copied(),
+                )?;
+                let value = planned
+                    .first()
+                    .map(|a| a.value.to_vec())
+                    .unwrap_or_default();
+                bufs.keep.push(value);
+                bufs.keep.last().map(|d| d.as_ptr() as u64).unwrap_or(0)
+            }
             ArgPlan::HostBytes(bytes) => {
                 bufs.keep.push(bytes);
                 bufs.keep.last().map(|d| d.as_ptr() as u64).unwrap_or(0)
@@ -778,8 +848,8 @@ impl<'a> Ctx<'a> {
 
 /// No runtime's struct outgrows an out slot (`CallBuffers::slots`).
 const _: () = assert!(
-    2048 * 8 >= hrr_archive::api::hip_abi::layout::DEVICE_PROP_R0600
-        && 2048 * 8 >= hrr_archive::api::hip_abi::layout::DEVICE_PROP_R0000
+    OUT_SLOT_WORDS * 8 >= hrr_archive::api::hip_abi::layout::DEVICE_PROP_R0600
+        && OUT_SLOT_WORDS * 8 >= hrr_archive::api::hip_abi::layout::DEVICE_PROP_R0000
 );
 
 #[cfg(test)]
@@ -811,6 +881,56 @@ mod tests {
                 .u64(4, 0);
             w.u64(COPY_DIR_FIELD, dir as u64);
         })
+    }
+
+    #[test]
+    fn vmm_calls_map_ranges_handles_and_access_and_an_attribute_keeps_its_id() {
+        // cuMemMap(ptr, size, offset, handle, flags): the mapping must lie in one range.
+        let bytes = payload(|w| {
+            w.devptr(1, 0x7000_0000)
+                .u64(2, 2 << 20)
+                .u64(3, 0)
+                .handle(4, 0x55)
+                .u64(5, 0);
+        });
+        let p = Payload::parse(&bytes).unwrap();
+        let plan = plan_of(id::MemMap, &p, 1 << 20).unwrap();
+        assert_eq!(
+            plan.args[..4],
+            [
+                ArgPlan::Range {
+                    what: "mapping",
+                    addr: 0x7000_0000,
+                    len: 2 << 20
+                },
+                ArgPlan::Value(2 << 20),
+                ArgPlan::Value(0),
+                ArgPlan::MemHandle(0x55),
+            ]
+        );
+        // cuMemSetAccess(ptr, size, desc, count): the descriptors' bytes as captured.
+        let descs = [1u8, 0, 0, 0, 0, 0, 0, 0, 3, 0, 0, 0];
+        let bytes = payload(|w| {
+            w.devptr(1, 0x7000_0000).u64(2, 2 << 20);
+            w.bytes(3, &descs, false);
+            w.u64(4, 1);
+        });
+        let p = Payload::parse(&bytes).unwrap();
+        let plan = plan_of(id::MemSetAccess, &p, 1 << 20).unwrap();
+        assert_eq!(plan.args[2], ArgPlan::HostBytes(descs.to_vec()));
+        // cudaStreamSetAttribute(stream, AccessPolicyWindow, value).
+        let mut value = [0u8; 64];
+        value[..8].copy_from_slice(&0x9000u64.to_le_bytes());
+        let bytes = payload(|w| {
+            w.handle(1, 0xa0).u64(2, 1);
+            w.bytes(3, &value, false);
+        });
+        let p = Payload::parse(&bytes).unwrap();
+        let plan = plan_of(id::StreamSetAttribute, &p, 1 << 20).unwrap();
+        assert_eq!(
+            plan.args[2],
+            ArgPlan::LaunchAttr(RecordedAttr { id: 1, value })
+        );
     }
 
     #[test]

@@ -223,6 +223,21 @@ impl Ctx<'_> {
                         self.live.insert(replay, Resource::MemHandle);
                     }
                 }
+                ParamKind::OutGraphNodeList(count) if ret == 0 => {
+                    // The list's slot, and how many the call wrote (the count's slot).
+                    let list = bufs.slot_of.get(&i).map(|&k| &slots[k]);
+                    let written = desc
+                        .param_index(count)
+                        .and_then(|j| bufs.slot_of.get(&j))
+                        .map_or(0, |&k| slots[k][0]) as usize;
+                    if let (Some(list), Some(f)) = (list, p.get(id).filter(|f| !f.is_null())) {
+                        let captured = f.as_u64_array()?;
+                        // Nodes belong to their graph: mapped, never released on their own.
+                        for (c, r) in captured.iter().zip(list.iter().take(written)) {
+                            self.handles.insert(*c, *r);
+                        }
+                    }
+                }
                 ParamKind::FreeMemHandle if ret == 0 => {
                     self.live.remove(&args[i]);
                 }
