@@ -15,6 +15,7 @@ mod hip_version;
 mod info;
 mod pages;
 mod profile;
+mod progress;
 mod runtime;
 mod serve;
 mod session;
@@ -123,6 +124,11 @@ struct Cli {
     /// kernel launched before it (exit 1). Off by default.
     #[arg(long, value_name = "SECONDS", value_parser = clap::value_parser!(u64).range(1..=watchdog::MAX_LIMIT_S))]
     sync_watchdog: Option<u64>,
+    /// Print a heartbeat on stderr every SECONDS (events done of the total, kernels, D2H
+    /// checks, the event running and for how long); 0 turns it off. Default: every 10 s
+    /// when stderr is a terminal, off otherwise.
+    #[arg(long, value_name = "SECONDS", value_parser = clap::value_parser!(u64).range(0..=86_400))]
+    progress: Option<u64>,
     /// Stop once more than this share (0 to 1, e.g. 0.25) of the D2H checks made so far
     /// failed, after the first 10, naming the first failing check: a replay that has
     /// diverged says so at once instead of listing every later check. Off by default.
@@ -201,6 +207,18 @@ fn main() -> ExitCode {
     };
     if cli.profile {
         profile::enable();
+    }
+    // SAFETY: isatty only inspects the descriptor.
+    let terminal = unsafe { libc::isatty(2) } == 1;
+    // Only a replay has progress to show (not --info, --events, --repair, an edit).
+    let replays = !(cli.info || cli.events || cli.repair || cli.edit_expected.is_some());
+    match cli.progress.filter(|_| replays) {
+        Some(0) => {}
+        Some(s) => progress::arm(std::time::Duration::from_secs(s)),
+        None if terminal && replays => {
+            progress::arm(std::time::Duration::from_secs(progress::DEFAULT_TERMINAL_S))
+        }
+        None => {}
     }
     if let Some(s) = cli.sync_watchdog {
         watchdog::arm(std::time::Duration::from_secs(s), watchdog::api_symbol);

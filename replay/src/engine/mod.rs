@@ -550,7 +550,14 @@ pub fn replay_process<'a>(
         after_unmodelled: crate::unmodelled::first_refused(&crate::unmodelled::calls(proc_)),
     };
     let events = profile::span(Part::Events);
-    for ev in &proc_.events {
+    let progress = crate::progress::armed();
+    if progress {
+        crate::progress::process(proc_.entry.pid, proc_.events.len() as u64);
+    }
+    for (done, ev) in proc_.events.iter().enumerate() {
+        if progress {
+            crate::progress::running(ev.header.seq);
+        }
         let failures = ctx.failures.len();
         if opts.trace {
             eprintln!(
@@ -575,6 +582,9 @@ pub fn replay_process<'a>(
         }
         ctx.mark_after_unmodelled(failures);
         let c = &ctx.counts;
+        if progress {
+            crate::progress::done(done as u64 + 1, c.kernels_launched, c.d2h_pass, c.d2h_fail);
+        }
         if let Some(why) = diverged(opts.divergence_abort, c.d2h_fail, c.d2h_pass + c.d2h_fail) {
             let first = ctx
                 .failures
