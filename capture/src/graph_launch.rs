@@ -86,6 +86,11 @@ fn before_launch(cap: &Capture, exec: u64, stream: u64) -> Before {
     }
 }
 
+/// Whether the wait's result `r` leaves the graph's outputs to read (no kernel fault).
+fn outputs_written(r: c_int, vendor: Vendor) -> bool {
+    r == 0 || !hrr_archive::api::faults::is_sticky(r, vendor)
+}
+
 /// After the launch: its outputs once the stream completed it, then the record.
 fn after_launch(cap: &Capture, vendor: Vendor, api: &str, stream: u64, ret: c_int, b: Before) {
     let Before {
@@ -111,12 +116,16 @@ fn after_launch(cap: &Capture, vendor: Vendor, api: &str, stream: u64, ret: c_in
                     true => driver_stream_synchronize(stream),
                     false => stream_synchronize(vendor, stream),
                 });
-                if r != 0 {
+                if r != 0 && hrr_archive::api::faults::is_sticky(r, vendor) {
+                    // A kernel of the graph faulted: the program's failure, not capture's.
+                    // Its outputs were never written; replay waits for the same error.
+                    p.u64(fid::GRAPH_FAULT, r as u64);
+                } else if r != 0 {
                     failure = Some(format!(
                         "waiting for stream {stream:#x} after the graph launch failed ({r})"
                     ));
                 }
-                for n in nodes {
+                for n in nodes.iter().filter(|_| outputs_written(r, vendor)) {
                     if let NodeIo::Output { seq, region } = *n {
                         if let Err(why) = node_bytes(cap, &mut p, fid::GRAPH_OUTPUT, seq, region) {
                             failure = Some(why);

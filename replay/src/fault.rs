@@ -81,10 +81,15 @@ pub fn judge(result: &mut ReplayResult, judged: ReplayExit, expect_fault: bool) 
         }
         return judged;
     };
-    f.reproduced = !result
-        .failures
-        .iter()
-        .any(|x| x.pid == f.pid && x.seq == f.seq);
+    // Reproduced only on evidence: some call returned at replay the error it returned at
+    // capture (`failed_as_captured`), and the first failing call did not differ. Absence
+    // of failures alone is no reproduction: a replay that ignored return codes would have
+    // none.
+    f.reproduced = result.counts.failed_as_captured > 0
+        && !result
+            .failures
+            .iter()
+            .any(|x| x.pid == f.pid && x.seq == f.seq);
     let line = describe(f);
     if f.reproduced && result.failures.is_empty() && judged != ReplayExit::Invalid {
         result.verdict = Verdict::Reproduced;
@@ -140,6 +145,7 @@ mod tests {
     fn the_same_fault_at_the_same_call_is_a_reproduction() {
         let mut r = ReplayResult::failed("a".into(), ReplayExit::Fail, String::new());
         r.fault = Some(fault());
+        r.counts.failed_as_captured = 3;
         // Nothing verified by bytes: the fault itself is what was reproduced.
         assert_eq!(
             judge(&mut r, ReplayExit::Fail, false),
@@ -152,7 +158,13 @@ mod tests {
         );
         let mut r2 = ReplayResult::failed("a".into(), ReplayExit::Fail, String::new());
         r2.fault = Some(fault());
+        r2.counts.failed_as_captured = 3;
         assert_eq!(judge(&mut r2, ReplayExit::Fail, true), ReplayExit::Pass);
+        // No call failed as captured (a replay that ignored return codes): not reproduced.
+        let mut r3 = ReplayResult::failed("a".into(), ReplayExit::Fail, String::new());
+        r3.fault = Some(fault());
+        assert_eq!(judge(&mut r3, ReplayExit::Fail, false), ReplayExit::Fail);
+        assert!(r3.reason.contains("not so at replay"), "{}", r3.reason);
     }
 
     #[test]
@@ -171,6 +183,7 @@ mod tests {
         // Faulted as captured, but another event differs: not a reproduction either.
         let mut r = ReplayResult::failed("a".into(), ReplayExit::Fail, "1 failure(s)".into());
         r.fault = Some(fault());
+        r.counts.failed_as_captured = 2;
         r.failures.push(failure(3));
         assert_eq!(judge(&mut r, ReplayExit::Fail, false), ReplayExit::Fail);
         assert!(r.fault.as_ref().unwrap().reproduced);

@@ -63,6 +63,10 @@ pub const NODE_BYTES: u16 = 2;
 /// On a graph launch whose outputs were not read: why (the launch went into a capturing
 /// stream, so it ran only as part of that capture's graph).
 pub const GRAPH_UNCHECKED: u16 = 18;
+/// In a GRAPH_LAUNCH record: the sticky error (a kernel fault, `api::faults`) that the wait
+/// for the launch's outputs returned at capture. The launch faulted: no output was read,
+/// and replay expects its own wait to return the same error.
+pub const GRAPH_FAULT: u16 = 74;
 /// The library an unmodelled call's symbol belongs to (`UNMODELLED_CALL`).
 pub const LIBRARY: u16 = 19;
 /// On an `UNMODELLED_CALL` naming a library with a private runtime

@@ -251,6 +251,25 @@ impl Ctx<'_> {
         // SAFETY: an executable graph and a stream this replay created (or 0..2).
         let ret = unsafe { f(exec as usize as *mut c_void, stream as usize as *mut c_void) };
         self.check_ret(ev, RetPolicy::Exact, ret)?;
+        if let (0, Some(f)) = (ret, p.get(fid::GRAPH_FAULT)) {
+            // A kernel of the graph faulted at capture: the wait returns that sticky error
+            // here too, or the replay has diverged; no output was written either time.
+            let want = f.as_u64()? as c_int;
+            let sync = match self.rt.vendor {
+                Vendor::Cuda => "cudaStreamSynchronize",
+                Vendor::Hip => "hipStreamSynchronize",
+            };
+            let got = self.rt.call_ptr(sync, stream)?;
+            if got != want {
+                return Err(EventError::LaunchReturnCode {
+                    call: "waiting for the launch",
+                    kernel: "the graph's kernels".into(),
+                    got,
+                    want,
+                });
+            }
+            return Ok(());
+        }
         if ret != 0 || outputs.is_empty() {
             return Ok(());
         }
