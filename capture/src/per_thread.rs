@@ -116,6 +116,23 @@ macro_rules! per_thread_for {
     (cuStreamWaitEvent, $id:literal; $($a:tt)*) => { per_thread_shim!(cuStreamWaitEvent_ptsz, $id; $($a)*); };
     (cuStreamQuery, $id:literal; $($a:tt)*) => { per_thread_shim!(cuStreamQuery_ptsz, $id; $($a)*); };
     (cuEventRecord, $id:literal; $($a:tt)*) => { per_thread_shim!(cuEventRecord_ptsz, $id; $($a)*); };
+    (cudaMemPrefetchAsync, $id:literal; $($a:tt)*) => { per_thread_shim!(cudaMemPrefetchAsync_ptsz, $id; $($a)*); };
+    (cudaMemcpy2DArrayToArray, $id:literal; $($a:tt)*) => { per_thread_shim!(cudaMemcpy2DArrayToArray_ptds, $id; $($a)*); };
+    (cudaMemcpy2DFromArrayAsync, $id:literal; $($a:tt)*) => { per_thread_shim!(cudaMemcpy2DFromArrayAsync_ptsz, $id; $($a)*); };
+    (cudaMemcpy2DFromArray, $id:literal; $($a:tt)*) => { per_thread_shim!(cudaMemcpy2DFromArray_ptds, $id; $($a)*); };
+    (cudaMemcpy2DToArrayAsync, $id:literal; $($a:tt)*) => { per_thread_shim!(cudaMemcpy2DToArrayAsync_ptsz, $id; $($a)*); };
+    (cudaMemcpy2DToArray, $id:literal; $($a:tt)*) => { per_thread_shim!(cudaMemcpy2DToArray_ptds, $id; $($a)*); };
+    (cudaMemcpyFromArray, $id:literal; $($a:tt)*) => { per_thread_shim!(cudaMemcpyFromArray_ptds, $id; $($a)*); };
+    (cudaMemcpyToArray, $id:literal; $($a:tt)*) => { per_thread_shim!(cudaMemcpyToArray_ptds, $id; $($a)*); };
+    (cudaStreamAttachMemAsync, $id:literal; $($a:tt)*) => { per_thread_shim!(cudaStreamAttachMemAsync_ptsz, $id; $($a)*); };
+    (cudaStreamBeginCaptureToGraph, $id:literal; $($a:tt)*) => { per_thread_shim!(cudaStreamBeginCaptureToGraph_ptsz, $id; $($a)*); };
+    (cudaStreamGetCaptureInfo, $id:literal; $($a:tt)*) => { per_thread_shim!(cudaStreamGetCaptureInfo_ptsz, $id; $($a)*); };
+    (cudaStreamCopyAttributes, $id:literal; $($a:tt)*) => { per_thread_shim!(cudaStreamCopyAttributes_ptsz, $id; $($a)*); };
+    (cudaStreamSetAttribute, $id:literal; $($a:tt)*) => { per_thread_shim!(cudaStreamSetAttribute_ptsz, $id; $($a)*); };
+    (cudaGraphUpload, $id:literal; $($a:tt)*) => { per_thread_shim!(cudaGraphUpload_ptsz, $id; $($a)*); };
+    (cuStreamCopyAttributes, $id:literal; $($a:tt)*) => { per_thread_shim!(cuStreamCopyAttributes_ptsz, $id; $($a)*); };
+    (cuStreamSetAttribute, $id:literal; $($a:tt)*) => { per_thread_shim!(cuStreamSetAttribute_ptsz, $id; $($a)*); };
+    (cuGraphUpload, $id:literal; $($a:tt)*) => { per_thread_shim!(cuGraphUpload_ptsz, $id; $($a)*); };
     ($other:ident, $id:literal; $($a:tt)*) => {};
 }
 
