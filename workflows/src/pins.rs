@@ -1,6 +1,8 @@
 //! The actions the workflows use, each pinned to a full commit SHA with its release in a
 //! comment (a tag can be moved; a commit cannot). Newest releases seen on 2026-12-01
-//! (`../shared/actions/README.md`); actions/cache from its v4.2.3 release.
+//! (`../shared/actions/README.md`); actions/cache from its v6.1.0 release (its `v6` and
+//! `v6.1.0` tags, checked 2026-12-02: v4 runs on node20, which GitHub retires on its
+//! runners; v5 and v6 run on node24 and need a runner of 2.327.1 or later).
 
 /// One action at one commit.
 #[derive(Clone, Copy, Debug)]
@@ -44,8 +46,8 @@ pub const DOWNLOAD_ARTIFACT: Pin = Pin {
 /// from trusted runs: see `steps::cargo_cache_save`).
 pub const CACHE: Pin = Pin {
     action: "actions/cache",
-    sha: "5a3ec84eff668545956fd18022155c47e93e2684",
-    version: "v4.2.3",
+    sha: "55cc8345863c7cc4c66a329aec7e433d2d1c52a9",
+    version: "v6.1.0",
 };
 
 /// Every pinned action, for tests and for mapping them onto local copies (act).
