@@ -146,10 +146,6 @@ pub const EXEMPT: &[Exemption] = &[
         ],
     },
     Exemption {
-        reason: "a thread's stream capture mode: replay begins every stream capture in relaxed mode (ParamKind::CaptureMode), so the mode a thread exchanges changes nothing replay does",
-        symbols: &["cudaThreadExchangeStreamCaptureMode", "hipThreadExchangeStreamCaptureMode"],
-    },
-    Exemption {
         reason: "kernel and function attribute queries",
         symbols: &[
             "cudaFuncGetAttributes", "cudaFuncGetName", "cudaFuncGetParamInfo",
