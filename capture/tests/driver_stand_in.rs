@@ -343,6 +343,52 @@ fn driver_calls_are_recorded_once_each_in_one_order() {
     );
 }
 
+/// Builds `tests/stand_in/<program>.c` into `dir` (beside the stand-in driver `build` made
+/// there, linked against it when `link_driver`), runs it under capture with `args`, and
+/// returns its archive and stderr once it exited 0 printing `ok`.
+fn capture_program(
+    dir: &Path,
+    program: &str,
+    link_driver: bool,
+    args: &[&Path],
+    ok: &str,
+) -> (Archive, String) {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/stand_in");
+    let exe = dir.join(program);
+    let (exe_s, src_s) = (exe.to_string_lossy(), src.join(format!("{program}.c")));
+    let mut cmd = vec![
+        "-O1".to_string(),
+        "-o".into(),
+        exe_s.to_string(),
+        src_s.to_string_lossy().into(),
+    ];
+    if link_driver {
+        cmd.extend([
+            format!("-L{}", dir.display()),
+            "-l:libcuda.so.1".into(),
+            format!("-Wl,-rpath,{}", dir.display()),
+        ]);
+    }
+    cmd.push("-ldl".into());
+    cc(&cmd.iter().map(String::as_str).collect::<Vec<_>>());
+    let out = dir.join(format!("archive-{program}"));
+    let run = Command::new(&exe)
+        .args(args)
+        .env("HRR_CAPTURE_OUTPUT", &out)
+        .env("LD_PRELOAD", capture_so())
+        .env("HRR_CAPTURE_DISK_RESERVE", "16M")
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&run.stdout);
+    let stderr = String::from_utf8_lossy(&run.stderr).into_owned();
+    assert!(
+        run.status.success() && stdout.contains(ok),
+        "{stdout}{stderr}"
+    );
+    let a = Archive::open(&out, Limits::default()).unwrap_or_else(|e| panic!("{e}\n{stderr}"));
+    (a, stderr)
+}
+
 /// nvcc's default build and libraries such as cuBLAS link no CUDA library: they open the
 /// driver with dlopen, take `cuGetProcAddress_v2` with dlsym, and every driver function
 /// from that. Capture hands out its own functions along both paths, so each call is
@@ -352,30 +398,14 @@ fn driver_calls_are_recorded_once_each_in_one_order() {
 fn driver_functions_found_through_dlsym_and_cu_get_proc_address_are_recorded() {
     let dir = TempDir::new("lookup");
     build(dir.path());
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/stand_in");
-    let exe = dir.path().join("lookup_program");
-    cc(&[
-        "-O1",
-        "-o",
-        &exe.to_string_lossy(),
-        &src.join("lookup_program.c").to_string_lossy(),
-        "-ldl",
-    ]);
-    let out = dir.path().join("archive-lookup");
-    let run = Command::new(&exe)
-        .arg(dir.path().join("libcuda.so.1"))
-        .env("HRR_CAPTURE_OUTPUT", &out)
-        .env("LD_PRELOAD", capture_so())
-        .env("HRR_CAPTURE_DISK_RESERVE", "16M")
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&run.stdout);
-    let stderr = String::from_utf8_lossy(&run.stderr);
-    assert!(
-        run.status.success() && stdout.contains("round trip ok"),
-        "{stdout}{stderr}"
+    let driver = dir.path().join("libcuda.so.1");
+    let (a, stderr) = capture_program(
+        dir.path(),
+        "lookup_program",
+        false,
+        &[&driver],
+        "round trip ok",
     );
-    let a = Archive::open(&out, Limits::default()).unwrap_or_else(|e| panic!("{e}\n{stderr}"));
     let p = &a.processes[0];
     let ids: Vec<u16> = p.events.iter().map(|e| e.header.api_id).collect();
     assert_eq!(
@@ -406,9 +436,6 @@ fn driver_functions_found_through_dlsym_and_cu_get_proc_address_are_recorded() {
     );
 }
 
-/// HRR_CAPTURE_CODE_STORE: two captures of the same program write its modules into the
-/// store once; neither archive holds a copy, and each reads them back through its
-/// manifest.
 /// The shared runtime finds driver functions for the program with lookups capture leaves
 /// alone (they are its own machinery): `cudaGetDriverEntryPoint*` hands the program the
 /// driver's function, which capture replaces with its own, so the calls are recorded.
@@ -416,31 +443,13 @@ fn driver_functions_found_through_dlsym_and_cu_get_proc_address_are_recorded() {
 fn driver_functions_from_the_runtime_entry_point_lookup_are_recorded() {
     let dir = TempDir::new("entry-point");
     build(dir.path());
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/stand_in");
-    let exe = dir.path().join("entry_point_program");
-    cc(&[
-        "-O1",
-        "-o",
-        &exe.to_string_lossy(),
-        &src.join("entry_point_program.c").to_string_lossy(),
-        &format!("-L{}", dir.path().display()),
-        "-l:libcuda.so.1",
-        &format!("-Wl,-rpath,{}", dir.path().display()),
-    ]);
-    let out = dir.path().join("archive-entry-point");
-    let run = Command::new(&exe)
-        .env("HRR_CAPTURE_OUTPUT", &out)
-        .env("LD_PRELOAD", capture_so())
-        .env("HRR_CAPTURE_DISK_RESERVE", "16M")
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&run.stdout);
-    let stderr = String::from_utf8_lossy(&run.stderr);
-    assert!(
-        run.status.success() && stdout.contains("entry points ok"),
-        "{stdout}{stderr}"
+    let (a, stderr) = capture_program(
+        dir.path(),
+        "entry_point_program",
+        true,
+        &[],
+        "entry points ok",
     );
-    let a = Archive::open(&out, Limits::default()).unwrap_or_else(|e| panic!("{e}\n{stderr}"));
     let ids: Vec<u16> = a.processes[0]
         .events
         .iter()
@@ -458,34 +467,15 @@ fn driver_functions_from_the_runtime_entry_point_lookup_are_recorded() {
 fn a_driver_in_a_dlmopen_namespace_is_left_alone_and_refused_by_name() {
     let dir = TempDir::new("dlmopen");
     build(dir.path());
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/stand_in");
-    let exe = dir.path().join("dlmopen_program");
-    cc(&[
-        "-O1",
-        "-o",
-        &exe.to_string_lossy(),
-        &src.join("dlmopen_program.c").to_string_lossy(),
-        &format!("-L{}", dir.path().display()),
-        "-l:libcuda.so.1",
-        &format!("-Wl,-rpath,{}", dir.path().display()),
-        "-ldl",
-    ]);
-    let out = dir.path().join("archive-dlmopen");
-    let run = Command::new(&exe)
-        .arg(dir.path().join("libcuda.so.1"))
-        .env("HRR_CAPTURE_OUTPUT", &out)
-        .env("LD_PRELOAD", capture_so())
-        .env("HRR_CAPTURE_DISK_RESERVE", "16M")
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&run.stdout);
-    let stderr = String::from_utf8_lossy(&run.stderr);
-    assert!(
-        run.status.success() && stdout.contains("dlmopen ok"),
-        "{stdout}{stderr}"
+    let driver = dir.path().join("libcuda.so.1");
+    let (a, stderr) = capture_program(
+        dir.path(),
+        "dlmopen_program",
+        true,
+        &[&driver],
+        "dlmopen ok",
     );
     assert!(stderr.contains("dlmopen"), "{stderr}");
-    let a = Archive::open(&out, Limits::default()).unwrap_or_else(|e| panic!("{e}\n{stderr}"));
     let p = &a.processes[0];
     let ids: Vec<u16> = p.events.iter().map(|e| e.header.api_id).collect();
     assert_eq!(ids[0], id::Init, "{stderr}");
@@ -521,6 +511,9 @@ fn a_driver_in_a_dlmopen_namespace_is_left_alone_and_refused_by_name() {
     );
 }
 
+/// HRR_CAPTURE_CODE_STORE: two captures of the same program write its modules into the
+/// store once; neither archive holds a copy, and each reads them back through its
+/// manifest.
 #[test]
 fn a_code_store_keeps_modules_once_for_every_archive() {
     let dir = TempDir::new("store");
