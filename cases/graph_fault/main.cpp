@@ -12,9 +12,14 @@
 
 #include <cstdio>
 
-__global__ void gather_hrr_fault_700(int* out, const int* table, const int* idx, int n) {
+// An index out of range is reported through `wild`, an address no allocation holds (on
+// the H200 a gather far past the table faulted with 717, an invalid address space, not
+// 700; a write through a small wild pointer is 700 as in kernel_fault).
+__global__ void gather_hrr_fault_700(int* out, const int* table, const int* idx, int n, int* wild) {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i < n) out[i] = table[idx[i]];
+    if (i >= n) return;
+    if (idx[i] >= n) *wild = i;
+    else out[i] = table[idx[i]];
 }
 __global__ void gather(int* out, const int* table, const int* idx, int n) {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
@@ -53,7 +58,7 @@ int main() {
     h_idx[n / 2] = 1 << 30;
     CHECK(hipStreamBeginCapture(s, hipStreamCaptureModeGlobal));
     CHECK(hipMemcpyAsync(idx, h_idx, sizeof h_idx, hipMemcpyHostToDevice, s));
-    gather_hrr_fault_700<<<n / 256, 256, 0, s>>>(out, table, idx, n);
+    gather_hrr_fault_700<<<n / 256, 256, 0, s>>>(out, table, idx, n, (int*)0x10);
     CHECK(hipMemcpyAsync(got, out, sizeof got, hipMemcpyDeviceToHost, s));
     CHECK(hipStreamEndCapture(s, &g2));
     CHECK(hipGraphInstantiateWithFlags(&x2, g2, 0));

@@ -220,6 +220,15 @@ impl Ctx<'_> {
         Ok(b)
     }
 
+    /// Waits for `stream` (the runtime's synchronisation), returning its code.
+    fn wait_stream(&mut self, stream: u64) -> Result<c_int, EventError> {
+        let sync = match self.rt.vendor {
+            Vendor::Cuda => "cudaStreamSynchronize",
+            Vendor::Hip => "hipStreamSynchronize",
+        };
+        Ok(self.rt.call_ptr(sync, stream)?)
+    }
+
     pub(super) fn replay_graph_launch(&mut self, ev: &Event) -> EvResult {
         let p = Payload::parse(&ev.payload)?;
         let exec = self.handle(p.handle(fid::HANDLE, "graph exec")?)?;
@@ -250,16 +259,30 @@ impl Ctx<'_> {
             unsafe { std::mem::transmute(f) };
         // SAFETY: an executable graph and a stream this replay created (or 0..2).
         let ret = unsafe { f(exec as usize as *mut c_void, stream as usize as *mut c_void) };
+        let want = ev.header.ret;
+        if ret == 0 && want != 0 && api::faults::is_sticky(want, self.rt.vendor) {
+            // The launch returned a kernel fault at capture: it waited for its own kernels
+            // there (a copy node with pageable host memory makes the call wait; H200:
+            // graph_fault's launch returned 700). Replay's node buffers are its own, so its
+            // launch returns at once: the same fault must come from waiting for it.
+            let got = self.wait_stream(stream)?;
+            if got != want {
+                return Err(EventError::LaunchReturnCode {
+                    call: "the launch, waited for",
+                    kernel: "the graph's kernels".into(),
+                    got,
+                    want,
+                });
+            }
+            self.counts.failed_as_captured += 1;
+            return Ok(());
+        }
         self.check_ret(ev, RetPolicy::Exact, ret)?;
         if let (0, Some(f)) = (ret, p.get(fid::GRAPH_FAULT)) {
             // A kernel of the graph faulted at capture: the wait returns that sticky error
             // here too, or the replay has diverged; no output was written either time.
             let want = f.as_u64()? as c_int;
-            let sync = match self.rt.vendor {
-                Vendor::Cuda => "cudaStreamSynchronize",
-                Vendor::Hip => "hipStreamSynchronize",
-            };
-            let got = self.rt.call_ptr(sync, stream)?;
+            let got = self.wait_stream(stream)?;
             if got != want {
                 return Err(EventError::LaunchReturnCode {
                     call: "waiting for the launch",

@@ -124,6 +124,10 @@ struct Ctx<'a> {
     mappings: vmm::Mappings,
     /// Pinned snapshots' pieces loaded last (`recent_blobs`).
     recent_blobs: recent_blobs::RecentBlobs,
+    /// Captured addresses a graph allocates (an allocation made into a capturing stream,
+    /// a memory allocation node): each launch of the graph allocates them again at the
+    /// same address, so a free outside the graph keeps their translation for the next.
+    graph_memory: std::collections::HashSet<u64>,
     /// The sequence id of the first unmodelled call the replay refused for (replayed on
     /// under --continue-on-error): checks of later calls are marked.
     after_unmodelled: Option<u64>,
@@ -545,6 +549,7 @@ pub fn replay_process<'a>(
         objects: textures::Objects::default(),
         mappings: vmm::Mappings::default(),
         recent_blobs: recent_blobs::RecentBlobs::default(),
+        graph_memory: std::collections::HashSet::new(),
         // Under --continue-on-error: checks after this are marked (what the unmodelled
         // call did is missing from the replay).
         after_unmodelled: crate::unmodelled::first_refused(&crate::unmodelled::calls(proc_)),

@@ -84,11 +84,18 @@ impl Ctx<'_> {
                     // Mapped only when replay's call made it: a captured address whose
                     // replay allocation failed stays unmapped (then null, counted), never
                     // a range from address 0.
+                    let in_graph = p.get(api::CAPTURE_FIELD).is_some();
                     if let (Some(captured), true) = (captured_out(id), ret == 0 && replay != 0) {
                         let size = desc.param_index(len).map(|j| args[j]).unwrap_or(0);
                         self.addrs.insert(captured, size, replay);
+                        if in_graph {
+                            self.graph_memory.insert(captured);
+                        } else {
+                            self.graph_memory.remove(&captured);
+                        }
                     }
-                    if ret == 0 && replay != 0 {
+                    // Memory a graph allocates is the graph's to release.
+                    if ret == 0 && replay != 0 && !in_graph {
                         // Managed memory is released as device memory (cudaFree).
                         let kind = if !matches!(param.kind, ParamKind::OutHostPtr(_)) {
                             Resource::DeviceMemory
@@ -131,6 +138,7 @@ impl Ctx<'_> {
                         // The graph owns the allocation: mapped like any, released by it.
                         let replay = word(head, m::DPTR).unwrap_or(0);
                         self.addrs.insert(at, size, replay);
+                        self.graph_memory.insert(at);
                     }
                 }
                 ParamKind::OutArray(_)
@@ -178,7 +186,10 @@ impl Ctx<'_> {
                 }
                 ParamKind::FreeDevPtr | ParamKind::FreeHostPtr if ret == 0 => {
                     if let Some(captured) = p.get(id).and_then(|f| f.as_u64().ok()) {
-                        self.addrs.remove(captured);
+                        // A graph's memory keeps its address for the graph's next launch.
+                        if !self.graph_memory.contains(&captured) {
+                            self.addrs.remove(captured);
+                        }
                     }
                     // An unregistered stand-in buffer is ours to free.
                     self.registered.remove(&args[i]);
