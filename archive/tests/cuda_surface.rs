@@ -7,7 +7,7 @@
 //! The headers are the PyPI `nvidia-cuda-runtime` wheel's (13.5.37, pinned and unpacked by
 //! `.ci/run` into `target/ci-tools/cuda`, which sets
 //! `HRR_REQUIRE_CUDA_HEADERS=1`); `HRR_CUDA_INCLUDE` names another include directory. A
-//! local run without them skips, saying why.
+//! local run without them skips, saying why; under `CI=true` it fails.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
@@ -34,8 +34,10 @@ fn include_dir() -> Option<PathBuf> {
         "no CUDA 13 headers at {} (.ci/run installs them: pip install nvidia-cuda-runtime==13.5.37)",
         dir.display()
     );
-    if std::env::var("HRR_REQUIRE_CUDA_HEADERS").as_deref() == Ok("1") {
-        panic!("HRR_REQUIRE_CUDA_HEADERS=1 and {why}");
+    if std::env::var("HRR_REQUIRE_CUDA_HEADERS").as_deref() == Ok("1")
+        || std::env::var("CI").as_deref() == Ok("true")
+    {
+        panic!("HRR_REQUIRE_CUDA_HEADERS=1 or CI=true, and {why}");
     }
     eprintln!("skipped: {why}");
     None

@@ -179,7 +179,8 @@ pub fn decode(desc: &ApiDesc, i: usize, args: &[u64]) -> Param {
             at: a,
             len: hrr_archive::api::HIP_MEMSET_PARAMS_SIZE,
         },
-        ParamKind::OutDevPtr(len) => Param::OutAlloc {
+        // A reserved range is where kernels' and copies' device addresses will point.
+        ParamKind::OutDevPtr(len) | ParamKind::OutAddressRange(len) => Param::OutAlloc {
             at: a,
             len: arg(len),
             space: Space::Device,
@@ -282,12 +283,6 @@ pub fn decode(desc: &ApiDesc, i: usize, args: &[u64]) -> Param {
         ParamKind::FreeTextureObject | ParamKind::FreeSurfaceObject => Param::FreedObject(a),
         ParamKind::ByLayout(name) => Param::Layout { at: a, name },
         ParamKind::SpilledRegister => Param::Spilled,
-        // A reserved range is where kernels' and copies' device addresses will point.
-        ParamKind::OutAddressRange(len) => Param::OutAlloc {
-            at: a,
-            len: arg(len),
-            space: Space::Device,
-        },
         ParamKind::LaunchAttrValue(_) => Param::Struct {
             at: a,
             len: hrr_archive::api::launch_config::ATTR_VALUE_SIZE as u64,

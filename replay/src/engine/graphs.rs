@@ -220,15 +220,6 @@ impl Ctx<'_> {
         Ok(b)
     }
 
-    /// Waits for `stream` (the runtime's synchronisation), returning its code.
-    fn wait_stream(&mut self, stream: u64) -> Result<c_int, EventError> {
-        let sync = match self.rt.vendor {
-            Vendor::Cuda => "cudaStreamSynchronize",
-            Vendor::Hip => "hipStreamSynchronize",
-        };
-        Ok(self.rt.call_ptr(sync, stream)?)
-    }
-
     pub(super) fn replay_graph_launch(&mut self, ev: &Event) -> EvResult {
         let p = Payload::parse(&ev.payload)?;
         let exec = self.handle(p.handle(fid::HANDLE, "graph exec")?)?;

@@ -277,18 +277,23 @@ impl<'a> Ctx<'a> {
 
     /// Waits for the stream of a copy whose host buffer is about to be read or reused.
     fn stream_sync(&mut self, stream: u64, what: &str) -> EvResult {
-        let sync = match self.rt.vendor {
-            Vendor::Cuda => "cudaStreamSynchronize",
-            Vendor::Hip => "hipStreamSynchronize",
-        };
-        let _t = profile::span(Part::Wait);
-        match self.rt.call_ptr(sync, stream)? {
+        match self.wait_stream(stream)? {
             0 => Ok(()),
             code => Err(EventError::Call {
                 call: format!("waiting for the copy's stream ({what})"),
                 code,
             }),
         }
+    }
+
+    /// Waits for `stream` (the runtime's synchronisation), returning its code.
+    fn wait_stream(&mut self, stream: u64) -> Result<c_int, EventError> {
+        let sync = match self.rt.vendor {
+            Vendor::Cuda => "cudaStreamSynchronize",
+            Vendor::Hip => "hipStreamSynchronize",
+        };
+        let _t = profile::span(Part::Wait);
+        Ok(self.rt.call_ptr(sync, stream)?)
     }
 
     /// A context argument no recorded call created: the device's primary context, which
