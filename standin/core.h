@@ -152,6 +152,11 @@ int si_graph_add_event(si_node** out, si_graph* g, si_node* const* deps, size_t 
 int si_graph_add_child(si_node** out, si_graph* g, si_node* const* deps, size_t n, si_graph* child);
 /* Graph memory (CUDA): an allocation node reserves device memory for the graph's life and
  * returns its address; a free node must name an allocation node's address in g. */
+/* Stream-ordered memory in a capturing stream: allocation and free nodes (graph.c). */
+int si_capture_alloc(si_stream* s, size_t bytes, void** out);
+int si_capture_free(si_stream* s, void* p);
+/* Whether p is a graph's memory (an allocation node's). */
+int si_graph_memory(const void* p);
 int si_graph_add_alloc(si_node** out, si_graph* g, si_node* const* deps, size_t n, size_t bytes,
                        void** dptr);
 int si_graph_add_free(si_node** out, si_graph* g, si_node* const* deps, size_t n, void* dptr);

@@ -452,6 +452,32 @@ int si_capture_op(si_stream* s, struct op* o) {
     return set_tails(&s->tails, &s->ntails, &x, 1);
 }
 
+/* A stream-ordered allocation made into a capturing stream: an allocation node after the
+ * stream's last nodes. Its memory is the graph's, at one address for every launch. */
+int si_capture_alloc(si_stream* s, size_t bytes, void** out) {
+    if (s->capture->invalid) return SI_CAPTURE_INVALIDATED;
+    si_node* x;
+    int r = si_graph_add_alloc(&x, s->capture, s->tails, s->ntails, bytes, out);
+    return r ? r : set_tails(&s->tails, &s->ntails, &x, 1);
+}
+
+/* A stream-ordered free of the capture's own allocation: a free node. */
+int si_capture_free(si_stream* s, void* p) {
+    if (s->capture->invalid) return SI_CAPTURE_INVALIDATED;
+    si_node* x;
+    int r = si_graph_add_free(&x, s->capture, s->tails, s->ntails, p);
+    return r ? r : set_tails(&s->tails, &s->ntails, &x, 1);
+}
+
+/* Whether p is memory a graph's allocation node holds (freed outside the graph, it stays
+ * reserved for the graph's next launch). */
+int si_graph_memory(const void* p) {
+    for (si_graph* g = graphs; g; g = g->next_live)
+        for (size_t i = 0; !g->exec && i < g->n; i++)
+            if (g->nodes[i]->is_alloc && g->nodes[i]->memory == p) return 1;
+    return 0;
+}
+
 int si_capture_event(si_stream* s, si_event* e) {
     if (s->capture->invalid) return SI_CAPTURE_INVALIDATED;
     si_capture_forget(e);

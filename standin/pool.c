@@ -76,7 +76,7 @@ int si_pool_alloc(void** out, size_t n, si_pool* p, si_stream* s) {
     if (!s) return SI_INVALID_HANDLE;
     int status = 0;
     si_capture_status(s, &status, 0);
-    if (status) return SI_CAPTURE_UNSUPPORTED; /* allocation nodes by capture: not modelled */
+    if (status) return si_capture_alloc(s, n, out); /* the graph's memory: an allocation node */
     struct pool_alloc* a = calloc(1, sizeof *a);
     if (!a) return SI_NO_MEMORY;
     int r = si_alloc(&a->p, n, SI_DEVICE);
@@ -112,7 +112,10 @@ int si_pool_free(void* ptr, si_stream* s) {
     if (!s) return SI_INVALID_HANDLE;
     int status = 0;
     si_capture_status(s, &status, 0);
-    if (status) return SI_CAPTURE_UNSUPPORTED;
+    if (status) return si_capture_free(s, ptr);
+    /* A graph's memory freed outside it: the graph allocates it again at its next launch,
+     * at the same address (the stand-in keeps it reserved). */
+    if (ptr && si_graph_memory(ptr)) return SI_OK;
     struct pool_alloc* a = allocs;
     while (a && a->p != ptr) a = a->next;
     if (a && a->freeing) return SI_INVALID_VALUE; /* freed twice */

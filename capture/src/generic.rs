@@ -18,7 +18,7 @@ use hrr_archive::payload::{BlobRef, FieldType, PayloadWriter};
 use hrr_archive::ArchiveError;
 
 use crate::alloc::Space;
-use crate::capturing::{read_plan, relaxed, stream_capture, ReadPlan};
+use crate::capturing::{read_plan, relaxed, stream_capture, ReadPlan, StreamCapture};
 use crate::ffi::{host_bytes, read_at};
 use crate::graph_io::{self, NodeIo};
 use crate::outputs::{self, Deferred};
@@ -137,6 +137,21 @@ fn stream_of(desc: &ApiDesc, args: &[u64]) -> Option<u64> {
         .iter()
         .position(|p| p.kind == ParamKind::Stream)
         .map(|i| args[i])
+}
+
+/// The capture sequence a stream-ordered allocation was made into, if its stream was
+/// capturing: the memory is then the graph's, allocated again at the same address at each
+/// launch, and replay keeps its translation across frees outside the graph.
+fn graph_allocation(vendor: Vendor, desc: &ApiDesc, args: &[u64], ret: c_int) -> Option<u64> {
+    let allocates = desc
+        .params
+        .iter()
+        .any(|p| matches!(p.kind, ParamKind::OutDevPtr(_)));
+    let s = stream_of(desc, args).filter(|_| ret == 0 && allocates)?;
+    match stream_capture(vendor, s) {
+        StreamCapture::Active { id } => Some(id),
+        _ => None,
+    }
 }
 
 /// Waits for an asynchronous copy's stream, so its host destination holds the result
@@ -657,6 +672,8 @@ pub fn capture_row(
             _ => None,
         };
         if let Some(graph_io::NodeOf::Capture(id)) = node_of {
+            rec.p.u64(CAPTURE_FIELD, id);
+        } else if let Some(id) = graph_allocation(vendor, desc, args, ret) {
             rec.p.u64(CAPTURE_FIELD, id);
         }
         if let (Some(_), Some(region)) = (node_of, before.source_region) {

@@ -14,15 +14,17 @@
 //! version only adds, so it reads (an unknown failure kind reads as
 //! [`FailureKind::Other`]).
 
+mod compare;
 mod exit;
 mod result;
 mod schema;
 mod serve;
 
+pub use compare::{Bound, Comparison, ComparisonError, Element, MAX_ULPS, MAX_UNORDERED_ELEMENT};
 pub use exit::{ReplayExit, UnknownExitCode};
 pub use result::{
-    ByteRange, Counts, Failure, FailureKind, Fault, ReplayResult, UnmodelledCall, UnstableCheck,
-    UnstableVerdict, Vendor, Verdict, UNSTABLE_RANGES_LISTED,
+    ByteRange, Counts, DeclaredMatch, Failure, FailureKind, Fault, ReplayResult, UnmodelledCall,
+    UnstableCheck, UnstableVerdict, Vendor, Verdict, UNSTABLE_RANGES_LISTED,
 };
 pub use schema::{SchemaError, SchemaVersion};
 pub use serve::{LimitOverrides, ServeAnswer, ServeReply, ServeRequest};

@@ -5,6 +5,7 @@ use std::fmt;
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
+use crate::compare::Comparison;
 use crate::exit::ReplayExit;
 use crate::schema::SchemaVersion;
 
@@ -46,6 +47,56 @@ pub struct ReplayResult {
     /// whether replay hit it at the same call. Absent when the program did not fault.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fault: Option<Fault>,
+    /// The comparison the replay was asked to accept besides byte equality (schema 1.4;
+    /// `hrr-replay --compare`): absent for byte-exact replay, the default.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub comparison: Option<Comparison>,
+    /// Every D2H check whose bytes differed from the captured ones but matched by that
+    /// comparison (schema 1.4): passed, and never counted as byte-exact.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub declared_matches: Vec<DeclaredMatch>,
+}
+
+/// A D2H check that matched the captured result only by the declared comparison
+/// (schema 1.4): within a float tolerance, or the same elements in another order.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DeclaredMatch {
+    pub pid: u32,
+    pub seq: u64,
+    pub api: String,
+    /// The check's length in bytes.
+    pub bytes: u64,
+    /// Elements that were not byte-equal to the captured element at the same position.
+    pub elements_differing: u64,
+    /// Tolerance: the most units in the last place any element differed by.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_ulps: Option<u64>,
+}
+
+impl DeclaredMatch {
+    /// One line for a log: "seq 85 cudaMemcpy: 1 of 1 f64 element(s) differ, within 1 ulps".
+    pub fn describe(&self, comparison: Option<&Comparison>) -> String {
+        let (unit, what) = match comparison {
+            Some(Comparison::Tolerance { element, .. }) => {
+                (element.bytes() as u64, element.as_str().to_string())
+            }
+            Some(Comparison::Unordered { element_bytes }) => {
+                (u64::from(*element_bytes), format!("{element_bytes}-byte"))
+            }
+            None => (1, "byte".into()),
+        };
+        let how = match self.max_ulps {
+            Some(n) => format!("matched within {n} ulps"),
+            None => "the same elements in other positions".into(),
+        };
+        format!(
+            "seq {} {}: {} of {} {what} element(s) differ, {how}",
+            self.seq,
+            self.api,
+            self.elements_differing,
+            self.bytes / unit.max(1)
+        )
+    }
 }
 
 /// A sticky error the captured program hit (a kernel's illegal address or instruction,
@@ -88,6 +139,8 @@ impl ReplayResult {
             unstable: Vec::new(),
             exit_code,
             fault: None,
+            comparison: None,
+            declared_matches: Vec::new(),
         }
     }
 }
@@ -399,6 +452,10 @@ pub struct Counts {
     /// (schema 1.2), over all checks.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub unstable_bytes: u64,
+    /// D2H checks that were not byte-exact but matched by the declared comparison
+    /// (schema 1.4; `ReplayResult::declared_matches` lists them): not in `d2h_pass`.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub d2h_declared_match: u64,
 }
 
 fn is_zero(n: &u64) -> bool {
@@ -421,6 +478,7 @@ impl Counts {
         self.d2h_unstable += c.d2h_unstable;
         self.d2h_all_unstable += c.d2h_all_unstable;
         self.unstable_bytes += c.unstable_bytes;
+        self.d2h_declared_match += c.d2h_declared_match;
     }
 }
 
@@ -454,7 +512,7 @@ mod tests {
     fn round_trips_with_the_wire_spellings() {
         let r = sample();
         let v = serde_json::to_value(&r).unwrap();
-        assert_eq!(v["schema_version"], json!("1.3"));
+        assert_eq!(v["schema_version"], json!("1.4"));
         assert!(v.get("stability_runs").is_none() && v.get("unstable").is_none());
         assert!(v.get("fault").is_none(), "absent when nothing faulted");
         assert!(v["counts"].get("unstable_bytes").is_none());
@@ -624,6 +682,7 @@ mod tests {
             d2h_unstable: 13,
             d2h_all_unstable: 14,
             unstable_bytes: 15,
+            d2h_declared_match: 16,
         };
         a.add(&b);
         assert_eq!(

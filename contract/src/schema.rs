@@ -17,7 +17,7 @@ pub struct SchemaVersion {
 
 impl SchemaVersion {
     /// The version this build writes, and the newest major version it reads.
-    pub const CURRENT: SchemaVersion = SchemaVersion { major: 1, minor: 3 };
+    pub const CURRENT: SchemaVersion = SchemaVersion { major: 1, minor: 4 };
 
     /// What a result without `schema_version` is: replay's results before the field
     /// existed have exactly version 1.0's shape.

@@ -31,6 +31,10 @@ pub struct ServeRequest {
     /// the event in its log (a hang becomes a named failure before the case's timeout).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sync_watchdog_s: Option<u64>,
+    /// `--compare C`: what a D2H check may match by besides byte equality (a float
+    /// tolerance, or elements in any order); left out, byte-exact.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub comparison: Option<crate::Comparison>,
 }
 
 /// Reader limits a request sets (hrr-archive's `Limits`, each optional); an unknown

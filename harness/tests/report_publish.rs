@@ -57,6 +57,7 @@ fn case(shard: &str, name: &str, status: Status) -> CaseResult {
             }],
             output: String::new(),
             excluded: None,
+            declared: None,
         }],
         artifacts: None,
     }

@@ -509,6 +509,22 @@ impl Validator<'_> {
                 }
             }
             self.check_unstable(i, c);
+            if c.tolerance.is_some() || c.compare.is_some() {
+                let key = if c.tolerance.is_some() {
+                    "tolerance"
+                } else {
+                    "compare"
+                };
+                let at = self.pos.field("cases", i, key, None);
+                if c.kind == CaseKind::Host {
+                    self.err(
+                        at,
+                        format!("host case `{}`: `{key}` is for gpu cases", c.name),
+                    );
+                } else if let Err(why) = c.comparison() {
+                    self.err(at, format!("case `{}`: {key}: {why}", c.name));
+                }
+            }
             for f in &c.nvcc_flags {
                 let bad = |ch: char| ch.is_whitespace() || ch.is_control();
                 if f.is_empty() || f.len() > 64 || f.chars().any(bad) {

@@ -285,6 +285,16 @@ pub struct Case {
     /// passes). Checked by `stability`.
     #[serde(default)]
     pub unstable: Option<Unstable>,
+    /// Gpu cases whose outputs are float noise: each D2H result may match the captured
+    /// one within this bound, read as this element type (`{type: f64, ulps: 4}`,
+    /// `{type: bf16, rel: 1e-2}`). Such checks are reported as matched within a
+    /// tolerance, never as byte-exact; the default is byte-exact.
+    #[serde(default)]
+    pub tolerance: Option<Tolerance>,
+    /// Gpu cases whose outputs are a set: `{unordered: 4}` compares each D2H result as a
+    /// multiset of 4-byte elements (positions that depend on the order of atomics).
+    #[serde(default)]
+    pub compare: Option<Compare>,
     /// Written as `[roundtrip, blob-edit, {processes: 2}]`.
     #[serde(with = "serde_norway::with::singleton_map_recursive")]
     pub checks: Vec<Check>,
@@ -299,6 +309,51 @@ pub struct Unstable {
     /// The most bytes that may differ between them, over all the case's D2H checks (1 to
     /// `MAX_UNSTABLE_BYTES`).
     pub max_bytes: u64,
+}
+
+/// A case's float tolerance (`tolerance: {type: f64, ulps: 4}`).
+#[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct Tolerance {
+    /// f16, bf16, f32 or f64.
+    #[serde(rename = "type")]
+    pub element: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ulps: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rel: Option<f64>,
+}
+
+/// A case's declared comparison of its outputs as sets (`compare: {unordered: 4}`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct Compare {
+    /// The element size in bytes.
+    pub unordered: u32,
+}
+
+impl Case {
+    /// The comparison replay is asked to accept for this case (`hrr-replay --compare`),
+    /// or None for byte-exact; Err names what is wrong with the declaration.
+    pub fn comparison(&self) -> Result<Option<hrr_contract::Comparison>, String> {
+        let text = match (&self.tolerance, &self.compare) {
+            (None, None) => return Ok(None),
+            (Some(_), Some(_)) => {
+                return Err(
+                    "declares both `tolerance` and `compare`: a check matches by one".into(),
+                )
+            }
+            (Some(t), None) => match (t.ulps, t.rel) {
+                (Some(n), None) => format!("{}:ulps={n}", t.element),
+                (None, Some(x)) => format!("{}:rel={x}", t.element),
+                _ => return Err("`tolerance` needs exactly one of `ulps` and `rel`".into()),
+            },
+            (None, Some(c)) => format!("unordered:{}", c.unordered),
+        };
+        text.parse()
+            .map(Some)
+            .map_err(|e: hrr_contract::ComparisonError| e.why)
+    }
 }
 
 /// Bounds of `unstable:` (each run is a whole replay of the archive).

@@ -134,6 +134,20 @@ struct Cli {
     /// diverged says so at once instead of listing every later check. Off by default.
     #[arg(long, value_name = "FRACTION", value_parser = divergence_fraction)]
     divergence_abort: Option<f64>,
+    /// Also accept a D2H result that is not byte-exact but matches by this comparison,
+    /// for a program whose outputs are float noise or a set: `f64:ulps=4`, `f32:ulps=2`,
+    /// `bf16:rel=1e-2`, `f16:rel=5e-3` (each element within the bound, read as that
+    /// type), or `unordered:4` (the same 4-byte elements in any order). Such checks are
+    /// listed as matched by the comparison, never counted as byte-exact. Default:
+    /// byte-exact.
+    #[arg(long, value_name = "COMPARISON", value_parser = comparison)]
+    compare: Option<hrr_contract::Comparison>,
+}
+
+/// A `--compare` value.
+fn comparison(s: &str) -> Result<hrr_contract::Comparison, String> {
+    s.parse()
+        .map_err(|e: hrr_contract::ComparisonError| e.to_string())
 }
 
 /// A `--divergence-abort` value: a share above 0 and at most 1.
@@ -175,6 +189,7 @@ impl Cli {
             code_store: self.code_store.clone(),
             expect_fault: self.expect_fault,
             divergence_abort: self.divergence_abort,
+            comparison: self.compare,
         }
     }
 }

@@ -108,6 +108,7 @@ pub fn serve(vendor: &str) -> ReplayExit {
                 code_store: None,
                 expect_fault: false,
                 divergence_abort: None,
+                comparison: req.comparison,
             };
             let code = replay_all(&job, &mut runtimes, &mut log, &mut err);
             let _ = log.write_all(&err);

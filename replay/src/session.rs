@@ -38,6 +38,8 @@ pub struct ReplayRequest {
     pub expect_fault: bool,
     /// `--divergence-abort FRACTION` (`engine::Options`).
     pub divergence_abort: Option<f64>,
+    /// `--compare`: what a D2H check may match by besides byte equality.
+    pub comparison: Option<hrr_contract::Comparison>,
 }
 
 /// Why a runtime could not start (replay exits `ReplayExit::NoGpu`).
@@ -191,7 +193,7 @@ fn verdict(result: &mut ReplayResult) -> ReplayExit {
     if !result.failures.is_empty() {
         result.reason = format!("{} failure(s)", result.failures.len());
         ReplayExit::Fail
-    } else if c.d2h_pass + c.d2h_unstable == 0 {
+    } else if c.d2h_pass + c.d2h_unstable + c.d2h_declared_match == 0 {
         result.reason = format!(
             "no device-to-host check passed: nothing was verified{}",
             all_unstable_note(c.d2h_all_unstable, result.stability_runs)
@@ -200,6 +202,12 @@ fn verdict(result: &mut ReplayResult) -> ReplayExit {
     } else {
         result.verdict = Verdict::Pass;
         result.reason = format!("{} D2H checks passed", c.d2h_pass);
+        if let (n @ 1.., Some(cmp)) = (c.d2h_declared_match, &result.comparison) {
+            result.reason += &format!(
+                "; {n} more matched as {} only, not byte-exact",
+                cmp.describe()
+            );
+        }
         if c.d2h_unstable > 0 {
             result.reason += &format!(
                 "; {} more matched on their stable bytes only ({} unstable byte(s) excluded: they differed between {} replays)",
@@ -337,14 +345,17 @@ fn replay(
         continue_on_error: req.continue_on_error,
         trace: req.trace,
         divergence_abort: req.divergence_abort,
+        comparison: req.comparison,
     };
     let mut refused = None;
     result.stability_runs = req.stability_runs.max(1);
+    result.comparison = req.comparison;
     for p in &archive.processes {
         let r = replay_runs(rt, p, &opts, req.stability_runs);
         result.counts.add(&r.counts);
         result.failures.extend(r.failures);
         result.unstable.extend(r.unstable);
+        result.declared_matches.extend(r.declared);
         refused = refused.or(r.refused);
     }
     result.fault = crate::fault::find(archive, vendor);
@@ -388,6 +399,24 @@ fn print_summary(out: &mut dyn Write, r: &ReplayResult) -> std::io::Result<()> {
         "D2H checks       : {} pass, {} fail, {} skipped",
         c.d2h_pass, c.d2h_fail, c.d2h_skipped
     )?;
+    if let Some(cmp) = &r.comparison {
+        writeln!(
+            out,
+            "declared compare : {} ({cmp}): {} check(s) matched by it only, not byte-exact",
+            cmp.describe(),
+            c.d2h_declared_match
+        )?;
+        for d in r.declared_matches.iter().take(SUMMARY_FAILURES) {
+            writeln!(out, "  {}", escape_controls(&d.describe(Some(cmp))))?;
+        }
+        if r.declared_matches.len() > SUMMARY_FAILURES {
+            writeln!(
+                out,
+                "  ... and {} more (all in --json)",
+                r.declared_matches.len() - SUMMARY_FAILURES
+            )?;
+        }
+    }
     if r.stability_runs > 1 {
         writeln!(
             out,

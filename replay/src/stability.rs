@@ -117,6 +117,10 @@ pub enum Classified {
         mismatch: Mismatch,
         unstable: Unstable,
     },
+    /// Not byte-exact, but matched by the comparison the case declared (a float
+    /// tolerance, or the same elements in other positions): passed as such, never as
+    /// byte-exact.
+    Declared(crate::engine::DeclaredOutcome),
 }
 
 impl Classified {
@@ -130,7 +134,7 @@ impl Classified {
             Classified::Mismatch { unstable, .. } if unstable.bytes > 0 => {
                 Some((unstable, UnstableVerdict::StableBytesDiffer))
             }
-            Classified::Mismatch { .. } => None,
+            Classified::Mismatch { .. } | Classified::Declared(_) => None,
         }
     }
 }
@@ -175,6 +179,7 @@ pub fn classify_marked(
                 first: first as u64,
                 expected_hex: end(captured),
                 found_hex: end(replay),
+                cause: None,
             },
             unstable,
         };

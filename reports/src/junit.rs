@@ -61,6 +61,9 @@ fn details(c: &CaseResult) -> String {
         if let Some(e) = &a.excluded {
             let _ = writeln!(s, "  unstable: {}", e.line());
         }
+        if let Some(d) = &a.declared {
+            let _ = writeln!(s, "  declared comparison: {}", d.line());
+        }
     }
     if let Some(a) = &c.artifacts {
         let _ = writeln!(s, "archives and logs kept in {a}");
@@ -76,7 +79,11 @@ fn outputs(c: &CaseResult) -> String {
             .excluded
             .as_ref()
             .map(|e| format!("unstable: {}\n", e.line()))
-            .unwrap_or_default();
+            .unwrap_or_default()
+            + &a.declared
+                .as_ref()
+                .map(|d| format!("declared comparison: {}\n", d.line()))
+                .unwrap_or_default();
         if !a.output.is_empty() || !excluded.is_empty() {
             let _ = writeln!(s, "--- attempt {} ---\n{excluded}{}", i + 1, a.output);
         }
@@ -254,6 +261,7 @@ mod tests {
             }],
             output: format!("output of {message}"),
             excluded: None,
+            declared: None,
         }
     }
 

@@ -12,5 +12,7 @@ pub mod merge;
 pub mod result;
 pub mod status;
 
-pub use result::{AttemptResult, CaseResult, CheckResult, ExcludedBytes, RunReport, Totals};
+pub use result::{
+    AttemptResult, CaseResult, CheckResult, DeclaredMatches, ExcludedBytes, RunReport, Totals,
+};
 pub use status::{classify, Expected, RawOutcome, Status};

@@ -34,6 +34,47 @@ pub struct AttemptResult {
     /// cases that declare `unstable:` in the matrix).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub excluded: Option<ExcludedBytes>,
+    /// D2H checks that matched only by the comparison the case declares (1.4; a float
+    /// tolerance, or elements in any order): passed, never byte-exact.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub declared: Option<DeclaredMatches>,
+}
+
+/// D2H checks of one replay that were not byte-exact but matched by the case's declared
+/// comparison.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DeclaredMatches {
+    pub checks: u64,
+    /// The comparison, in words ("f64 within 4 ulps").
+    pub comparison: String,
+    /// The most units in the last place a matched element differed by (tolerances).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub widest_ulps: Option<u64>,
+    /// The first few checks, one line each ("seq 85 cudaMemcpy: 1 of 1 f64 element(s)
+    /// differ, matched within 1 ulps").
+    #[serde(default)]
+    pub listed: Vec<String>,
+}
+
+impl DeclaredMatches {
+    /// One line: "2 D2H check(s) matched as f64 within 4 ulps only, not byte-exact (widest 1 ulps): ...".
+    pub fn line(&self) -> String {
+        let more = (self.checks as usize).saturating_sub(self.listed.len());
+        format!(
+            "{} D2H check(s) matched as {} only, not byte-exact{}: {}{}",
+            self.checks,
+            self.comparison,
+            self.widest_ulps
+                .map(|u| format!(" (widest {u} ulps)"))
+                .unwrap_or_default(),
+            self.listed.join("; "),
+            if more > 0 {
+                format!("; and {more} more")
+            } else {
+                String::new()
+            }
+        )
+    }
 }
 
 /// Bytes of D2H results a case's replay did not compare: they differed between its
@@ -113,8 +154,9 @@ pub struct SchemaVersion {
 
 impl SchemaVersion {
     /// 1.1: `schema_version` itself, and the statuses `compiled-not-run` and `not-run`;
-    /// 1.2: the status `stand-in`; 1.3: an attempt's `excluded` (unstable) bytes.
-    pub const CURRENT: SchemaVersion = SchemaVersion { major: 1, minor: 3 };
+    /// 1.2: the status `stand-in`; 1.3: an attempt's `excluded` (unstable) bytes; 1.4: an
+    /// attempt's `declared` matches (a tolerance or an unordered comparison).
+    pub const CURRENT: SchemaVersion = SchemaVersion { major: 1, minor: 4 };
     /// What a file without `schema_version` (written before it existed) is.
     pub const UNVERSIONED: SchemaVersion = SchemaVersion { major: 1, minor: 0 };
 

@@ -46,6 +46,7 @@ fn case(family: &str, shard: &str, name: &str, status: Status, message: &str) ->
                 }],
                 output: String::new(),
                 excluded: None,
+                declared: None,
             }]
         } else {
             vec![]

@@ -32,6 +32,7 @@ fn case(family: &str, shard: &str, name: &str, status: Status) -> CaseResult {
         }],
         output: "events replayed  : 54 of 54\nFAIL: 1 failure(s)".into(),
         excluded: None,
+        declared: None,
     };
     let mut attempts = vec![failing.clone()];
     if status == Status::Flake {

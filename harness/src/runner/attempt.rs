@@ -11,7 +11,7 @@ use hrr_archive::edit::{edit_expected_output, EditedOutput};
 use hrr_archive::{Archive, ArchiveError, Limits};
 use hrr_contract::FailureKind;
 use hrr_matrix::{CaseKind, Check, ResolvedCase};
-use hrr_reports::{AttemptResult, CheckResult, ExcludedBytes, RawOutcome};
+use hrr_reports::{AttemptResult, CheckResult, DeclaredMatches, ExcludedBytes, RawOutcome};
 
 use super::error::{EditCopyError, StepError};
 use super::unchanged::{self, NativeCache, Seen};
@@ -33,6 +33,8 @@ pub(super) struct Attempt<'a> {
     pub(super) output: String,
     /// Bytes the replay excluded as unstable (`stability`).
     excluded: Option<ExcludedBytes>,
+    /// Checks matched only by the case's declared comparison.
+    declared: Option<DeclaredMatches>,
 }
 
 /// Why a step's process did not finish normally; None when it exited with a code.
@@ -292,6 +294,7 @@ impl Attempt<'_> {
         let r = results.next().ok_or(StepError::EmptyResult)?;
         let edited_replay = results.next();
         self.excluded = stability::excluded(&r, declared.as_ref());
+        self.declared = checks::declared_matches(&r);
         // 4. The case's checks, from the typed results.
         for check in &rc.case.checks {
             let result = match check {
@@ -418,6 +421,7 @@ pub(super) fn attempt(
             checks: vec![],
             output: String::new(),
             excluded: None,
+            declared: None,
         };
     }
     let mut a = Attempt {
@@ -430,6 +434,7 @@ pub(super) fn attempt(
         checks: Vec::new(),
         output: String::new(),
         excluded: None,
+        declared: None,
     };
     let early = match (rc.case.kind, binary) {
         (CaseKind::Host, _) => a.host_steps(),
@@ -445,6 +450,13 @@ pub(super) fn attempt(
         (Some(e), RawOutcome::Pass) => format!("{message}; {}", e.line()),
         _ => message,
     };
+    let message = match (&a.declared, outcome) {
+        (Some(d), RawOutcome::Pass) => format!(
+            "{message}; {} check(s) matched as {} only",
+            d.checks, d.comparison
+        ),
+        _ => message,
+    };
     AttemptResult {
         outcome,
         duration_s: start.elapsed().as_secs_f64(),
@@ -452,6 +464,7 @@ pub(super) fn attempt(
         checks: a.checks,
         output: a.output,
         excluded: a.excluded,
+        declared: a.declared,
     }
 }
 

@@ -4,7 +4,7 @@
 use hrr_archive::edit::EditedOutput;
 use hrr_archive::ArchiveError;
 use hrr_contract::{FailureKind, ReplayExit, ReplayResult, Verdict};
-use hrr_reports::CheckResult;
+use hrr_reports::{CheckResult, DeclaredMatches};
 
 use super::error::EditCopyError;
 
@@ -27,10 +27,42 @@ pub fn summary(r: &ReplayResult) -> String {
     } else {
         String::new()
     };
+    // Checks matched only by the case's declared comparison: named, never byte-exact.
+    let declared = match (&r.comparison, c.d2h_declared_match) {
+        (Some(cmp), n @ 1..) => {
+            let widest = r.declared_matches.iter().filter_map(|d| d.max_ulps).max();
+            format!(
+                " / {n} matched as {} only, not byte-exact{}",
+                cmp.describe(),
+                widest
+                    .map(|u| format!(" (widest {u} ulps)"))
+                    .unwrap_or_default()
+            )
+        }
+        _ => String::new(),
+    };
     format!(
-        "replay exit {} {}: {} of {} events, {} kernels, D2H {} pass / {} fail / {} skipped{unstable}, {} failed as captured",
+        "replay exit {} {}: {} of {} events, {} kernels, D2H {} pass / {} fail / {} skipped{unstable}{declared}, {} failed as captured",
         r.exit_code.code(), r.verdict, c.events_replayed, c.events_total, c.kernels_launched, c.d2h_pass, c.d2h_fail, c.d2h_skipped, c.failed_as_captured
     )
+}
+
+/// The checks a replay matched only by the declared comparison, for the attempt's
+/// report; None when there were none.
+pub fn declared_matches(r: &ReplayResult) -> Option<DeclaredMatches> {
+    const LISTED: usize = 8;
+    let cmp = r.comparison.as_ref()?;
+    (r.counts.d2h_declared_match > 0).then(|| DeclaredMatches {
+        checks: r.counts.d2h_declared_match,
+        comparison: cmp.describe(),
+        widest_ulps: r.declared_matches.iter().filter_map(|d| d.max_ulps).max(),
+        listed: r
+            .declared_matches
+            .iter()
+            .take(LISTED)
+            .map(|d| d.describe(Some(cmp)))
+            .collect(),
+    })
 }
 
 /// `roundtrip`: replay passed.

@@ -289,6 +289,7 @@ pub fn run_case(
                 checks: vec![],
                 output: String::new(),
                 excluded: None,
+                declared: None,
             };
             return CaseResult {
                 family: ctx.family.name.clone(),
@@ -651,6 +652,7 @@ mod tests {
             checks: vec![],
             output: String::new(),
             excluded: None,
+            declared: None,
         };
         let pass_fail = [
             a(RawOutcome::Pass, "ok"),

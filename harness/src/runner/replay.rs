@@ -80,6 +80,7 @@ impl Attempt<'_> {
                 continue_on_error: true,
                 limits: LimitOverrides::default(),
                 stability_runs: (runs > 1).then_some(runs),
+                comparison: self.rc.case.comparison().ok().flatten(),
                 // A call stuck for half of what is left of the case's time is named by
                 // the service before the case times out.
                 sync_watchdog_s: Some(
@@ -115,6 +116,9 @@ impl Attempt<'_> {
                 .arg(&json);
             if runs > 1 {
                 cmd.arg("--stability-runs").arg(runs.to_string());
+            }
+            if let Ok(Some(c)) = self.rc.case.comparison() {
+                cmd.arg("--compare").arg(c.to_string());
             }
             match self.run(step, cmd)? {
                 Exit::Code(c) => c,

@@ -61,6 +61,9 @@ pub struct Mismatch {
     /// Up to 16 bytes from `first` on, in hex.
     pub expected_hex: String,
     pub found_hex: String,
+    /// What explains the difference, where replay can name it (`declared::name_cause`):
+    /// a clause appended to the failure's message.
+    pub cause: Option<String>,
 }
 
 pub(crate) fn hex(b: &[u8]) -> String {
@@ -115,6 +118,7 @@ pub fn compare_want(expected: Want<'_>, found: &[u8]) -> Option<Mismatch> {
         first: first as u64,
         expected_hex: hex(&want),
         found_hex: hex(got),
+        cause: None,
     })
 }
 
@@ -130,8 +134,9 @@ pub fn mismatch_failure(
         pid,
         seq,
         message: format!(
-            "D2H check failed at seq {seq} {api}: {} of {expected_len} bytes differ, first at offset {}: expected {}, found {}",
-            m.differing, m.first, m.expected_hex, m.found_hex
+            "D2H check failed at seq {seq} {api}: {} of {expected_len} bytes differ, first at offset {}: expected {}, found {}{}",
+            m.differing, m.first, m.expected_hex, m.found_hex,
+            m.cause.as_deref().map(|c| format!(" ({c})")).unwrap_or_default()
         ),
         api,
         kind: FailureKind::D2hMismatch,

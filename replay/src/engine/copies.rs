@@ -212,8 +212,13 @@ impl<'a> Ctx<'a> {
                     None => Want::Bytes(c.expected),
                 };
                 let key = (ev.header.seq, 0);
-                let (v, holds) =
-                    observe::judge_reused(self.learner.as_deref_mut(), key, want, c.found)?;
+                let (v, holds) = observe::judge_reused(
+                    self.learner.as_deref_mut(),
+                    self.comparison.as_ref(),
+                    key,
+                    want,
+                    c.found,
+                )?;
                 *c.holds = holds;
                 let api = self.api_label(ev.header.api_id);
                 self.record_check(ev.header.seq, api, expected_len, v);

@@ -410,12 +410,17 @@ impl<'a> Ctx<'a> {
             (Ok(0), Some(e)) => {
                 let key = (copy_seq, 0);
                 let found = w.result.as_mut_slice();
-                observe::judge_reused(self.learner.as_deref_mut(), key, e.want(), found).map(
-                    |(v, holds)| {
-                        w.result.holds = holds;
-                        self.record_check(copy_seq, w.api.clone(), e.bytes(), v)
-                    },
+                observe::judge_reused(
+                    self.learner.as_deref_mut(),
+                    self.comparison.as_ref(),
+                    key,
+                    e.want(),
+                    found,
                 )
+                .map(|(v, holds)| {
+                    w.result.holds = holds;
+                    self.record_check(copy_seq, w.api.clone(), e.bytes(), v)
+                })
             }
             // Capture could not record the output: this record is refused by name
             // before it reaches here, and nothing is compared.

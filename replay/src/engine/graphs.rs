@@ -297,6 +297,7 @@ impl Ctx<'_> {
             let key = (ev.header.seq, seq);
             let v = observe::judge(
                 self.learner.as_deref_mut(),
+                self.comparison.as_ref(),
                 key,
                 Want::Bytes(&expected),
                 &found,

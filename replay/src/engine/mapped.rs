@@ -10,8 +10,10 @@ use hrr_archive::api::{self, fid};
 use hrr_archive::payload::Payload;
 use hrr_archive::Event;
 
-use super::compare::{compare, mismatch_failure};
+use super::compare::compare;
+use super::observe;
 use super::{Ctx, EvResult, EventError};
+use crate::stability::Classified;
 use crate::translate::Translated;
 
 /// Where `len` bytes captured at `start` are in replay's memory: both ends must map into
@@ -116,18 +118,23 @@ impl Ctx<'_> {
         // (mapped page-locked or managed memory: both ends map into it), and the
         // synchronisation just replayed completed the kernels writing it.
         let found = unsafe { std::slice::from_raw_parts(at as usize as *const u8, len) };
-        match compare(&expected, found) {
-            None => self.counts.d2h_pass += 1,
-            Some(m) => {
-                self.counts.d2h_fail += 1;
-                let sync = self.sync_label(sync_seq);
-                let api = format!(
-                    "MappedOutput (allocation {start:#x}, {size} bytes, after {sync} at seq {sync_seq}, written by the launch at seq {launch})"
-                );
-                let f = mismatch_failure(self.proc_.entry.pid, ev.header.seq, api, len, m);
-                self.failures.push(f);
-            }
-        }
+        let v = match compare(&expected, found) {
+            None => Classified::Pass,
+            Some(mismatch) => observe::by_declared(
+                self.comparison.as_ref(),
+                &expected,
+                found,
+                Classified::Mismatch {
+                    mismatch,
+                    unstable: Default::default(),
+                },
+            ),
+        };
+        let sync = self.sync_label(sync_seq);
+        let api = format!(
+            "MappedOutput (allocation {start:#x}, {size} bytes, after {sync} at seq {sync_seq}, written by the launch at seq {launch})"
+        );
+        self.record_check(ev.header.seq, api, len, Some(v));
         Ok(())
     }
 

@@ -10,6 +10,7 @@
 
 pub(crate) mod compare;
 mod copies;
+mod declared;
 mod deferred;
 mod error;
 mod generic;
@@ -32,7 +33,7 @@ use hrr_archive::api::{self, fid, semantic, RetPolicy, Vendor};
 use hrr_archive::payload::Payload;
 use hrr_archive::record::RECORD_FLAG_INCOMPLETE;
 use hrr_archive::{Event, ProcessArchive};
-use hrr_contract::{Counts, Failure, UnstableCheck};
+use hrr_contract::{Comparison, Counts, DeclaredMatch, Failure, UnstableCheck};
 
 use crate::profile::{self, Part};
 use crate::runtime::Runtime;
@@ -40,6 +41,7 @@ use crate::stability::Learner;
 use crate::staging::Staging;
 use crate::translate::{AddressMap, Translated};
 
+pub use declared::DeclaredOutcome;
 pub use error::EventError;
 
 pub struct Options {
@@ -49,6 +51,8 @@ pub struct Options {
     /// `--divergence-abort FRACTION`: stop once more than this share of the D2H checks
     /// failed (after `DIVERGENCE_MIN_CHECKS`), naming the first failing check.
     pub divergence_abort: Option<f64>,
+    /// `--compare`: what a D2H check may match by besides byte equality.
+    pub comparison: Option<Comparison>,
 }
 
 /// The D2H checks made before `--divergence-abort` judges the share that failed.
@@ -128,6 +132,9 @@ struct Ctx<'a> {
     /// a memory allocation node): each launch of the graph allocates them again at the
     /// same address, so a free outside the graph keeps their translation for the next.
     graph_memory: std::collections::HashSet<u64>,
+    /// The declared comparison (`Options::comparison`), and the checks matched only by it.
+    comparison: Option<Comparison>,
+    declared: Vec<DeclaredMatch>,
     /// The sequence id of the first unmodelled call the replay refused for (replayed on
     /// under --continue-on-error): checks of later calls are marked.
     after_unmodelled: Option<u64>,
@@ -514,6 +521,8 @@ pub struct ProcessReplay {
     pub refused: Option<String>,
     /// Checks with unstable bytes (a judging run under `--stability-runs`).
     pub unstable: Vec<UnstableCheck>,
+    /// Checks that matched only by the declared comparison.
+    pub declared: Vec<DeclaredMatch>,
 }
 
 /// Replays one process: its counts and failures. With a `learner` this is one of
@@ -555,6 +564,8 @@ pub fn replay_process<'a>(
         mappings: vmm::Mappings::default(),
         recent_blobs: recent_blobs::RecentBlobs::default(),
         graph_memory: std::collections::HashSet::new(),
+        comparison: opts.comparison,
+        declared: Vec::new(),
         // Under --continue-on-error: checks after this are marked (what the unmodelled
         // call did is missing from the replay).
         after_unmodelled: crate::unmodelled::first_refused(&crate::unmodelled::calls(proc_)),
@@ -631,6 +642,7 @@ pub fn replay_process<'a>(
         failures: ctx.failures,
         refused: ctx.refused,
         unstable: ctx.unstable,
+        declared: ctx.declared,
     }
 }
 

@@ -5,15 +5,17 @@
 //! pass; a stable byte that differs from the capture fails as always.
 
 use hrr_archive::fill::Fill;
-use hrr_contract::UnstableCheck;
+use hrr_contract::{Comparison, DeclaredMatch, UnstableCheck};
 
 use super::compare::{compare_want, mismatch_failure, Want};
+use super::declared;
 use super::{Ctx, EventError};
 use crate::stability::{Classified, Learner};
 
 /// The verdict on check `key` (sequence id, graph node or 0): None in a learning run.
 pub(super) fn judge(
     learner: Option<&mut Learner>,
+    declared: Option<&Comparison>,
     key: (u64, u64),
     expected: Want<'_>,
     found: &[u8],
@@ -22,12 +24,21 @@ pub(super) fn judge(
     match learner {
         None => Ok(Some(match compare_want(expected, found) {
             None => Classified::Pass,
-            Some(mismatch) => Classified::Mismatch {
-                mismatch,
-                unstable: Default::default(),
-            },
+            Some(mismatch) => by_declared(
+                declared,
+                &expected.bytes(),
+                found,
+                Classified::Mismatch {
+                    mismatch,
+                    unstable: Default::default(),
+                },
+            ),
         })),
-        Some(l) if l.judging() => Ok(Some(l.judge(key, &expected.bytes(), found))),
+        Some(l) if l.judging() => {
+            let want = expected.bytes();
+            let v = l.judge(key, &want, found);
+            Ok(Some(by_declared(declared, &want, found, v)))
+        }
         Some(l) => l
             .observe(key, found)
             .map(|()| None)
@@ -41,12 +52,37 @@ pub(super) fn judge(
     }
 }
 
+/// A mismatch that the declared comparison accepts becomes `Declared`; one it does not
+/// (or with none declared) gets the cause replay can name (`declared::name_cause`).
+/// Every other verdict is kept.
+pub(super) fn by_declared(
+    declared: Option<&Comparison>,
+    expected: &[u8],
+    found: &[u8],
+    v: Classified,
+) -> Classified {
+    match v {
+        Classified::Mismatch {
+            mut mismatch,
+            unstable,
+        } => {
+            if let Some(o) = declared.and_then(|c| declared::matches(c, expected, found)) {
+                return Classified::Declared(o);
+            }
+            mismatch.cause = declared::name_cause(expected, found);
+            Classified::Mismatch { mismatch, unstable }
+        }
+        v => v,
+    }
+}
+
 /// `judge` for a result whose buffer is reused after it: a fill that matches is left
 /// complemented (`Fill::matches_then_complement`), and that complement is returned, for
 /// the next copy into the buffer to need no poisoning of its own (`poison_for_fill`).
 /// Stability runs keep the result as it is.
 pub(super) fn judge_reused(
     learner: Option<&mut Learner>,
+    declared: Option<&Comparison>,
     key: (u64, u64),
     expected: Want<'_>,
     found: &mut [u8],
@@ -60,7 +96,7 @@ pub(super) fn judge_reused(
             return Ok((Some(Classified::Pass), Some(f.complement())));
         }
     }
-    judge(learner, key, expected, found).map(|v| (v, None))
+    judge(learner, declared, key, expected, found).map(|v| (v, None))
 }
 
 impl Ctx<'_> {
@@ -75,7 +111,10 @@ impl Ctx<'_> {
     ) {
         let Some(v) = verdict else { return };
         if self.after_unmodelled.is_some_and(|first| seq > first)
-            && matches!(v, Classified::Pass | Classified::Mismatch { .. })
+            && matches!(
+                v,
+                Classified::Pass | Classified::Mismatch { .. } | Classified::Declared(_)
+            )
         {
             self.counts.checks_after_unmodelled += 1;
         }
@@ -95,6 +134,17 @@ impl Ctx<'_> {
         }
         match v {
             Classified::Pass => self.counts.d2h_pass += 1,
+            Classified::Declared(o) => {
+                self.counts.d2h_declared_match += 1;
+                self.declared.push(DeclaredMatch {
+                    pid: self.proc_.entry.pid,
+                    seq,
+                    api,
+                    bytes: expected_len as u64,
+                    elements_differing: o.elements_differing,
+                    max_ulps: o.max_ulps,
+                });
+            }
             Classified::StableMatch(_) => self.counts.d2h_unstable += 1,
             Classified::AllUnstable(_) => self.counts.d2h_all_unstable += 1,
             Classified::Mismatch { mismatch, unstable } => {
