@@ -12,6 +12,7 @@
 #define hipStream_t cudaStream_t
 #define hipEvent_t cudaEvent_t
 #define hipGetErrorString cudaGetErrorString
+#define hipGetLastError cudaGetLastError
 #define hipGetDeviceCount cudaGetDeviceCount
 #define hipSetDevice cudaSetDevice
 #define hipGetDevice cudaGetDevice
