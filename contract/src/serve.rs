@@ -110,6 +110,7 @@ mod tests {
             limits: LimitOverrides::default(),
             stability_runs: None,
             sync_watchdog_s: None,
+            comparison: None,
         };
         let v = serde_json::to_value(&r).unwrap();
         assert_eq!(
@@ -118,6 +119,14 @@ mod tests {
                    "log": "/o/replay.log", "continue_on_error": true})
         );
         assert_eq!(serde_json::from_value::<ServeRequest>(v).unwrap(), r);
+        // A declared comparison travels in the flag's spelling.
+        let with = ServeRequest {
+            comparison: Some("f64:ulps=4".parse().unwrap()),
+            ..r.clone()
+        };
+        let v = serde_json::to_value(&with).unwrap();
+        assert_eq!(v["comparison"], json!("f64:ulps=4"));
+        assert_eq!(serde_json::from_value::<ServeRequest>(v).unwrap(), with);
         let r: ServeRequest =
             serde_json::from_str(r#"{"archives": ["/a"], "limits": {"max_events": 5}}"#).unwrap();
         assert_eq!(

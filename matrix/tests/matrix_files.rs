@@ -604,3 +604,90 @@ fn counts_the_harness_sizes_memory_by_are_bounded() {
         "{e:?}"
     );
 }
+
+/// `tolerance:` and `compare:` become the contract's `Comparison` (what replay's
+/// `--compare` takes); a bad element type, bound or size, both at once, or either on a
+/// host case is an error at its line.
+#[test]
+fn declared_comparisons_are_checked_at_load() {
+    let with = |decl: &str| {
+        GOOD.replacen(
+            "    checks: [roundtrip, blob-edit]",
+            &format!("{decl}    checks: [roundtrip, blob-edit]"),
+            1,
+        )
+    };
+    let m = load_str(
+        &with("    tolerance: {type: f64, ulps: 4}\n"),
+        Path::new("m.yaml"),
+        None,
+    )
+    .unwrap();
+    let c = m.cases[0].comparison().unwrap().unwrap();
+    assert_eq!(c.to_string(), "f64:ulps=4");
+    let m = load_str(
+        &with("    tolerance: {type: bf16, rel: 1e-2}\n"),
+        Path::new("m.yaml"),
+        None,
+    )
+    .unwrap();
+    assert_eq!(
+        m.cases[0].comparison().unwrap().unwrap().to_string(),
+        "bf16:rel=0.01"
+    );
+    let m = load_str(
+        &with("    compare: {unordered: 4}\n"),
+        Path::new("m.yaml"),
+        None,
+    )
+    .unwrap();
+    assert_eq!(
+        m.cases[0].comparison().unwrap().unwrap().to_string(),
+        "unordered:4"
+    );
+    assert_eq!(
+        load_str(GOOD, Path::new("m.yaml"), None).unwrap().cases[0]
+            .comparison()
+            .unwrap(),
+        None
+    );
+    for (decl, why) in [
+        (
+            "    tolerance: {type: f128, ulps: 4}\n",
+            "unknown element type \"f128\"",
+        ),
+        ("    tolerance: {type: f64, ulps: 0}\n", "ulps 0 must be 1"),
+        (
+            "    tolerance: {type: f64, rel: 1.5}\n",
+            "strictly between 0 and 1",
+        ),
+        (
+            "    tolerance: {type: f64}\n",
+            "exactly one of `ulps` and `rel`",
+        ),
+        (
+            "    tolerance: {type: f64, ulps: 2, rel: 0.1}\n",
+            "exactly one of `ulps` and `rel`",
+        ),
+        ("    compare: {unordered: 0}\n", "element size 0"),
+        (
+            "    compare: {unordered: 4}\n    tolerance: {type: f32, ulps: 2}\n",
+            "declares both `tolerance` and `compare`",
+        ),
+        ("    compare: {sorted: 4}\n", "unknown field `sorted`"),
+    ] {
+        let e = errors(&with(decl));
+        assert!(e.iter().any(|m| m.contains(why)), "{decl}: {e:?}");
+    }
+    let host = GOOD.replacen(
+        "    checks: [exit-zero]",
+        "    compare: {unordered: 4}\n    checks: [exit-zero]",
+        1,
+    );
+    let e = errors(&host);
+    assert!(
+        e.iter()
+            .any(|e| e.contains("host case `delta`: `compare` is for gpu cases")),
+        "{e:?}"
+    );
+}

@@ -489,14 +489,14 @@ fn results_carry_a_schema_version_and_newer_majors_are_refused() {
     std::fs::write(&p, &body).unwrap();
     assert_eq!(RunReport::read_json(&p).unwrap(), r);
     let minor = text.replacen(
-        "\"schema_version\": \"1.3\"",
+        &format!("\"schema_version\": \"{}\"", SchemaVersion::CURRENT),
         "\"schema_version\": \"1.9\"",
         1,
     );
     std::fs::write(&p, minor).unwrap();
     assert_eq!(RunReport::read_json(&p).unwrap(), r);
     let major = text.replacen(
-        "\"schema_version\": \"1.3\"",
+        &format!("\"schema_version\": \"{}\"", SchemaVersion::CURRENT),
         "\"schema_version\": \"2.0\"",
         1,
     );
@@ -511,7 +511,7 @@ fn results_carry_a_schema_version_and_newer_majors_are_refused() {
         "{e}"
     );
     let garbled = text.replacen(
-        "\"schema_version\": \"1.3\"",
+        &format!("\"schema_version\": \"{}\"", SchemaVersion::CURRENT),
         "\"schema_version\": \"one\"",
         1,
     );
@@ -595,7 +595,7 @@ fn excluded_unstable_bytes_are_said_in_junit_and_results() {
     let path = t.path().join("results.json");
     r.write_json(&path).unwrap();
     let mut v: serde_json::Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
-    assert_eq!(v["schema_version"], "1.3");
+    assert_eq!(v["schema_version"], "1.4");
     assert_eq!(v["cases"][0]["attempts"][0]["excluded"]["bytes"], 6);
     assert!(v["cases"][1]["attempts"][0].get("excluded").is_some());
     let back = RunReport::read_json(&path).unwrap();
@@ -607,4 +607,44 @@ fn excluded_unstable_bytes_are_said_in_junit_and_results() {
         .remove("excluded");
     let back = RunReport::from_json(&path, v.to_string().as_bytes()).unwrap();
     assert_eq!(back.cases[0].attempts[0].excluded, None);
+}
+
+/// Checks matched only by a declared comparison: in results.json (schema 1.4, read
+/// back) and in JUnit's system-out, valid against junit-10.xsd; an older results.json
+/// without them reads as none.
+#[test]
+fn declared_matches_are_said_in_junit_and_results() {
+    let declared = hrr_reports::DeclaredMatches {
+        checks: 12,
+        comparison: "f64 within 1024 ulps".into(),
+        widest_ulps: Some(30),
+        listed: vec![
+            "seq 14 cudaMemcpy: 1 of 1 f64 element(s) differ, matched within 30 ulps".into(),
+            "seq 17 cudaMemcpy: 1 of 1 f64 element(s) differ, matched within 2 ulps".into(),
+        ],
+    };
+    let mut pass = case("sm90", "1/1", "float_noise", Status::Pass);
+    pass.attempts[0].outcome = RawOutcome::Pass;
+    pass.attempts[0].declared = Some(declared.clone());
+    let r = report("sm90", "1/1", vec![pass]);
+    let xml = hrr_reports::junit::render(&[&r]);
+    validate(&xml);
+    assert!(
+        xml.contains("declared comparison: 12 D2H check(s) matched as f64 within 1024 ulps only, not byte-exact (widest 30 ulps): seq 14 cudaMemcpy: 1 of 1 f64 element(s) differ, matched within 30 ulps; seq 17 cudaMemcpy: 1 of 1 f64 element(s) differ, matched within 2 ulps; and 10 more"),
+        "{xml}"
+    );
+    let t = tempfile::tempdir().unwrap();
+    let path = t.path().join("results.json");
+    r.write_json(&path).unwrap();
+    let mut v: serde_json::Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+    assert_eq!(v["cases"][0]["attempts"][0]["declared"]["widest_ulps"], 30);
+    let back = RunReport::read_json(&path).unwrap();
+    assert_eq!(back.cases[0].attempts[0].declared, Some(declared));
+    v["schema_version"] = serde_json::json!("1.3");
+    v["cases"][0]["attempts"][0]
+        .as_object_mut()
+        .unwrap()
+        .remove("declared");
+    let back = RunReport::from_json(&path, v.to_string().as_bytes()).unwrap();
+    assert_eq!(back.cases[0].attempts[0].declared, None);
 }

@@ -342,6 +342,39 @@ mod tests {
     }
 
     #[test]
+    fn checks_matched_by_a_declared_comparison_are_said_apart() {
+        let mut r = result(ReplayExit::Pass);
+        r.counts.d2h_pass = 3;
+        assert_eq!(declared_matches(&r), None);
+        r.comparison = Some("f64:ulps=8".parse().unwrap());
+        assert_eq!(declared_matches(&r), None);
+        r.counts.d2h_declared_match = 2;
+        for (seq, ulps) in [(40, 3), (41, 7)] {
+            r.declared_matches.push(hrr_contract::DeclaredMatch {
+                pid: 9,
+                seq,
+                api: "cudaMemcpy".into(),
+                bytes: 8,
+                elements_differing: 1,
+                max_ulps: Some(ulps),
+            });
+        }
+        assert!(
+            summary(&r).contains(
+                "D2H 3 pass / 0 fail / 0 skipped / 2 matched as f64 within 8 ulps only, not byte-exact (widest 7 ulps), "
+            ),
+            "{}",
+            summary(&r)
+        );
+        let d = declared_matches(&r).unwrap();
+        assert_eq!((d.checks, d.widest_ulps), (2, Some(7)));
+        assert_eq!(
+            d.listed[1],
+            "seq 41 cudaMemcpy: 1 of 1 f64 element(s) differ, matched within 7 ulps"
+        );
+    }
+
+    #[test]
     fn the_summary_counts_checks_with_unstable_bytes_apart() {
         let mut r = result(ReplayExit::Pass);
         r.counts.d2h_pass = 2;
