@@ -25,7 +25,7 @@ pub fn matches(c: &Comparison, expected: &[u8], found: &[u8]) -> Option<Declared
         Comparison::Tolerance { element, bound } => within(element, bound, expected, found),
         Comparison::Unordered { element_bytes } => {
             let k = element_bytes as usize;
-            if expected.len() % k != 0 || !same_multiset(k, expected, found) {
+            if !expected.len().is_multiple_of(k) || !same_multiset(k, expected, found) {
                 return None;
             }
             Some(DeclaredOutcome {
@@ -51,7 +51,7 @@ fn within(
     found: &[u8],
 ) -> Option<DeclaredOutcome> {
     let k = element.bytes();
-    if expected.len() % k != 0 {
+    if !expected.len().is_multiple_of(k) {
         return None;
     }
     let mut out = DeclaredOutcome {
@@ -175,7 +175,7 @@ pub fn name_cause(expected: &[u8], found: &[u8]) -> Option<String> {
         return None;
     }
     for k in [4usize, 8] {
-        if n % k == 0 && n > k && same_multiset(k, expected, found) {
+        if n.is_multiple_of(k) && n > k && same_multiset(k, expected, found) {
             return Some(format!(
                 "the same {k}-byte elements as at capture, {} of {} in other positions: an output whose order depends on the run; declare `compare: {{unordered: {k}}}` if it is a set",
                 differing_elements(k, expected, found),
@@ -187,7 +187,7 @@ pub fn name_cause(expected: &[u8], found: &[u8]) -> Option<String> {
         let bound = Bound::Ulps(NOISE_MAX_ULPS);
         // Integers read as floats are subnormal or zero: only normal values count as noise.
         let k = element.bytes();
-        let normal = n % k == 0
+        let normal = n.is_multiple_of(k)
             && expected
                 .chunks_exact(k)
                 .zip(found.chunks_exact(k))
