@@ -19,6 +19,7 @@ pub mod hash;
 pub mod limits;
 pub mod logread;
 pub mod manifest;
+pub mod pack;
 pub mod payload;
 pub mod reader;
 pub mod record;

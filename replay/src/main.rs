@@ -13,6 +13,7 @@ mod engine;
 mod fault;
 mod hip_version;
 mod info;
+mod packed;
 mod pages;
 mod profile;
 mod progress;
@@ -30,7 +31,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::Parser;
-use hrr_archive::{Archive, Limits};
+use hrr_archive::Limits;
 use hrr_contract::ReplayExit;
 
 use session::{replay_all, ReplayRequest, Runtimes};
@@ -64,6 +65,17 @@ struct Cli {
     /// With --edit-expected: the event's sequence id.
     #[arg(long)]
     seq: Option<u64>,
+    /// Write ARCHIVE as one file (`hrr-replay --pack ARCHIVE OUT.hrrz`): a zstd-compressed
+    /// tar whose index lists every file with its SHA-256; code objects the archive keeps
+    /// in a code store are packed in. Prints the file's SHA-256 (what a matrix archive
+    /// case declares). Replay, --info and --events take the packed file as they take the
+    /// directory.
+    #[arg(long)]
+    pack: bool,
+    /// Unpack a packed archive into a new directory (`hrr-replay --unpack IN.hrrz DIR`),
+    /// checking every file against the index.
+    #[arg(long, conflicts_with = "pack")]
+    unpack: bool,
     /// Print tool version, archive format version and source revision.
     #[arg(short = 'V', long)]
     version: bool,
@@ -226,7 +238,12 @@ fn main() -> ExitCode {
     // SAFETY: isatty only inspects the descriptor.
     let terminal = unsafe { libc::isatty(2) } == 1;
     // Only a replay has progress to show (not --info, --events, --repair, an edit).
-    let replays = !(cli.info || cli.events || cli.repair || cli.edit_expected.is_some());
+    let replays = !(cli.info
+        || cli.events
+        || cli.repair
+        || cli.pack
+        || cli.unpack
+        || cli.edit_expected.is_some());
     match cli.progress.filter(|_| replays) {
         Some(0) => {}
         Some(s) => progress::arm(std::time::Duration::from_secs(s)),
@@ -280,6 +297,9 @@ fn run(mut cli: Cli) -> ReplayExit {
             .max_host_bytes
             .unwrap_or(Limits::default().max_host_bytes),
     };
+    if cli.pack || cli.unpack {
+        return pack_or_unpack(&cli, limits);
+    }
     let path = match cli.archives.as_slice() {
         [] => {
             eprintln!("hrr-replay: no archive given (see --help)");
@@ -346,7 +366,7 @@ fn run(mut cli: Cli) -> ReplayExit {
             &mut std::io::stderr().lock(),
         );
     }
-    let archive = match Archive::open(&path, limits) {
+    let (archive, _unpacked) = match packed::open(&path, limits) {
         Ok(a) => a,
         Err(e) => {
             eprintln!("hrr-replay: {}", info::escape_controls(&e.to_string()));
@@ -375,6 +395,44 @@ fn run(mut cli: Cli) -> ReplayExit {
         }
     }
     ReplayExit::Pass
+}
+
+/// `--pack ARCHIVE OUT` or `--unpack IN DIR`.
+fn pack_or_unpack(cli: &Cli, limits: Limits) -> ReplayExit {
+    let [from, to] = cli.archives.as_slice() else {
+        eprintln!(
+            "hrr-replay: --{} takes two paths: {}",
+            if cli.pack { "pack" } else { "unpack" },
+            if cli.pack {
+                "the archive directory and the file to write (OUT.hrrz)"
+            } else {
+                "the packed file and a new directory to unpack into"
+            }
+        );
+        return ReplayExit::Invalid;
+    };
+    let done = if cli.pack {
+        hrr_archive::pack::pack(from, to, limits).map(|p| {
+            println!(
+                "{}: {} files, {} bytes ({} code object(s) from the code store); sha256 {}",
+                to.display(),
+                p.files,
+                p.bytes,
+                p.from_store,
+                p.sha256
+            )
+        })
+    } else {
+        hrr_archive::pack::unpack(from, to, limits)
+            .map(|u| println!("{}: {} files, {} bytes", to.display(), u.files, u.bytes))
+    };
+    match done {
+        Ok(()) => ReplayExit::Pass,
+        Err(e) => {
+            eprintln!("hrr-replay: {}", info::escape_controls(&e.to_string()));
+            ReplayExit::Invalid
+        }
+    }
 }
 
 /// One line per repaired process: what was kept, what was lost and where, and whether

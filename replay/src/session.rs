@@ -135,14 +135,19 @@ pub fn replay_all(
     let mut results = Vec::with_capacity(req.archives.len());
     for path in &req.archives {
         let open = crate::profile::span(crate::profile::Part::Open);
-        let opened = Archive::open(path, req.limits);
+        let opened = crate::packed::open(path, req.limits);
         drop(open);
         let result = match opened {
-            Ok(mut archive) => {
+            Ok((mut archive, unpacked)) => {
                 if let Some(store) = &req.code_store {
                     archive.use_code_store(store);
                 }
-                replay(req, &archive, runtimes, err)
+                let mut r = replay(req, &archive, runtimes, err);
+                if unpacked.is_some() {
+                    // The file the user named, not our temporary copy.
+                    r.archive = path.display().to_string();
+                }
+                r
             }
             Err(e) => {
                 let _ = writeln!(err, "hrr-replay: {}", escape_controls(&e.to_string()));
