@@ -26,7 +26,7 @@ use sha2::{Digest, Sha256};
 use crate::api::{fid, SEMANTIC_KINDS};
 use crate::blob::{BLOBS_DIR, CODE_OBJECTS_DIR};
 use crate::codestore::CodeStore;
-use crate::manifest::{EVENTS_FILE, MANIFEST_FILE};
+use crate::manifest::{ProcessManifest, RootManifest, EVENTS_FILE, MANIFEST_FILE};
 use crate::payload::Payload;
 use crate::{safefs, Archive, ArchiveError, ContentHash, Limits, Result};
 
@@ -181,12 +181,14 @@ fn collect(root: &Path, limits: Limits) -> Result<(Vec<(String, PathBuf)>, usize
             }
         }
     }
-    files.sort_by(|a, b| a.0.cmp(&b.0));
-    // The manifest first: a reader meets what the archive is before its bulk.
-    if let Some(i) = files.iter().position(|(p, _)| p == MANIFEST_FILE) {
-        let m = files.remove(i);
-        files.insert(0, m);
-    }
+    // The manifests first (the root's, then each process's): a reader meets what the
+    // archive is, and where it was captured, before its bulk (`peek`).
+    let rank = |p: &str| match p {
+        MANIFEST_FILE => 0,
+        p if p.ends_with(&format!("/{MANIFEST_FILE}")) => 1,
+        _ => 2,
+    };
+    files.sort_by(|a, b| (rank(&a.0), &a.0).cmp(&(rank(&b.0), &b.0)));
     Ok((files, from_store))
 }
 
@@ -382,6 +384,121 @@ fn parse_header(h: &[u8; BLOCK]) -> std::result::Result<(String, u64), String> {
     Ok((name, octal(124..136)?))
 }
 
+/// What a packed archive says of itself, read from its first members only: the root
+/// manifest and each process's manifest (where it was captured, on which devices).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Peeked {
+    pub root: RootManifest,
+    pub processes: Vec<ProcessManifest>,
+    /// Files and bytes the index lists.
+    pub files: usize,
+    pub bytes: u64,
+}
+
+/// Reads the index and the manifests of `hrrz` without unpacking it (they come first);
+/// each manifest is checked against the index's length and hash.
+pub fn peek(hrrz: &Path) -> Result<Peeked> {
+    let (f, _) = safefs::open_regular(hrrz)?;
+    let bad = |what: String| ArchiveError::invalid(hrrz, what);
+    let mut z = zstd::Decoder::new(f).map_err(|e| ArchiveError::io(hrrz, "read zstd", e))?;
+    let index = read_index(hrrz, &mut z)?;
+    let mut root = None;
+    let mut processes = Vec::new();
+    for f in index
+        .files
+        .iter()
+        .take_while(|f| f.path == MANIFEST_FILE || f.path.ends_with(&format!("/{MANIFEST_FILE}")))
+    {
+        let (name, len) =
+            read_header(hrrz, &mut z)?.ok_or_else(|| bad(format!("ends before {}", f.path)))?;
+        if name != f.path || len != f.bytes || len > MAX_MANIFEST_BYTES {
+            return Err(bad(format!(
+                "member {name:?} ({len} bytes) where the index lists {:?} ({} bytes)",
+                f.path, f.bytes
+            )));
+        }
+        let mut bytes = vec![0u8; len as usize];
+        z.read_exact(&mut bytes)
+            .map_err(|e| bad(format!("truncated in {}: {e}", f.path)))?;
+        skip_pad(&mut z, len).map_err(|e| bad(format!("truncated: {e}")))?;
+        if hex(&Sha256::digest(&bytes)) != f.sha256 {
+            return Err(bad(format!(
+                "{} does not hash to what the index lists: the file was changed or damaged",
+                f.path
+            )));
+        }
+        let what = |e: serde_json::Error| bad(format!("{}: {e}", f.path));
+        if f.path == MANIFEST_FILE {
+            root = Some(serde_json::from_slice::<RootManifest>(&bytes).map_err(what)?);
+        } else {
+            processes.push(serde_json::from_slice::<ProcessManifest>(&bytes).map_err(what)?);
+        }
+    }
+    Ok(Peeked {
+        root: root.ok_or_else(|| bad("no manifest.json".into()))?,
+        processes,
+        files: index.files.len(),
+        bytes: index.files.iter().map(|f| f.bytes).sum(),
+    })
+}
+
+/// The largest manifest `peek` reads.
+const MAX_MANIFEST_BYTES: u64 = 64 << 20;
+
+/// Reads the next header of a tar stream: None at the end blocks.
+fn read_header(hrrz: &Path, z: &mut impl Read) -> Result<Option<(String, u64)>> {
+    let mut block = [0u8; BLOCK];
+    z.read_exact(&mut block)
+        .map_err(|e| ArchiveError::invalid(hrrz, format!("truncated: {e}")))?;
+    if block.iter().all(|&b| b == 0) {
+        return Ok(None);
+    }
+    parse_header(&block)
+        .map(Some)
+        .map_err(|w| ArchiveError::invalid(hrrz, w))
+}
+
+/// Reads and checks the index, the first member.
+fn read_index(hrrz: &Path, z: &mut impl Read) -> Result<Index> {
+    let bad = |what: String| ArchiveError::invalid(hrrz, what);
+    let (name, len) = read_header(hrrz, z)?.ok_or_else(|| bad("empty: no index".into()))?;
+    if name != INDEX_NAME {
+        return Err(bad(format!(
+            "the first member is {name:?}, not the index {INDEX_NAME}"
+        )));
+    }
+    if len > MAX_INDEX_BYTES {
+        return Err(ArchiveError::LimitExceeded {
+            path: hrrz.to_path_buf(),
+            limit: "packed archive index bytes",
+            value: len,
+            max: MAX_INDEX_BYTES,
+        });
+    }
+    let mut index_bytes = vec![0u8; len as usize];
+    z.read_exact(&mut index_bytes)
+        .map_err(|e| bad(format!("truncated index: {e}")))?;
+    skip_pad(z, len).map_err(|e| bad(format!("truncated: {e}")))?;
+    let index: Index =
+        serde_json::from_slice(&index_bytes).map_err(|e| bad(format!("index: {e}")))?;
+    if index.hrrz_version != HRRZ_VERSION {
+        return Err(ArchiveError::VersionMismatch {
+            path: hrrz.to_path_buf(),
+            found: index.hrrz_version,
+            supported: HRRZ_VERSION,
+        });
+    }
+    if index.files.len() > MAX_FILES {
+        return Err(ArchiveError::LimitExceeded {
+            path: hrrz.to_path_buf(),
+            limit: "files in a packed archive",
+            value: index.files.len() as u64,
+            max: MAX_FILES as u64,
+        });
+    }
+    Ok(index)
+}
+
 /// What `unpack` wrote.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Unpacked {
@@ -419,50 +536,7 @@ fn unpack_into(hrrz: &Path, out: &Path, limits: Limits) -> Result<Unpacked> {
     let (f, _) = safefs::open_regular(hrrz)?;
     let bad = |what: String| ArchiveError::invalid(hrrz, what);
     let mut z = zstd::Decoder::new(f).map_err(|e| ArchiveError::io(hrrz, "read zstd", e))?;
-    let mut block = [0u8; BLOCK];
-    let mut next_header = |z: &mut dyn Read| -> Result<Option<(String, u64)>> {
-        z.read_exact(&mut block)
-            .map_err(|e| bad(format!("truncated: {e}")))?;
-        if block.iter().all(|&b| b == 0) {
-            return Ok(None);
-        }
-        parse_header(&block).map(Some).map_err(&bad)
-    };
-    let (name, len) = next_header(&mut z)?.ok_or_else(|| bad("empty: no index".into()))?;
-    if name != INDEX_NAME {
-        return Err(bad(format!(
-            "the first member is {name:?}, not the index {INDEX_NAME}"
-        )));
-    }
-    if len > MAX_INDEX_BYTES {
-        return Err(ArchiveError::LimitExceeded {
-            path: hrrz.to_path_buf(),
-            limit: "packed archive index bytes",
-            value: len,
-            max: MAX_INDEX_BYTES,
-        });
-    }
-    let mut index_bytes = vec![0u8; len as usize];
-    z.read_exact(&mut index_bytes)
-        .map_err(|e| bad(format!("truncated index: {e}")))?;
-    skip_pad(&mut z, len).map_err(|e| bad(format!("truncated: {e}")))?;
-    let index: Index =
-        serde_json::from_slice(&index_bytes).map_err(|e| bad(format!("index: {e}")))?;
-    if index.hrrz_version != HRRZ_VERSION {
-        return Err(ArchiveError::VersionMismatch {
-            path: hrrz.to_path_buf(),
-            found: index.hrrz_version,
-            supported: HRRZ_VERSION,
-        });
-    }
-    if index.files.len() > MAX_FILES {
-        return Err(ArchiveError::LimitExceeded {
-            path: hrrz.to_path_buf(),
-            limit: "files in a packed archive",
-            value: index.files.len() as u64,
-            max: MAX_FILES as u64,
-        });
-    }
+    let index = read_index(hrrz, &mut z)?;
     let total: u64 = index.files.iter().map(|f| f.bytes).sum();
     // The whole archive on disk: bounded by what a reader would open, times the files.
     let max_total = limits.max_file_bytes.saturating_mul(4);
@@ -502,7 +576,7 @@ fn unpack_into(hrrz: &Path, out: &Path, limits: Limits) -> Result<Unpacked> {
     let mut buf = vec![0u8; 1 << 20];
     for f in &index.files {
         let (name, len) =
-            next_header(&mut z)?.ok_or_else(|| bad(format!("ends before {}", f.path)))?;
+            read_header(hrrz, &mut z)?.ok_or_else(|| bad(format!("ends before {}", f.path)))?;
         if name != f.path || len != f.bytes {
             return Err(bad(format!(
                 "member {name:?} ({len} bytes) where the index lists {:?} ({} bytes)",
@@ -536,7 +610,7 @@ fn unpack_into(hrrz: &Path, out: &Path, limits: Limits) -> Result<Unpacked> {
         }
         skip_pad(&mut z, len).map_err(|e| bad(format!("truncated: {e}")))?;
     }
-    if next_header(&mut z)?.is_some() {
+    if read_header(hrrz, &mut z)?.is_some() {
         return Err(bad("a member follows the last file the index lists".into()));
     }
     Ok(Unpacked {

@@ -93,6 +93,12 @@ fn an_archive_packs_and_unpacks_to_the_same_files() {
     assert_eq!(u.files, packed.files);
     assert_eq!(files(&out), files(&root));
     Archive::open(&out, Limits::default()).unwrap();
+    // Its manifests come first, read without unpacking.
+    let peeked = pack::peek(&hrrz).unwrap();
+    assert_eq!(peeked.processes.len(), 1);
+    assert_eq!(peeked.processes[0].pid, std::process::id());
+    assert_eq!(peeked.root.processes.len(), 1);
+    assert_eq!((peeked.files, peeked.bytes), (u.files, u.bytes));
     // Never into a directory that exists.
     let e = pack::unpack(&hrrz, &out, Limits::default()).unwrap_err();
     assert!(e.to_string().contains("already exists"), "{e}");
@@ -246,6 +252,17 @@ fn a_hostile_pack_is_refused_and_leaves_nothing() {
     refused("truncated", &tar[..at + 512 + size / 2], "truncated");
     // No index first.
     refused("noindex", &tar[m[1].0..], "not the index");
+    // A manifest changed: peek refuses it too.
+    let mut manifest = tar.clone();
+    manifest[m[1].0 + 512 + 3] ^= 1;
+    let bad = t.path().join("manifest.hrrz");
+    write_hrrz(&bad, &manifest);
+    let e = pack::peek(&bad).unwrap_err();
+    assert!(
+        e.to_string()
+            .contains("does not hash to what the index lists"),
+        "{e}"
+    );
     // Not zstd at all.
     let plain = t.path().join("plain.hrrz");
     fs::write(&plain, &tar).unwrap();
