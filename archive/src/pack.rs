@@ -442,6 +442,54 @@ pub fn peek(hrrz: &Path) -> Result<Peeked> {
     })
 }
 
+/// The AMD targets the code objects of `hrrz` carry (`gfx1100`, from each offload
+/// bundle's entries; feature suffixes dropped), read by streaming the pack without
+/// unpacking it: what a family must target to run the archive when its manifest names no
+/// architecture (HIP's). Code objects that are not bundles add nothing.
+pub fn code_object_targets(
+    hrrz: &Path,
+    limits: Limits,
+) -> Result<std::collections::BTreeSet<String>> {
+    let (f, _) = safefs::open_regular(hrrz)?;
+    let bad = |what: String| ArchiveError::invalid(hrrz, what);
+    let mut z = zstd::Decoder::new(f).map_err(|e| ArchiveError::io(hrrz, "read zstd", e))?;
+    let index = read_index(hrrz, &mut z)?;
+    let mut targets = std::collections::BTreeSet::new();
+    for f in &index.files {
+        let (name, len) =
+            read_header(hrrz, &mut z)?.ok_or_else(|| bad(format!("ends before {}", f.path)))?;
+        if name != f.path || len != f.bytes {
+            return Err(bad(format!(
+                "member {name:?} ({len} bytes) where the index lists {:?} ({} bytes)",
+                f.path, f.bytes
+            )));
+        }
+        let code = name
+            .rsplit_once(&format!("/{CODE_OBJECTS_DIR}/"))
+            .and_then(|(_, n)| n.strip_suffix(".co"))
+            .and_then(ContentHash::from_hex);
+        match code {
+            Some(hash) if len <= limits.max_file_bytes => {
+                let mut stored = vec![0u8; len as usize];
+                z.read_exact(&mut stored)
+                    .map_err(|e| bad(format!("truncated in {name}: {e}")))?;
+                let bytes = crate::blob::decode(&hrrz.join(&name), &stored, &hash, &limits)?;
+                for (triple, _) in crate::codeobject::bundle_entries(&bytes).unwrap_or_default() {
+                    if let Some(t) = triple.rsplit("--").next().filter(|t| t.starts_with("gfx")) {
+                        targets.insert(t.split(':').next().unwrap_or(t).to_string());
+                    }
+                }
+            }
+            _ => {
+                io::copy(&mut (&mut z).take(len), &mut io::sink())
+                    .map_err(|e| bad(format!("truncated in {name}: {e}")))?;
+            }
+        }
+        skip_pad(&mut z, len).map_err(|e| bad(format!("truncated: {e}")))?;
+    }
+    Ok(targets)
+}
+
 /// The largest manifest `peek` reads.
 const MAX_MANIFEST_BYTES: u64 = 64 << 20;
 

@@ -41,6 +41,12 @@ pub enum CaseBuild {
     },
     /// Host cases run a command from the source tree; nothing to compile.
     Host,
+    /// Archive cases: the packed archive to replay and the SHA-256 it must have (checked
+    /// before each run of the case).
+    Archive {
+        hrrz: PathBuf,
+        sha256: String,
+    },
     /// No compiler here can build it for this family.
     Unsupported {
         reason: String,
@@ -90,6 +96,32 @@ pub struct BuildRequest<'a> {
     /// Build for a run against the stand-in runtime (`standin::plan`: programs for targets
     /// that otherwise only compile), in a build directory of its own.
     pub stand_in: bool,
+}
+
+/// An archive case's packed archive: its file in the case directory, or its URL's copy in
+/// the runner's archive cache (fetched once: `crate::archives`).
+fn archive_case(req: &BuildRequest, c: &hrr_matrix::Case) -> CaseBuild {
+    let failed = |message: String| CaseBuild::Failed {
+        message,
+        log: PathBuf::new(),
+    };
+    let Some(a) = &c.archive else {
+        return failed("an archive case without `archive:` (the matrix refuses it)".into());
+    };
+    match (&a.file, &a.url) {
+        (Some(f), _) => CaseBuild::Archive {
+            hrrz: req.source.root.join("cases").join(&c.dir).join(f),
+            sha256: a.sha256.clone(),
+        },
+        (None, Some(url)) => match crate::archives::fetch(url, &a.sha256) {
+            Ok(hrrz) => CaseBuild::Archive {
+                hrrz,
+                sha256: a.sha256.clone(),
+            },
+            Err(e) => failed(e.to_string()),
+        },
+        (None, None) => failed("`archive:` names neither a file nor a url".into()),
+    }
 }
 
 fn sanitize(s: &str) -> String {
@@ -422,6 +454,9 @@ pub fn build(req: &BuildRequest) -> Result<Built, HarnessError> {
         wanted.iter().filter(|c| c.kind == CaseKind::Gpu).collect();
     for c in wanted.iter().filter(|c| c.kind == CaseKind::Host) {
         cases.insert(c.name.clone(), CaseBuild::Host);
+    }
+    for c in wanted.iter().filter(|c| c.kind == CaseKind::Archive) {
+        cases.insert(c.name.clone(), archive_case(req, c));
     }
     let mut toolchain_desc = String::new();
     let mut unsupported_targets = Vec::new();

@@ -4,6 +4,7 @@
 //! (hrr-workflows), `control` (control). Every command ends with an `exit::Exit`, listed
 //! in `--help` from the same enum.
 
+mod archives;
 mod builder;
 mod commands;
 mod control;

@@ -22,7 +22,7 @@ pub use resolve::{
     resolve_family, resolve_family_on, shard, Disposition, Expectation, ResolvedCase, Shard,
 };
 pub use schema::{
-    Case, CaseKind, Check, Compare, Control, CudaRuntime, ExpectKind, Family, FaultError, Matrix,
-    Reproduces, Rule, RunsOn, SkipKind, Tolerance, Unstable, Vendor, MAX_UNSTABLE_BYTES,
-    MAX_UNSTABLE_RUNS,
+    ArchiveSource, Case, CaseKind, Check, Compare, Control, CudaRuntime, ExpectKind, Family,
+    FaultError, Matrix, Reproduces, Rule, RunsOn, SkipKind, Tolerance, Unstable, Vendor,
+    MAX_UNSTABLE_BYTES, MAX_UNSTABLE_RUNS,
 };

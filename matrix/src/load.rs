@@ -509,6 +509,16 @@ impl Validator<'_> {
                 }
             }
             self.check_unstable(i, c);
+            if c.archive.is_some() && c.kind != CaseKind::Archive {
+                let at = self.pos.field("cases", i, "archive", None);
+                self.err(
+                    at,
+                    format!(
+                        "case `{}`: `archive` is for archive cases (`kind: archive`)",
+                        c.name
+                    ),
+                );
+            }
             if c.tolerance.is_some() || c.compare.is_some() {
                 let key = if c.tolerance.is_some() {
                     "tolerance"
@@ -564,10 +574,13 @@ impl Validator<'_> {
                         }
                     }
                 }
-                CaseKind::Gpu => {
+                CaseKind::Gpu | CaseKind::Archive => {
                     if !c.command.is_empty() {
                         let at = self.pos.field("cases", i, "command", None);
                         self.err(at, format!("gpu case `{}`: `command` is for host cases (a gpu case is cases/{}/main.cpp)", c.name, c.dir));
+                    }
+                    if c.kind == CaseKind::Archive {
+                        self.check_archive(i, c);
                     }
                     for ch in &c.checks {
                         if *ch == Check::ExitZero {
@@ -608,6 +621,20 @@ impl Validator<'_> {
                                 dir.display()
                             ),
                         );
+                    } else if let (CaseKind::Archive, Some(f)) =
+                        (c.kind, c.archive.as_ref().and_then(|a| a.file.as_ref()))
+                    {
+                        if !valid_file_name(f) || !dir.join(f).is_file() {
+                            let at = self.pos.field("cases", i, "archive", None);
+                            self.err(
+                                at,
+                                format!(
+                                    "archive case `{}`: file {f} is not a file in {}",
+                                    c.name,
+                                    dir.display()
+                                ),
+                            );
+                        }
                     } else if c.kind == CaseKind::Gpu && !dir.join("main.cpp").is_file() {
                         self.err(
                             at_dir,
@@ -653,6 +680,44 @@ impl Validator<'_> {
                         self.err(at, format!("cases/{d} exists but no case in the matrix uses it: add it to `cases:` or remove the directory"));
                     }
                 }
+            }
+        }
+    }
+
+    /// An archive case names its archive (and nothing a built program needs); `archive:`
+    /// belongs to archive cases only.
+    fn check_archive(&mut self, i: usize, c: &crate::schema::Case) {
+        let at = self.pos.field("cases", i, "archive", None);
+        match &c.archive {
+            None => self.err(
+                at,
+                format!(
+                    "archive case `{}` needs `archive: {{file: NAME.hrrz, sha256: HEX}}` (or `url:`)",
+                    c.name
+                ),
+            ),
+            Some(a) => {
+                if let Some(why) = a.problem() {
+                    self.err(at, format!("archive case `{}`: archive: {why}", c.name));
+                }
+            }
+        }
+        for (field, set) in [
+            ("module", c.module.is_some()),
+            ("library", c.library.is_some()),
+            ("nvcc_flags", !c.nvcc_flags.is_empty()),
+            ("stdout_varies", !c.stdout_varies.is_empty()),
+            ("exit_code", c.exit_code != 0),
+        ] {
+            if set {
+                let at = self.pos.field("cases", i, field, None);
+                self.err(
+                    at,
+                    format!(
+                        "archive case `{}`: `{field}` is for cases built from source",
+                        c.name
+                    ),
+                );
             }
         }
     }

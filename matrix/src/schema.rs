@@ -137,6 +137,17 @@ pub enum CaseKind {
     Gpu,
     /// A command that needs no GPU (tool checks); it passes when it exits 0.
     Host,
+    /// A stored archive (`archive:`), replayed on the family's GPUs with the tools under
+    /// test and checked like a GPU case: a captured workload kept as a regression test.
+    Archive,
+}
+
+impl CaseKind {
+    /// Whether the case runs on the family's GPUs (or the stand-in runtime): GPU and
+    /// archive cases.
+    pub fn needs_gpu(self) -> bool {
+        matches!(self, CaseKind::Gpu | CaseKind::Archive)
+    }
 }
 
 /// What the harness verifies about a case.
@@ -295,6 +306,10 @@ pub struct Case {
     /// multiset of 4-byte elements (positions that depend on the order of atomics).
     #[serde(default)]
     pub compare: Option<Compare>,
+    /// Archive cases: the stored archive, a packed file (`hrr-replay --pack`) in the
+    /// case directory or at a URL, with its SHA-256.
+    #[serde(default)]
+    pub archive: Option<ArchiveSource>,
     /// Written as `[roundtrip, blob-edit, {processes: 2}]`.
     #[serde(with = "serde_norway::with::singleton_map_recursive")]
     pub checks: Vec<Check>,
@@ -309,6 +324,53 @@ pub struct Unstable {
     /// The most bytes that may differ between them, over all the case's D2H checks (1 to
     /// `MAX_UNSTABLE_BYTES`).
     pub max_bytes: u64,
+}
+
+/// Where an archive case's packed archive is: `file` in the case directory, or `url`
+/// (fetched once into the runner's archive cache), and the SHA-256 it must have: a
+/// mismatch fails the case before replay.
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct ArchiveSource {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub file: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub url: Option<String>,
+    /// 64 lowercase hex digits.
+    pub sha256: String,
+}
+
+impl ArchiveSource {
+    /// What is wrong with the declaration, if anything (the file's presence is checked
+    /// where the case directory is known).
+    pub fn problem(&self) -> Option<String> {
+        let hex = self.sha256.len() == 64
+            && self
+                .sha256
+                .bytes()
+                .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b));
+        if !hex {
+            return Some(format!(
+                "sha256 {:?} is not 64 lowercase hex digits",
+                self.sha256
+            ));
+        }
+        match (&self.file, &self.url) {
+            (Some(_), Some(_)) | (None, None) => {
+                Some("needs exactly one of `file` (in the case directory) and `url`".into())
+            }
+            (None, Some(u)) => {
+                let local = ["http://127.0.0.1:", "http://localhost:", "http://[::1]:"];
+                let ok = (u.starts_with("https://") || local.iter().any(|l| u.starts_with(l)))
+                    && u.len() <= 2048
+                    && !u.chars().any(|c| c.is_whitespace() || c.is_control());
+                (!ok).then(|| {
+                    format!("url {u:?} must be https:// (http:// only to this machine), one line")
+                })
+            }
+            (Some(_), None) => None,
+        }
+    }
 }
 
 /// A case's float tolerance (`tolerance: {type: f64, ulps: 4}`).

@@ -375,7 +375,9 @@ fn run(mut cli: Cli) -> ReplayExit {
     };
     let json_stdout = cli.json.as_deref() == Some("-");
     if cli.info {
-        let i = info::info(&archive);
+        let mut i = info::info(&archive);
+        // A packed file is described as the file given, not our unpacked copy.
+        i.archive = path.display().to_string();
         if json_stdout {
             println!("{}", serde_json::to_string_pretty(&i).unwrap_or_default());
         } else {

@@ -291,6 +291,9 @@ pub fn build(matrix: Option<&Path>, opts: &BuildOpts) -> Res {
                 )
             }
             CaseBuild::Host => "host case (nothing to compile)".into(),
+            CaseBuild::Archive { hrrz, .. } => {
+                format!("archive case (nothing to compile): {}", hrrz.display())
+            }
             CaseBuild::Unsupported { reason } => format!("not built: {reason}"),
             CaseBuild::Failed { message, .. } => {
                 failed += 1;

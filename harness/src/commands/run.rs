@@ -167,7 +167,7 @@ fn list(
     for sh in &shards {
         for rc in deal(cases.clone(), *sh, durations) {
             let (what, why) = action(&rc);
-            let what = if args.compile_only && rc.case.kind == CaseKind::Gpu && what != "skip" {
+            let what = if args.compile_only && rc.case.kind.needs_gpu() && what != "skip" {
                 "compile"
             } else {
                 what
@@ -183,7 +183,7 @@ fn list(
                     "family": f.name,
                     "shard": sh.to_string(),
                     "case": rc.case.name,
-                    "kind": match rc.case.kind { CaseKind::Gpu => "gpu", CaseKind::Host => "host" },
+                    "kind": match rc.case.kind { CaseKind::Gpu => "gpu", CaseKind::Host => "host", CaseKind::Archive => "archive" },
                     "tags": rc.case.tags,
                     "action": what,
                     "reason": why,
@@ -329,7 +329,7 @@ pub fn run(matrix: Option<&Path>, args: &RunArgs) -> Res {
     let cases = deal(selected, sh, durations.as_ref());
     let gpu_cases = cases
         .iter()
-        .filter(|c| c.case.kind == CaseKind::Gpu && c.disposition == Disposition::Run)
+        .filter(|c| c.case.kind.needs_gpu() && c.disposition == Disposition::Run)
         .count();
     let mine = if args.compile_only || args.stand_in {
         vec![]

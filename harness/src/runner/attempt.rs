@@ -274,8 +274,29 @@ impl Attempt<'_> {
 
     /// The GPU case's steps; Err ends the attempt early.
     fn gpu_steps(&mut self, binary: &Path) -> Result<(), StepError> {
-        let rc = self.rc;
         let archive = self.capture(binary)?;
+        self.replay_steps(&archive)
+    }
+
+    /// An archive case's steps: its packed archive (checked against the matrix's SHA-256
+    /// before the attempt) unpacked into the attempt's directory, then replayed and
+    /// checked as a GPU case's capture is.
+    fn archive_steps(&mut self, hrrz: &Path) -> Result<(), StepError> {
+        let archive = self.dir.join("archive");
+        super::heartbeat::step(&self.rc.case.name, "unpack");
+        hrr_archive::pack::unpack(hrrz, &archive, Limits::default()).map_err(|source| {
+            StepError::Unpack {
+                hrrz: hrrz.to_path_buf(),
+                source,
+            }
+        })?;
+        self.replay_steps(&archive)
+    }
+
+    /// Replays `archive` (and its blob-edit copy) and runs the case's checks.
+    fn replay_steps(&mut self, archive: &Path) -> Result<(), StepError> {
+        let rc = self.rc;
+        let archive = archive.to_path_buf();
         // 2. The blob-edit check's copy: one expected output changed by one byte.
         let edited = rc
             .case
@@ -440,6 +461,8 @@ pub(super) fn attempt(
         (CaseKind::Host, _) => a.host_steps(),
         (CaseKind::Gpu, Some(b)) => a.gpu_steps(b),
         (CaseKind::Gpu, None) => Err(StepError::NoBinary),
+        (CaseKind::Archive, Some(hrrz)) => a.archive_steps(hrrz),
+        (CaseKind::Archive, None) => Err(StepError::NoBinary),
     };
     let (outcome, message) = match early {
         Err(e) => (e.outcome(), e.to_string()),

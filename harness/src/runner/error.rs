@@ -69,6 +69,13 @@ pub enum StepError {
     NoArchive { log: String },
     #[error("no binary")]
     NoBinary,
+    /// An archive case's packed archive did not unpack (it was checked against its
+    /// SHA-256 before: damage after that, or a full disk).
+    #[error("unpacking the stored archive {}: {source}", hrrz.display())]
+    Unpack {
+        hrrz: PathBuf,
+        source: hrr_archive::ArchiveError,
+    },
 }
 
 /// Why the blob-edit check's copy of the archive could not be made.
@@ -87,7 +94,9 @@ impl StepError {
             StepError::TimedOut { .. } | StepError::ReplayTimedOut { .. } => RawOutcome::Timeout,
             StepError::CaptureChanged { outcome, .. } => *outcome,
             StepError::NativeRun { native, .. } => native.outcome(),
-            StepError::FailsNatively { .. } | StepError::NoArchive { .. } => RawOutcome::Fail,
+            StepError::FailsNatively { .. }
+            | StepError::NoArchive { .. }
+            | StepError::Unpack { .. } => RawOutcome::Fail,
             StepError::Signalled { .. }
             | StepError::Interrupted { .. }
             | StepError::CannotStart { .. }

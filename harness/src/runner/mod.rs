@@ -11,6 +11,7 @@
 //! steps are in `attempt`, the replay step in `replay`, the checks (pure, from replay's
 //! typed results) in `checks`, and why an attempt ended early in `error`.
 
+mod archive_case;
 mod attempt;
 mod checks;
 mod error;
@@ -121,12 +122,17 @@ struct Here<'a> {
     no_compiler: Option<&'a str>,
     /// `Built::unsupported_targets`.
     unsupported_targets: &'a [(String, String)],
+    /// The run is against the stand-in runtime (`run --stand-in`).
+    stand_in: bool,
 }
 
 /// Decides `Readiness` from the case's build and `here`.
 fn readiness(build: Option<&CaseBuild>, here: Here, family: &Family) -> Readiness {
     if matches!(build, Some(CaseBuild::Host)) {
         return Readiness::Run { binary: None };
+    }
+    if let Some(CaseBuild::Archive { hrrz, sha256 }) = build {
+        return archive_case::readiness(hrrz, sha256, here, family);
     }
     if here.compile_only {
         return compiled(build, here, family);
@@ -162,6 +168,9 @@ fn readiness(build: Option<&CaseBuild>, here: Here, family: &Family) -> Readines
             binary: Some(binary.clone()),
         },
         Some(CaseBuild::Host) => Readiness::Run { binary: None },
+        Some(CaseBuild::Archive { hrrz, sha256 }) => {
+            archive_case::readiness(hrrz, sha256, here, family)
+        }
     }
 }
 
@@ -269,11 +278,12 @@ pub fn run_case(
     let (expected, exp_reason) = expected_of(&rc.expectation);
     let case_dir = ctx.output.join("cases").join(&rc.case.name);
     let here = Here {
-        no_gpu: rc.case.kind == CaseKind::Gpu && ctx.gpus.is_empty(),
+        no_gpu: matches!(rc.case.kind, CaseKind::Gpu | CaseKind::Archive) && ctx.gpus.is_empty(),
         no_gpu_reason: &ctx.no_gpu_reason,
         compile_only: policy.compile_only,
         no_compiler: ctx.built.no_compiler.as_deref(),
         unsupported_targets: &ctx.built.unsupported_targets,
+        stand_in: policy.stand_in,
     };
     let build = ctx.built.cases.get(&rc.case.name);
     let binary = match readiness(build, here, ctx.family) {
@@ -329,7 +339,7 @@ pub fn run_case(
     let mut message = case_message(status, &attempts, &exp_reason);
     let keep = ctx.keep_archives || status != Status::Pass;
     let status = match status {
-        Status::Pass if policy.stand_in && rc.case.kind == CaseKind::Gpu => {
+        Status::Pass if policy.stand_in && rc.case.kind.needs_gpu() => {
             message = stand_in_message(&attempts);
             Status::StandIn
         }
@@ -493,6 +503,7 @@ mod tests {
             compile_only: false,
             no_compiler: None,
             unsupported_targets: &[],
+            stand_in: false,
         }
     }
 
