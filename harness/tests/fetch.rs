@@ -98,6 +98,11 @@ fn shard_files(shard: &str, cases: Vec<CaseResult>) -> Vec<(String, Vec<u8>)> {
         files.push((format!("{a}/replay.json"), br#"{"exit":"fail"}"#.to_vec()));
         files.push((format!("{a}/archive/manifest.json"), b"{}".to_vec()));
         files.push((format!("{a}/archive/pid-1/events.bin"), vec![7u8; 4096]));
+        // A second attempt's archive, packed as the harness keeps a failing case's.
+        files.push((
+            format!("cases/{}/attempt-2/archive.hrrz", c.case),
+            vec![0x28, 0xb5, 0x2f, 0xfd, 0],
+        ));
     }
     files
 }
@@ -264,6 +269,9 @@ async fn the_runs_result_artifacts_are_downloaded_unpacked_and_merged() {
         vec![7u8; 4096]
     );
     assert!(stdout.contains(&archive.display().to_string()), "{stdout}");
+    let packed = out.join("hrr-results-sm90-shard-1/cases/graph_launch/attempt-2/archive.hrrz");
+    assert!(packed.is_file());
+    assert!(stdout.contains(&packed.display().to_string()), "{stdout}");
     assert!(out.join("hrr-results-sm90-shard-2/results.json").is_file());
     assert!(!out.join("hrr-tools").exists());
     // No download leftovers.

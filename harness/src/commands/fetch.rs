@@ -161,7 +161,8 @@ async fn until_interrupted() {
 fn list_archives(dirs: &[PathBuf]) {
     let mut archives = Vec::new();
     for d in dirs {
-        // <artifact>/cases/<case>/attempt-N/archive
+        // <artifact>/cases/<case>/attempt-N/archive.hrrz (a failing case's, packed), or
+        // an archive directory (one capture could not finish, kept as it is)
         for e in walkdir::WalkDir::new(d.join("cases"))
             .min_depth(3)
             .max_depth(3)
@@ -169,7 +170,8 @@ fn list_archives(dirs: &[PathBuf]) {
             .into_iter()
             .filter_map(Result::ok)
         {
-            if e.file_type().is_dir() && e.file_name() == "archive" {
+            let packed = e.file_type().is_file() && e.file_name() == "archive.hrrz";
+            if packed || (e.file_type().is_dir() && e.file_name() == "archive") {
                 archives.push(e.into_path());
             }
         }

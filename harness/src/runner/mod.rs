@@ -250,6 +250,36 @@ fn drop_archives(case_dir: &Path) {
     }
 }
 
+/// A case that did not pass: each attempt's captured archive packed into one file beside
+/// it (`archive.hrrz`, `hrr_archive::pack`), which replaces the directory, so CI's
+/// results artifact carries one file per archive and a failure is replayed elsewhere with
+/// `hrr-replay .../archive.hrrz`. An archive that cannot be packed (capture left it
+/// unfinished) stays a directory.
+fn pack_archives(case_dir: &Path) {
+    let Ok(attempts) = std::fs::read_dir(case_dir) else {
+        return;
+    };
+    for attempt in attempts.flatten() {
+        let dir = attempt.path().join("archive");
+        if !std::fs::symlink_metadata(&dir).is_ok_and(|m| m.is_dir()) {
+            continue;
+        }
+        let packed = attempt.path().join("archive.hrrz");
+        match hrr_archive::pack::pack(&dir, &packed, hrr_archive::Limits::default()) {
+            Ok(_) => {
+                let _ = std::fs::remove_dir_all(&dir);
+            }
+            Err(e) => {
+                let _ = std::fs::remove_file(&packed);
+                eprintln!(
+                    "hrr-harness: {}: kept as a directory, not packed: {e}",
+                    dir.display()
+                );
+            }
+        }
+    }
+}
+
 fn stand_in_message(attempts: &[AttemptResult]) -> String {
     let checks = attempts
         .last()
@@ -346,6 +376,9 @@ pub fn run_case(
         s => s,
     };
     let artifacts = if keep {
+        if status != Status::Pass && status != Status::StandIn {
+            pack_archives(&case_dir);
+        }
         Some(case_dir.display().to_string())
     } else {
         drop_archives(&case_dir);
