@@ -23,8 +23,9 @@ mod serve;
 pub use compare::{Bound, Comparison, ComparisonError, Element, MAX_ULPS, MAX_UNORDERED_ELEMENT};
 pub use exit::{ReplayExit, UnknownExitCode};
 pub use result::{
-    ByteRange, Counts, DeclaredMatch, Failure, FailureKind, Fault, ReplayResult, UnmodelledCall,
-    UnstableCheck, UnstableVerdict, Vendor, Verdict, UNSTABLE_RANGES_LISTED,
+    ByteRange, Counts, DeclaredMatch, Failure, FailureKind, Fault, KernelReplacement,
+    ReplacedKernel, ReplayResult, UnmodelledCall, UnstableCheck, UnstableVerdict, Vendor, Verdict,
+    UNSTABLE_RANGES_LISTED,
 };
 pub use schema::{SchemaError, SchemaVersion};
 pub use serve::{LimitOverrides, ServeAnswer, ServeReply, ServeRequest};

@@ -55,6 +55,44 @@ pub struct ReplayResult {
     /// comparison (schema 1.4): passed, and never counted as byte-exact.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub declared_matches: Vec<DeclaredMatch>,
+    /// Kernels launched from another code object (schema 1.4; `hrr-replay
+    /// --replace-kernel`), with the lookups each served: a replacement that served none
+    /// is also a failure.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub replaced_kernels: Vec<ReplacedKernel>,
+}
+
+/// A kernel name whose lookups a replacement code object served.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ReplacedKernel {
+    #[serde(flatten)]
+    pub replacement: KernelReplacement,
+    /// Lookups of the name it served (every process of the archive).
+    pub lookups: u64,
+}
+
+/// `--replace-kernel NAME=PATH`: launch kernel NAME (its mangled name, as `--events`
+/// prints it) from the code object at PATH.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct KernelReplacement {
+    pub name: String,
+    pub path: String,
+}
+
+impl std::str::FromStr for KernelReplacement {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s.split_once('=') {
+            Some((name, path)) if !name.is_empty() && !path.is_empty() => Ok(KernelReplacement {
+                name: name.into(),
+                path: path.into(),
+            }),
+            _ => Err(format!(
+                "{s:?} is not NAME=PATH (a kernel's mangled name, as --events prints it, and a code object file)"
+            )),
+        }
+    }
 }
 
 /// A D2H check that matched the captured result only by the declared comparison
@@ -141,6 +179,7 @@ impl ReplayResult {
             fault: None,
             comparison: None,
             declared_matches: Vec::new(),
+            replaced_kernels: Vec::new(),
         }
     }
 }

@@ -35,6 +35,9 @@ pub struct ServeRequest {
     /// tolerance, or elements in any order); left out, byte-exact.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub comparison: Option<crate::Comparison>,
+    /// `--replace-kernel NAME=PATH`, each.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub replace_kernels: Vec<crate::KernelReplacement>,
 }
 
 /// Reader limits a request sets (hrr-archive's `Limits`, each optional); an unknown
@@ -111,6 +114,7 @@ mod tests {
             stability_runs: None,
             sync_watchdog_s: None,
             comparison: None,
+            replace_kernels: vec![],
         };
         let v = serde_json::to_value(&r).unwrap();
         assert_eq!(

@@ -32,6 +32,10 @@ pub enum CaseBuild {
         /// HRR_CASE_LIBRARY.
         #[serde(skip_serializing_if = "Option::is_none")]
         library: Option<PathBuf>,
+        /// The case's replacement kernel (`replace_kernel`): its name and the code object
+        /// compiled from its module source, which replay launches it from.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        replacement: Option<(String, PathBuf)>,
         reused: bool,
     },
     /// Compiled for targets that cannot link here (a compile check): nothing to run.
@@ -325,6 +329,11 @@ fn build_case(
         .as_ref()
         .filter(|_| runnable)
         .map(|_| out_dir.join("libcase_library.so"));
+    let replacement = case
+        .replace_kernel
+        .as_ref()
+        .filter(|_| runnable)
+        .map(|r| (r.kernel.clone(), out_dir.join("replacement.co")));
     if runnable {
         let mut compile = tc.compile_command(&source_file, &common, &binary);
         if tc.vendor == hrr_matrix::Vendor::Nvidia {
@@ -343,6 +352,12 @@ fn build_case(
                 out.clone(),
             ));
         }
+        if let (Some(r), Some((_, out))) = (&case.replace_kernel, &replacement) {
+            steps.push((
+                tc.module_command(&src_dir.join(&r.module), &common, out),
+                out.clone(),
+            ));
+        }
     }
     steps.extend(tc.compile_check_commands(&source_file, &common, out_dir));
     let checked: Vec<String> = tc.compile_only().iter().map(|s| s.to_string()).collect();
@@ -352,6 +367,7 @@ fn build_case(
                 binary: binary.clone(),
                 module: module.clone(),
                 library: library.clone(),
+                replacement: replacement.clone(),
                 reused,
             }
         } else {
@@ -399,6 +415,10 @@ fn build_case(
                             case.module.as_deref().unwrap_or("its module")
                         } else if Some(&out) == library.as_ref() {
                             case.library.as_deref().unwrap_or("its library")
+                        } else if Some(&out) == replacement.as_ref().map(|(_, p)| p) {
+                            case.replace_kernel
+                                .as_ref()
+                                .map_or("its replacement kernel", |r| r.module.as_str())
                         } else {
                             "main.cpp"
                         },

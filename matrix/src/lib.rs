@@ -23,6 +23,6 @@ pub use resolve::{
 };
 pub use schema::{
     ArchiveSource, Case, CaseKind, Check, Compare, Control, CudaRuntime, ExpectKind, Family,
-    FaultError, Matrix, Reproduces, Rule, RunsOn, SkipKind, Tolerance, Unstable, Vendor,
-    MAX_UNSTABLE_BYTES, MAX_UNSTABLE_RUNS,
+    FaultError, KernelSwap, Matrix, Reproduces, Rule, RunsOn, SkipKind, Tolerance, Unstable,
+    Vendor, MAX_UNSTABLE_BYTES, MAX_UNSTABLE_RUNS,
 };

@@ -548,6 +548,30 @@ impl Validator<'_> {
                     );
                 }
             }
+            if let Some(r) = &c.replace_kernel {
+                let at = self.pos.field("cases", i, "replace_kernel", None);
+                let word = |s: &str| {
+                    !s.is_empty()
+                        && s.len() <= 1024
+                        && !s
+                            .chars()
+                            .any(|c| c.is_whitespace() || c.is_control() || c == '=')
+                };
+                if c.kind != CaseKind::Gpu {
+                    self.err(
+                        at,
+                        format!("case `{}`: `replace_kernel` is for gpu cases", c.name),
+                    );
+                } else if !word(&r.kernel) {
+                    self.err(
+                        at,
+                        format!(
+                            "case `{}`: replace_kernel: kernel {:?} must be one mangled name",
+                            c.name, r.kernel
+                        ),
+                    );
+                }
+            }
             for (field, set) in [
                 ("module", c.module.is_some()),
                 ("library", c.library.is_some()),
@@ -641,7 +665,12 @@ impl Validator<'_> {
                             format!("gpu case `{}`: {} has no main.cpp", c.name, dir.display()),
                         );
                     } else {
-                        let sources = [("module", &c.module), ("library", &c.library)];
+                        let swap = c.replace_kernel.as_ref().map(|r| r.module.clone());
+                        let sources = [
+                            ("module", &c.module),
+                            ("library", &c.library),
+                            ("replace_kernel", &swap),
+                        ];
                         for (field, m) in sources {
                             let Some(m) = m else { continue };
                             if !valid_file_name(m) || !dir.join(m).is_file() {

@@ -306,6 +306,11 @@ pub struct Case {
     /// multiset of 4-byte elements (positions that depend on the order of atomics).
     #[serde(default)]
     pub compare: Option<Compare>,
+    /// Gpu cases: replay launches `kernel` (its mangled name) from `module`, a
+    /// kernel-only source in the case directory compiled like `module` (`hrr-replay
+    /// --replace-kernel`): the captured inputs through a rebuilt kernel.
+    #[serde(default)]
+    pub replace_kernel: Option<KernelSwap>,
     /// Archive cases: the stored archive, a packed file (`hrr-replay --pack`) in the
     /// case directory or at a URL, with its SHA-256.
     #[serde(default)]
@@ -324,6 +329,14 @@ pub struct Unstable {
     /// The most bytes that may differ between them, over all the case's D2H checks (1 to
     /// `MAX_UNSTABLE_BYTES`).
     pub max_bytes: u64,
+}
+
+/// A case's kernel replacement (`replace_kernel: {kernel: _Z5scalePiPKiii, module: k.hip}`).
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct KernelSwap {
+    pub kernel: String,
+    pub module: String,
 }
 
 /// Where an archive case's packed archive is: `file` in the case directory, or `url`

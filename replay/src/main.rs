@@ -154,6 +154,13 @@ struct Cli {
     /// byte-exact.
     #[arg(long, value_name = "COMPARISON", value_parser = comparison)]
     compare: Option<hrr_contract::Comparison>,
+    /// Launch kernel NAME (its mangled name, as --events prints it) from the code object
+    /// at PATH (a cubin, fatbin or PTX file; an AMD code object or bundle) instead of the
+    /// captured one, with the captured arguments and launch configuration: whether a
+    /// rebuilt kernel's outputs changed, byte for byte. Repeatable. A NAME the archive
+    /// never looks up is a failure.
+    #[arg(long, value_name = "NAME=PATH")]
+    replace_kernel: Vec<hrr_contract::KernelReplacement>,
 }
 
 /// A `--compare` value.
@@ -190,7 +197,7 @@ fn machine_default(bytes: u64) -> String {
 pub(crate) const MAX_STABILITY_RUNS: i64 = 64;
 
 impl Cli {
-    fn request(&self, limits: Limits) -> ReplayRequest {
+    fn request(&self, limits: Limits, replacements: Vec<engine::Replacement>) -> ReplayRequest {
         ReplayRequest {
             archives: self.archives.clone(),
             json: self.json.clone(),
@@ -202,6 +209,7 @@ impl Cli {
             expect_fault: self.expect_fault,
             divergence_abort: self.divergence_abort,
             comparison: self.compare,
+            replacements,
         }
     }
 }
@@ -300,6 +308,13 @@ fn run(mut cli: Cli) -> ReplayExit {
     if cli.pack || cli.unpack {
         return pack_or_unpack(&cli, limits);
     }
+    let replacements = match session::load_replacements(&cli.replace_kernel, &limits) {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("hrr-replay: {}", info::escape_controls(&e));
+            return ReplayExit::Invalid;
+        }
+    };
     let path = match cli.archives.as_slice() {
         [] => {
             eprintln!("hrr-replay: no archive given (see --help)");
@@ -315,7 +330,7 @@ fn run(mut cli: Cli) -> ReplayExit {
                 return ReplayExit::Invalid;
             }
             return replay_all(
-                &cli.request(limits),
+                &cli.request(limits, replacements),
                 &mut Runtimes::default(),
                 &mut std::io::stdout().lock(),
                 &mut std::io::stderr().lock(),
@@ -360,7 +375,7 @@ fn run(mut cli: Cli) -> ReplayExit {
     }
     if !cli.info && !cli.events {
         return replay_all(
-            &cli.request(limits),
+            &cli.request(limits, replacements),
             &mut Runtimes::default(),
             &mut std::io::stdout().lock(),
             &mut std::io::stderr().lock(),

@@ -90,6 +90,14 @@ pub fn serve(vendor: &str) -> ReplayExit {
             },
             None => Box::new(std::io::stderr()),
         };
+        let replacements =
+            match crate::session::load_replacements(&req.replace_kernels, &limits(req.limits)) {
+                Ok(r) => r,
+                Err(error) => {
+                    let _ = answer(&mut stdout, &ServeAnswer::Refused { error });
+                    continue;
+                }
+            };
         if let Some(s) = req.sync_watchdog_s {
             crate::watchdog::arm(
                 std::time::Duration::from_secs(s),
@@ -109,6 +117,7 @@ pub fn serve(vendor: &str) -> ReplayExit {
                 expect_fault: false,
                 divergence_abort: None,
                 comparison: req.comparison,
+                replacements,
             };
             let code = replay_all(&job, &mut runtimes, &mut log, &mut err);
             let _ = log.write_all(&err);

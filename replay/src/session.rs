@@ -9,7 +9,7 @@ use hrr_archive::api::Vendor;
 use hrr_archive::manifest::UnmodelledCoverage;
 use hrr_archive::ProcessArchive;
 use hrr_archive::{Archive, Limits};
-use hrr_contract::{Failure, ReplayExit, ReplayResult, Verdict};
+use hrr_contract::{Failure, FailureKind, ReplayExit, ReplayResult, Verdict};
 
 use crate::engine;
 use crate::hip_version;
@@ -40,6 +40,28 @@ pub struct ReplayRequest {
     pub divergence_abort: Option<f64>,
     /// `--compare`: what a D2H check may match by besides byte equality.
     pub comparison: Option<hrr_contract::Comparison>,
+    /// `--replace-kernel`: kernels launched from another code object (read already).
+    pub replacements: Vec<engine::Replacement>,
+}
+
+/// Reads each `--replace-kernel` code object (a regular file, within `max_file_bytes`);
+/// Err names the one that cannot be used.
+pub fn load_replacements(
+    list: &[hrr_contract::KernelReplacement],
+    limits: &Limits,
+) -> Result<Vec<engine::Replacement>, String> {
+    list.iter()
+        .map(|r| {
+            let path = std::path::PathBuf::from(&r.path);
+            hrr_archive::blob::read_regular_file(&path, limits)
+                .map(|image| engine::Replacement {
+                    name: r.name.clone(),
+                    path: path.clone(),
+                    image,
+                })
+                .map_err(|e| format!("--replace-kernel {}={}: {e}", r.name, r.path))
+        })
+        .collect()
 }
 
 /// Why a runtime could not start (replay exits `ReplayExit::NoGpu`).
@@ -351,8 +373,10 @@ fn replay(
         trace: req.trace,
         divergence_abort: req.divergence_abort,
         comparison: req.comparison,
+        replacements: req.replacements.clone(),
     };
     let mut refused = None;
+    let mut lookups: std::collections::HashMap<String, u64> = Default::default();
     result.stability_runs = req.stability_runs.max(1);
     result.comparison = req.comparison;
     for p in &archive.processes {
@@ -361,7 +385,38 @@ fn replay(
         result.failures.extend(r.failures);
         result.unstable.extend(r.unstable);
         result.declared_matches.extend(r.declared);
+        for (name, n) in r.replaced_lookups {
+            *lookups.entry(name).or_default() += n;
+        }
         refused = refused.or(r.refused);
+    }
+    for r in &req.replacements {
+        let n = lookups.get(&r.name).copied().unwrap_or(0);
+        result.replaced_kernels.push(hrr_contract::ReplacedKernel {
+            replacement: hrr_contract::KernelReplacement {
+                name: r.name.clone(),
+                path: r.path.display().to_string(),
+            },
+            lookups: n,
+        });
+        if n == 0 {
+            result.failures.push(Failure {
+                pid: 0,
+                seq: 0,
+                api: "--replace-kernel".into(),
+                message: format!(
+                    "--replace-kernel {}: the archive looked up no kernel of that name, so nothing was replaced (hrr-replay --events lists its kernels by mangled name)",
+                    r.name
+                ),
+                kind: FailureKind::Error,
+                bytes: None,
+                differing_bytes: None,
+                first_differing_offset: None,
+                expected_hex: None,
+                found_hex: None,
+                after_unmodelled_call: false,
+            });
+        }
     }
     result.fault = crate::fault::find(archive, vendor);
     let judged = verdict(&mut result);
@@ -404,6 +459,15 @@ fn print_summary(out: &mut dyn Write, r: &ReplayResult) -> std::io::Result<()> {
         "D2H checks       : {} pass, {} fail, {} skipped",
         c.d2h_pass, c.d2h_fail, c.d2h_skipped
     )?;
+    for k in &r.replaced_kernels {
+        writeln!(
+            out,
+            "replaced kernel  : {} from {} ({} lookup(s))",
+            escape_controls(&k.replacement.name),
+            escape_controls(&k.replacement.path),
+            k.lookups
+        )?;
+    }
     if let Some(cmp) = &r.comparison {
         writeln!(
             out,

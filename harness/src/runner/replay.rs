@@ -60,6 +60,20 @@ pub fn read_results(data: &[u8], count: usize) -> Result<Vec<ReplayResult>, Resu
 }
 
 impl Attempt<'_> {
+    /// The case's built replacement kernel (`replace_kernel`), as replay takes it.
+    fn replacement(&self) -> Option<hrr_contract::KernelReplacement> {
+        match self.ctx.built.cases.get(&self.rc.case.name) {
+            Some(crate::builder::CaseBuild::Built {
+                replacement: Some((name, path)),
+                ..
+            }) => Some(hrr_contract::KernelReplacement {
+                name: name.clone(),
+                path: path.display().to_string(),
+            }),
+            _ => None,
+        }
+    }
+
     /// Replays `archives` in one `hrr-replay` process (the runtime starts once) and returns
     /// each archive's result, in order.
     /// `runs` above 1 replays each archive that many times (`--stability-runs`).
@@ -72,6 +86,7 @@ impl Attempt<'_> {
         let json = self.dir.join(format!("{step}.json"));
         let log = self.dir.join(format!("{step}.log"));
         super::heartbeat::step(&self.rc.case.name, step);
+        let replacement = self.replacement();
         let code = if let Some(service) = self.service.get() {
             let request = ServeRequest {
                 archives: archives.iter().map(|a| a.to_path_buf()).collect(),
@@ -81,6 +96,7 @@ impl Attempt<'_> {
                 limits: LimitOverrides::default(),
                 stability_runs: (runs > 1).then_some(runs),
                 comparison: self.rc.case.comparison().ok().flatten(),
+                replace_kernels: replacement.clone().into_iter().collect(),
                 // A call stuck for half of what is left of the case's time is named by
                 // the service before the case times out.
                 sync_watchdog_s: Some(
@@ -119,6 +135,10 @@ impl Attempt<'_> {
             }
             if let Ok(Some(c)) = self.rc.case.comparison() {
                 cmd.arg("--compare").arg(c.to_string());
+            }
+            if let Some(r) = &replacement {
+                cmd.arg("--replace-kernel")
+                    .arg(format!("{}={}", r.name, r.path));
             }
             match self.run(step, cmd)? {
                 Exit::Code(c) => c,

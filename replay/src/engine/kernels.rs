@@ -252,8 +252,11 @@ impl Ctx<'_> {
         Ok(func)
     }
 
-    /// The function `name` of the replay module `module`.
+    /// The function `name` of the replay module `module`, or of its replacement's module
+    /// (`--replace-kernel`).
     fn get_function(&mut self, module: u64, name: &str) -> Result<u64, EventError> {
+        let replaced = self.replacement_module(name)?;
+        let module = replaced.unwrap_or(module);
         let get = match self.rt.vendor {
             Vendor::Cuda => "cuModuleGetFunction",
             Vendor::Hip => "hipModuleGetFunction",
@@ -269,8 +272,12 @@ impl Ctx<'_> {
             g(&mut func, module as usize as *mut c_void, cname.as_ptr())
         };
         if r != 0 {
+            let from = match replaced {
+                Some(_) => " in its replacement (--replace-kernel)",
+                None => "",
+            };
             return Err(EventError::Call {
-                call: format!("{get}({name})"),
+                call: format!("{get}({name}){from}"),
                 code: r,
             });
         }

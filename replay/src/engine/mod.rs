@@ -23,6 +23,7 @@ mod mempool;
 mod observe;
 mod outputs;
 mod recent_blobs;
+mod replace;
 mod textures;
 mod vmm;
 
@@ -43,6 +44,7 @@ use crate::translate::{AddressMap, Translated};
 
 pub use declared::DeclaredOutcome;
 pub use error::EventError;
+pub use replace::Replacement;
 
 pub struct Options {
     pub continue_on_error: bool,
@@ -53,6 +55,8 @@ pub struct Options {
     pub divergence_abort: Option<f64>,
     /// `--compare`: what a D2H check may match by besides byte equality.
     pub comparison: Option<Comparison>,
+    /// `--replace-kernel`: kernels launched from another code object.
+    pub replacements: Vec<Replacement>,
 }
 
 /// The D2H checks made before `--divergence-abort` judges the share that failed.
@@ -135,6 +139,9 @@ struct Ctx<'a> {
     /// The declared comparison (`Options::comparison`), and the checks matched only by it.
     comparison: Option<Comparison>,
     declared: Vec<DeclaredMatch>,
+    /// `Options::replacements`, and the modules and lookups they served.
+    replacements: Vec<Replacement>,
+    replaced: replace::Replaced,
     /// The sequence id of the first unmodelled call the replay refused for (replayed on
     /// under --continue-on-error): checks of later calls are marked.
     after_unmodelled: Option<u64>,
@@ -523,6 +530,8 @@ pub struct ProcessReplay {
     pub unstable: Vec<UnstableCheck>,
     /// Checks that matched only by the declared comparison.
     pub declared: Vec<DeclaredMatch>,
+    /// Lookups each replaced kernel's name served (`--replace-kernel`).
+    pub replaced_lookups: HashMap<String, u64>,
 }
 
 /// Replays one process: its counts and failures. With a `learner` this is one of
@@ -566,6 +575,8 @@ pub fn replay_process<'a>(
         graph_memory: std::collections::HashSet::new(),
         comparison: opts.comparison,
         declared: Vec::new(),
+        replacements: opts.replacements.clone(),
+        replaced: replace::Replaced::default(),
         // Under --continue-on-error: checks after this are marked (what the unmodelled
         // call did is missing from the replay).
         after_unmodelled: crate::unmodelled::first_refused(&crate::unmodelled::calls(proc_)),
@@ -635,6 +646,7 @@ pub fn replay_process<'a>(
     ctx.mark_after_unmodelled(failures);
     drop(drain);
     let release = profile::span(Part::Release);
+    ctx.unload_replacements();
     ctx.release_all();
     drop(release);
     ProcessReplay {
@@ -643,6 +655,7 @@ pub fn replay_process<'a>(
         refused: ctx.refused,
         unstable: ctx.unstable,
         declared: ctx.declared,
+        replaced_lookups: std::mem::take(&mut ctx.replaced.lookups),
     }
 }
 
