@@ -495,6 +495,13 @@ pub struct Counts {
     /// (schema 1.4; `ReplayResult::declared_matches` lists them): not in `d2h_pass`.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub d2h_declared_match: u64,
+    /// Kernel launches `--kernel-filter` left out (schema 1.4).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub kernels_filtered: u64,
+    /// D2H checks after the first launch left out, skipped (schema 1.4; also counted in
+    /// `d2h_skipped`): their results may depend on it, so they are never passed.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub d2h_after_filtered: u64,
 }
 
 fn is_zero(n: &u64) -> bool {
@@ -518,6 +525,8 @@ impl Counts {
         self.d2h_all_unstable += c.d2h_all_unstable;
         self.unstable_bytes += c.unstable_bytes;
         self.d2h_declared_match += c.d2h_declared_match;
+        self.kernels_filtered += c.kernels_filtered;
+        self.d2h_after_filtered += c.d2h_after_filtered;
     }
 }
 
@@ -722,6 +731,8 @@ mod tests {
             d2h_all_unstable: 14,
             unstable_bytes: 15,
             d2h_declared_match: 16,
+            kernels_filtered: 17,
+            d2h_after_filtered: 18,
         };
         a.add(&b);
         assert_eq!(

@@ -161,6 +161,11 @@ struct Cli {
     /// never looks up is a failure.
     #[arg(long, value_name = "NAME=PATH")]
     replace_kernel: Vec<hrr_contract::KernelReplacement>,
+    /// Launch only the kernels whose mangled name matches PATTERN (`*` and `?` globs);
+    /// every D2H check after the first launch left out is skipped, never passed (its
+    /// result may depend on that kernel). Kernels inside a graph launch with the graph.
+    #[arg(long, value_name = "PATTERN")]
+    kernel_filter: Option<String>,
 }
 
 /// A `--compare` value.
@@ -210,6 +215,7 @@ impl Cli {
             divergence_abort: self.divergence_abort,
             comparison: self.compare,
             replacements,
+            kernel_filter: self.kernel_filter.clone(),
         }
     }
 }

@@ -118,6 +118,7 @@ pub fn serve(vendor: &str) -> ReplayExit {
                 divergence_abort: None,
                 comparison: req.comparison,
                 replacements,
+                kernel_filter: None,
             };
             let code = replay_all(&job, &mut runtimes, &mut log, &mut err);
             let _ = log.write_all(&err);

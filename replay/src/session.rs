@@ -42,6 +42,8 @@ pub struct ReplayRequest {
     pub comparison: Option<hrr_contract::Comparison>,
     /// `--replace-kernel`: kernels launched from another code object (read already).
     pub replacements: Vec<engine::Replacement>,
+    /// `--kernel-filter`: launch only the kernels whose mangled name matches.
+    pub kernel_filter: Option<String>,
 }
 
 /// Reads each `--replace-kernel` code object (a regular file, within `max_file_bytes`);
@@ -242,6 +244,12 @@ fn verdict(result: &mut ReplayResult) -> ReplayExit {
             );
         }
         result.reason += &all_unstable_note(c.d2h_all_unstable, result.stability_runs);
+        if c.kernels_filtered > 0 {
+            result.reason += &format!(
+                "; --kernel-filter left out {} launch(es), and the {} D2H check(s) after the first were skipped",
+                c.kernels_filtered, c.d2h_after_filtered
+            );
+        }
         ReplayExit::Pass
     }
 }
@@ -374,6 +382,7 @@ fn replay(
         divergence_abort: req.divergence_abort,
         comparison: req.comparison,
         replacements: req.replacements.clone(),
+        kernel_filter: req.kernel_filter.clone(),
     };
     let mut refused = None;
     let mut lookups: std::collections::HashMap<String, u64> = Default::default();
@@ -459,6 +468,13 @@ fn print_summary(out: &mut dyn Write, r: &ReplayResult) -> std::io::Result<()> {
         "D2H checks       : {} pass, {} fail, {} skipped",
         c.d2h_pass, c.d2h_fail, c.d2h_skipped
     )?;
+    if c.kernels_filtered > 0 {
+        writeln!(
+            out,
+            "kernel filter    : {} launch(es) left out; {} D2H check(s) after the first skipped (never passed)",
+            c.kernels_filtered, c.d2h_after_filtered
+        )?;
+    }
     for k in &r.replaced_kernels {
         writeln!(
             out,

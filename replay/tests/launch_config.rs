@@ -315,6 +315,10 @@ fn write_malloc_async(root: &Path) {
 
 /// Replays the archive of `v`: exit code and the --json result.
 fn replay(v: Variant) -> Option<(Option<i32>, serde_json::Value)> {
+    replay_with(v, &[])
+}
+
+fn replay_with(v: Variant, args: &[&str]) -> Option<(Option<i32>, serde_json::Value)> {
     let Some(so) = stand_in::library() else {
         eprintln!("SKIPPED: needs a C compiler (cc) for the stand-in runtime");
         return None;
@@ -324,6 +328,7 @@ fn replay(v: Variant) -> Option<(Option<i32>, serde_json::Value)> {
     let json = d.path().join("result.json");
     let o = Command::new(env!("CARGO_BIN_EXE_hrr-replay"))
         .arg(d.path())
+        .args(args)
         .arg("--json")
         .arg(&json)
         .env("HRR_REPLAY_CUDART", so)
@@ -359,6 +364,27 @@ fn settings_attributed_launches_and_pools_replay() {
     assert_eq!(r["verdict"], "PASS");
     assert_eq!(r["counts"]["kernels_launched"], 3);
     assert_eq!(r["counts"]["d2h_pass"], 1, "{r}");
+}
+
+/// `--kernel-filter`: a matching kernel launches as always; one left out is counted, and
+/// every D2H check after it is skipped, never passed (here: nothing is verified).
+#[test]
+fn a_kernel_filter_launches_only_matching_kernels_and_passes_nothing_after_one_left_out() {
+    let Some((code, r)) = replay_with(Variant::Whole, &["--kernel-filter", "k*"]) else {
+        return;
+    };
+    assert_eq!(code, Some(0), "{:?}", failures(&r));
+    assert_eq!(r["counts"]["kernels_launched"], 3);
+    assert!(r["counts"].get("kernels_filtered").is_none(), "{r}");
+    let Some((code, r)) = replay_with(Variant::Whole, &["--kernel-filter", "other?"]) else {
+        return;
+    };
+    assert_eq!(code, Some(1), "{r}");
+    assert_eq!(r["counts"]["kernels_launched"], 0);
+    assert_eq!(r["counts"]["kernels_filtered"], 3);
+    assert_eq!(r["counts"]["d2h_pass"], 0);
+    assert_eq!(r["counts"]["d2h_after_filtered"], 1, "{r}");
+    assert_eq!(r["counts"]["d2h_skipped"], 1, "{r}");
 }
 
 #[test]

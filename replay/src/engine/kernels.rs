@@ -443,6 +443,9 @@ impl Ctx<'_> {
     pub(super) fn replay_launch(&mut self, ev: &Event) -> EvResult {
         let p = Payload::parse(&ev.payload)?;
         let mut l = self.prepare_launch(&p)?;
+        if self.filtered_out(ev.header.seq, &l.name) {
+            return Ok(());
+        }
         let launch = match self.rt.vendor {
             Vendor::Cuda => "cuLaunchKernel",
             Vendor::Hip => "hipModuleLaunchKernel",

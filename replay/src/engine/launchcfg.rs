@@ -275,6 +275,9 @@ impl Ctx<'_> {
             None
         };
         let mut l = self.prepare_launch(&p)?;
+        if self.filtered_out(ev.header.seq, &l.name) {
+            return Ok(());
+        }
         let (call, r) = match (id, self.rt.vendor) {
             (semantic::LAUNCH_COOPERATIVE, vendor) => {
                 let call = match vendor {

@@ -57,6 +57,8 @@ pub struct Options {
     pub comparison: Option<Comparison>,
     /// `--replace-kernel`: kernels launched from another code object.
     pub replacements: Vec<Replacement>,
+    /// `--kernel-filter PATTERN`: launch only the kernels whose mangled name matches.
+    pub kernel_filter: Option<String>,
 }
 
 /// The D2H checks made before `--divergence-abort` judges the share that failed.
@@ -142,6 +144,9 @@ struct Ctx<'a> {
     /// `Options::replacements`, and the modules and lookups they served.
     replacements: Vec<Replacement>,
     replaced: replace::Replaced,
+    /// `Options::kernel_filter`, and the first launch it left out.
+    kernel_filter: Option<String>,
+    filtered_since: Option<u64>,
     /// The sequence id of the first unmodelled call the replay refused for (replayed on
     /// under --continue-on-error): checks of later calls are marked.
     after_unmodelled: Option<u64>,
@@ -577,6 +582,8 @@ pub fn replay_process<'a>(
         declared: Vec::new(),
         replacements: opts.replacements.clone(),
         replaced: replace::Replaced::default(),
+        kernel_filter: opts.kernel_filter.clone(),
+        filtered_since: None,
         // Under --continue-on-error: checks after this are marked (what the unmodelled
         // call did is missing from the replay).
         after_unmodelled: crate::unmodelled::first_refused(&crate::unmodelled::calls(proc_)),

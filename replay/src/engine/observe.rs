@@ -110,6 +110,12 @@ impl Ctx<'_> {
         verdict: Option<Classified>,
     ) {
         let Some(v) = verdict else { return };
+        // After a launch --kernel-filter left out, a result may depend on it: skipped.
+        if self.filtered_since.is_some_and(|first| seq > first) {
+            self.counts.d2h_skipped += 1;
+            self.counts.d2h_after_filtered += 1;
+            return;
+        }
         if self.after_unmodelled.is_some_and(|first| seq > first)
             && matches!(
                 v,

@@ -6,6 +6,10 @@
 //! kernel node's function) is served from the replacement's module, loaded once per
 //! process. A replacement the archive never looked up is a failure: a misspelt name must
 //! not pass as "unchanged".
+//!
+//! `--kernel-filter PATTERN` (a glob on the mangled name) launches only the kernels that
+//! match; every D2H check after the first launch it leaves out is skipped, never passed
+//! (its result may depend on that kernel). Kernels inside a graph launch with their graph.
 
 use std::collections::HashMap;
 use std::os::raw::c_int;
@@ -70,6 +74,20 @@ impl Ctx<'_> {
         Ok(Some(m as u64))
     }
 
+    /// Whether `--kernel-filter` leaves out the launch at `seq` of kernel `name` (counted;
+    /// the D2H checks after the first one left out are skipped: `record_check`).
+    pub(super) fn filtered_out(&mut self, seq: u64, name: &str) -> bool {
+        let Some(pattern) = &self.kernel_filter else {
+            return false;
+        };
+        if glob(pattern, name) {
+            return false;
+        }
+        self.counts.kernels_filtered += 1;
+        self.filtered_since.get_or_insert(seq);
+        true
+    }
+
     /// Unloads the replacement modules (the end of the process's replay).
     pub(super) fn unload_replacements(&mut self) {
         let modules: Vec<u64> = self.replaced.modules.drain().map(|(_, m)| m).collect();
@@ -80,5 +98,43 @@ impl Ctx<'_> {
             };
             let _ = self.rt.call_ptr(unload, m);
         }
+    }
+}
+
+/// `*` any run of characters, `?` one; everything else itself.
+fn glob(pattern: &str, text: &str) -> bool {
+    let (p, t): (Vec<char>, Vec<char>) = (pattern.chars().collect(), text.chars().collect());
+    let (mut i, mut j, mut star, mut mark) = (0, 0, None, 0);
+    while j < t.len() {
+        if i < p.len() && (p[i] == '?' || p[i] == t[j]) {
+            i += 1;
+            j += 1;
+        } else if i < p.len() && p[i] == '*' {
+            star = Some(i);
+            mark = j;
+            i += 1;
+        } else if let Some(s) = star {
+            i = s + 1;
+            mark += 1;
+            j = mark;
+        } else {
+            return false;
+        }
+    }
+    p[i..].iter().all(|&c| c == '*')
+}
+
+#[cfg(test)]
+mod tests {
+    use super::glob;
+
+    #[test]
+    fn globs_match_whole_names() {
+        assert!(glob("_Z6affine*", "_Z6affinePiPKiiij"));
+        assert!(glob("*affine*", "affine"));
+        assert!(glob("a?fine", "affine"));
+        assert!(!glob("affine", "affine2"));
+        assert!(!glob("*scale", "scale_add"));
+        assert!(glob("*", ""));
     }
 }
