@@ -23,7 +23,7 @@ mod serve;
 pub use compare::{Bound, Comparison, ComparisonError, Element, MAX_ULPS, MAX_UNORDERED_ELEMENT};
 pub use exit::{ReplayExit, UnknownExitCode};
 pub use result::{
-    ByteRange, Counts, DeclaredMatch, Failure, FailureKind, Fault, KernelReplacement,
+    ByteRange, Counts, DeclaredMatch, Failure, FailureKind, Fault, KernelReplacement, KernelTime,
     ReplacedKernel, ReplayResult, UnmodelledCall, UnstableCheck, UnstableVerdict, Vendor, Verdict,
     UNSTABLE_RANGES_LISTED,
 };

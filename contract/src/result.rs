@@ -60,6 +60,19 @@ pub struct ReplayResult {
     /// is also a failure.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub replaced_kernels: Vec<ReplacedKernel>,
+    /// `--timing` (schema 1.4): the GPU time of each kernel and graph launched, by name,
+    /// longest total first; absent without the flag.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub kernel_times: Vec<KernelTime>,
+}
+
+/// The GPU time of one kernel's (or graph's) launches, from events around each.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct KernelTime {
+    pub name: String,
+    pub launches: u64,
+    pub total_us: u64,
+    pub max_us: u64,
 }
 
 /// A kernel name whose lookups a replacement code object served.
@@ -180,6 +193,7 @@ impl ReplayResult {
             comparison: None,
             declared_matches: Vec::new(),
             replaced_kernels: Vec::new(),
+            kernel_times: Vec::new(),
         }
     }
 }

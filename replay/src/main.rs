@@ -166,6 +166,12 @@ struct Cli {
     /// result may depend on that kernel). Kernels inside a graph launch with the graph.
     #[arg(long, value_name = "PATTERN")]
     kernel_filter: Option<String>,
+    /// Time each kernel and graph launch on the GPU (events recorded around it on its
+    /// stream): the summary lists GPU time per kernel (total, launches, longest; all in
+    /// --json as kernel_times) and stderr the GPU time against replay's, so a slow replay
+    /// splits into GPU and host time. Launches into a capturing stream are not timed.
+    #[arg(long)]
+    timing: bool,
 }
 
 /// A `--compare` value.
@@ -216,6 +222,7 @@ impl Cli {
             comparison: self.compare,
             replacements,
             kernel_filter: self.kernel_filter.clone(),
+            timing: self.timing,
         }
     }
 }

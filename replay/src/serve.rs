@@ -119,6 +119,7 @@ pub fn serve(vendor: &str) -> ReplayExit {
                 comparison: req.comparison,
                 replacements,
                 kernel_filter: None,
+                timing: false,
             };
             let code = replay_all(&job, &mut runtimes, &mut log, &mut err);
             let _ = log.write_all(&err);

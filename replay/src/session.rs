@@ -44,6 +44,8 @@ pub struct ReplayRequest {
     pub replacements: Vec<engine::Replacement>,
     /// `--kernel-filter`: launch only the kernels whose mangled name matches.
     pub kernel_filter: Option<String>,
+    /// `--timing`: the GPU time of each kernel and graph launch.
+    pub timing: bool,
 }
 
 /// Reads each `--replace-kernel` code object (a regular file, within `max_file_bytes`);
@@ -383,9 +385,12 @@ fn replay(
         comparison: req.comparison,
         replacements: req.replacements.clone(),
         kernel_filter: req.kernel_filter.clone(),
+        timing: req.timing,
     };
     let mut refused = None;
     let mut lookups: std::collections::HashMap<String, u64> = Default::default();
+    let mut timing_untimed = 0u64;
+    let began = std::time::Instant::now();
     result.stability_runs = req.stability_runs.max(1);
     result.comparison = req.comparison;
     for p in &archive.processes {
@@ -394,6 +399,10 @@ fn replay(
         result.failures.extend(r.failures);
         result.unstable.extend(r.unstable);
         result.declared_matches.extend(r.declared);
+        if let Some((times, untimed)) = r.times {
+            merge_times(&mut result.kernel_times, times);
+            timing_untimed += untimed;
+        }
         for (name, n) in r.replaced_lookups {
             *lookups.entry(name).or_default() += n;
         }
@@ -427,6 +436,18 @@ fn replay(
             });
         }
     }
+    if req.timing {
+        let gpu_us: u64 = result.kernel_times.iter().map(|k| k.total_us).sum();
+        let wall = began.elapsed();
+        let _ = writeln!(
+            err,
+            "hrr-replay: timing: {:.1} ms of GPU time in {} timed launch(es) ({} not timed: in a capturing stream), {:.1} ms of replay in all",
+            gpu_us as f64 / 1000.0,
+            result.kernel_times.iter().map(|k| k.launches).sum::<u64>(),
+            timing_untimed,
+            wall.as_secs_f64() * 1000.0
+        );
+    }
     result.fault = crate::fault::find(archive, vendor);
     let judged = verdict(&mut result);
     result.exit_code = crate::fault::judge(&mut result, judged, req.expect_fault);
@@ -437,6 +458,24 @@ fn replay(
     }
     result
 }
+
+/// Adds one process's per-name times to the archive's, longest total first.
+fn merge_times(into: &mut Vec<hrr_contract::KernelTime>, times: Vec<hrr_contract::KernelTime>) {
+    for t in times {
+        match into.iter_mut().find(|k| k.name == t.name) {
+            Some(k) => {
+                k.launches += t.launches;
+                k.total_us += t.total_us;
+                k.max_us = k.max_us.max(t.max_us);
+            }
+            None => into.push(t),
+        }
+    }
+    into.sort_by(|a, b| b.total_us.cmp(&a.total_us).then(a.name.cmp(&b.name)));
+}
+
+/// The most kernels the text summary's timing table lists.
+const SUMMARY_TIMES: usize = 30;
 
 /// The most failures the text summary lists.
 const SUMMARY_FAILURES: usize = 200;
@@ -468,6 +507,26 @@ fn print_summary(out: &mut dyn Write, r: &ReplayResult) -> std::io::Result<()> {
         "D2H checks       : {} pass, {} fail, {} skipped",
         c.d2h_pass, c.d2h_fail, c.d2h_skipped
     )?;
+    if !r.kernel_times.is_empty() {
+        writeln!(out, "GPU time (--timing): total, launches, longest, name")?;
+        for k in r.kernel_times.iter().take(SUMMARY_TIMES) {
+            writeln!(
+                out,
+                "  {:>10.3} ms {:>7} {:>10.3} ms  {}",
+                k.total_us as f64 / 1000.0,
+                k.launches,
+                k.max_us as f64 / 1000.0,
+                escape_controls(&k.name)
+            )?;
+        }
+        if r.kernel_times.len() > SUMMARY_TIMES {
+            writeln!(
+                out,
+                "  ... and {} more (all in --json)",
+                r.kernel_times.len() - SUMMARY_TIMES
+            )?;
+        }
+    }
     if c.kernels_filtered > 0 {
         writeln!(
             out,

@@ -387,6 +387,25 @@ fn a_kernel_filter_launches_only_matching_kernels_and_passes_nothing_after_one_l
     assert_eq!(r["counts"]["d2h_skipped"], 1, "{r}");
 }
 
+/// `--timing`: every launch timed by events around it, by name; the verdict unchanged.
+#[test]
+fn timing_reports_each_kernel_s_launches() {
+    let Some((code, r)) = replay_with(Variant::Whole, &["--timing"]) else {
+        return;
+    };
+    assert_eq!(code, Some(0), "{:?}", failures(&r));
+    let times = r["kernel_times"].as_array().unwrap();
+    assert_eq!(times.len(), 1, "{r}");
+    assert_eq!(times[0]["name"], "k");
+    assert_eq!(times[0]["launches"], 3);
+    assert!(times[0]["max_us"].as_u64().unwrap() <= times[0]["total_us"].as_u64().unwrap());
+    // Without the flag, nothing is timed.
+    let Some((_, r)) = replay(Variant::Whole) else {
+        return;
+    };
+    assert!(r.get("kernel_times").is_none(), "{r}");
+}
+
 #[test]
 fn a_launch_above_48_kib_fails_without_its_function_attribute() {
     let Some((code, r)) = replay(Variant::NoFuncAttribute) else {

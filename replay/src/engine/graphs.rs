@@ -248,8 +248,16 @@ impl Ctx<'_> {
         // int(graphExec, stream).
         let f: unsafe extern "C" fn(*mut c_void, *mut c_void) -> c_int =
             unsafe { std::mem::transmute(f) };
+        let timed = self.timing_start(stream)?;
         // SAFETY: an executable graph and a stream this replay created (or 0..2).
         let ret = unsafe { f(exec as usize as *mut c_void, stream as usize as *mut c_void) };
+        if ret == 0 {
+            self.timing_stop(
+                &format!("graph (launch at seq {})", ev.header.seq),
+                timed,
+                stream,
+            )?;
+        }
         let want = ev.header.ret;
         if ret == 0 && want != 0 && api::faults::is_sticky(want, self.rt.vendor) {
             // The launch returned a kernel fault at capture: it waited for its own kernels

@@ -446,6 +446,7 @@ impl Ctx<'_> {
         if self.filtered_out(ev.header.seq, &l.name) {
             return Ok(());
         }
+        let timed = self.timing_start(l.stream)?;
         let launch = match self.rt.vendor {
             Vendor::Cuda => "cuLaunchKernel",
             Vendor::Hip => "hipModuleLaunchKernel",
@@ -482,6 +483,9 @@ impl Ctx<'_> {
                 std::ptr::null_mut(),
             )
         };
+        if r == 0 {
+            self.timing_stop(&l.name, timed, l.stream)?;
+        }
         self.launch_outcome(ev, launch, l.name, r)
     }
 }

@@ -278,6 +278,7 @@ impl Ctx<'_> {
         if self.filtered_out(ev.header.seq, &l.name) {
             return Ok(());
         }
+        let timed = self.timing_start(l.stream)?;
         let (call, r) = match (id, self.rt.vendor) {
             (semantic::LAUNCH_COOPERATIVE, vendor) => {
                 let call = match vendor {
@@ -319,6 +320,9 @@ impl Ctx<'_> {
                 ))
             }
         };
+        if r == 0 {
+            self.timing_stop(&l.name, timed, l.stream)?;
+        }
         let kernel = if attrs.is_empty() {
             l.name.clone()
         } else {

@@ -25,6 +25,7 @@ mod outputs;
 mod recent_blobs;
 mod replace;
 mod textures;
+mod timing;
 mod vmm;
 
 use std::collections::HashMap;
@@ -59,6 +60,8 @@ pub struct Options {
     pub replacements: Vec<Replacement>,
     /// `--kernel-filter PATTERN`: launch only the kernels whose mangled name matches.
     pub kernel_filter: Option<String>,
+    /// `--timing`: events around each launch.
+    pub timing: bool,
 }
 
 /// The D2H checks made before `--divergence-abort` judges the share that failed.
@@ -147,6 +150,8 @@ struct Ctx<'a> {
     /// `Options::kernel_filter`, and the first launch it left out.
     kernel_filter: Option<String>,
     filtered_since: Option<u64>,
+    /// `--timing`'s events and totals (None: not timing).
+    timing: Option<timing::Timing>,
     /// The sequence id of the first unmodelled call the replay refused for (replayed on
     /// under --continue-on-error): checks of later calls are marked.
     after_unmodelled: Option<u64>,
@@ -537,6 +542,8 @@ pub struct ProcessReplay {
     pub declared: Vec<DeclaredMatch>,
     /// Lookups each replaced kernel's name served (`--replace-kernel`).
     pub replaced_lookups: HashMap<String, u64>,
+    /// `--timing`: per-name GPU times, and the launches not timed.
+    pub times: Option<(Vec<hrr_contract::KernelTime>, u64)>,
 }
 
 /// Replays one process: its counts and failures. With a `learner` this is one of
@@ -584,6 +591,7 @@ pub fn replay_process<'a>(
         replaced: replace::Replaced::default(),
         kernel_filter: opts.kernel_filter.clone(),
         filtered_since: None,
+        timing: opts.timing.then(timing::Timing::default),
         // Under --continue-on-error: checks after this are marked (what the unmodelled
         // call did is missing from the replay).
         after_unmodelled: crate::unmodelled::first_refused(&crate::unmodelled::calls(proc_)),
@@ -652,6 +660,7 @@ pub fn replay_process<'a>(
     }
     ctx.mark_after_unmodelled(failures);
     drop(drain);
+    let times = ctx.timing_finish().map(timing::Timing::report);
     let release = profile::span(Part::Release);
     ctx.unload_replacements();
     ctx.release_all();
@@ -663,6 +672,7 @@ pub fn replay_process<'a>(
         unstable: ctx.unstable,
         declared: ctx.declared,
         replaced_lookups: std::mem::take(&mut ctx.replaced.lookups),
+        times,
     }
 }
 
