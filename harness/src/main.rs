@@ -16,6 +16,7 @@ mod output;
 mod process;
 mod publish;
 mod repo;
+mod repocheck;
 mod runner;
 mod service;
 mod standin;
@@ -314,8 +315,25 @@ pub struct FetchArgs {
 pub enum WorkflowsCmd {
     /// Write the workflow files under .github/workflows and .github/actionlint.yaml.
     Generate,
-    /// Fail (exit 1) if the committed workflow files differ from what the matrix generates.
-    Check,
+    /// Fail (exit 1) if the committed workflow files differ from what the matrix
+    /// generates. With --repo, also check the repository's settings the workflows rely
+    /// on: the environment fork pull requests wait in exists with required reviewers (else
+    /// exit 1), and whether each family's runners are ephemeral.
+    Check(WorkflowsCheckArgs),
+}
+
+#[derive(Args)]
+pub struct WorkflowsCheckArgs {
+    /// OWNER/NAME: check this repository's settings through the GitHub API (token from
+    /// GITHUB_TOKEN or GH_TOKEN).
+    #[arg(long)]
+    pub repo: Option<String>,
+    /// The API's base URL (default: $GITHUB_API_URL, else https://api.github.com).
+    #[arg(long)]
+    pub api_url: Option<String>,
+    /// Seconds one network step may take.
+    #[arg(long, default_value_t = 30)]
+    pub timeout: u64,
 }
 
 fn main() -> ExitCode {

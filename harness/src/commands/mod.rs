@@ -368,7 +368,7 @@ pub fn workflows(matrix: Option<&Path>, cmd: &WorkflowsCmd) -> Res {
                     .map_err(|e| HarnessError::failed(format!("{}: {e}", path.display())))?;
                 crate::out!("wrote {}", path.display());
             }
-            WorkflowsCmd::Check => {
+            WorkflowsCmd::Check(_) => {
                 if std::fs::read_to_string(&path).ok().as_deref() != Some(text.as_str()) {
                     stale.push(rel.clone());
                 }
@@ -383,8 +383,65 @@ pub fn workflows(matrix: Option<&Path>, cmd: &WorkflowsCmd) -> Res {
         );
         return Ok(Exit::Unexpected);
     }
-    if matches!(cmd, WorkflowsCmd::Check) {
+    if let WorkflowsCmd::Check(args) = cmd {
         crate::out!("workflows up to date with {}", tree.matrix.display());
+        if let Some(repo) = &args.repo {
+            return check_repo(&m, repo, args);
+        }
     }
     Ok(Exit::Ok)
+}
+
+/// `workflows check --repo`: the repository settings the generated workflows rely on.
+fn check_repo(m: &hrr_matrix::Matrix, repo: &str, args: &crate::WorkflowsCheckArgs) -> Res {
+    let (owner, name) = repo
+        .split_once('/')
+        .filter(|(o, r)| !o.is_empty() && !r.is_empty() && !r.contains('/'))
+        .ok_or_else(|| HarnessError::usage(format!("--repo {repo}: expected OWNER/NAME")))?;
+    let token = ["GITHUB_TOKEN", "GH_TOKEN"]
+        .iter()
+        .find_map(|v| crate::process::secrets::secret(v))
+        .ok_or_else(|| {
+            HarnessError::usage(
+                "workflows check --repo: GITHUB_TOKEN is not set: reading the repository's environments needs a token (e.g. `GITHUB_TOKEN=$(gh auth token)`)",
+            )
+        })?;
+    let api_url = args
+        .api_url
+        .clone()
+        .or_else(|| {
+            std::env::var("GITHUB_API_URL")
+                .ok()
+                .filter(|u| !u.is_empty())
+        })
+        .unwrap_or_else(|| "https://api.github.com".into());
+    let families: Vec<(String, Vec<String>)> = m
+        .families
+        .iter()
+        .map(|f| (f.name.clone(), f.runner.clone()))
+        .collect();
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| HarnessError::failed(format!("workflows check: {e}")))?;
+    let timeout = std::time::Duration::from_secs(args.timeout.max(1));
+    let found = rt.block_on(async {
+        let gh = octocrab::Octocrab::builder()
+            .base_uri(api_url.as_str())
+            .map_err(|e| HarnessError::usage(format!("--api-url {api_url}: {e}")))?
+            .personal_token(token)
+            .build()
+            .map_err(|e| HarnessError::failed(format!("workflows check: {e}")))?;
+        crate::repocheck::check(&gh, owner, name, &families, timeout)
+            .await
+            .map_err(|e| HarnessError::failed(format!("workflows check --repo {repo}: {e}")))
+    })?;
+    for line in found.lines(repo) {
+        crate::out!("{line}");
+    }
+    Ok(if found.safe() {
+        Exit::Ok
+    } else {
+        Exit::Unexpected
+    })
 }
