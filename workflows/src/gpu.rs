@@ -114,7 +114,8 @@ fn tools_job(m: &Matrix) -> String {
     y.push_str(&steps::build_tools());
     let _ = write!(
         y,
-        r#"      - name: Restore the previous merged durations (balances the shards)
+        r#"      - name: Restore the previous merged durations (balances the shards; not for a fork's code)
+        if: {own}
         uses: {uses}
         with:
           path: hrr-merged/durations.json
@@ -125,6 +126,7 @@ fn tools_job(m: &Matrix) -> String {
         run: if [ -f hrr-merged/durations.json ]; then cp hrr-merged/durations.json hrr-tools/; fi
 "#,
         uses = crate::pins::CACHE.uses_sub("/restore"),
+        own = steps::OWN_CODE,
     );
     y.push_str(&steps::cargo_cache_save("tools"));
     y.push_str(&steps::upload("hrr-tools", "hrr-tools", 1, None));

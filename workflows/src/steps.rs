@@ -83,10 +83,16 @@ const CARGO_PATHS: &str = "          path: |
             target
 ";
 
-/// Restores the newest cargo cache of this job (any event).
+/// `if:` of a cache restore: the repository's own code only. A fork's pull request,
+/// run after approval under `pull_request_target`, runs in the base repository's cache
+/// scope; it gets no cache of main's (and no save step writes one: `cargo_cache_save`).
+pub const OWN_CODE: &str = "github.event_name != 'pull_request_target' || github.event.pull_request.head.repo.full_name == github.repository";
+
+/// Restores the newest cargo cache of this job (the repository's own code only).
 pub fn cargo_cache_restore(job: &str) -> String {
     format!(
-        "      - name: Restore the cargo cache
+        "      - name: Restore the cargo cache (not for a fork's code)
+        if: {OWN_CODE}
         uses: {uses}
         with:
 {CARGO_PATHS}          key: {key}-${{{{ github.sha }}}}

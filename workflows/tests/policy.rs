@@ -279,6 +279,17 @@ fn caches_are_written_only_by_main_and_concurrency_never_cancels_pushes() {
                     !s(&st["uses"]).starts_with("actions/cache@"),
                     "{p}: {id}: actions/cache saves on every event; use restore and save"
                 );
+                // A fork's pull request, run under pull_request_target after approval, is
+                // in the base repository's cache scope: it restores nothing of main's.
+                if s(&st["uses"]).starts_with("actions/cache/restore@")
+                    && triggers(&w).iter().any(|t| t == "pull_request_target")
+                {
+                    assert_eq!(
+                        s(&st["if"]),
+                        hrr_workflows::steps::OWN_CODE,
+                        "{p}: {id}: a cache restored for a fork's code"
+                    );
+                }
             }
         }
         let c = &w["concurrency"];
