@@ -176,7 +176,7 @@ fn compile_only_compiles_every_gpu_case_and_never_reports_a_pass() {
         ])
     );
     let json = std::fs::read_to_string(root.join("co/results.json")).unwrap();
-    assert!(json.contains("\"schema_version\": \"1.3\""), "{json}");
+    assert!(json.contains("\"schema_version\": \"1.4\""), "{json}");
     let junit = std::fs::read_to_string(root.join("co/junit.xml")).unwrap();
     assert!(junit.contains("type=\"compiled-not-run\""), "{junit}");
     let md = std::fs::read_to_string(root.join("co/summary.md")).unwrap();
@@ -441,7 +441,7 @@ fn rerun_failed_takes_only_the_unexpected_cases_of_an_earlier_run() {
     );
     // A newer major schema is refused, not misread.
     let newer = std::fs::read_to_string(&p).unwrap().replacen(
-        "\"schema_version\":\"1.3\"",
+        "\"schema_version\":\"1.4\"",
         "\"schema_version\":\"2.0\"",
         1,
     );

@@ -225,7 +225,7 @@ fn several_archives_give_one_result_each_in_order_and_the_worst_exit_code() {
     assert!(typed
         .iter()
         .all(|r| r.schema_version == hrr_contract::SchemaVersion::CURRENT));
-    assert_eq!(results[0]["schema_version"], "1.3", "{v}");
+    assert_eq!(results[0]["schema_version"], "1.4", "{v}");
     assert_eq!(typed[1].exit_code, hrr_contract::ReplayExit::Invalid);
     assert_eq!(typed[1].verdict, hrr_contract::Verdict::Fail);
     assert_eq!(results[1]["exit_code"], 2, "{v}");

@@ -103,7 +103,7 @@ fn bytes_that_differ_between_replays_are_excluded_and_listed_never_passed() {
     let (code, text, r) = replay(so, &root, &["--stability-runs", "3"], &vary);
     assert_eq!(code, 0, "{text}{r}");
     assert_eq!(r["verdict"], "PASS", "{r}");
-    assert_eq!(r["schema_version"], "1.3", "{r}");
+    assert_eq!(r["schema_version"], "1.4", "{r}");
     assert_eq!(r["stability_runs"], 3, "{r}");
     let c = &r["counts"];
     assert_eq!(

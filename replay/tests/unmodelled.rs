@@ -165,7 +165,7 @@ fn replay_refuses_naming_the_unmodelled_api_its_count_and_first_call() {
         !text.contains("cudaGetErrorString (libcudart.so.13): 5"),
         "exempt: {text}"
     );
-    assert_eq!(v["schema_version"], "1.3");
+    assert_eq!(v["schema_version"], "1.4");
     assert_eq!(v["verdict"], "FAIL");
     assert!(v["reason"].as_str().unwrap().contains(&named), "{v}");
     let f = v["failures"].as_array().unwrap();
