@@ -222,7 +222,8 @@ impl Ctx<'_> {
 
     pub(super) fn replay_graph_launch(&mut self, ev: &Event) -> EvResult {
         let p = Payload::parse(&ev.payload)?;
-        let exec = self.handle(p.handle(fid::HANDLE, "graph exec")?)?;
+        let captured_exec = p.handle(fid::HANDLE, "graph exec")?;
+        let exec = self.handle(captured_exec)?;
         let stream = self.handle(p.handle(fid::STREAM, "stream")?)?;
         for (seq, r) in node_blobs(&p, fid::GRAPH_INPUT)? {
             let b = self.launched_node(seq, &r)?;
@@ -252,8 +253,9 @@ impl Ctx<'_> {
         // SAFETY: an executable graph and a stream this replay created (or 0..2).
         let ret = unsafe { f(exec as usize as *mut c_void, stream as usize as *mut c_void) };
         if ret == 0 {
+            // Named by the executable graph, so its launches add up.
             self.timing_stop(
-                &format!("graph (launch at seq {})", ev.header.seq),
+                &format!("graph {captured_exec:#x} (captured executable graph)"),
                 timed,
                 stream,
             )?;
