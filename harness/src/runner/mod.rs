@@ -554,6 +554,7 @@ mod tests {
             binary: "/b/case".into(),
             module: None,
             library: None,
+            replacement: None,
             reused: false,
         };
         assert_eq!(
@@ -619,6 +620,7 @@ mod tests {
             binary: "/b/case".into(),
             module: None,
             library: None,
+            replacement: None,
             reused: false,
         };
         assert_eq!(
@@ -655,6 +657,7 @@ mod tests {
             binary: "/b/case".into(),
             module: None,
             library: None,
+            replacement: None,
             reused: true,
         };
         assert_eq!(
