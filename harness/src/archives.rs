@@ -107,7 +107,16 @@ fn fetch_into(
                 return Ok(dest);
             }
             (Err(_), Some(e)) if tried < TRIES && e.transient() => {
-                std::thread::sleep(Duration::from_secs(1 << (tried - 1)));
+                std::thread::sleep(e.backoff(tried));
+            }
+            (Err(_), Some(Step::RateLimited { status, wait })) => {
+                return Err(ArchiveFetchError::Download {
+                    url: url.into(),
+                    why: format!(
+                        "rate-limited (answer {status}); the server asks to wait {} s",
+                        wait.as_secs()
+                    ),
+                })
             }
             (Err(_), Some(Step::TimedOut)) => {
                 return Err(ArchiveFetchError::TimedOut {
@@ -138,19 +147,38 @@ fn fetch_into(
 enum Step {
     TimedOut,
     TooLarge,
-    Failed { why: String, transient: bool },
+    Failed {
+        why: String,
+        transient: bool,
+    },
+    /// A rate limit (429, or 403 with none left) asking to wait this long.
+    RateLimited {
+        status: u16,
+        wait: Duration,
+    },
 }
+
+/// The longest rate-limit wait honoured before giving up.
+const MAX_RATE_LIMIT_WAIT: Duration = Duration::from_secs(60);
 
 impl Step {
     fn transient(&self) -> bool {
-        matches!(
-            self,
+        match self {
             Step::TimedOut
-                | Step::Failed {
-                    transient: true,
-                    ..
-                }
-        )
+            | Step::Failed {
+                transient: true, ..
+            } => true,
+            Step::RateLimited { wait, .. } => *wait <= MAX_RATE_LIMIT_WAIT,
+            _ => false,
+        }
+    }
+
+    /// How long to wait before the next try after try `tried` failed so.
+    fn backoff(&self, tried: u32) -> Duration {
+        match self {
+            Step::RateLimited { wait, .. } => *wait,
+            _ => Duration::from_secs(1 << (tried - 1)),
+        }
     }
 }
 
@@ -160,6 +188,9 @@ impl std::fmt::Display for Step {
             Step::TimedOut => f.write_str("timed out"),
             Step::TooLarge => f.write_str("too large"),
             Step::Failed { why, .. } => f.write_str(why),
+            Step::RateLimited { status, wait } => {
+                write!(f, "rate-limited ({status}, wait {} s)", wait.as_secs())
+            }
         }
     }
 }
@@ -198,6 +229,10 @@ async fn download(
             Step::Failed { why, transient } => Step::Failed {
                 why: why.clone(),
                 transient: *transient,
+            },
+            Step::RateLimited { status, wait } => Step::RateLimited {
+                status: *status,
+                wait: *wait,
             },
         });
     }
@@ -250,6 +285,15 @@ async fn go(
             .map_err(failed)?;
     }
     let status = response.status();
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    if let Some(wait) = crate::fetch::rate_limit_wait(status.as_u16(), response.headers(), now) {
+        return Err(Step::RateLimited {
+            status: status.as_u16(),
+            wait,
+        });
+    }
     if !status.is_success() {
         return Err(Step::Failed {
             why: format!("the server answered {status}"),
@@ -325,6 +369,37 @@ mod tests {
         assert!(matches!(e, ArchiveFetchError::Mismatch { .. }), "{e}");
         assert!(e.to_string().contains(&want), "{e}");
         assert!(!cache.path().join(format!("{other}.hrrz")).exists());
+    }
+
+    #[test]
+    fn a_rate_limit_is_waited_out_as_the_server_asks() {
+        let (rt, s) = server();
+        let body = b"bytes".to_vec();
+        rt.block_on(async {
+            Mock::given(path("/limited.hrrz"))
+                .respond_with(ResponseTemplate::new(429).insert_header("retry-after", "1"))
+                .up_to_n_times(1)
+                .expect(1)
+                .mount(&s)
+                .await;
+            Mock::given(path("/limited.hrrz"))
+                .respond_with(ResponseTemplate::new(200).set_body_bytes(body.clone()))
+                .expect(1)
+                .mount(&s)
+                .await;
+        });
+        let cache = tempfile::tempdir().unwrap();
+        let start = std::time::Instant::now();
+        let got = fetch_into(
+            cache.path(),
+            &format!("{}/limited.hrrz", s.uri()),
+            &sha(&body),
+            Duration::from_secs(5),
+        )
+        .unwrap();
+        assert_eq!(std::fs::read(got).unwrap(), body);
+        assert!(start.elapsed() >= Duration::from_secs(1));
+        rt.block_on(s.verify());
     }
 
     #[test]

@@ -141,6 +141,14 @@ pub enum FetchError {
         after: Duration,
         tries: u32,
     },
+    /// GitHub's rate limit (429, or 403 with no requests left): `wait` is what its
+    /// `retry-after` or `x-ratelimit-reset` header asks for.
+    #[error("downloading artifact `{name}`: rate-limited by GitHub (answer {status}); it asks to wait {} s", wait.as_secs())]
+    RateLimited {
+        name: String,
+        status: u16,
+        wait: Duration,
+    },
     #[error("downloading artifact `{name}`: the redirect's Location is not a URL")]
     BadRedirect { name: String },
     #[error("downloading artifact `{name}`: more than {limit} bytes: refused")]
@@ -196,11 +204,37 @@ fn transient(e: &FetchError) -> bool {
     }
 }
 
+/// The longest rate-limit wait honoured before giving up (the error says how long GitHub
+/// asked for).
+const MAX_RATE_LIMIT_WAIT: Duration = Duration::from_secs(60);
+
+/// How long a rate-limited answer asks to wait: `retry-after` (seconds), else
+/// `x-ratelimit-reset` (a Unix time) when no request is left, else a minute; None when
+/// the answer is not a rate limit (pure, but for the clock `now_unix`).
+pub fn rate_limit_wait(status: u16, headers: &http::HeaderMap, now_unix: u64) -> Option<Duration> {
+    let header = |n: &str| headers.get(n).and_then(|v| v.to_str().ok()).map(str::trim);
+    let exhausted = header("x-ratelimit-remaining") == Some("0");
+    if !(status == 429 || (status == 403 && (exhausted || header("retry-after").is_some()))) {
+        return None;
+    }
+    if let Some(s) = header("retry-after").and_then(|v| v.parse::<u64>().ok()) {
+        return Some(Duration::from_secs(s));
+    }
+    if let Some(reset) = header("x-ratelimit-reset").and_then(|v| v.parse::<u64>().ok()) {
+        return Some(Duration::from_secs(reset.saturating_sub(now_unix)));
+    }
+    Some(Duration::from_secs(60))
+}
+
 /// After try number `tried` failed with `e`: how long to wait before the next (1 s, then
-/// 2 s) while `e` is transient and tries are left, else the error to give up with (a
-/// timeout says how many tries it took).
+/// 2 s; a rate limit: what GitHub asked for, up to `MAX_RATE_LIMIT_WAIT`) while `e` is
+/// transient and tries are left, else the error to give up with (a timeout says how many
+/// tries it took).
 fn next_try(e: FetchError, tried: u32) -> Result<Duration, FetchError> {
     match e {
+        FetchError::RateLimited { wait, .. } if tried < TRIES && wait <= MAX_RATE_LIMIT_WAIT => {
+            Ok(wait)
+        }
         e if tried < TRIES && transient(&e) => Ok(Duration::from_secs(1 << (tried - 1))),
         FetchError::TimedOut { what, after, .. } => Err(FetchError::TimedOut {
             what,
@@ -388,6 +422,16 @@ async fn download(
             })?;
         response = within(req, what, gh._get(location)).await?.map_err(err)?;
     }
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    if let Some(wait) = rate_limit_wait(response.status().as_u16(), response.headers(), now) {
+        return Err(FetchError::RateLimited {
+            name: a.name.clone(),
+            status: response.status().as_u16(),
+            wait,
+        });
+    }
     let response = within(req, what, octocrab::map_github_error(response))
         .await?
         .map_err(err)?;
@@ -521,6 +565,59 @@ pub fn unpack(zip: &Path, dir: &Path, limits: &Limits) -> Result<(usize, u64), U
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn rate_limits_are_read_from_githubs_headers() {
+        let h = |pairs: &[(&str, &str)]| {
+            let mut m = http::HeaderMap::new();
+            for (k, v) in pairs {
+                m.insert(
+                    http::header::HeaderName::from_bytes(k.as_bytes()).unwrap(),
+                    v.parse().unwrap(),
+                );
+            }
+            m
+        };
+        assert_eq!(rate_limit_wait(200, &h(&[]), 0), None);
+        assert_eq!(
+            rate_limit_wait(403, &h(&[]), 0),
+            None,
+            "a plain 403 is no rate limit"
+        );
+        assert_eq!(
+            rate_limit_wait(429, &h(&[("retry-after", "7")]), 0),
+            Some(Duration::from_secs(7))
+        );
+        assert_eq!(
+            rate_limit_wait(
+                403,
+                &h(&[
+                    ("x-ratelimit-remaining", "0"),
+                    ("x-ratelimit-reset", "1030")
+                ]),
+                1000
+            ),
+            Some(Duration::from_secs(30))
+        );
+        assert_eq!(
+            rate_limit_wait(429, &h(&[]), 0),
+            Some(Duration::from_secs(60))
+        );
+        // A limit far away is given up on, naming the wait.
+        let e = FetchError::RateLimited {
+            name: "a".into(),
+            status: 403,
+            wait: Duration::from_secs(3600),
+        };
+        let e = next_try(e, 1).unwrap_err();
+        assert!(e.to_string().contains("it asks to wait 3600 s"), "{e}");
+        let e = FetchError::RateLimited {
+            name: "a".into(),
+            status: 429,
+            wait: Duration::from_secs(2),
+        };
+        assert_eq!(next_try(e, 1).unwrap(), Duration::from_secs(2));
+    }
     use zip::write::SimpleFileOptions;
 
     fn zip_of(entries: &[(&str, &[u8])]) -> tempfile::NamedTempFile {
