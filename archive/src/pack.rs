@@ -76,19 +76,7 @@ pub struct Packed {
 
 /// Lowercase hex SHA-256 of a file's bytes, read in pieces (a `.hrrz` a matrix names).
 pub fn file_sha256(path: &Path) -> Result<String> {
-    let (mut f, _) = safefs::open_regular(path)?;
-    let mut h = Sha256::new();
-    let mut buf = vec![0u8; 1 << 20];
-    loop {
-        let n = f
-            .read(&mut buf)
-            .map_err(|e| ArchiveError::io(path, "read", e))?;
-        if n == 0 {
-            break;
-        }
-        h.update(&buf[..n]);
-    }
-    Ok(hex(&h.finalize()))
+    hash_file(path).map(|(_, h)| h)
 }
 
 fn hex(b: &[u8]) -> String {

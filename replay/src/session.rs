@@ -474,6 +474,14 @@ fn merge_times(into: &mut Vec<hrr_contract::KernelTime>, times: Vec<hrr_contract
     into.sort_by(|a, b| b.total_us.cmp(&a.total_us).then(a.name.cmp(&b.name)));
 }
 
+/// The line after a list cut at `shown` of `total` entries, if it was cut.
+fn and_more(out: &mut dyn Write, total: usize, shown: usize) -> std::io::Result<()> {
+    if total > shown {
+        writeln!(out, "  ... and {} more (all in --json)", total - shown)?;
+    }
+    Ok(())
+}
+
 /// The most kernels the text summary's timing table lists.
 const SUMMARY_TIMES: usize = 30;
 
@@ -519,13 +527,7 @@ fn print_summary(out: &mut dyn Write, r: &ReplayResult) -> std::io::Result<()> {
                 escape_controls(&k.name)
             )?;
         }
-        if r.kernel_times.len() > SUMMARY_TIMES {
-            writeln!(
-                out,
-                "  ... and {} more (all in --json)",
-                r.kernel_times.len() - SUMMARY_TIMES
-            )?;
-        }
+        and_more(out, r.kernel_times.len(), SUMMARY_TIMES)?;
     }
     if c.kernels_filtered > 0 {
         writeln!(
@@ -553,13 +555,7 @@ fn print_summary(out: &mut dyn Write, r: &ReplayResult) -> std::io::Result<()> {
         for d in r.declared_matches.iter().take(SUMMARY_FAILURES) {
             writeln!(out, "  {}", escape_controls(&d.describe(Some(cmp))))?;
         }
-        if r.declared_matches.len() > SUMMARY_FAILURES {
-            writeln!(
-                out,
-                "  ... and {} more (all in --json)",
-                r.declared_matches.len() - SUMMARY_FAILURES
-            )?;
-        }
+        and_more(out, r.declared_matches.len(), SUMMARY_FAILURES)?;
     }
     if r.stability_runs > 1 {
         writeln!(

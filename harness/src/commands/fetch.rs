@@ -95,23 +95,10 @@ pub fn fetch(matrix: Option<&Path>, args: &FetchArgs) -> Res {
         .split_once('/')
         .filter(|(o, r)| !o.is_empty() && !r.is_empty() && !r.contains('/'))
         .ok_or_else(|| HarnessError::usage(format!("--repo {}: expected OWNER/NAME", args.repo)))?;
-    let token = ["GITHUB_TOKEN", "GH_TOKEN"]
-        .iter()
-        .find_map(|v| crate::process::secrets::secret(v))
-        .ok_or_else(|| {
-            HarnessError::usage(
-                "report fetch: GITHUB_TOKEN is not set: downloading artifacts needs a token that may read the repository's actions (e.g. `GITHUB_TOKEN=$(gh auth token)`)",
-            )
-        })?;
-    let api_url = args
-        .api_url
-        .clone()
-        .or_else(|| {
-            std::env::var("GITHUB_API_URL")
-                .ok()
-                .filter(|u| !u.is_empty())
-        })
-        .unwrap_or_else(|| "https://api.github.com".into());
+    let token = super::github_token(
+        "report fetch: GITHUB_TOKEN is not set: downloading artifacts needs a token that may read the repository's actions (e.g. `GITHUB_TOKEN=$(gh auth token)`)",
+    )?;
+    let api_url = super::github_api_url(args.api_url.as_deref());
     let dest = args
         .output
         .clone()

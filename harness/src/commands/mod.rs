@@ -392,29 +392,36 @@ pub fn workflows(matrix: Option<&Path>, cmd: &WorkflowsCmd) -> Res {
     Ok(Exit::Ok)
 }
 
+/// The GitHub token from GITHUB_TOKEN or GH_TOKEN (read as a secret: never printed, never
+/// passed on), or a usage error saying `missing`.
+pub(crate) fn github_token(missing: &str) -> Result<String, HarnessError> {
+    ["GITHUB_TOKEN", "GH_TOKEN"]
+        .iter()
+        .find_map(|v| crate::process::secrets::secret(v))
+        .ok_or_else(|| HarnessError::usage(missing.to_string()))
+}
+
+/// The API's base URL: the flag's, else $GITHUB_API_URL, else github.com's.
+pub(crate) fn github_api_url(flag: Option<&str>) -> String {
+    flag.map(str::to_string)
+        .or_else(|| {
+            std::env::var("GITHUB_API_URL")
+                .ok()
+                .filter(|u| !u.is_empty())
+        })
+        .unwrap_or_else(|| "https://api.github.com".into())
+}
+
 /// `workflows check --repo`: the repository settings the generated workflows rely on.
 fn check_repo(m: &hrr_matrix::Matrix, repo: &str, args: &crate::WorkflowsCheckArgs) -> Res {
     let (owner, name) = repo
         .split_once('/')
         .filter(|(o, r)| !o.is_empty() && !r.is_empty() && !r.contains('/'))
         .ok_or_else(|| HarnessError::usage(format!("--repo {repo}: expected OWNER/NAME")))?;
-    let token = ["GITHUB_TOKEN", "GH_TOKEN"]
-        .iter()
-        .find_map(|v| crate::process::secrets::secret(v))
-        .ok_or_else(|| {
-            HarnessError::usage(
-                "workflows check --repo: GITHUB_TOKEN is not set: reading the repository's environments needs a token (e.g. `GITHUB_TOKEN=$(gh auth token)`)",
-            )
-        })?;
-    let api_url = args
-        .api_url
-        .clone()
-        .or_else(|| {
-            std::env::var("GITHUB_API_URL")
-                .ok()
-                .filter(|u| !u.is_empty())
-        })
-        .unwrap_or_else(|| "https://api.github.com".into());
+    let token = github_token(
+        "workflows check --repo: GITHUB_TOKEN is not set: reading the repository's environments needs a token (e.g. `GITHUB_TOKEN=$(gh auth token)`)",
+    )?;
+    let api_url = github_api_url(args.api_url.as_deref());
     let families: Vec<(String, Vec<String>)> = m
         .families
         .iter()
