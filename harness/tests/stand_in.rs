@@ -291,6 +291,18 @@ fn sm90_static_is_skipped_under_the_stand_in_never_passed() {
         if name == "archive_tools" {
             continue;
         }
+        // Archive cases build nothing: a stored archive replays as on sm90 (the stand-in
+        // one passes as stand-in, the others skip saying why).
+        if name.starts_with("stored_") {
+            assert!(
+                status == "stand-in"
+                    || (status == "skip"
+                        && (message.contains("captured on a")
+                            || message.contains("code objects are for"))),
+                "{name}: {status} {message}"
+            );
+            continue;
+        }
         assert_eq!(status, "skip", "{name}: {message}");
         assert!(
             message.contains("private export tables"),
