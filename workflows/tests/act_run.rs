@@ -365,6 +365,12 @@ fn gpu_workflow_runs_end_to_end_under_act_and_a_missing_shard_is_red() {
     }
     for family in ["sm90", "gfx90a"] {
         for (case, message) in skipped(merged, family) {
+            // A stored archive this run cannot reproduce says why itself (no rule).
+            if case.starts_with("stored_")
+                && (message.contains("captured ") || message.contains("code objects are for"))
+            {
+                continue;
+            }
             let reason = message.strip_prefix("unsupported: ").unwrap_or_default();
             assert!(
                 !reason.is_empty() && matrix_text().contains(reason),
