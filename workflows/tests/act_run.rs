@@ -378,8 +378,11 @@ fn gpu_workflow_runs_end_to_end_under_act_and_a_missing_shard_is_red() {
             );
         }
     }
+    // No rule skips a case of sm90; only stored archives it cannot reproduce skip.
     assert!(
-        skipped(merged, "sm90").is_empty(),
+        skipped(merged, "sm90")
+            .iter()
+            .all(|(case, _)| case.starts_with("stored_")),
         "sm90 has no rule that skips a case: {:?}",
         skipped(merged, "sm90")
     );
