@@ -397,12 +397,11 @@ pub fn peek(hrrz: &Path) -> Result<Peeked> {
         .iter()
         .take_while(|f| f.path == MANIFEST_FILE || f.path.ends_with(&format!("/{MANIFEST_FILE}")))
     {
-        let (name, len) =
-            read_header(hrrz, &mut z)?.ok_or_else(|| bad(format!("ends before {}", f.path)))?;
-        if name != f.path || len != f.bytes || len > MAX_MANIFEST_BYTES {
+        let (_, len) = next_listed(hrrz, &mut z, f)?;
+        if len > MAX_MANIFEST_BYTES {
             return Err(bad(format!(
-                "member {name:?} ({len} bytes) where the index lists {:?} ({} bytes)",
-                f.path, f.bytes
+                "{} is {len} bytes, more than a manifest",
+                f.path
             )));
         }
         let mut bytes = vec![0u8; len as usize];
@@ -444,14 +443,7 @@ pub fn code_object_targets(
     let index = read_index(hrrz, &mut z)?;
     let mut targets = std::collections::BTreeSet::new();
     for f in &index.files {
-        let (name, len) =
-            read_header(hrrz, &mut z)?.ok_or_else(|| bad(format!("ends before {}", f.path)))?;
-        if name != f.path || len != f.bytes {
-            return Err(bad(format!(
-                "member {name:?} ({len} bytes) where the index lists {:?} ({} bytes)",
-                f.path, f.bytes
-            )));
-        }
+        let (name, len) = next_listed(hrrz, &mut z, f)?;
         let code = name
             .rsplit_once(&format!("/{CODE_OBJECTS_DIR}/"))
             .and_then(|(_, n)| n.strip_suffix(".co"))
@@ -492,6 +484,20 @@ fn read_header(hrrz: &Path, z: &mut impl Read) -> Result<Option<(String, u64)>> 
     parse_header(&block)
         .map(Some)
         .map_err(|w| ArchiveError::invalid(hrrz, w))
+}
+
+/// Reads the next member's header, which must be the file `f` the index lists next.
+fn next_listed(hrrz: &Path, z: &mut impl Read, f: &IndexedFile) -> Result<(String, u64)> {
+    let bad = |what: String| ArchiveError::invalid(hrrz, what);
+    let (name, len) =
+        read_header(hrrz, z)?.ok_or_else(|| bad(format!("ends before {}", f.path)))?;
+    if name != f.path || len != f.bytes {
+        return Err(bad(format!(
+            "member {name:?} ({len} bytes) where the index lists {:?} ({} bytes)",
+            f.path, f.bytes
+        )));
+    }
+    Ok((name, len))
 }
 
 /// Reads and checks the index, the first member.
@@ -611,14 +617,7 @@ fn unpack_into(hrrz: &Path, out: &Path, limits: Limits) -> Result<Unpacked> {
     }
     let mut buf = vec![0u8; 1 << 20];
     for f in &index.files {
-        let (name, len) =
-            read_header(hrrz, &mut z)?.ok_or_else(|| bad(format!("ends before {}", f.path)))?;
-        if name != f.path || len != f.bytes {
-            return Err(bad(format!(
-                "member {name:?} ({len} bytes) where the index lists {:?} ({} bytes)",
-                f.path, f.bytes
-            )));
-        }
+        let (_, len) = next_listed(hrrz, &mut z, f)?;
         let dest = out.join(&f.path);
         if let Some(parent) = dest.parent() {
             safefs::ensure_dir(parent)?;
