@@ -131,6 +131,45 @@ pub const EXEMPT: &[Exemption] = &[
         ],
     },
     Exemption {
+        reason: "graph node parameter queries: they read what a node holds and change nothing; the addresses they hand back are the program's own allocations or the graph's, which replay translates wherever a later recorded call passes them, and the host pointers (a kernel's argument array, a host node's function) are the program's",
+        symbols: &[
+            "cudaGraphKernelNodeGetParams", "cudaGraphMemcpyNodeGetParams",
+            "cudaGraphMemsetNodeGetParams", "cudaGraphHostNodeGetParams",
+            "cudaGraphMemAllocNodeGetParams", "cudaGraphMemFreeNodeGetParams",
+            "cudaGraphExternalSemaphoresSignalNodeGetParams",
+            "cudaGraphExternalSemaphoresWaitNodeGetParams", "cudaGraphNodeGetParams",
+            "cuGraphKernelNodeGetParams_v2", "cuGraphMemcpyNodeGetParams",
+            "cuGraphMemsetNodeGetParams", "cuGraphHostNodeGetParams",
+            "cuGraphMemAllocNodeGetParams", "cuGraphMemFreeNodeGetParams",
+            "cuGraphExternalSemaphoresSignalNodeGetParams",
+            "cuGraphExternalSemaphoresWaitNodeGetParams", "cuGraphBatchMemOpNodeGetParams",
+            "hipGraphKernelNodeGetParams", "hipGraphMemcpyNodeGetParams",
+            "hipGraphMemsetNodeGetParams", "hipGraphHostNodeGetParams",
+            "hipGraphMemAllocNodeGetParams", "hipGraphMemFreeNodeGetParams",
+            "hipGraphExternalSemaphoresSignalNodeGetParams",
+            "hipGraphExternalSemaphoresWaitNodeGetParams",
+        ],
+    },
+    Exemption {
+        reason: "the event of an event record or wait node: the handle the program passed when it made the node, which replay already maps",
+        symbols: &[
+            "cudaGraphEventRecordNodeGetEvent", "cudaGraphEventWaitNodeGetEvent",
+            "cuGraphEventRecordNodeGetEvent", "cuGraphEventWaitNodeGetEvent",
+            "hipGraphEventRecordNodeGetEvent", "hipGraphEventWaitNodeGetEvent",
+        ],
+    },
+    Exemption {
+        reason: "user objects: reference counts that decide when the program's own host destructor runs; a destructor may make no CUDA call (CUDA's rule), so nothing replay runs depends on them",
+        symbols: &[
+            "cudaUserObjectCreate", "cudaUserObjectRetain", "cudaUserObjectRelease",
+            "cudaGraphRetainUserObject", "cudaGraphReleaseUserObject",
+            "cuUserObjectCreate", "cuUserObjectRetain", "cuUserObjectRelease",
+            "cuGraphRetainUserObject", "cuGraphReleaseUserObject",
+            "hipUserObjectCreate", "hipUserObjectRetain", "hipUserObjectRelease",
+            "hipGraphRetainUserObject", "hipGraphReleaseUserObject",
+        ],
+    },
+    Exemption {
         reason: "diagnostics: a graph written as a DOT file, the driver's log read or dumped, a callback told of its messages or of a resource budget change (host work only, no GPU state)",
         symbols: &[
             "cudaGraphDebugDotPrint", "cudaLogsCurrent", "cudaLogsDumpToFile", "cudaLogsDumpToMemory",

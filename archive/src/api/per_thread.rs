@@ -42,7 +42,9 @@ pub const TABLE_ALIASES: &[(&str, u16)] = &[
     ("cudaMemcpy2DFromArray_ptds", id::Memcpy2DFromArray),
     ("cudaMemcpy2DToArrayAsync_ptsz", id::Memcpy2DToArrayAsync),
     ("cudaMemcpy2DToArray_ptds", id::Memcpy2DToArray),
+    ("cudaMemcpyFromArrayAsync_ptsz", id::MemcpyFromArrayAsync),
     ("cudaMemcpyFromArray_ptds", id::MemcpyFromArray),
+    ("cudaMemcpyToArrayAsync_ptsz", id::MemcpyToArrayAsync),
     ("cudaMemcpyToArray_ptds", id::MemcpyToArray),
     ("cudaStreamAttachMemAsync_ptsz", id::StreamAttachMemAsync),
     (

@@ -10,6 +10,14 @@
 // program's is answered relative to this library (a measuring tool may live with that;
 // capture's trampolines do not: see capture/src/lookup.rs).
 //
+// With HRR_TRACE_SHADOW=safe or =all (x86_64), each export table is handed out as a copy
+// whose entries that point into libcuda's code go through a counting trampoline, and
+// every entry's call count is written at exit ("entry UUID[INDEX] calls N"): which private
+// entries a program calls, and how often. `safe` leaves the runtime's interface table
+// (6bd5fb6c...) and the integrity-check table (d4082055...) as the driver gave them (their
+// addresses are hashed by the runtime's integrity check); `all` copies every table, to
+// measure what that does to a program.
+//
 //   gcc -shared -fPIC -O2 -o libtrace_lookups.so trace_lookups.c -ldl
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -164,6 +172,125 @@ static int gpa1_wrap(const char *sym, void **pfn, int ver, uint64_t flags) {
     return r;
 }
 
+#if defined(__x86_64__)
+// Counting trampolines: stub I loads I and jumps to the common part, which keeps every
+// argument register, asks tl_enter for entry I's real function (counting the call), and
+// jumps there with the stack as the caller left it.
+#define MAX_SLOTS 2048
+struct slot { const void *real; unsigned char uuid[16]; int index; unsigned long calls; };
+static struct slot slots[MAX_SLOTS];
+static int nslots;
+__attribute__((used, visibility("hidden"))) const void *tl_enter(unsigned i) {
+    __atomic_fetch_add(&slots[i].calls, 1, __ATOMIC_RELAXED);
+    return slots[i].real;
+}
+extern char tl_stubs[] __attribute__((visibility("hidden")));
+__asm__(".text\n.p2align 4\n.globl tl_stubs\n.hidden tl_stubs\ntl_stubs:\n"
+        ".set tl_i, 0\n.rept 2048\n.p2align 4\nmovl $tl_i, %r11d\njmp tl_common\n"
+        ".set tl_i, tl_i+1\n.endr\n"
+        "tl_common:\n"
+        "push %rdi\npush %rsi\npush %rdx\npush %rcx\npush %r8\npush %r9\npush %rax\n"
+        "sub $128, %rsp\n"
+        "movdqu %xmm0, 0(%rsp)\nmovdqu %xmm1, 16(%rsp)\nmovdqu %xmm2, 32(%rsp)\n"
+        "movdqu %xmm3, 48(%rsp)\nmovdqu %xmm4, 64(%rsp)\nmovdqu %xmm5, 80(%rsp)\n"
+        "movdqu %xmm6, 96(%rsp)\nmovdqu %xmm7, 112(%rsp)\n"
+        "mov %r11d, %edi\ncall tl_enter\nmov %rax, %r11\n"
+        "movdqu 0(%rsp), %xmm0\nmovdqu 16(%rsp), %xmm1\nmovdqu 32(%rsp), %xmm2\n"
+        "movdqu 48(%rsp), %xmm3\nmovdqu 64(%rsp), %xmm4\nmovdqu 80(%rsp), %xmm5\n"
+        "movdqu 96(%rsp), %xmm6\nmovdqu 112(%rsp), %xmm7\n"
+        "add $128, %rsp\n"
+        "pop %rax\npop %r9\npop %r8\npop %rcx\npop %rdx\npop %rsi\npop %rdi\n"
+        "jmp *%r11\n");
+
+struct text { uintptr_t lo[8], hi[8]; int n; };
+static int find_cuda_text(struct dl_phdr_info *info, size_t size, void *data) {
+    (void)size;
+    struct text *t = data;
+    if (!strstr(info->dlpi_name, "libcuda.so")) return 0;
+    for (int i = 0; i < info->dlpi_phnum && t->n < 8; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        if (ph->p_type == PT_LOAD && (ph->p_flags & PF_X)) {
+            t->lo[t->n] = info->dlpi_addr + ph->p_vaddr;
+            t->hi[t->n] = t->lo[t->n] + ph->p_memsz;
+            t->n++;
+        }
+    }
+    return 1;
+}
+static int in_cuda_text(const void *p) {
+    static struct text t;
+    if (!t.n) dl_iterate_phdr(find_cuda_text, &t);
+    for (int i = 0; i < t.n; i++)
+        if ((uintptr_t)p >= t.lo[i] && (uintptr_t)p < t.hi[i]) return 1;
+    return 0;
+}
+
+// The words of a table: its first word when that is a byte size, else the longest run of
+// code pointers from the start (tables without a size word start with functions).
+static size_t table_words(const void *const *t) {
+    size_t first = (size_t)t[0];
+    if (first >= 8 && first <= 4096 && first % 8 == 0) return first / 8;
+    size_t n = 0;
+    while (n < 64 && in_cuda_text(t[n])) n++;
+    return n;
+}
+
+struct shadow { unsigned char uuid[16]; const void *real_table; const void **copy; };
+static struct shadow shadows[64];
+static int nshadows;
+static pthread_mutex_t shadow_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static const void *shadow_of(const void *table, const unsigned char *uuid, const char *hex) {
+    const char *mode = getenv("HRR_TRACE_SHADOW");
+    if (!mode || !table) return table;
+    if (strcmp(mode, "all") != 0 &&
+        (!strncmp(hex, "6bd5fb6c", 8) || !strncmp(hex, "d4082055", 8)))
+        return table;
+    pthread_mutex_lock(&shadow_lock);
+    for (int i = 0; i < nshadows; i++)
+        if (shadows[i].real_table == table) {
+            pthread_mutex_unlock(&shadow_lock);
+            return shadows[i].copy;
+        }
+    const void *const *t = table;
+    size_t n = table_words(t);
+    const void **copy = calloc(n ? n : 1, sizeof *copy);
+    for (size_t k = 0; k < n; k++) {
+        copy[k] = t[k];
+        if (in_cuda_text(t[k]) && nslots < MAX_SLOTS) {
+            struct slot *s = &slots[nslots];
+            s->real = t[k];
+            memcpy(s->uuid, uuid, 16);
+            s->index = (int)k;
+            copy[k] = tl_stubs + 16 * nslots;
+            nslots++;
+        }
+    }
+    if (nshadows < 64) {
+        memcpy(shadows[nshadows].uuid, uuid, 16);
+        shadows[nshadows].real_table = table;
+        shadows[nshadows].copy = copy;
+        nshadows++;
+    }
+    pthread_mutex_unlock(&shadow_lock);
+    logf_("shadow %s words=%zu\n", hex, n);
+    return copy;
+}
+
+__attribute__((destructor)) static void report_entries(void) {
+    for (int i = 0; i < nslots; i++) {
+        char hex[33];
+        for (int k = 0; k < 16; k++) sprintf(hex + 2 * k, "%02x", slots[i].uuid[k]);
+        logf_("entry %.8s[%d] calls %lu\n", hex, slots[i].index, slots[i].calls);
+    }
+}
+#else
+static const void *shadow_of(const void *table, const unsigned char *uuid, const char *hex) {
+    (void)uuid; (void)hex;
+    return table;
+}
+#endif
+
 static int export_wrap(const void **table, const unsigned char *uuid) {
     int r = real_export(table, uuid);
     char hex[33];
@@ -171,6 +298,7 @@ static int export_wrap(const void **table, const unsigned char *uuid) {
     size_t words = (r == 0 && table && *table) ? *(const size_t *)*table : 0;
     logf_("export %s ret=%d first-word=%zu [%s]\n", hex, r, words,
           who(__builtin_return_address(0)));
+    if (r == 0 && table) *table = shadow_of(*table, uuid, hex);
     return r;
 }
 
