@@ -511,6 +511,8 @@ macro_rules! hrr_api_table {
             (502, CtxEnablePeerAccess, cuCtxEnablePeerAccess, hipCtxEnablePeerAccess, Exact; peer: *mut ::std::os::raw::c_void => Context, flags: ::std::os::raw::c_uint => Value),
             (503, CtxDisablePeerAccess, cuCtxDisablePeerAccess, hipCtxDisablePeerAccess, Exact; peer: *mut ::std::os::raw::c_void => Context),
             (504, FlushGPUDirectRDMAWrites, cuFlushGPUDirectRDMAWrites, none, Exact; target: ::std::os::raw::c_int => Value, scope: ::std::os::raw::c_int => Value),
+            (505, EventRecordWithFlags, cudaEventRecordWithFlags, hipEventRecordWithFlags, Exact; event: *mut ::std::os::raw::c_void => Event, stream: *mut ::std::os::raw::c_void => Stream, flags: ::std::os::raw::c_uint => Value),
+            (506, DrvEventRecordWithFlags, cuEventRecordWithFlags, none, Exact; event: *mut ::std::os::raw::c_void => Event, stream: *mut ::std::os::raw::c_void => Stream, flags: ::std::os::raw::c_uint => Value),
             (46, EventDestroy, cudaEventDestroy, hipEventDestroy, Exact; event: *mut ::std::os::raw::c_void => Event),
             // The driver API (ids 200-299): the cuda column is the exact symbol libcuda.so.1
             // exports and CUDA 13's cuda.h binds a program's call to; replay calls these

@@ -215,115 +215,250 @@ type LibraryLoadFn = unsafe extern "C" fn(
     c_uint,
 ) -> c_int;
 
-/// # Safety
-/// Called by the program in place of the driver's function.
-#[no_mangle]
-#[allow(clippy::too_many_arguments)]
-pub unsafe extern "C" fn cuLibraryLoadData(
-    library: *mut *mut c_void,
-    code: *const c_void,
-    jit_options: *mut c_void,
-    jit_values: *mut *mut c_void,
-    n_jit: c_uint,
-    lib_options: *mut c_void,
-    lib_values: *mut *mut c_void,
-    n_lib: c_uint,
-) -> c_int {
-    let Some(f) = real!(cuLibraryLoadData: LibraryLoadFn).for_shim() else {
-        return NO_REAL_FUNCTION;
-    };
-    // SAFETY: the program's own arguments.
-    let ret = unsafe {
-        f(
-            library,
-            code,
-            jit_options,
-            jit_values,
-            n_jit,
-            lib_options,
-            lib_values,
-            n_lib,
-        )
-    };
-    // SAFETY: the image the driver has just read in full.
-    let image = unsafe { crate::modules::module_image(code) };
-    record_module_image(
-        Vendor::Cuda,
-        library,
-        image.map(Ok),
-        ret,
-        "cuLibraryLoadData",
-    );
-    ret
-}
+/// The bodies of the library API, shared by the driver's functions (`cuLibrary*`) and the
+/// runtime's (`cudaLibrary*`, same C types: `cudaLibrary_t` is a `CUlibrary`, a
+/// `cudaKernel_t` a `CUkernel`). The shared runtime's own driver calls inside its
+/// `cudaLibrary*` are its implementation (never recorded: `lookup`), so each load is
+/// recorded once, at whichever function the program called.
+mod library {
+    use super::*;
 
-/// # Safety
-/// Called by the program in place of the driver's function.
-#[no_mangle]
-#[allow(clippy::too_many_arguments)]
-pub unsafe extern "C" fn cuLibraryLoadFromFile(
-    library: *mut *mut c_void,
-    file: *const c_char,
-    jit_options: *mut c_void,
-    jit_values: *mut *mut c_void,
-    n_jit: c_uint,
-    lib_options: *mut c_void,
-    lib_values: *mut *mut c_void,
-    n_lib: c_uint,
-) -> c_int {
-    let Some(f) = real!(cuLibraryLoadFromFile: LibraryLoadFn).for_shim() else {
-        return NO_REAL_FUNCTION;
-    };
-    // SAFETY: the program's own arguments.
-    let ret = unsafe {
-        f(
-            library,
-            file.cast(),
-            jit_options,
-            jit_values,
-            n_jit,
-            lib_options,
-            lib_values,
-            n_lib,
-        )
-    };
-    record_file_load(Vendor::Cuda, library, file, ret, "cuLibraryLoadFromFile");
-    ret
-}
-
-/// # Safety
-/// Called by the program in place of the driver's function.
-#[no_mangle]
-pub unsafe extern "C" fn cuLibraryGetKernel(
-    kernel: *mut *mut c_void,
-    library: *mut c_void,
-    name: *const c_char,
-) -> c_int {
-    // CUresult cuLibraryGetKernel(CUkernel*, CUlibrary, const char*).
-    let real = real!(cuLibraryGetKernel: unsafe extern "C" fn(*mut *mut c_void, *mut c_void, *const c_char) -> c_int);
-    let Some(f) = real.for_shim() else {
-        return NO_REAL_FUNCTION;
-    };
-    // SAFETY: the program's own arguments.
-    let ret = unsafe { f(kernel, library, name) };
-    record_get_function(
-        Vendor::Cuda,
-        kernel,
-        library,
-        name,
-        ret,
-        "cuLibraryGetKernel",
-    );
-    // A CUkernel passed to cuLaunchKernel: its layout is the kernel's, asked now.
-    // SAFETY: the program's out pointer, written on success.
-    let k = unsafe { stored_handle(ret, kernel) };
-    if let (Some(cap), true) = (state::current(), k != 0) {
-        guarded("cuLibraryGetKernel", || {
-            cuda_param_layout(&cap.kernels, k, CudaHandle::Kernel)
-        });
+    /// A load of `code` (an image in memory) into `*library`.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) unsafe fn load_data(
+        api: &'static str,
+        f: LibraryLoadFn,
+        library: *mut *mut c_void,
+        code: *const c_void,
+        jit_options: *mut c_void,
+        jit_values: *mut *mut c_void,
+        n_jit: c_uint,
+        lib_options: *mut c_void,
+        lib_values: *mut *mut c_void,
+        n_lib: c_uint,
+    ) -> c_int {
+        // SAFETY: the program's own arguments.
+        let ret = unsafe {
+            f(
+                library,
+                code,
+                jit_options,
+                jit_values,
+                n_jit,
+                lib_options,
+                lib_values,
+                n_lib,
+            )
+        };
+        // SAFETY: the image the driver has just read in full.
+        let image = unsafe { crate::modules::module_image(code) };
+        record_module_image(Vendor::Cuda, library, image.map(Ok), ret, api);
+        ret
     }
-    ret
+
+    /// A load of the file `file` into `*library`.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) unsafe fn load_file(
+        api: &'static str,
+        f: LibraryLoadFn,
+        library: *mut *mut c_void,
+        file: *const c_char,
+        jit_options: *mut c_void,
+        jit_values: *mut *mut c_void,
+        n_jit: c_uint,
+        lib_options: *mut c_void,
+        lib_values: *mut *mut c_void,
+        n_lib: c_uint,
+    ) -> c_int {
+        // SAFETY: the program's own arguments.
+        let ret = unsafe {
+            f(
+                library,
+                file.cast(),
+                jit_options,
+                jit_values,
+                n_jit,
+                lib_options,
+                lib_values,
+                n_lib,
+            )
+        };
+        record_file_load(Vendor::Cuda, library, file, ret, api);
+        ret
+    }
+
+    /// `CUresult (CUkernel*, CUlibrary, const char*)`.
+    pub(super) type GetKernelFn =
+        unsafe extern "C" fn(*mut *mut c_void, *mut c_void, *const c_char) -> c_int;
+
+    /// The kernel `name` of a library, into `*kernel`.
+    pub(super) unsafe fn get_kernel(
+        api: &'static str,
+        f: GetKernelFn,
+        kernel: *mut *mut c_void,
+        library: *mut c_void,
+        name: *const c_char,
+    ) -> c_int {
+        // SAFETY: the program's own arguments.
+        let ret = unsafe { f(kernel, library, name) };
+        record_get_function(Vendor::Cuda, kernel, library, name, ret, api);
+        // A CUkernel passed to cuLaunchKernel: its layout is the kernel's, asked now.
+        // SAFETY: the program's out pointer, written on success.
+        let k = unsafe { stored_handle(ret, kernel) };
+        if let (Some(cap), true) = (state::current(), k != 0) {
+            guarded(api, || {
+                cuda_param_layout(&cap.kernels, k, CudaHandle::Kernel)
+            });
+        }
+        ret
+    }
+
+    /// The global `name` of a library: its address and size.
+    pub(super) unsafe fn get_global(
+        api: &'static str,
+        f: GetGlobalFn,
+        dptr: *mut u64,
+        bytes: *mut usize,
+        library: *mut c_void,
+        name: *const c_char,
+    ) -> c_int {
+        // SAFETY: the program's own arguments.
+        let ret = unsafe { f(dptr, bytes, library, name) };
+        if ret == 0 {
+            record_global(Vendor::Cuda, f, library, name, api);
+        }
+        ret
+    }
+
+    /// A library unloaded.
+    pub(super) unsafe fn unload(
+        api: &'static str,
+        f: unsafe extern "C" fn(*mut c_void) -> c_int,
+        library: *mut c_void,
+    ) -> c_int {
+        // SAFETY: the program's own argument.
+        let ret = unsafe { f(library) };
+        record_unload(Vendor::Cuda, library, ret, api);
+        ret
+    }
 }
+
+/// One exported function per library call and API (driver, runtime), each finding its
+/// own real function and running the shared body.
+macro_rules! library_shims {
+    ($load_data:ident, $load_file:ident, $get_kernel:ident, $get_global:ident, $unload:ident) => {
+        /// # Safety
+        /// Called by the program in place of the library function of the same name.
+        #[no_mangle]
+        #[allow(clippy::too_many_arguments)]
+        pub unsafe extern "C" fn $load_data(
+            library: *mut *mut c_void,
+            code: *const c_void,
+            jit_options: *mut c_void,
+            jit_values: *mut *mut c_void,
+            n_jit: c_uint,
+            lib_options: *mut c_void,
+            lib_values: *mut *mut c_void,
+            n_lib: c_uint,
+        ) -> c_int {
+            let Some(f) = real!($load_data: LibraryLoadFn).for_shim() else {
+                return NO_REAL_FUNCTION;
+            };
+            // SAFETY: the program's own arguments.
+            unsafe {
+                library::load_data(
+                    stringify!($load_data), f, library, code, jit_options, jit_values, n_jit,
+                    lib_options, lib_values, n_lib,
+                )
+            }
+        }
+
+        /// # Safety
+        /// Called by the program in place of the library function of the same name.
+        #[no_mangle]
+        #[allow(clippy::too_many_arguments)]
+        pub unsafe extern "C" fn $load_file(
+            library: *mut *mut c_void,
+            file: *const c_char,
+            jit_options: *mut c_void,
+            jit_values: *mut *mut c_void,
+            n_jit: c_uint,
+            lib_options: *mut c_void,
+            lib_values: *mut *mut c_void,
+            n_lib: c_uint,
+        ) -> c_int {
+            let Some(f) = real!($load_file: LibraryLoadFn).for_shim() else {
+                return NO_REAL_FUNCTION;
+            };
+            // SAFETY: the program's own arguments.
+            unsafe {
+                library::load_file(
+                    stringify!($load_file), f, library, file, jit_options, jit_values, n_jit,
+                    lib_options, lib_values, n_lib,
+                )
+            }
+        }
+
+        /// # Safety
+        /// Called by the program in place of the library function of the same name.
+        #[no_mangle]
+        pub unsafe extern "C" fn $get_kernel(
+            kernel: *mut *mut c_void,
+            library: *mut c_void,
+            name: *const c_char,
+        ) -> c_int {
+            let Some(f) = real!($get_kernel: library::GetKernelFn).for_shim() else {
+                return NO_REAL_FUNCTION;
+            };
+            // SAFETY: the program's own arguments.
+            unsafe { library::get_kernel(stringify!($get_kernel), f, kernel, library, name) }
+        }
+
+        /// # Safety
+        /// Called by the program in place of the library function of the same name.
+        #[no_mangle]
+        pub unsafe extern "C" fn $get_global(
+            dptr: *mut u64,
+            bytes: *mut usize,
+            library: *mut c_void,
+            name: *const c_char,
+        ) -> c_int {
+            let Some(f) = real!($get_global: GetGlobalFn).for_shim() else {
+                return NO_REAL_FUNCTION;
+            };
+            // SAFETY: the program's own arguments.
+            unsafe { library::get_global(stringify!($get_global), f, dptr, bytes, library, name) }
+        }
+
+        /// # Safety
+        /// Called by the program in place of the library function of the same name.
+        #[no_mangle]
+        pub unsafe extern "C" fn $unload(library: *mut c_void) -> c_int {
+            let Some(f) =
+                real!($unload: unsafe extern "C" fn(*mut c_void) -> c_int).for_shim()
+            else {
+                return NO_REAL_FUNCTION;
+            };
+            // SAFETY: the program's own argument.
+            unsafe { library::unload(stringify!($unload), f, library) }
+        }
+    };
+}
+
+library_shims!(
+    cuLibraryLoadData,
+    cuLibraryLoadFromFile,
+    cuLibraryGetKernel,
+    cuLibraryGetGlobal,
+    cuLibraryUnload
+);
+library_shims!(
+    cudaLibraryLoadData,
+    cudaLibraryLoadFromFile,
+    cudaLibraryGetKernel,
+    cudaLibraryGetGlobal,
+    cudaLibraryUnload
+);
 
 /// # Safety
 /// Called by the program in place of the driver's function.
@@ -361,40 +496,6 @@ pub unsafe extern "C" fn cuKernelGetFunction(func: *mut *mut c_void, kernel: *mu
             "cuKernelGetFunction",
         );
     });
-    ret
-}
-
-/// # Safety
-/// Called by the program in place of the driver's function.
-#[no_mangle]
-pub unsafe extern "C" fn cuLibraryGetGlobal(
-    dptr: *mut u64,
-    bytes: *mut usize,
-    library: *mut c_void,
-    name: *const c_char,
-) -> c_int {
-    let Some(f) = real!(cuLibraryGetGlobal: GetGlobalFn).for_shim() else {
-        return NO_REAL_FUNCTION;
-    };
-    // SAFETY: the program's own arguments.
-    let ret = unsafe { f(dptr, bytes, library, name) };
-    if ret == 0 {
-        record_global(Vendor::Cuda, f, library, name, "cuLibraryGetGlobal");
-    }
-    ret
-}
-
-/// # Safety
-/// Called by the program in place of the driver's function.
-#[no_mangle]
-pub unsafe extern "C" fn cuLibraryUnload(library: *mut c_void) -> c_int {
-    let Some(f) = real!(cuLibraryUnload: unsafe extern "C" fn(*mut c_void) -> c_int).for_shim()
-    else {
-        return NO_REAL_FUNCTION;
-    };
-    // SAFETY: the program's own argument.
-    let ret = unsafe { f(library) };
-    record_unload(Vendor::Cuda, library, ret, "cuLibraryUnload");
     ret
 }
 

@@ -222,7 +222,19 @@ pub fn resolve_cuda_stub(reg: &KernelRegistry, stub: u64) -> Resolved {
         let f = function as u64;
         (f, cuda_param_layout(reg, f, CudaHandle::Function))
     } else {
-        (0, None)
+        // Not a host stub: a kernel handle the program passed in its place
+        // (`cudaGetKernel`'s, launched as its stub's kernel; or a library's, whose layout
+        // `cudaLibraryGetKernel` asked the driver for).
+        let bound = reg.stub_of_kernel(stub);
+        if bound != 0 && bound != stub {
+            let mut r = resolve_cuda_stub(reg, bound);
+            r.kernel = stub;
+            return r;
+        }
+        match reg.cached_layout(stub) {
+            Some(l) => (stub, Some(l)),
+            None => (0, None),
+        }
     };
     Resolved {
         kernel,

@@ -108,7 +108,12 @@ pub fn after_row(
         return;
     }
     let done = with(|t| match desc.id {
-        id::EventRecord | id::CuEventRecord if ret == 0 => {
+        id::EventRecord
+        | id::CuEventRecord
+        | id::EventRecordWithFlags
+        | id::DrvEventRecordWithFlags
+            if ret == 0 =>
+        {
             t.reaches.event_recorded(args[0], args[1]);
             Vec::new()
         }

@@ -210,7 +210,12 @@ pub fn after_row(desc: &ApiDesc, args: &[u64], ret: c_int) {
     match hrr_archive::api::hip_abi::base_row(desc.id) {
         // The driver's twins count too: a program may copy through the runtime and
         // synchronise through the driver (a driver context sync covers the device).
-        id::EventRecord | id::CuEventRecord if ret == 0 => {
+        id::EventRecord
+        | id::CuEventRecord
+        | id::EventRecordWithFlags
+        | id::DrvEventRecordWithFlags
+            if ret == 0 =>
+        {
             reads::lock().on_event_record(args[0], args[1])
         }
         id::EventDestroy | id::CuEventDestroy if ret == 0 => {

@@ -133,6 +133,11 @@ macro_rules! per_thread_for {
     (cuStreamCopyAttributes, $id:literal; $($a:tt)*) => { per_thread_shim!(cuStreamCopyAttributes_ptsz, $id; $($a)*); };
     (cuStreamSetAttribute, $id:literal; $($a:tt)*) => { per_thread_shim!(cuStreamSetAttribute_ptsz, $id; $($a)*); };
     (cuGraphUpload, $id:literal; $($a:tt)*) => { per_thread_shim!(cuGraphUpload_ptsz, $id; $($a)*); };
+    (cudaMemcpyFromArrayAsync, $id:literal; $($a:tt)*) => { per_thread_shim!(cudaMemcpyFromArrayAsync_ptsz, $id; $($a)*); };
+    (cudaMemcpyToArrayAsync, $id:literal; $($a:tt)*) => { per_thread_shim!(cudaMemcpyToArrayAsync_ptsz, $id; $($a)*); };
+    (cudaMemcpyArrayToArray, $id:literal; $($a:tt)*) => { per_thread_shim!(cudaMemcpyArrayToArray_ptds, $id; $($a)*); };
+    (cudaEventRecordWithFlags, $id:literal; $($a:tt)*) => { per_thread_shim!(cudaEventRecordWithFlags_ptsz, $id; $($a)*); };
+    (cuEventRecordWithFlags, $id:literal; $($a:tt)*) => { per_thread_shim!(cuEventRecordWithFlags_ptsz, $id; $($a)*); };
     ($other:ident, $id:literal; $($a:tt)*) => {};
 }
 

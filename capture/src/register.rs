@@ -281,26 +281,66 @@ registration_shims!(
     __hipRegisterVar
 );
 
+/// C type of `__cudaGetKernel` / `cudaGetKernel` / `cudaGetFuncBySymbol`:
+/// `cudaError_t (handle*, const void* stub)`.
+type StubHandleFn = unsafe extern "C" fn(*mut *mut c_void, *const c_void) -> c_int;
+
+/// The body of the calls that hand out a driver handle for a registered stub: the real
+/// call, then the handle bound to the stub in the registry, so a launch through it is
+/// recorded as a launch of the stub's kernel (name and code object). Nothing else is
+/// recorded: replay launches by name and code object.
+fn bind_stub_handle(
+    api: &'static str,
+    f: StubHandleFn,
+    handle: *mut *mut c_void,
+    stub: *const c_void,
+    bind: fn(&crate::registry::KernelRegistry, u64, u64),
+) -> c_int {
+    // SAFETY: the program's own arguments.
+    let ret = unsafe { f(handle, stub) };
+    if ret == 0 && !handle.is_null() {
+        if let Some(cap) = state::current() {
+            // SAFETY: on success the runtime stored the handle.
+            let h = unsafe { read_at::<u64>(handle as u64) };
+            let _ = guarded(api, || bind(&cap.kernels, h, stub as u64));
+        }
+    }
+    ret
+}
+
 /// # Safety
 /// Called by nvcc-generated code (CUDA 12.4+ launch stubs), once per stub.
 #[no_mangle]
 pub unsafe extern "C" fn __cudaGetKernel(kernel: *mut *mut c_void, stub: *const c_void) -> c_int {
-    // cudaError_t __cudaGetKernel(cudaKernel_t*, const void* stub).
-    let real =
-        real!(__cudaGetKernel: unsafe extern "C" fn(*mut *mut c_void, *const c_void) -> c_int);
-    let Some(f) = real.for_shim() else {
+    let Some(f) = real!(__cudaGetKernel: StubHandleFn).for_shim() else {
         return NO_REAL_FUNCTION;
     };
-    // SAFETY: the program's own arguments.
-    let ret = unsafe { f(kernel, stub) };
-    if ret == 0 && !kernel.is_null() {
-        if let Some(cap) = state::current() {
-            // SAFETY: on success the runtime stored the handle.
-            let k = unsafe { read_at::<u64>(kernel as u64) };
-            let _ = guarded("__cudaGetKernel", || {
-                cap.kernels.bind_kernel(k, stub as u64)
-            });
-        }
-    }
-    ret
+    bind_stub_handle("__cudaGetKernel", f, kernel, stub, |r, k, s| {
+        r.bind_kernel(k, s)
+    })
+}
+
+/// # Safety
+/// Called by the program: the `cudaKernel_t` of a kernel's host stub.
+#[no_mangle]
+pub unsafe extern "C" fn cudaGetKernel(kernel: *mut *mut c_void, stub: *const c_void) -> c_int {
+    let Some(f) = real!(cudaGetKernel: StubHandleFn).for_shim() else {
+        return NO_REAL_FUNCTION;
+    };
+    bind_stub_handle("cudaGetKernel", f, kernel, stub, |r, k, s| {
+        r.bind_kernel(k, s)
+    })
+}
+
+/// # Safety
+/// Called by the program: the `cudaFunction_t` (a `CUfunction`) of a kernel's host stub,
+/// which the driver API can launch.
+#[no_mangle]
+pub unsafe extern "C" fn cudaGetFuncBySymbol(func: *mut *mut c_void, stub: *const c_void) -> c_int {
+    let Some(f) = real!(cudaGetFuncBySymbol: StubHandleFn).for_shim() else {
+        return NO_REAL_FUNCTION;
+    };
+    bind_stub_handle("cudaGetFuncBySymbol", f, func, stub, |r, func, s| {
+        let _ = r.alias_function(s, func);
+    })
 }

@@ -4,6 +4,8 @@
 //! size) and entered in the allocation table, and the copy itself is recorded through the
 //! generic Memcpy / MemcpyAsync row with that address, so its bytes are captured exactly
 //! as any other copy's. Replay maps the address to the same variable in its own module.
+//! A program asking for the address itself (`cudaGetSymbolAddress`, `hipGetSymbolAddress`)
+//! gets the same record, so its later copies and launches through that address translate.
 
 use std::os::raw::{c_int, c_void};
 
@@ -54,6 +56,57 @@ fn resolve(vendor: Vendor, symbol: *const c_void, api: &'static str) -> Option<u
         });
     }
     Some(dptr)
+}
+
+/// The body of `cudaGetSymbolAddress` / `hipGetSymbolAddress`: the real call with the
+/// program's arguments, then the variable's address recorded (once) as a symbol copy
+/// records it; a variable capture cannot resolve is noted (replay refuses by name).
+fn get_symbol_address(
+    vendor: Vendor,
+    api: &'static str,
+    f: GetSymbolAddressFn,
+    dev_ptr: *mut *mut c_void,
+    symbol: *const c_void,
+) -> c_int {
+    // SAFETY: the program's own arguments, passed on unchanged.
+    let ret = unsafe { f(dev_ptr, symbol) };
+    // A runtime asking for an address inside its own call (HIP's symbol copies may) is
+    // the outer call's business.
+    if ret == 0 && !state::in_shim() && resolve(vendor, symbol, api).is_none() {
+        if let Some(cap) = state::current() {
+            cap.writer().note_unreplayable(
+                api,
+                "the variable was never registered: its device address cannot be mapped at replay",
+            );
+        }
+    }
+    ret
+}
+
+/// # Safety
+/// Called by the program with the runtime function's own arguments.
+#[no_mangle]
+pub unsafe extern "C" fn cudaGetSymbolAddress(
+    dev_ptr: *mut *mut c_void,
+    symbol: *const c_void,
+) -> c_int {
+    let Some(f) = real!(cudaGetSymbolAddress: GetSymbolAddressFn).for_shim() else {
+        return NO_REAL_FUNCTION;
+    };
+    get_symbol_address(Vendor::Cuda, "cudaGetSymbolAddress", f, dev_ptr, symbol)
+}
+
+/// # Safety
+/// Called by the program with the runtime function's own arguments.
+#[no_mangle]
+pub unsafe extern "C" fn hipGetSymbolAddress(
+    dev_ptr: *mut *mut c_void,
+    symbol: *const c_void,
+) -> c_int {
+    let Some(f) = real!(hipGetSymbolAddress: GetSymbolAddressFn).for_shim() else {
+        return NO_REAL_FUNCTION;
+    };
+    get_symbol_address(Vendor::Hip, "hipGetSymbolAddress", f, dev_ptr, symbol)
 }
 
 fn unrecorded(api: &'static str) {

@@ -5,7 +5,7 @@
 //! not a silent gap.
 //!
 //! What stays out on purpose: anything returning a handle or an address a later call
-//! uses (`cudaGetSymbolAddress`, `cudaDeviceGetDefaultMemPool`, `cuDeviceGetDefaultMemPool`),
+//! uses (`cudaDeviceGetDefaultMemPool`, `cuDeviceGetDefaultMemPool`),
 //! anything handing out functions capture does not wrap (`cudaGetExportTable`; the
 //! driver lookups `cuGetProcAddress` and `cudaGetDriverEntryPoint*` are capture's own,
 //! `lookup`), settings that change what a kernel
@@ -120,6 +120,7 @@ pub const EXEMPT: &[Exemption] = &[
             "cudaStreamGetAttribute_ptsz", "cudaGraphGetId", "cudaGraphExecGetId",
             "cudaGraphNodeGetLocalId", "cudaGraphNodeGetToolsId", "cudaExecutionCtxGetId",
             "cudaGraphExecGetFlags", "cudaGraphNodeGetType", "cudaGraphNodeGetEnabled",
+            "cudaLibraryGetKernelCount", "cuLibraryGetKernelCount",
             "cudaGraphKernelNodeGetAttribute", "cudaFuncGetParamCount", "cudaStreamGetDevice_ptsz",
             "cuStreamGetId", "cuStreamGetId_ptsz", "cuStreamGetAttribute", "cuStreamGetAttribute_ptsz",
             "cuGraphGetId", "cuGraphExecGetId", "cuGraphNodeGetLocalId", "cuGraphNodeGetToolsId",

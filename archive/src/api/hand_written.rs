@@ -40,6 +40,8 @@ pub const HAND_WRITTEN: &[HandWritten] = hand_written! {
     (__cudaRegisterVar, Cuda, [k::REGISTER_VAR], register),
     (__hipRegisterVar, Hip, [k::REGISTER_VAR], register),
     (__cudaGetKernel, Cuda, [], register),
+    (cudaGetKernel, Cuda, [], register),
+    (cudaGetFuncBySymbol, Cuda, [], register),
     // Launches of registered kernels.
     (cudaLaunchKernel, Cuda, [k::LAUNCH_KERNEL], launch),
     (cudaLaunchKernelExC, Cuda, [k::LAUNCH_KERNEL, k::LAUNCH_KERNEL_EX], launch),
@@ -90,9 +92,16 @@ pub const HAND_WRITTEN: &[HandWritten] = hand_written! {
     (cuKernelGetFunction, Cuda, [k::MODULE_GET_FUNCTION], driver),
     (cuLibraryGetGlobal, Cuda, [k::SYMBOL_ADDRESS], driver),
     (cuLibraryUnload, Cuda, [k::MODULE_UNLOAD], driver),
+    (cudaLibraryLoadData, Cuda, [k::MODULE_LOAD], driver),
+    (cudaLibraryLoadFromFile, Cuda, [k::MODULE_LOAD], driver),
+    (cudaLibraryGetKernel, Cuda, [k::MODULE_GET_FUNCTION], driver),
+    (cudaLibraryGetGlobal, Cuda, [k::SYMBOL_ADDRESS], driver),
+    (cudaLibraryUnload, Cuda, [k::MODULE_UNLOAD], driver),
     (cuLaunchKernelEx, Cuda, [k::MODULE_LAUNCH_KERNEL], driver),
     // Copies to and from __device__ / __constant__ variables: the variable's address
     // once, then the copy as the generic row.
+    (cudaGetSymbolAddress, Cuda, [k::SYMBOL_ADDRESS], symbols),
+    (hipGetSymbolAddress, Hip, [k::SYMBOL_ADDRESS], symbols),
     (cudaMemcpyToSymbol, Cuda, [k::SYMBOL_ADDRESS, id::Memcpy], symbols),
     (cudaMemcpyFromSymbol, Cuda, [k::SYMBOL_ADDRESS, id::Memcpy], symbols),
     (cudaMemcpyToSymbolAsync, Cuda, [k::SYMBOL_ADDRESS, id::MemcpyAsync], symbols),

@@ -8,7 +8,12 @@
 //     instantiation (cudaGraphDestroyNode), a node disabled and enabled again in the
 //     executable graph (cudaGraphNodeSetEnabled) between launches;
 //   - exempt queries and user objects: cudaGraphKernelNodeGetParams,
-//     cudaGraphEventRecordNodeGetEvent, cudaUserObjectCreate / cudaGraphRetainUserObject.
+//     cudaGraphEventRecordNodeGetEvent, cudaUserObjectCreate / cudaGraphRetainUserObject;
+//   - handles of the program's own kernels and variables: cudaGetSymbolAddress (a kernel
+//     then writes through the address), cudaGetKernel and cudaGetFuncBySymbol (the kernel
+//     launched through each), cudaEventRecordWithFlags;
+//   - the runtime's library API: PTX loaded with cudaLibraryLoadData, its kernel
+//     (cudaLibraryGetKernel) launched, its global read (cudaLibraryGetGlobal), unloaded.
 #include <cstdio>
 #include <vector>
 #include <cuda_runtime.h>
@@ -24,6 +29,45 @@ __global__ void scale(int* p, int n, int k) {
 }
 
 static void destroy_note(void* p) { ++*static_cast<int*>(p); }
+
+__device__ int bias[256];
+__global__ void add_bias(int* p, const int* b, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) p[i] += b[i % 256];
+}
+
+// A kernel as PTX text, loaded through the runtime's library API: adds one to n ints,
+// and counts its launches in the global `launches`.
+static const char kPtx[] = R"(
+.version 8.0
+.target sm_90
+.address_size 64
+.visible .global .align 4 .u32 launches;
+.visible .entry add_one(.param .u64 p, .param .u32 n)
+{
+    .reg .pred %q;
+    .reg .b32 %r<8>;
+    .reg .b64 %d<5>;
+    ld.param.u64 %d1, [p];
+    ld.param.u32 %r1, [n];
+    mov.u32 %r2, %ctaid.x;
+    mov.u32 %r3, %ntid.x;
+    mov.u32 %r4, %tid.x;
+    mad.lo.s32 %r5, %r2, %r3, %r4;
+    setp.eq.s32 %q, %r5, 0;
+    @%q atom.global.add.u32 %r7, [launches], 1;
+    setp.ge.s32 %q, %r5, %r1;
+    @%q bra DONE;
+    cvta.to.global.u64 %d2, %d1;
+    mul.wide.s32 %d3, %r5, 4;
+    add.s64 %d4, %d2, %d3;
+    ld.global.u32 %r6, [%d4];
+    add.s32 %r6, %r6, 1;
+    st.global.u32 [%d4], %r6;
+DONE:
+    ret;
+}
+)";
 
 int main() {
     const int n = 4096;
@@ -55,6 +99,7 @@ int main() {
     int bad = 0;
     for (int i = 0; i < n; ++i) bad += back[i] != src[i];
     printf("arrays: %d of %d elements differ\n", bad, n);
+    int failures = bad;
 
     // An explicit graph: scale by 2, then by 3 (its attributes copied from the first).
     int* d;
@@ -110,6 +155,68 @@ int main() {
         bad += back[i] != (int)v;
     }
     printf("graph: %d of %d elements differ\n", bad, n);
+    failures += bad;
+
+    // Handles of the program's own kernels and variables.
+    std::vector<int> hb(256);
+    for (int i = 0; i < 256; ++i) hb[i] = i * 3;
+    int* dbias = nullptr;
+    CHECK(cudaGetSymbolAddress((void**)&dbias, bias));
+    CHECK(cudaMemcpy(dbias, hb.data(), 256 * sizeof(int), cudaMemcpyHostToDevice));
+    std::vector<int> expect_after(back);
+    cudaKernel_t kh;
+    CHECK(cudaGetKernel(&kh, (const void*)add_bias));
+    cudaFunction_t fh;
+    CHECK(cudaGetFuncBySymbol(&fh, (const void*)add_bias));
+    void* bias_args[] = {&d, &dbias, &nn};
+    // The same kernel three ways: by its stub, by its cudaKernel_t, and by its
+    // cudaFunction_t through the driver's cuLaunchKernel (from the runtime's entry-point
+    // lookup).
+    CHECK(cudaLaunchKernel((const void*)add_bias, dim3((n + 255) / 256), dim3(256), bias_args, 0, s));
+    CHECK(cudaLaunchKernel((const void*)kh, dim3((n + 255) / 256), dim3(256), bias_args, 0, s));
+    typedef int (*CuLaunchKernel)(void*, unsigned, unsigned, unsigned, unsigned, unsigned,
+                                  unsigned, unsigned, void*, void**, void**);
+    void* entry = nullptr;
+    cudaDriverEntryPointQueryResult found;
+    CHECK(cudaGetDriverEntryPointByVersion("cuLaunchKernel", &entry, 12000, cudaEnableDefault, &found));
+    if (!entry || ((CuLaunchKernel)entry)(fh, (n + 255) / 256, 1, 1, 256, 1, 1, 0, s, bias_args, nullptr) != 0) {
+        fprintf(stderr, "cuLaunchKernel through the entry point failed\n");
+        return 1;
+    }
+    cudaEvent_t mark;
+    CHECK(cudaEventCreate(&mark));
+    CHECK(cudaEventRecordWithFlags(mark, s, cudaEventRecordDefault));
+    CHECK(cudaEventSynchronize(mark));
+    CHECK(cudaMemcpy(back.data(), d, bytes, cudaMemcpyDeviceToHost));
+    bad = 0;
+    for (int i = 0; i < n; ++i) bad += back[i] != expect_after[i] + 3 * hb[i % 256];
+    printf("symbol address: %d of %d elements differ; kernel handle %s, function handle %s\n",
+           bad, n, kh ? "set" : "null", fh ? "set" : "null");
+    failures += bad;
+
+    // The runtime's library API.
+    cudaLibrary_t lib;
+    CHECK(cudaLibraryLoadData(&lib, kPtx, nullptr, nullptr, 0, nullptr, nullptr, 0));
+    cudaKernel_t add_one;
+    CHECK(cudaLibraryGetKernel(&add_one, lib, "add_one"));
+    void* one_args[] = {&d, &nn};
+    for (int r = 0; r < 3; ++r)
+        CHECK(cudaLaunchKernel((const void*)add_one, dim3((n + 255) / 256), dim3(256), one_args, 0, s));
+    CHECK(cudaStreamSynchronize(s));
+    unsigned* dl = nullptr;
+    size_t dl_size = 0;
+    CHECK(cudaLibraryGetGlobal((void**)&dl, &dl_size, lib, "launches"));
+    unsigned launches = 0;
+    CHECK(cudaMemcpy(&launches, dl, sizeof launches, cudaMemcpyDeviceToHost));
+    std::vector<int> after_lib(n);
+    CHECK(cudaMemcpy(after_lib.data(), d, bytes, cudaMemcpyDeviceToHost));
+    int lib_bad = 0;
+    for (int i = 0; i < n; ++i) lib_bad += after_lib[i] != back[i] + 3;
+    printf("library: %u launches counted, %d of %d elements differ\n", launches, lib_bad, n);
+    failures += lib_bad + (launches != 3);
+    CHECK(cudaLibraryUnload(lib));
+    CHECK(cudaEventDestroy(mark));
+
     CHECK(cudaGraphExecDestroy(x));
     CHECK(cudaGraphDestroy(g));
     CHECK(cudaFreeArray(a));
@@ -117,5 +224,5 @@ int main() {
     CHECK(cudaFree(d));
     CHECK(cudaEventDestroy(ev));
     CHECK(cudaStreamDestroy(s));
-    return bad == 0 ? 0 : 1;
+    return failures == 0 ? 0 : 1;
 }
