@@ -124,9 +124,10 @@ pub enum ParamKind {
     /// `CUdeviceptr*` out: the device address of the mapped pinned host memory the named
     /// parameter points at; replay maps it onto its own mapped address.
     OutMappedDevPtr(&'static str),
-    /// A pointer to an optional input struct capture does not record (`cuCtxCreate`'s
-    /// `CUctxCreateParams`): null replays as null; a non-null one makes the record
-    /// incomplete.
+    /// A pointer to an optional struct capture does not record: an input
+    /// (`cuCtxCreate`'s `CUctxCreateParams`) or an output a program may leave null (the
+    /// edge data of a graph's dependency queries). Null replays as null; a non-null one
+    /// makes the record incomplete.
     UnrecordedStructIn,
     /// `pool*` out: a memory pool the call creates (replay maps it like a stream and
     /// destroys it at the end if the program did not).
@@ -513,6 +514,17 @@ macro_rules! hrr_api_table {
             (504, FlushGPUDirectRDMAWrites, cuFlushGPUDirectRDMAWrites, none, Exact; target: ::std::os::raw::c_int => Value, scope: ::std::os::raw::c_int => Value),
             (505, EventRecordWithFlags, cudaEventRecordWithFlags, hipEventRecordWithFlags, Exact; event: *mut ::std::os::raw::c_void => Event, stream: *mut ::std::os::raw::c_void => Stream, flags: ::std::os::raw::c_uint => Value),
             (506, DrvEventRecordWithFlags, cuEventRecordWithFlags, none, Exact; event: *mut ::std::os::raw::c_void => Event, stream: *mut ::std::os::raw::c_void => Stream, flags: ::std::os::raw::c_uint => Value),
+            (507, GraphNodeGetDependencies, cudaGraphNodeGetDependencies, none, Exact; node: *mut ::std::os::raw::c_void => GraphNode, deps: *mut *mut ::std::os::raw::c_void => OutGraphNodeList(count), edges: *mut ::std::os::raw::c_void => UnrecordedStructIn, count: *mut usize => InOutCount),
+            (508, GraphNodeGetDependentNodes, cudaGraphNodeGetDependentNodes, none, Exact; node: *mut ::std::os::raw::c_void => GraphNode, deps: *mut *mut ::std::os::raw::c_void => OutGraphNodeList(count), edges: *mut ::std::os::raw::c_void => UnrecordedStructIn, count: *mut usize => InOutCount),
+            (509, GraphGetEdges, cudaGraphGetEdges, none, Exact; graph: *mut ::std::os::raw::c_void => Graph, from: *mut *mut ::std::os::raw::c_void => OutGraphNodeList(count), to: *mut *mut ::std::os::raw::c_void => OutGraphNodeList(count), edges: *mut ::std::os::raw::c_void => UnrecordedStructIn, count: *mut usize => InOutCount),
+            (510, GraphNodeFindInClone, cudaGraphNodeFindInClone, hipGraphNodeFindInClone, Exact; node: *mut *mut ::std::os::raw::c_void => OutGraphNode, original: *mut ::std::os::raw::c_void => GraphNode, clone: *mut ::std::os::raw::c_void => Graph),
+            (511, DrvGraphNodeGetDependencies, cuGraphNodeGetDependencies_v2, none, Exact; node: *mut ::std::os::raw::c_void => GraphNode, deps: *mut *mut ::std::os::raw::c_void => OutGraphNodeList(count), edges: *mut ::std::os::raw::c_void => UnrecordedStructIn, count: *mut usize => InOutCount),
+            (512, DrvGraphNodeGetDependentNodes, cuGraphNodeGetDependentNodes_v2, none, Exact; node: *mut ::std::os::raw::c_void => GraphNode, deps: *mut *mut ::std::os::raw::c_void => OutGraphNodeList(count), edges: *mut ::std::os::raw::c_void => UnrecordedStructIn, count: *mut usize => InOutCount),
+            (513, DrvGraphGetEdges, cuGraphGetEdges_v2, none, Exact; graph: *mut ::std::os::raw::c_void => Graph, from: *mut *mut ::std::os::raw::c_void => OutGraphNodeList(count), to: *mut *mut ::std::os::raw::c_void => OutGraphNodeList(count), edges: *mut ::std::os::raw::c_void => UnrecordedStructIn, count: *mut usize => InOutCount),
+            (514, DrvGraphNodeFindInClone, cuGraphNodeFindInClone, none, Exact; node: *mut *mut ::std::os::raw::c_void => OutGraphNode, original: *mut ::std::os::raw::c_void => GraphNode, clone: *mut ::std::os::raw::c_void => Graph),
+            (515, DrvGraphNodeGetDependenciesV1, cuGraphNodeGetDependencies, hipGraphNodeGetDependencies, Exact; node: *mut ::std::os::raw::c_void => GraphNode, deps: *mut *mut ::std::os::raw::c_void => OutGraphNodeList(count), count: *mut usize => InOutCount),
+            (516, DrvGraphNodeGetDependentNodesV1, cuGraphNodeGetDependentNodes, hipGraphNodeGetDependentNodes, Exact; node: *mut ::std::os::raw::c_void => GraphNode, deps: *mut *mut ::std::os::raw::c_void => OutGraphNodeList(count), count: *mut usize => InOutCount),
+            (517, DrvGraphGetEdgesV1, cuGraphGetEdges, hipGraphGetEdges, Exact; graph: *mut ::std::os::raw::c_void => Graph, from: *mut *mut ::std::os::raw::c_void => OutGraphNodeList(count), to: *mut *mut ::std::os::raw::c_void => OutGraphNodeList(count), count: *mut usize => InOutCount),
             (46, EventDestroy, cudaEventDestroy, hipEventDestroy, Exact; event: *mut ::std::os::raw::c_void => Event),
             // The driver API (ids 200-299): the cuda column is the exact symbol libcuda.so.1
             // exports and CUDA 13's cuda.h binds a program's call to; replay calls these

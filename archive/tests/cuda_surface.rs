@@ -18,8 +18,8 @@ use hrr_archive::api::surface::unmodelled_surface;
 
 /// Today's shares (modelled or exempt), in percent, which the headers' functions may not
 /// fall below. Issue 22's goal is 90% of the runtime's.
-const RUNTIME_FLOOR: f64 = 75.5;
-const DRIVER_FLOOR: f64 = 56.0;
+const RUNTIME_FLOOR: f64 = 76.5;
+const DRIVER_FLOOR: f64 = 57.0;
 
 fn include_dir() -> Option<PathBuf> {
     let dir = match std::env::var_os("HRR_CUDA_INCLUDE") {

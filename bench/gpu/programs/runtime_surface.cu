@@ -13,7 +13,9 @@
 //     then writes through the address), cudaGetKernel and cudaGetFuncBySymbol (the kernel
 //     launched through each), cudaEventRecordWithFlags;
 //   - the runtime's library API: PTX loaded with cudaLibraryLoadData, its kernel
-//     (cudaLibraryGetKernel) launched, its global read (cudaLibraryGetGlobal), unloaded.
+//     (cudaLibraryGetKernel) launched, its global read (cudaLibraryGetGlobal), unloaded;
+//   - graph introspection: a node's dependencies and dependents, a graph's edges, and a
+//     node found in a clone (cudaGraphNodeFindInClone) and destroyed there.
 #include <cstdio>
 #include <vector>
 #include <cuda_runtime.h>
@@ -215,6 +217,34 @@ int main() {
     printf("library: %u launches counted, %d of %d elements differ\n", launches, lib_bad, n);
     failures += lib_bad + (launches != 3);
     CHECK(cudaLibraryUnload(lib));
+
+    // Graph introspection: dependencies, edges, and a node found in a clone, destroyed
+    // there (the clone then only scales by 3 and adds 1).
+    size_t ndeps = 4, nedges = 8;
+    cudaGraphNode_t deps[4], from[8], to[8];
+    CHECK(cudaGraphNodeGetDependencies(n3, deps, nullptr, &ndeps));
+    CHECK(cudaGraphGetEdges(g, from, to, nullptr, &nedges));
+    size_t ndependents = 4;
+    cudaGraphNode_t dependents[4];
+    CHECK(cudaGraphNodeGetDependentNodes(n2, dependents, nullptr, &ndependents));
+    cudaGraph_t copy;
+    CHECK(cudaGraphClone(&copy, g));
+    cudaGraphNode_t n2_copy;
+    CHECK(cudaGraphNodeFindInClone(&n2_copy, n2, copy));
+    CHECK(cudaGraphDestroyNode(n2_copy));
+    cudaGraphExec_t xc;
+    CHECK(cudaGraphInstantiate(&xc, copy, 0));
+    CHECK(cudaGraphLaunch(xc, s));
+    CHECK(cudaStreamSynchronize(s));
+    std::vector<int> after_clone(n);
+    CHECK(cudaMemcpy(after_clone.data(), d, bytes, cudaMemcpyDeviceToHost));
+    int clone_bad = 0;
+    for (int i = 0; i < n; ++i) clone_bad += after_clone[i] != after_lib[i] * 3 + 1;
+    printf("introspection: %zu dependencies (first is n2: %s), %zu edges, %zu dependents; clone: %d of %d elements differ\n",
+           ndeps, ndeps > 0 && deps[0] == n2 ? "yes" : "no", nedges, ndependents, clone_bad, n);
+    failures += clone_bad + (ndeps != 1) + (nedges != 2) + (ndependents != 1);
+    CHECK(cudaGraphExecDestroy(xc));
+    CHECK(cudaGraphDestroy(copy));
     CHECK(cudaEventDestroy(mark));
 
     CHECK(cudaGraphExecDestroy(x));
