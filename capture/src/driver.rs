@@ -93,7 +93,7 @@ fn record_global(
         }
         let incomplete = co
             .is_none()
-            .then_some("the global's module was loaded before capture saw it");
+            .then_some(crate::modules::UNSEEN_LOAD_GLOBAL);
         cap.record(semantic::SYMBOL_ADDRESS, 0, &p, incomplete, api);
     });
 }
@@ -487,7 +487,7 @@ pub unsafe extern "C" fn cuKernelGetFunction(func: *mut *mut c_void, kernel: *mu
         }
         let incomplete = known
             .is_none()
-            .then_some("the kernel's library was loaded before capture saw it");
+            .then_some(crate::modules::UNSEEN_LOAD_KERNEL);
         cap.record(
             semantic::MODULE_GET_FUNCTION,
             ret,

@@ -6,6 +6,25 @@
 use std::ffi::c_char;
 use std::os::raw::{c_int, c_uint, c_void};
 
+/// Why a handle's module is unknown to capture: loaded before capture started, or by a
+/// private entry of the driver's export tables (`cuGetExportTable`: the runtime's
+/// interface table has module loaders with no public signature, and its address is
+/// hashed by the runtime's integrity check, so capture cannot wrap it: DESIGN.md, "Export
+/// tables"). Either way the load is not in the archive: the record is incomplete and replay
+/// refuses it by name at this first use.
+macro_rules! unseen_load {
+    ($what:literal) => {
+        concat!(
+            $what,
+            " was loaded where capture could not see it (before capture started, or through a private export-table entry of the driver, which has no public call)"
+        )
+    };
+}
+pub(crate) const UNSEEN_LOAD_FUNCTION: &str = unseen_load!("the function's module");
+pub(crate) const UNSEEN_LOAD_GLOBAL: &str = unseen_load!("the global's module");
+pub(crate) const UNSEEN_LOAD_KERNEL: &str = unseen_load!("the kernel's library");
+
+
 use hrr_archive::api::{fid, semantic, Vendor};
 use hrr_archive::codeobject;
 use hrr_archive::payload::PayloadWriter;
@@ -152,7 +171,7 @@ pub(crate) fn record_get_function(
         }
         let incomplete = co
             .is_none()
-            .then_some("the function's module was loaded before capture saw it");
+            .then_some(UNSEEN_LOAD_FUNCTION);
         cap.record(semantic::MODULE_GET_FUNCTION, ret, &p, incomplete, api);
     });
 }
