@@ -60,6 +60,12 @@ cudaError_t cudaGetDeviceCount(int* n) { ENTER; if (!n) RET(cudaErrorInvalidValu
 cudaError_t cudaSetDevice(int d) { ENTER; if (d != 0) RET(cudaErrorInvalidDevice); current_device = d; RET(cudaSuccess); }
 cudaError_t cudaGetDevice(int* d) { ENTER; if (!d) RET(cudaErrorInvalidValue); *d = current_device; RET(cudaSuccess); }
 cudaError_t cudaDeviceSynchronize(void) { ENTER; RET(si_device_sync_checked()); }
+/* Profiler markers (declared in cuda_profiler_api.h, which the runtime wheel lacks): no
+ * profiler here, so they only succeed, as the runtime's do without one. */
+cudaError_t cudaProfilerStart(void);
+cudaError_t cudaProfilerStop(void);
+cudaError_t cudaProfilerStart(void) { ENTER; RET(cudaSuccess); }
+cudaError_t cudaProfilerStop(void) { ENTER; RET(cudaSuccess); }
 cudaError_t cudaDeviceReset(void) { ENTER; si_reset_device(); RET(cudaSuccess); }
 cudaError_t cudaRuntimeGetVersion(int* v) { ENTER; if (!v) RET(cudaErrorInvalidValue); *v = CUDART_VERSION; RET(cudaSuccess); }
 cudaError_t cudaDriverGetVersion(int* v) { ENTER; if (!v) RET(cudaErrorInvalidValue); *v = CUDA_VERSION; RET(cudaSuccess); }

@@ -38,6 +38,7 @@ pub mod semantic;
 pub mod surface;
 pub mod texture;
 mod validate;
+pub mod work;
 
 pub use exempt::{exempt_reason, Exemption, EXEMPT};
 pub use hand_written::{exported_symbols, HandWritten, HAND_WRITTEN, PROCESS_HOOKS};

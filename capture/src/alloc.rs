@@ -66,6 +66,14 @@ impl AllocTable {
         t.remove(&start);
         self.generation.fetch_add(1, Ordering::Release);
     }
+    /// Every live allocation: (start, size, space), by start.
+    pub fn all(&self) -> Vec<(u64, u64, Space)> {
+        self.by_start
+            .read()
+            .iter()
+            .map(|(&start, &(size, space))| (start, size, space))
+            .collect()
+    }
     /// The allocation containing `addr`, if any.
     pub fn lookup(&self, addr: u64) -> Option<(u64, u64, Space)> {
         if addr < self.lowest.load(Ordering::Relaxed)

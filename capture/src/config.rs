@@ -24,6 +24,8 @@ pub struct Config {
     /// HRR_CAPTURE_MAPPED_OUTPUT_MAX: most bytes of mapped and managed memory recorded
     /// as kernels' outputs at one synchronisation (over it the record is incomplete).
     pub mapped_output_max: u64,
+    /// HRR_CAPTURE_RANGE=profiler[:N]: record only the N-th profiler range (`range`).
+    pub range: Option<u32>,
 }
 
 /// The pinned-snapshot cap when HRR_CAPTURE_PINNED_SNAPSHOT_MAX is unset: 1 GiB.
@@ -44,6 +46,7 @@ pub enum ConfigError {
     PinnedSnapshotMax(String),
     /// The value's own problem, as the archive's size parser names it.
     MappedOutputMax(String),
+    Range(String),
 }
 
 impl std::fmt::Display for ConfigError {
@@ -68,6 +71,10 @@ impl std::fmt::Display for ConfigError {
             ConfigError::MappedOutputMax(why) => {
                 write!(f, "HRR_CAPTURE_MAPPED_OUTPUT_MAX: {why}")
             }
+            ConfigError::Range(v) => write!(
+                f,
+                "HRR_CAPTURE_RANGE={v:?} is not profiler or profiler:N (the N-th range between cudaProfilerStart/cuProfilerStart/hipProfilerStart and the matching stop, N >= 1); NVTX ranges are not supported"
+            ),
         }
     }
 }
@@ -140,12 +147,26 @@ pub fn from(get: impl Fn(&str) -> Option<OsString>) -> Result<Option<Config>, Co
         mapped_output_max = hrr_archive::diskspace::parse_size(&v)
             .map_err(|e| ConfigError::MappedOutputMax(e.to_string()))?;
     }
+    let range = text("HRR_CAPTURE_RANGE").map(|v| range(&v)).transpose()?;
     Ok(Some(Config {
         output,
         settings: s,
         pinned_snapshot_max,
         mapped_output_max,
+        range,
     }))
+}
+
+/// `profiler` (the first range) or `profiler:N`.
+fn range(v: &str) -> Result<u32, ConfigError> {
+    match v.split_once(':') {
+        None if v == "profiler" => Ok(1),
+        Some(("profiler", n)) => match n.parse::<u32>() {
+            Ok(n) if n >= 1 => Ok(n),
+            _ => Err(ConfigError::Range(v.to_string())),
+        },
+        _ => Err(ConfigError::Range(v.to_string())),
+    }
 }
 
 fn compression(c: &str) -> Result<Compression, ConfigError> {

@@ -91,9 +91,7 @@ fn record_global(
         if let Some(h) = co {
             p.str(fid::CODE_OBJECT, &h.to_hex());
         }
-        let incomplete = co
-            .is_none()
-            .then_some(crate::modules::UNSEEN_LOAD_GLOBAL);
+        let incomplete = co.is_none().then_some(crate::modules::UNSEEN_LOAD_GLOBAL);
         cap.record(semantic::SYMBOL_ADDRESS, 0, &p, incomplete, api);
     });
 }

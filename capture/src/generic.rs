@@ -625,11 +625,16 @@ pub fn capture_row(
     let Some((cap, _guard)) = state::enter(vendor) else {
         return call();
     };
+    // Work outside a range capture's range: the snapshot holds its effect.
+    if !crate::range::keeps(desc.id) {
+        return call();
+    }
     let before = state::guarded(desc.name, || BeforeCall {
         graph_row: graph_io::before_row(vendor, hip_abi::base_row(desc.id), args),
         ..before_call(cap, desc, args)
     });
     let ret = call();
+    crate::range::after_row(desc.id, ret);
     let Some(before) = before else {
         return ret;
     };

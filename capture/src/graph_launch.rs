@@ -163,6 +163,11 @@ unsafe fn graph_launch(
         // SAFETY: the program's own arguments.
         return unsafe { f(exec, stream) };
     };
+    // A graph launch outside a range capture's range: the snapshot holds its effect.
+    if !crate::range::keeps(semantic::GRAPH_LAUNCH) {
+        // SAFETY: the program's own arguments.
+        return unsafe { f(exec, stream) };
+    }
     let before = guarded(api, || before_launch(cap, exec as u64, stream as u64));
     // SAFETY: the program's own arguments.
     let ret = unsafe { f(exec, stream) };

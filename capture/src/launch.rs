@@ -626,6 +626,10 @@ pub fn around_launch(
     call: impl FnOnce() -> c_int,
     extra: &dyn Fn(&mut PayloadWriter),
 ) -> c_int {
+    // A launch outside a range capture's range: the snapshot holds its effect.
+    if !crate::range::keeps(id) {
+        return call();
+    }
     let built = guarded(api, &build);
     let ret = call();
     let built = match built {

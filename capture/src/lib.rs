@@ -89,6 +89,7 @@ pub mod per_thread;
 pub mod pinned;
 pub mod private_runtime;
 pub mod proc_address;
+pub mod range;
 pub mod reach;
 pub mod reader;
 pub mod reads;

@@ -24,7 +24,6 @@ pub(crate) const UNSEEN_LOAD_FUNCTION: &str = unseen_load!("the function's modul
 pub(crate) const UNSEEN_LOAD_GLOBAL: &str = unseen_load!("the global's module");
 pub(crate) const UNSEEN_LOAD_KERNEL: &str = unseen_load!("the kernel's library");
 
-
 use hrr_archive::api::{fid, semantic, Vendor};
 use hrr_archive::codeobject;
 use hrr_archive::payload::PayloadWriter;
@@ -169,9 +168,7 @@ pub(crate) fn record_get_function(
         if let Some(h) = co {
             p.str(fid::CODE_OBJECT, &h.to_hex());
         }
-        let incomplete = co
-            .is_none()
-            .then_some(UNSEEN_LOAD_FUNCTION);
+        let incomplete = co.is_none().then_some(UNSEEN_LOAD_FUNCTION);
         cap.record(semantic::MODULE_GET_FUNCTION, ret, &p, incomplete, api);
     });
 }

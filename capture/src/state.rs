@@ -69,6 +69,9 @@ impl Capture {
         incomplete: Option<&str>,
         api: &str,
     ) -> Option<u64> {
+        if !crate::range::keeps(id) {
+            return None;
+        }
         let flags = if incomplete.is_some() {
             RECORD_FLAG_INCOMPLETE
         } else {
@@ -262,6 +265,7 @@ fn init(vendor: Vendor) -> Option<&'static Capture> {
         settings,
         pinned_snapshot_max,
         mapped_output_max,
+        range,
     } = match config::from_env() {
         Ok(Some(c)) => c,
         Ok(None) => {
@@ -285,6 +289,7 @@ fn init(vendor: Vendor) -> Option<&'static Capture> {
         }
     };
     writer.start_flusher();
+    crate::range::configure(range);
     note(&format!(
         "recording pid {} into {}",
         writer.pid(),
@@ -444,6 +449,7 @@ extern "C" fn on_exit() {
     };
     // A forked child that made no runtime call has nothing to finish.
     let Some(w) = c.writer_opt() else { return };
+    crate::range::say_at_exit(w);
     crate::private_runtime::record_at_exit(w);
     crate::namespaces::record_at_exit(w);
     DISABLED.store(true, Ordering::SeqCst);

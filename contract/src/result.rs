@@ -516,6 +516,10 @@ pub struct Counts {
     /// `d2h_skipped`): their results may depend on it, so they are never passed.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub d2h_after_filtered: u64,
+    /// Bytes a range capture's snapshot wrote into replay's allocations before its range
+    /// replayed (schema 1.4, additive).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub range_restored_bytes: u64,
 }
 
 fn is_zero(n: &u64) -> bool {
@@ -541,6 +545,7 @@ impl Counts {
         self.d2h_declared_match += c.d2h_declared_match;
         self.kernels_filtered += c.kernels_filtered;
         self.d2h_after_filtered += c.d2h_after_filtered;
+        self.range_restored_bytes += c.range_restored_bytes;
     }
 }
 

@@ -246,6 +246,12 @@ fn verdict(result: &mut ReplayResult) -> ReplayExit {
             );
         }
         result.reason += &all_unstable_note(c.d2h_all_unstable, result.stability_runs);
+        if c.range_restored_bytes > 0 {
+            result.reason += &format!(
+                "; a range capture: {} bytes of the snapshot at its start restored first",
+                c.range_restored_bytes
+            );
+        }
         if c.kernels_filtered > 0 {
             result.reason += &format!(
                 "; --kernel-filter left out {} launch(es), and the {} D2H check(s) after the first were skipped",
@@ -528,6 +534,13 @@ fn print_summary(out: &mut dyn Write, r: &ReplayResult) -> std::io::Result<()> {
             )?;
         }
         and_more(out, r.kernel_times.len(), SUMMARY_TIMES)?;
+    }
+    if c.range_restored_bytes > 0 {
+        writeln!(
+            out,
+            "range capture    : {} bytes restored from the snapshot at the range's start",
+            c.range_restored_bytes
+        )?;
     }
     if c.kernels_filtered > 0 {
         writeln!(

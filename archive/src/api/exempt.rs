@@ -253,13 +253,6 @@ pub const EXEMPT: &[Exemption] = &[
         reason: "the end and the undoing of a code-object registration capture recorded (__cudaRegisterFatBinary and its functions and variables)",
         symbols: &["__cudaRegisterFatBinaryEnd", "__cudaUnregisterFatBinary", "__hipUnregisterFatBinary"],
     },
-    Exemption {
-        reason: "profiler range markers: they only tell a profiler when to record",
-        symbols: &[
-            "cudaProfilerStart", "cudaProfilerStop", "cuProfilerStart", "cuProfilerStop",
-            "hipProfilerStart", "hipProfilerStop",
-        ],
-    },
 ];
 
 /// Why `symbol` is exempt, if it is.

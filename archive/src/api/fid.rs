@@ -104,3 +104,13 @@ pub const MAPPED_BYTES: u16 = 67;
 pub const MAPPED_LAUNCH: u16 = 68;
 /// On a `MappedOutput` record: the sequence id of the synchronisation that completed it.
 pub const MAPPED_SYNC: u16 = 69;
+/// On a `RangeRestore` record: the allocation's bytes at the range's start (a blob).
+pub const RANGE_BYTES: u16 = 75;
+/// On a `RangeMark` record: how many allocations the snapshot holds.
+pub const RANGE_ALLOCATIONS: u16 = 76;
+/// On a `RangeMark` record: nanoseconds the snapshot took (synchronisation and reads).
+pub const RANGE_NS: u16 = 77;
+/// On a `RangeMark` record: which occurrence of the trigger (1 = the first).
+pub const RANGE_OCCURRENCE: u16 = 78;
+/// On a `RangeMark` record: present (1) where the range ends.
+pub const RANGE_END: u16 = 79;

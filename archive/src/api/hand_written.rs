@@ -110,6 +110,13 @@ pub const HAND_WRITTEN: &[HandWritten] = hand_written! {
     (hipMemcpyFromSymbol, Hip, [k::SYMBOL_ADDRESS, id::Memcpy], symbols),
     (hipMemcpyToSymbolAsync, Hip, [k::SYMBOL_ADDRESS, id::MemcpyAsync], symbols),
     (hipMemcpyFromSymbolAsync, Hip, [k::SYMBOL_ADDRESS, id::MemcpyAsync], symbols),
+    // Profiler range markers: where a range capture starts and ends (`api::work`).
+    (cudaProfilerStart, Cuda, [k::RANGE_RESTORE, k::RANGE_MARK], range),
+    (cudaProfilerStop, Cuda, [k::RANGE_MARK], range),
+    (cuProfilerStart, Cuda, [k::RANGE_RESTORE, k::RANGE_MARK], range),
+    (cuProfilerStop, Cuda, [k::RANGE_MARK], range),
+    (hipProfilerStart, Hip, [k::RANGE_RESTORE, k::RANGE_MARK], range),
+    (hipProfilerStop, Hip, [k::RANGE_MARK], range),
     // Calls no other process can reproduce: passed through, recorded as unreplayable.
     (cudaStreamAddCallback, Cuda, [k::UNREPLAYABLE], unreplayable),
     (cudaLaunchHostFunc, Cuda, [k::UNREPLAYABLE], unreplayable),

@@ -88,6 +88,17 @@ pub const COPY_OUTPUT: u16 = 171;
 /// last of the zero-copy rows' range (400-419), left free for it.
 pub const MAPPED_OUTPUT: u16 = 419;
 
+/// A range capture's snapshot of one live allocation (or a piece of one) at the range's
+/// start (`HRR_CAPTURE_RANGE`, `api::work`): `fid::DEVICE_ADDRESS`, `fid::SIZE` and the
+/// bytes as a blob at `fid::RANGE_BYTES`. Replay copies the bytes into the allocation it
+/// made for that address before it replays the range. Flagged incomplete (no bytes) when
+/// capture could not read the allocation.
+pub const RANGE_RESTORE: u16 = 172;
+/// Where a range capture's range starts or ends: `fid::NAME` (the trigger, `profiler`),
+/// `fid::RANGE_OCCURRENCE`, and at the start the snapshot's `fid::RANGE_ALLOCATIONS`,
+/// `fid::SIZE` (bytes) and `fid::RANGE_NS` (its cost); `fid::RANGE_END` at the end.
+pub const RANGE_MARK: u16 = 173;
+
 /// A record kind that capture writes by hand rather than from a table row. Its id is
 /// stable: archives record it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -198,5 +209,13 @@ pub const SEMANTIC_KINDS: &[SemanticKind] = &[
     SemanticKind {
         id: MAPPED_OUTPUT,
         name: "MappedOutput",
+    },
+    SemanticKind {
+        id: RANGE_RESTORE,
+        name: "RangeRestore",
+    },
+    SemanticKind {
+        id: RANGE_MARK,
+        name: "RangeMark",
     },
 ];

@@ -24,6 +24,7 @@ mod observe;
 mod outputs;
 mod recent_blobs;
 mod replace;
+mod restore;
 mod textures;
 mod timing;
 mod vmm;
@@ -447,6 +448,9 @@ impl<'a> Ctx<'a> {
             semantic::UNMODELLED_CALL => Ok(()),
             semantic::COPY_OUTPUT => self.replay_copy_output(ev),
             semantic::MAPPED_OUTPUT => self.replay_mapped_output(ev),
+            semantic::RANGE_RESTORE => self.replay_range_restore(ev),
+            // Where a range capture's range starts or ends: nothing to re-execute.
+            semantic::RANGE_MARK => Ok(()),
             semantic::UNREPLAYABLE => {
                 self.counts.unreplayable_refused += 1;
                 let p = Payload::parse(&ev.payload)?;

@@ -1,0 +1,364 @@
+//! Range capture (`HRR_CAPTURE_RANGE=profiler[:N]`, issue 23): one step of a long program
+//! recorded so that it replays alone. Before the N-th range between a profiler start
+//! (`cudaProfilerStart`, `cuProfilerStart`, `hipProfilerStart`) and its stop, capture keeps
+//! the calls that build state and leaves out the work (`api::work`: copies, memsets,
+//! launches, synchronisations), except while a stream captures into a graph. At the
+//! range's start it synchronises the device and snapshots every live device and managed
+//! allocation (`RangeRestore` records of 1 MiB pieces; the blob store keeps a repeated
+//! piece once); replay writes them into its own allocations and then replays the range
+//! with every check as usual. After the stop nothing more is recorded but the outputs of
+//! the range's own asynchronous copies. The snapshot's size and time are in the
+//! `RangeMark` record and on stderr at exit.
+//!
+//! An allocation the snapshot cannot read (a virtual memory reservation whose start is
+//! not one mapping) is an incomplete `RangeRestore`: replay refuses it by name. A range
+//! that never starts, or starts inside a stream capture (no synchronisation allowed), is
+//! noted as unreplayable: replay refuses the archive, never passes it with nothing
+//! checked.
+
+use std::os::raw::{c_int, c_void};
+use std::sync::atomic::{AtomicI64, AtomicU32, AtomicU64, AtomicU8, Ordering};
+use std::time::Instant;
+
+use hrr_archive::api::{fid, semantic, work, Vendor};
+use hrr_archive::payload::PayloadWriter;
+use hrr_archive::ProcessWriter;
+
+use crate::alloc::Space;
+use crate::real::NO_REAL_FUNCTION;
+use crate::state::{self, guarded, Capture};
+
+/// No range asked for: everything is recorded.
+const NONE: u8 = 0;
+const BEFORE: u8 = 1;
+const INSIDE: u8 = 2;
+const AFTER: u8 = 3;
+
+static PHASE: AtomicU8 = AtomicU8::new(NONE);
+/// Which profiler range to record (1 = the first).
+static WANTED: AtomicU32 = AtomicU32::new(0);
+/// Profiler starts seen so far.
+static STARTS: AtomicU32 = AtomicU32::new(0);
+/// Stream captures begun and not ended (their calls build graphs: always kept).
+static OPEN_CAPTURES: AtomicI64 = AtomicI64::new(0);
+static SNAPSHOT_BYTES: AtomicU64 = AtomicU64::new(0);
+static SNAPSHOT_ALLOCATIONS: AtomicU64 = AtomicU64::new(0);
+static SNAPSHOT_NS: AtomicU64 = AtomicU64::new(0);
+
+/// The bytes read and stored at once while snapshotting: small enough that the unused
+/// (zero) stretches of a large allocator segment are stored as one blob, read once each.
+const PIECE: u64 = 1 << 20;
+
+/// The trigger's name in records and messages.
+const TRIGGER: &str = "profiler";
+
+/// Called once the configuration is read: `Some(n)` records only the n-th range.
+pub fn configure(occurrence: Option<u32>) {
+    if let Some(n) = occurrence {
+        WANTED.store(n, Ordering::SeqCst);
+        PHASE.store(BEFORE, Ordering::SeqCst);
+    }
+}
+
+/// Whether a record of `id` is kept now.
+#[inline]
+pub fn keeps(id: u16) -> bool {
+    match PHASE.load(Ordering::Relaxed) {
+        NONE | INSIDE => true,
+        BEFORE => !work::is_work(id) || OPEN_CAPTURES.load(Ordering::Relaxed) > 0,
+        // The output of an asynchronous copy made inside the range, read once it
+        // completed: part of the range.
+        _ => id == semantic::COPY_OUTPUT,
+    }
+}
+
+/// After a table row's call: stream captures opened and closed.
+#[inline]
+pub fn after_row(id: u16, ret: c_int) {
+    if PHASE.load(Ordering::Relaxed) == NONE {
+        return;
+    }
+    if work::begins_capture(id) && ret == 0 {
+        OPEN_CAPTURES.fetch_add(1, Ordering::SeqCst);
+    } else if work::ends_capture(id) {
+        let _ = OPEN_CAPTURES
+            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| Some((n - 1).max(0)));
+    }
+}
+
+/// Says at exit what the range holds; a range that never started is noted unreplayable.
+pub fn say_at_exit(w: &ProcessWriter) {
+    let n = WANTED.load(Ordering::SeqCst);
+    match PHASE.load(Ordering::SeqCst) {
+        NONE => {}
+        BEFORE => {
+            let why = format!(
+                "HRR_CAPTURE_RANGE={TRIGGER}:{n}: the program started {} profiler range(s), so range {n} never started; the archive holds set-up calls only",
+                STARTS.load(Ordering::SeqCst)
+            );
+            w.note_unreplayable("HRR_CAPTURE_RANGE", &why);
+            state::note(&format!("warning: {why}"));
+        }
+        phase => state::note(&format!(
+            "range {TRIGGER}:{n}: snapshot of {} allocations, {} bytes in {:.1} ms at its start; {}",
+            SNAPSHOT_ALLOCATIONS.load(Ordering::SeqCst),
+            SNAPSHOT_BYTES.load(Ordering::SeqCst),
+            SNAPSHOT_NS.load(Ordering::SeqCst) as f64 / 1e6,
+            if phase == AFTER {
+                "ended at the matching stop"
+            } else {
+                "still open at exit"
+            }
+        )),
+    }
+}
+
+/// `cudaProfilerStart` and the rest: the real call, then the range's start or end.
+fn profiler(vendor: Vendor, api: &'static str, f: ProfilerFn, start: bool) -> c_int {
+    // SAFETY: no arguments.
+    let ret = unsafe { f() };
+    if PHASE.load(Ordering::SeqCst) != NONE && !state::in_shim() {
+        if start {
+            range_start(vendor, api);
+        } else {
+            range_stop(vendor, api);
+        }
+    }
+    ret
+}
+
+fn range_start(vendor: Vendor, api: &'static str) {
+    if PHASE.load(Ordering::SeqCst) != BEFORE {
+        return;
+    }
+    let n = STARTS.fetch_add(1, Ordering::SeqCst) + 1;
+    if n != WANTED.load(Ordering::SeqCst) {
+        return;
+    }
+    let Some((cap, _g)) = state::enter(vendor) else {
+        return;
+    };
+    if OPEN_CAPTURES.load(Ordering::SeqCst) > 0 {
+        let why = format!(
+            "range {TRIGGER}:{n} started while a stream captured into a graph, where the device may not be synchronised: no snapshot was taken"
+        );
+        cap.writer().note_unreplayable(api, &why);
+        state::note(&format!("warning: {why}"));
+        PHASE.store(AFTER, Ordering::SeqCst);
+        return;
+    }
+    let t0 = Instant::now();
+    guarded(api, || snapshot(cap, vendor, n, t0));
+    PHASE.store(INSIDE, Ordering::SeqCst);
+}
+
+fn range_stop(vendor: Vendor, api: &'static str) {
+    if PHASE.load(Ordering::SeqCst) != INSIDE {
+        return;
+    }
+    if let Some((cap, _g)) = state::enter(vendor) {
+        guarded(api, || {
+            let mut p = PayloadWriter::new();
+            p.str(fid::NAME, TRIGGER)
+                .u64(fid::RANGE_OCCURRENCE, WANTED.load(Ordering::SeqCst) as u64)
+                .u64(fid::RANGE_END, 1);
+            cap.record(semantic::RANGE_MARK, 0, &p, None, api);
+        });
+    }
+    PHASE.store(AFTER, Ordering::SeqCst);
+}
+
+/// Synchronises the device through the real runtime (or driver); false if it failed.
+fn device_sync(vendor: Vendor) -> bool {
+    let f = match vendor {
+        Vendor::Cuda => real!(cudaDeviceSynchronize: ProfilerFn)
+            .get()
+            .or_else(|| real!(cuCtxSynchronize: ProfilerFn).get()),
+        Vendor::Hip => real!(hipDeviceSynchronize: ProfilerFn).get(),
+    };
+    // SAFETY: no arguments.
+    f.is_some_and(|f| unsafe { f() } == 0)
+}
+
+/// Why an allocation cannot be read whole, if the runtime says so (a virtual memory
+/// reservation: its start unmapped, or several mappings in it). Runtimes without the
+/// query (stand-ins) are taken at their word.
+fn not_one_mapping(vendor: Vendor, start: u64, size: u64) -> Option<String> {
+    let mut base: u64 = 0;
+    let mut len: usize = 0;
+    let ret = match vendor {
+        Vendor::Cuda => {
+            let f = real!(cuMemGetAddressRange_v2: unsafe extern "C" fn(*mut u64, *mut usize, u64) -> c_int)
+                .get()?;
+            // SAFETY: valid out pointers; the query only reads the driver's tables.
+            unsafe { f(&mut base, &mut len, start) }
+        }
+        Vendor::Hip => {
+            let f = real!(hipMemGetAddressRange: unsafe extern "C" fn(*mut u64, *mut usize, *mut c_void) -> c_int)
+                .get()?;
+            // SAFETY: as above (HIP's base out parameter is a pointer-sized word).
+            unsafe { f(&mut base, &mut len, start as usize as *mut c_void) }
+        }
+    };
+    if ret != 0 {
+        return Some(format!(
+            "no memory is mapped at {start:#x} (a virtual memory reservation): its bytes were not read"
+        ));
+    }
+    let end = base.saturating_add(len as u64);
+    (base > start || start.saturating_add(size) > end).then(|| {
+        format!("{size} bytes at {start:#x} span more than one mapping (a virtual memory reservation): their bytes were not read")
+    })
+}
+
+/// Reads `buf.len()` bytes of device memory at `addr` into `buf`.
+fn read_device(vendor: Vendor, addr: u64, buf: &mut [u8]) -> Result<(), String> {
+    type Memcpy = unsafe extern "C" fn(*mut c_void, *const c_void, usize, c_int) -> c_int;
+    type DtoH = unsafe extern "C" fn(*mut c_void, u64, usize) -> c_int;
+    const D2H: c_int = 2;
+    let dst = buf.as_mut_ptr().cast::<c_void>();
+    let ret = match vendor {
+        Vendor::Cuda => match real!(cudaMemcpy: Memcpy).get() {
+            // SAFETY: `buf` holds `len` bytes; `addr` starts a live allocation that long.
+            Some(f) => unsafe { f(dst, addr as usize as *const c_void, buf.len(), D2H) },
+            None => match real!(cuMemcpyDtoH_v2: DtoH).get() {
+                // SAFETY: as above.
+                Some(f) => unsafe { f(dst, addr, buf.len()) },
+                None => return Err("no device-to-host copy function was found".into()),
+            },
+        },
+        Vendor::Hip => match real!(hipMemcpy: Memcpy).get() {
+            // SAFETY: as above.
+            Some(f) => unsafe { f(dst, addr as usize as *const c_void, buf.len(), D2H) },
+            None => return Err("no device-to-host copy function was found".into()),
+        },
+    };
+    match ret {
+        0 => Ok(()),
+        code => Err(format!(
+            "the copy of {} bytes at {addr:#x} returned {code}",
+            buf.len()
+        )),
+    }
+}
+
+/// The snapshot at the range's start: every live device and managed allocation, then
+/// the mark with its cost.
+fn snapshot(cap: &Capture, vendor: Vendor, n: u32, t0: Instant) {
+    let synced = device_sync(vendor);
+    let (mut bytes, mut allocations) = (0u64, 0u64);
+    let mut buf: Vec<u8> = Vec::new();
+    for (start, size, space) in cap.allocs.all() {
+        if !matches!(space, Space::Device | Space::Managed) {
+            continue;
+        }
+        allocations += 1;
+        let mut why = match synced {
+            true => None,
+            false => Some("the device could not be synchronised before the snapshot".to_string()),
+        };
+        if why.is_none() && space == Space::Device {
+            why = not_one_mapping(vendor, start, size);
+        }
+        if let Some(why) = why {
+            let mut p = PayloadWriter::new();
+            p.devptr(fid::DEVICE_ADDRESS, start).u64(fid::SIZE, size);
+            cap.record(semantic::RANGE_RESTORE, 0, &p, Some(&why), "RangeRestore");
+            continue;
+        }
+        let mut off = 0u64;
+        while off < size {
+            let len = (size - off).min(PIECE);
+            buf.resize(len as usize, 0);
+            let at = start + off;
+            let read = match space {
+                Space::Managed => {
+                    // SAFETY: managed memory of the allocation table, host-readable after
+                    // the synchronisation above.
+                    buf.copy_from_slice(unsafe {
+                        crate::ffi::bytes_at(at as usize as *const u8, len as usize)
+                    });
+                    Ok(())
+                }
+                _ => read_device(vendor, at, &mut buf),
+            };
+            let blob = read.and_then(|()| cap.writer().put_blob(&buf).map_err(|e| e.to_string()));
+            let mut p = PayloadWriter::new();
+            p.devptr(fid::DEVICE_ADDRESS, at).u64(fid::SIZE, len);
+            match blob {
+                Ok(r) => {
+                    p.blob(fid::RANGE_BYTES, r);
+                    cap.record(semantic::RANGE_RESTORE, 0, &p, None, "RangeRestore");
+                    bytes += len;
+                }
+                Err(why) => {
+                    cap.record(semantic::RANGE_RESTORE, 0, &p, Some(&why), "RangeRestore");
+                }
+            }
+            off += len;
+        }
+    }
+    let ns = t0.elapsed().as_nanos() as u64;
+    let mut p = PayloadWriter::new();
+    p.str(fid::NAME, TRIGGER)
+        .u64(fid::RANGE_OCCURRENCE, n as u64)
+        .u64(fid::RANGE_ALLOCATIONS, allocations)
+        .u64(fid::SIZE, bytes)
+        .u64(fid::RANGE_NS, ns);
+    cap.record(semantic::RANGE_MARK, 0, &p, None, "RangeMark");
+    SNAPSHOT_BYTES.store(bytes, Ordering::SeqCst);
+    SNAPSHOT_ALLOCATIONS.store(allocations, Ordering::SeqCst);
+    SNAPSHOT_NS.store(ns, Ordering::SeqCst);
+}
+
+/// C type of the profiler markers and of the synchronisations the snapshot makes.
+type ProfilerFn = unsafe extern "C" fn() -> c_int;
+
+macro_rules! profiler_shim {
+    ($name:ident, $vendor:expr, $start:expr) => {
+        /// # Safety
+        /// Called by the program in place of the runtime's profiler marker.
+        #[no_mangle]
+        pub unsafe extern "C" fn $name() -> c_int {
+            let Some(f) = real!($name: ProfilerFn).for_shim() else {
+                return NO_REAL_FUNCTION;
+            };
+            profiler($vendor, stringify!($name), f, $start)
+        }
+    };
+}
+
+profiler_shim!(cudaProfilerStart, Vendor::Cuda, true);
+profiler_shim!(cudaProfilerStop, Vendor::Cuda, false);
+profiler_shim!(cuProfilerStart, Vendor::Cuda, true);
+profiler_shim!(cuProfilerStop, Vendor::Cuda, false);
+profiler_shim!(hipProfilerStart, Vendor::Hip, true);
+profiler_shim!(hipProfilerStop, Vendor::Hip, false);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use hrr_archive::api::id;
+
+    #[test]
+    fn before_the_range_work_is_left_out_unless_a_stream_captures() {
+        // The phases as seen by one record kind each (the statics are process-wide, so
+        // one test walks them in order).
+        assert!(keeps(id::Memcpy), "no range asked for: everything is kept");
+        configure(Some(2));
+        assert!(!keeps(id::Memcpy) && !keeps(semantic::LAUNCH_KERNEL));
+        assert!(keeps(id::Malloc) && keeps(semantic::MODULE_LOAD));
+        after_row(id::StreamBeginCapture, 0);
+        assert!(
+            keeps(id::MemcpyAsync),
+            "a capturing stream's copy builds a graph"
+        );
+        after_row(id::StreamEndCapture, 0);
+        assert!(!keeps(id::MemcpyAsync));
+        PHASE.store(INSIDE, Ordering::SeqCst);
+        assert!(keeps(id::Memcpy) && keeps(id::Malloc));
+        PHASE.store(AFTER, Ordering::SeqCst);
+        assert!(!keeps(id::Malloc) && !keeps(id::Memcpy));
+        PHASE.store(NONE, Ordering::SeqCst);
+    }
+}
