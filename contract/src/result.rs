@@ -752,6 +752,7 @@ mod tests {
             d2h_declared_match: 16,
             kernels_filtered: 17,
             d2h_after_filtered: 18,
+            range_restored_bytes: 19,
         };
         a.add(&b);
         assert_eq!(
