@@ -226,6 +226,8 @@ mod tests {
                 (161, "UnmodelledCall"),
                 (171, "CopyOutput"),
                 (419, "MappedOutput"),
+                (172, "RangeRestore"),
+                (173, "RangeMark"),
             ]
         );
         assert_eq!((id::Malloc, id::Memcpy, id::EventDestroy), (10, 20, 46));
