@@ -77,6 +77,14 @@ pub struct PayloadWriter {
     buf: Vec<u8>,
 }
 
+/// A field's header, written in one piece (launch records write a dozen fields each).
+#[inline]
+fn field_header(id: u16, ty: u8, flags: u8, len: u32) -> [u8; FIELD_HEADER_LEN] {
+    let [i0, i1] = id.to_le_bytes();
+    let [l0, l1, l2, l3] = len.to_le_bytes();
+    [i0, i1, ty, flags, l0, l1, l2, l3]
+}
+
 impl PayloadWriter {
     pub fn new() -> Self {
         PayloadWriter {
@@ -103,10 +111,9 @@ impl PayloadWriter {
         let Ok(len) = u32::try_from(value.len()) else {
             return false;
         };
-        self.buf.extend_from_slice(&id.to_le_bytes());
-        self.buf.push(ty as u8);
-        self.buf.push(flags);
-        self.buf.extend_from_slice(&len.to_le_bytes());
+        self.buf.reserve(FIELD_HEADER_LEN + value.len());
+        self.buf
+            .extend_from_slice(&field_header(id, ty as u8, flags, len));
         self.buf.extend_from_slice(value);
         true
     }
@@ -154,10 +161,9 @@ impl PayloadWriter {
         let Ok(len) = u32::try_from(vals.len() * 8) else {
             return self;
         };
-        self.buf.extend_from_slice(&id.to_le_bytes());
-        self.buf.push(FieldType::U64Array as u8);
-        self.buf.push(0);
-        self.buf.extend_from_slice(&len.to_le_bytes());
+        self.buf.reserve(FIELD_HEADER_LEN + len as usize);
+        self.buf
+            .extend_from_slice(&field_header(id, FieldType::U64Array as u8, 0, len));
         for x in vals {
             self.buf.extend_from_slice(&x.to_le_bytes());
         }
@@ -172,10 +178,8 @@ impl PayloadWriter {
     /// writer, no copy); false, with nothing written, if they exceed a field's length.
     pub fn nested_with(&mut self, id: u16, fill: impl FnOnce(&mut PayloadWriter)) -> bool {
         let start = self.buf.len();
-        self.buf.extend_from_slice(&id.to_le_bytes());
-        self.buf.push(FieldType::Fields as u8);
-        self.buf.push(0);
-        self.buf.extend_from_slice(&[0; 4]);
+        self.buf
+            .extend_from_slice(&field_header(id, FieldType::Fields as u8, 0, 0));
         let body = self.buf.len();
         fill(self);
         let Ok(len) = u32::try_from(self.buf.len() - body) else {

@@ -384,13 +384,17 @@ impl ProcessWriter {
 
     /// The whole records of `data` that fit on disk with the reserve and the manifest's
     /// room kept free: (bytes, records), and the refusal when not all of them fit.
-    fn fitting(&self, data: &[u8]) -> (usize, u64, Option<ArchiveError>) {
+    fn fitting(&self, data: &[u8], records: u64) -> (usize, u64, Option<ArchiveError>) {
         let keep = self.reserve_bytes.saturating_add(MANIFEST_ROOM);
         let available = match diskspace::space(&self.dir) {
             Ok(s) => s.available,
             Err(e) => return (0, 0, Some(e)),
         };
         let room = available.saturating_sub(keep);
+        if room >= data.len() as u64 {
+            // All of it fits: no need to walk the records to find where to cut.
+            return (data.len(), records, None);
+        }
         let (bytes, records) = whole_records_within(data, room.min(usize::MAX as u64) as usize);
         if bytes == data.len() {
             return (bytes, records, None);
@@ -425,7 +429,7 @@ impl ProcessWriter {
             let spare = std::mem::take(&mut b.spare);
             (std::mem::replace(&mut b.data, spare), events, interval_due)
         };
-        let (bytes, kept, refused) = self.fitting(&data);
+        let (bytes, kept, refused) = self.fitting(&data, events);
         if refused.is_some() {
             // Nothing appended after these may be written: the log must not skip ids.
             let mut b = self.log.buf.lock();
@@ -609,14 +613,20 @@ impl ProcessWriter {
         // may wait for those, never for a blob).
         self.store.finalize();
         let mut file = self.log.file.lock();
-        let (mut data, total, first, was_closed) = {
+        let (mut data, total, first, was_closed, pending) = {
             let mut b = self.log.buf.lock();
             let first = !b.finalized;
             let was_closed = b.closed;
             b.finalized = true;
             b.closed = true;
-            b.pending_events = 0;
-            (std::mem::take(&mut b.data), b.next_seq, first, was_closed)
+            let pending = std::mem::take(&mut b.pending_events);
+            (
+                std::mem::take(&mut b.data),
+                b.next_seq,
+                first,
+                was_closed,
+                pending,
+            )
         };
         if first {
             if !self.stopped.load(Ordering::SeqCst) && !was_closed {
@@ -632,7 +642,7 @@ impl ProcessWriter {
                 record::encode_record(&mut data, &h, &trailer);
             }
             let with_trailer = !self.stopped.load(Ordering::SeqCst) && !was_closed;
-            let (bytes, records, refused) = self.fitting(&data);
+            let (bytes, records, refused) = self.fitting(&data, pending + u64::from(with_trailer));
             let written = file
                 .write_all(&data[..bytes])
                 .map_err(|e| ArchiveError::io(self.dir.join(EVENTS_FILE), "write", e));

@@ -59,11 +59,44 @@ pub struct Resolved {
     pub layout: Option<Layout>,
 }
 
-type LaunchCache = (u64, HashMap<(u16, u64), KernelInfo>);
+type LaunchCache = (u64, HashMap<(u16, u64), KernelInfo, AddrHash>);
+
+/// The launch cache's hasher: its keys are an API id and an address the program chose,
+/// not input an attacker picks to collide, so one multiply-fold replaces SipHash (a
+/// measurable share of a launch's capture cost).
+#[derive(Clone, Copy, Default)]
+pub struct AddrHash;
+
+impl std::hash::BuildHasher for AddrHash {
+    type Hasher = AddrHasher;
+    fn build_hasher(&self) -> AddrHasher {
+        AddrHasher(0)
+    }
+}
+
+/// Folds each written word into the state with a 64-bit odd multiplier.
+pub struct AddrHasher(u64);
+
+impl std::hash::Hasher for AddrHasher {
+    fn finish(&self) -> u64 {
+        self.0 ^ (self.0 >> 29)
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for b in bytes {
+            self.write_u64(u64::from(*b));
+        }
+    }
+    fn write_u16(&mut self, v: u16) {
+        self.write_u64(u64::from(v));
+    }
+    fn write_u64(&mut self, v: u64) {
+        self.0 = (self.0.rotate_left(5) ^ v).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    }
+}
 
 thread_local! {
     /// (registry generation, (launch API id, first launch argument) -> kernel info).
-    static LAUNCH_CACHE: RefCell<LaunchCache> = RefCell::new((0, HashMap::new()));
+    static LAUNCH_CACHE: RefCell<LaunchCache> = RefCell::new((0, HashMap::default()));
     /// The payload buffer of this thread's launch records, kept between launches.
     static LAUNCH_PAYLOAD: RefCell<PayloadWriter> = RefCell::new(PayloadWriter::with_capacity(512));
 }
@@ -77,31 +110,53 @@ pub fn kernel_info_cached(
     first: u64,
     resolve: impl FnOnce(&KernelRegistry, u64) -> Resolved,
 ) -> KernelInfo {
+    with_kernel_info(reg, id, first, resolve, KernelInfo::clone)
+}
+
+/// `f` applied to the kernel info `kernel_info_cached` would return, borrowed from this
+/// thread's cache when it is there: a launch then copies nothing and touches no shared
+/// reference count (threads launching one kernel would contend on its `Arc`s).
+pub fn with_kernel_info<R>(
+    reg: &KernelRegistry,
+    id: u16,
+    first: u64,
+    resolve: impl FnOnce(&KernelRegistry, u64) -> Resolved,
+    f: impl FnOnce(&KernelInfo) -> R,
+) -> R {
     let generation = reg.generation();
+    let mut f = Some(f);
     let hit = LAUNCH_CACHE
         .try_with(|c| {
-            let mut c = c.borrow_mut();
+            // Never re-entered (the shim guard keeps a launch's own work out of capture);
+            // if it were, the info is resolved afresh below.
+            let mut c = c.try_borrow_mut().ok()?;
             if c.0 != generation {
-                *c = (generation, HashMap::new());
+                *c = (generation, HashMap::default());
             }
-            c.1.get(&(id, first)).cloned()
+            let info = c.1.get(&(id, first))?;
+            f.take().map(|f| f(info))
         })
         .ok()
         .flatten();
-    if let Some(info) = hit {
-        return info;
+    if let Some(r) = hit {
+        return r;
     }
     let r = resolve(reg, first);
     let info = KernelInfo::new(reg, r.kernel, r.stub, r.layout);
     if info.params.as_ref().is_some_and(|l| !l.is_empty()) && info.prefix.is_some() {
         let _ = LAUNCH_CACHE.try_with(|c| {
-            let mut c = c.borrow_mut();
-            if c.0 == generation {
-                c.1.insert((id, first), info.clone());
+            if let Ok(mut c) = c.try_borrow_mut() {
+                if c.0 == generation {
+                    c.1.insert((id, first), info.clone());
+                }
             }
         });
     }
-    info
+    match f.take() {
+        Some(f) => f(&info),
+        // `f` is taken only on a cache hit, which returned above.
+        None => unreachable!("the launch cache used its closure and returned nothing"),
+    }
 }
 
 /// C type of `cuFuncGetParamInfo` / `cuKernelGetParamInfo` (CUDA 12.4+):
@@ -602,9 +657,10 @@ pub unsafe fn launch_by(
         return call();
     };
     let build = || {
-        let info = kernel_info_cached(&cap.kernels, id, first, resolve);
-        // SAFETY: the program's argument pointers, which the runtime is about to read.
-        unsafe { launch_payload(cap, &info, shape, args) }
+        with_kernel_info(&cap.kernels, id, first, resolve, |info| {
+            // SAFETY: the program's argument pointers, which the runtime is about to read.
+            unsafe { launch_payload(cap, info, shape, args) }
+        })
     };
     around_launch(cap, id, api, shape, build, call, extra)
 }

@@ -221,7 +221,10 @@ pub fn enter(vendor: Vendor) -> Option<(&'static Capture, ShimGuard)> {
         return None;
     }
     let guard = ShimGuard;
-    CALLS_SEEN.fetch_add(1, Ordering::Relaxed);
+    // Read first: a store to a line every thread shares only on the first call.
+    if CALLS_SEEN.load(Ordering::Relaxed) == 0 {
+        CALLS_SEEN.store(1, Ordering::Relaxed);
+    }
     let cap = match current() {
         Some(c) => c,
         None => init(vendor)?,
