@@ -35,13 +35,19 @@ fn cuda_symbols() -> Vec<&'static str> {
 }
 
 /// Names cuda.h renames that are still reached at their older ABI: the CUDA runtime
-/// resolves `cuDevicePrimaryCtxRelease` (and `cuDevicePrimaryCtxReset`) at version 7000 through `cuGetProcAddress` (H200,
-/// CUDA 13, driver 580: bench/gpu/lookups/), and programs and libraries built with CUDA
-/// 11 bind the first `cuGetProcAddress`. Capture interposes both forms of each.
+/// resolves `cuDevicePrimaryCtxRelease` (and `cuDevicePrimaryCtxReset`) at version 7000
+/// through `cuGetProcAddress` (H200, CUDA 13, driver 580: bench/gpu/lookups/), programs
+/// and libraries built with CUDA 11 bind the first `cuGetProcAddress`, and those built
+/// with CUDA 12.0-12.2 headers bind the graph edge queries without their edge data (the
+/// `_v2` forms, with it, came in 12.3; rows 515-517 beside 511-513). Capture interposes
+/// both forms of each.
 const OLD_ABI_BY_LOOKUP: &[&str] = &[
     "cuDevicePrimaryCtxRelease",
     "cuDevicePrimaryCtxReset",
     "cuGetProcAddress",
+    "cuGraphNodeGetDependencies",
+    "cuGraphNodeGetDependentNodes",
+    "cuGraphGetEdges",
 ];
 
 #[test]
