@@ -15,12 +15,36 @@ use std::io::{BufReader, Read};
 use std::path::Path;
 
 use crate::manifest::LostEvents;
-use crate::reader::LogStatus;
 use crate::record::{
     self, Event, RecordHeader, Torn, FILE_HEADER_LEN, FILE_MAGIC, MAX_RECORD_PAYLOAD,
     RECORD_HEADER_LEN, TRAILER_API_ID, TRAILER_MAGIC,
 };
 use crate::{ArchiveError, Limits, Result, FORMAT_VERSION};
+
+/// State of one process's event log.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum LogStatus {
+    /// Every record whole, trailer present and consistent.
+    Complete,
+    /// Every record whole but no trailer: the process did not shut capture down cleanly.
+    Incomplete,
+    /// The log ends in a torn or corrupt record; `valid_bytes` of it are whole records.
+    Truncated {
+        torn: Torn,
+        valid_bytes: u64,
+        dropped_bytes: u64,
+    },
+}
+
+impl LogStatus {
+    pub fn label(&self) -> &'static str {
+        match self {
+            LogStatus::Complete => "complete",
+            LogStatus::Incomplete => "incomplete",
+            LogStatus::Truncated { .. } => "truncated",
+        }
+    }
+}
 
 /// Checks the 16-byte file header.
 pub fn check_file_header(path: &Path, bytes: &[u8]) -> Result<()> {

@@ -19,34 +19,11 @@ use crate::manifest::{
     self, ProcessEntry, ProcessManifest, RootManifest, EVENTS_FILE, MANIFEST_FILE,
 };
 use crate::payload::{self, BlobRef, FieldType};
-use crate::record::{Event, Torn};
+use crate::record::Event;
 use crate::safefs;
 use crate::{ArchiveError, Limits, Result};
 
-/// State of one process's event log.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum LogStatus {
-    /// Every record whole, trailer present and consistent.
-    Complete,
-    /// Every record whole but no trailer: the process did not shut capture down cleanly.
-    Incomplete,
-    /// The log ends in a torn or corrupt record; `valid_bytes` of it are whole records.
-    Truncated {
-        torn: Torn,
-        valid_bytes: u64,
-        dropped_bytes: u64,
-    },
-}
-
-impl LogStatus {
-    pub fn label(&self) -> &'static str {
-        match self {
-            LogStatus::Complete => "complete",
-            LogStatus::Incomplete => "incomplete",
-            LogStatus::Truncated { .. } => "truncated",
-        }
-    }
-}
+pub use crate::logread::LogStatus;
 
 /// One process's part of an archive.
 #[derive(Clone, Debug)]

@@ -626,7 +626,7 @@ pub fn capture_row(
         return call();
     };
     // Work outside a range capture's range: the snapshot holds its effect.
-    if !crate::range::keeps(desc.id) {
+    if !crate::range_gate::keeps(desc.id) {
         return call();
     }
     let before = state::guarded(desc.name, || BeforeCall {
@@ -634,7 +634,7 @@ pub fn capture_row(
         ..before_call(cap, desc, args)
     });
     let ret = call();
-    crate::range::after_row(desc.id, ret);
+    crate::range_gate::after_row(desc.id, ret);
     let Some(before) = before else {
         return ret;
     };

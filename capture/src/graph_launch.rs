@@ -164,7 +164,7 @@ unsafe fn graph_launch(
         return unsafe { f(exec, stream) };
     };
     // A graph launch outside a range capture's range: the snapshot holds its effect.
-    if !crate::range::keeps(semantic::GRAPH_LAUNCH) {
+    if !crate::range_gate::keeps(semantic::GRAPH_LAUNCH) {
         // SAFETY: the program's own arguments.
         return unsafe { f(exec, stream) };
     }

@@ -683,7 +683,7 @@ pub fn around_launch(
     extra: &dyn Fn(&mut PayloadWriter),
 ) -> c_int {
     // A launch outside a range capture's range: the snapshot holds its effect.
-    if !crate::range::keeps(id) {
+    if !crate::range_gate::keeps(id) {
         return call();
     }
     let built = guarded(api, &build);

@@ -16,6 +16,8 @@
 //! - `namespaces`: GPU drivers and runtimes loaded into a namespace of their own
 //!   (`dlmopen`), where capture is not: their lookups keep the driver's answer, and each
 //!   instance is recorded at exit as an unmodelled call naming it;
+//! - `range_gate`: the phase of a range capture (`HRR_CAPTURE_RANGE`), so whether a
+//!   record is kept;
 //! - `state`: the process's capture (writer, allocations, registry), the shim guard,
 //!   fork (a child's writer opened on its first call), panic containment, the exit notice;
 //! - `unseen`: the counting pass-throughs of every surface symbol without a shim
@@ -46,7 +48,8 @@
 //!   of each; `proc_address`: entry-point lookups (`hipGetProcAddress`,
 //!   `hipGetDriverEntryPoint`) hand out capture's own functions; `per_thread`: the
 //!   per-thread default stream aliases (`_ptsz`, `_ptds`) of rows and launches, recorded
-//!   as their base call on `cudaStreamPerThread`.
+//!   as their base call on `cudaStreamPerThread`; `range`: a range capture's start (the
+//!   snapshot of live allocations) and stop at the profiler markers.
 //!
 //! Every exported symbol is declared once, in `hrr_archive::api` (the table's rows,
 //! `HAND_WRITTEN`, `PROCESS_HOOKS`, and the surface lists for the pass-throughs);
@@ -90,6 +93,7 @@ pub mod pinned;
 pub mod private_runtime;
 pub mod proc_address;
 pub mod range;
+pub mod range_gate;
 pub mod reach;
 pub mod reader;
 pub mod reads;

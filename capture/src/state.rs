@@ -69,7 +69,7 @@ impl Capture {
         incomplete: Option<&str>,
         api: &str,
     ) -> Option<u64> {
-        if !crate::range::keeps(id) {
+        if !crate::range_gate::keeps(id) {
             return None;
         }
         let flags = if incomplete.is_some() {
@@ -292,7 +292,7 @@ fn init(vendor: Vendor) -> Option<&'static Capture> {
         }
     };
     writer.start_flusher();
-    crate::range::configure(range);
+    crate::range_gate::configure(range);
     note(&format!(
         "recording pid {} into {}",
         writer.pid(),
@@ -452,7 +452,9 @@ extern "C" fn on_exit() {
     };
     // A forked child that made no runtime call has nothing to finish.
     let Some(w) = c.writer_opt() else { return };
-    crate::range::say_at_exit(w);
+    if let Some(said) = crate::range_gate::at_exit(w) {
+        note(&said);
+    }
     crate::private_runtime::record_at_exit(w);
     crate::namespaces::record_at_exit(w);
     DISABLED.store(true, Ordering::SeqCst);

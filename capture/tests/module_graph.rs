@@ -1,6 +1,9 @@
-//! capture/src has no import circles: reading each module's references to the others
-//! (`crate::m`, `$crate::m`, and the crate's own macros by the module defining them),
-//! the graph has no cycle. Comments are left out (a doc link is no dependency).
+//! No crate of the workspace has import circles: reading each top-level module's
+//! references to the others (`crate::m`, `$crate::m`, and the crate's own macros by the
+//! module defining them), the graph has no cycle. A module is a file under `src/` or a
+//! directory with its files; comments are left out (a doc link is no dependency). A
+//! binary's modules use nothing defined in its `main.rs` (the root wires modules
+//! together; what they share lives in a module of its own).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
@@ -98,22 +101,120 @@ fn find_cycle(g: &Graph) -> Option<Vec<String>> {
         .find_map(|m| visit(g, m, &mut Vec::new(), &mut done))
 }
 
-fn capture_sources() -> BTreeMap<String, String> {
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
-    let mut out = BTreeMap::new();
-    for e in std::fs::read_dir(&src).unwrap() {
+/// Every `.rs` file under `dir`, recursively.
+fn rust_files(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
+    for e in std::fs::read_dir(dir).unwrap() {
         let path = e.unwrap().path();
-        assert!(
-            !path.is_dir(),
-            "{}: nested modules are not read by this test; extend it",
-            path.display()
-        );
-        let stem = path.file_stem().unwrap().to_string_lossy().to_string();
-        if path.extension().is_some_and(|x| x == "rs") && stem != "lib" {
-            out.insert(stem, std::fs::read_to_string(&path).unwrap());
+        if path.is_dir() {
+            rust_files(&path, out);
+        } else if path.extension().is_some_and(|x| x == "rs") {
+            out.push(path);
         }
     }
+}
+
+/// A crate's top-level modules (a file's stem or a directory's name) -> their sources,
+/// a directory's files joined; the roots (`lib.rs`, `main.rs`) are left out.
+fn sources_of(krate: &Path) -> BTreeMap<String, String> {
+    let src = krate.join("src");
+    let mut files = Vec::new();
+    rust_files(&src, &mut files);
+    let mut out: BTreeMap<String, String> = BTreeMap::new();
+    for path in files {
+        let rel = path.strip_prefix(&src).unwrap();
+        let first = rel
+            .components()
+            .next()
+            .unwrap()
+            .as_os_str()
+            .to_string_lossy();
+        let module = first.trim_end_matches(".rs").to_string();
+        if rel.components().count() == 1 && (module == "lib" || module == "main") {
+            continue;
+        }
+        let text = std::fs::read_to_string(&path).unwrap();
+        out.entry(module).or_default().push_str(&(text + "\n"));
+    }
     out
+}
+
+fn capture_sources() -> BTreeMap<String, String> {
+    sources_of(Path::new(env!("CARGO_MANIFEST_DIR")))
+}
+
+/// The workspace's member crates, from its Cargo.toml.
+fn workspace_members() -> Vec<std::path::PathBuf> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
+    let toml = std::fs::read_to_string(root.join("Cargo.toml")).unwrap();
+    let line = toml
+        .lines()
+        .find(|l| l.trim_start().starts_with("members"))
+        .expect("the workspace lists its members on one line");
+    let list = &line[line.find('[').unwrap() + 1..line.rfind(']').unwrap()];
+    list.split(',')
+        .map(|m| m.trim().trim_matches('"'))
+        .filter(|m| !m.is_empty())
+        .map(|m| root.join(m))
+        .collect()
+}
+
+/// Items `main.rs` defines itself (functions, constants, statics, types), by name.
+fn items_of_main(text: &str) -> BTreeSet<String> {
+    let code = code_of(text);
+    let mut items = BTreeSet::new();
+    for kw in [
+        "fn ", "const ", "static ", "struct ", "enum ", "type ", "trait ",
+    ] {
+        for i in word_starts(&code, kw) {
+            let name = ident_at(code[i + kw.len()..].trim_start());
+            if !name.is_empty() {
+                items.insert(name.to_string());
+            }
+        }
+    }
+    items
+}
+
+#[test]
+fn no_crate_has_an_import_circle() {
+    let members = workspace_members();
+    assert!(members.len() >= 8, "members read: {members:?}");
+    let mut read = 0;
+    for krate in &members {
+        let name = krate.file_name().unwrap().to_string_lossy();
+        let g = graph_of(&sources_of(krate));
+        if let Some(cycle) = find_cycle(&g) {
+            panic!("{name}/src has an import circle: {}", cycle.join(" -> "));
+        }
+        read += g.len();
+    }
+    assert!(read > 100, "only {read} modules read");
+}
+
+#[test]
+fn a_binarys_modules_use_nothing_defined_in_its_main() {
+    let mut binaries = 0;
+    for krate in workspace_members() {
+        let main = krate.join("src/main.rs");
+        let Ok(text) = std::fs::read_to_string(&main) else {
+            continue;
+        };
+        binaries += 1;
+        let items = items_of_main(&text);
+        for (module, source) in sources_of(&krate) {
+            let code = code_of(&source);
+            for i in word_starts(&code, "crate::") {
+                let used = ident_at(&code[i + "crate::".len()..]);
+                assert!(
+                    !items.contains(used),
+                    "{}: module {module} uses crate::{used}, which main.rs defines: \
+                     move it into a module both can use",
+                    krate.display()
+                );
+            }
+        }
+    }
+    assert!(binaries >= 2, "replay and harness are binaries");
 }
 
 #[test]

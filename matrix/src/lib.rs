@@ -4,12 +4,14 @@
 //! never disagree.
 //!
 //! - `schema`: the serde types (unknown keys are errors).
+//! - `error`: a problem in a matrix file (file, line, column, message), and all of them.
 //! - `prescan`: size, depth, one document, no tags or aliases, no blank values, before parsing.
 //! - `load`: reading and validating, with errors that name file, line and column.
 //! - `rocm`: the ROCm release an AMD family needs (`min_rocm`), checked against its targets.
 //! - `resolve`: what a family runs (skip and expectation per case, with reasons) and sharding.
 
 pub mod duration;
+pub mod error;
 pub mod glob;
 pub mod load;
 pub mod prescan;

@@ -4,7 +4,6 @@
 //! same text, so every error reads `FILE:LINE:COLUMN: what is wrong`.
 
 use std::collections::{BTreeSet, HashMap};
-use std::fmt;
 use std::path::{Path, PathBuf};
 
 use crate::glob;
@@ -25,45 +24,7 @@ pub const MAX_GPUS_PER_RUNNER: u32 = 64;
 const MAX_STDOUT_VARIES: usize = 32;
 const MAX_PATTERN_LEN: usize = 200;
 
-/// One problem in a matrix file.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct MatrixError {
-    pub file: PathBuf,
-    pub line: usize,
-    pub column: usize,
-    pub message: String,
-}
-
-impl fmt::Display for MatrixError {
-    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        write!(
-            f,
-            "{}:{}:{}: {}",
-            self.file.display(),
-            self.line,
-            self.column,
-            self.message
-        )
-    }
-}
-
-/// Every problem found, in file order.
-#[derive(Clone, Debug)]
-pub struct MatrixErrors(pub Vec<MatrixError>);
-
-impl fmt::Display for MatrixErrors {
-    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        for (i, e) in self.0.iter().enumerate() {
-            if i > 0 {
-                writeln!(f)?;
-            }
-            write!(f, "{e}")?;
-        }
-        Ok(())
-    }
-}
-
-impl std::error::Error for MatrixErrors {}
+pub use crate::error::{MatrixError, MatrixErrors};
 
 /// Reads `path` and validates it against the case directories under `cases_root`.
 pub fn load(path: &Path, cases_root: &Path) -> Result<Matrix, MatrixErrors> {

@@ -4,7 +4,7 @@
 //! linear in its length: the parser itself would spend minutes on 100,000 nested
 //! brackets, expand alias bombs, or silently read `timeout:` as "no timeout".
 
-use crate::load::MatrixError;
+use crate::error::MatrixError;
 use std::path::Path;
 
 /// Largest matrix file read (ours is about 10 KiB).

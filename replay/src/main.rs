@@ -9,6 +9,8 @@
 //! limit; 3 the GPU or runtime is unavailable; 4 the program's fault reproduced
 //! (REPRODUCED; 0 under `--expect-fault`).
 
+mod compare;
+mod declared;
 mod engine;
 mod fault;
 mod hip_version;
@@ -110,7 +112,7 @@ struct Cli {
     /// compare the replays' D2H results with each other: a byte they disagree on is
     /// unstable, excluded from the comparison and reported apart (never a pass); every
     /// other byte must still equal the captured one.
-    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=MAX_STABILITY_RUNS))]
+    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=stability::MAX_RUNS))]
     stability_runs: u32,
     /// Print to stderr, when replay ends, where its time went: starting the runtime,
     /// opening the archive, the events (by API) and the host work within them
@@ -203,9 +205,6 @@ fn machine_default(bytes: u64) -> String {
         bytes as f64 / (1u64 << 30) as f64
     )
 }
-
-/// The most replays `--stability-runs` takes.
-pub(crate) const MAX_STABILITY_RUNS: i64 = 64;
 
 impl Cli {
     fn request(&self, limits: Limits, replacements: Vec<engine::Replacement>) -> ReplayRequest {

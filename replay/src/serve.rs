@@ -59,11 +59,11 @@ pub fn serve(vendor: &str) -> ReplayExit {
         };
         if let Some(n) = req
             .stability_runs
-            .filter(|&n| n > crate::MAX_STABILITY_RUNS as u32)
+            .filter(|&n| n > crate::stability::MAX_RUNS as u32)
         {
             let error = format!(
                 "bad request: stability_runs {n} is more than {}",
-                crate::MAX_STABILITY_RUNS
+                crate::stability::MAX_RUNS
             );
             let _ = answer(&mut stdout, &ServeAnswer::Refused { error });
             continue;

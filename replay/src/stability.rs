@@ -13,7 +13,10 @@ use std::collections::HashMap;
 
 use hrr_contract::{ByteRange, UnstableVerdict, UNSTABLE_RANGES_LISTED};
 
-use crate::engine::compare::{hex, Mismatch};
+/// The most replays `--stability-runs` takes.
+pub const MAX_RUNS: i64 = 64;
+
+use crate::compare::{hex, Mismatch};
 
 /// Offsets where the replays disagreed, one bit per byte of a check.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -120,7 +123,7 @@ pub enum Classified {
     /// Not byte-exact, but matched by the comparison the case declared (a float
     /// tolerance, or the same elements in other positions): passed as such, never as
     /// byte-exact.
-    Declared(crate::engine::DeclaredOutcome),
+    Declared(crate::declared::DeclaredOutcome),
 }
 
 impl Classified {

@@ -8,10 +8,10 @@ use hrr_archive::api::{
 use hrr_archive::payload::{BlobRef, Payload};
 use hrr_archive::Event;
 
-use super::compare::Want;
 use super::generic::CallBuffers;
 use super::observe;
 use super::{Ctx, EvResult, EventError};
+use crate::compare::Want;
 use crate::profile::{self, Part};
 use crate::staging::Role;
 use crate::translate::{AddressMap, Translated};

@@ -19,9 +19,9 @@ use hrr_archive::payload::{BlobRef, Payload};
 use hrr_archive::record::RECORD_FLAG_INCOMPLETE;
 use hrr_archive::{ContentHash, Event, ProcessArchive};
 
-use super::compare::Want;
 use super::observe;
 use super::{Ctx, EvResult, EventError};
+use crate::compare::Want;
 use crate::profile::{self, Part};
 use crate::runtime::Runtime;
 use crate::staging::{complement_into, poison_for_fill, OwnedBuf};

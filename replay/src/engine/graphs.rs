@@ -19,9 +19,9 @@ use hrr_archive::api::{
 use hrr_archive::payload::{BlobRef, Payload};
 use hrr_archive::Event;
 
-use super::compare::Want;
 use super::observe;
 use super::{Ctx, EvResult, EventError};
+use crate::compare::Want;
 
 /// One copy node's host buffer: its address and length.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

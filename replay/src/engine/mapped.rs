@@ -10,9 +10,9 @@ use hrr_archive::api::{self, fid};
 use hrr_archive::payload::Payload;
 use hrr_archive::Event;
 
-use super::compare::compare;
 use super::observe;
 use super::{Ctx, EvResult, EventError};
+use crate::compare::compare;
 use crate::stability::Classified;
 use crate::translate::Translated;
 

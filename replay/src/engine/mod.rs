@@ -8,9 +8,7 @@
 //! modules and device variables in `kernels`. An event that fails becomes a `Failure`
 //! whose kind its `EventError` variant gives.
 
-pub(crate) mod compare;
 mod copies;
-mod declared;
 mod deferred;
 mod error;
 mod generic;
@@ -44,7 +42,6 @@ use crate::stability::Learner;
 use crate::staging::Staging;
 use crate::translate::{AddressMap, Translated};
 
-pub use declared::DeclaredOutcome;
 pub use error::EventError;
 pub use replace::Replacement;
 

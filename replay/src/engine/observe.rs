@@ -7,9 +7,9 @@
 use hrr_archive::fill::Fill;
 use hrr_contract::{Comparison, DeclaredMatch, UnstableCheck};
 
-use super::compare::{compare_want, mismatch_failure, Want};
-use super::declared;
 use super::{Ctx, EventError};
+use crate::compare::{compare_want, mismatch_failure, Want};
+use crate::declared;
 use crate::stability::{Classified, Learner};
 
 /// The verdict on check `key` (sequence id, graph node or 0): None in a learning run.
