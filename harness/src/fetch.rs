@@ -1,21 +1,27 @@
 //! `hrr-harness report fetch`: a workflow run's result artifacts brought to this machine.
-//! The artifacts are listed through octocrab's typed actions API; each zip is streamed to
+//! Every request goes through one path (`get`): the response's head and each chunk of its
+//! body within `Request::timeout` (a server that never answers, or stops sending, is
+//! named), GitHub's rate limit read from the answer's headers (`retry-after`,
+//! `x-ratelimit-reset` with `x-ratelimit-remaining: 0`, on a 429 or 403) and waited out up
+//! to a minute, a server error (5xx), 429 or timeout tried again (`TRIES`, 1 s then 2 s
+//! apart). The artifacts are listed 100 a page (`?per_page=100&page=N`, each page its own
+//! tries) until `total_count` are in; each zip is streamed to
 //! disk frame by frame (so a progress bar can follow it) from the artifact's download
 //! endpoint and its one redirect, then unpacked, refusing any entry that could land
 //! outside the artifact's directory (an absolute path, `..`, a backslash, a symbolic link)
 //! and bounding the entries and bytes unpacked. A zip is unpacked into a hidden staging
 //! directory that is renamed into place only when every entry is out, so a refused or
-//! broken artifact leaves nothing behind. Merging is the caller's (`report merge`'s code).
-//! The token is never printed.
+//! broken artifact leaves nothing behind. Merging is the caller's (`report merge`'s code),
+//! and so is Ctrl-C (it drops the fetch's future: nothing is waited for). The token is
+//! never printed.
 
 use std::io::{BufReader, Read, Write};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use http_body_util::BodyExt;
-use octocrab::models::workflows::WorkflowListArtifact;
-use octocrab::models::RunId;
 use octocrab::Octocrab;
+use serde::Deserialize;
 
 /// Where to fetch from and what.
 #[derive(Clone, Debug)]
@@ -35,9 +41,33 @@ pub struct Request {
     pub timeout: Duration,
 }
 
-/// The tries of one idempotent request (listing, downloading) that timed out or got a
-/// server error, with 1 s, then 2 s, between them.
+/// The tries of one idempotent request (a listing page, a download) that timed out, got a
+/// server error or was rate-limited, with 1 s, then 2 s (or what the rate limit asks)
+/// between them.
 const TRIES: u32 = 3;
+
+/// Artifacts per listing page: GitHub's most.
+const PER_PAGE: usize = 100;
+
+/// The most bytes one listing page may be (100 artifacts are some 100 KB).
+const MAX_PAGE_BYTES: usize = 16 << 20;
+
+/// An artifact as GitHub lists it (the fields used; the others are ignored).
+#[derive(Clone, Debug, Deserialize)]
+pub struct Artifact {
+    pub id: u64,
+    pub name: String,
+    pub size_in_bytes: u64,
+    #[serde(default)]
+    pub expired: bool,
+}
+
+/// One page of `GET /repos/{owner}/{repo}/actions/runs/{run}/artifacts`.
+#[derive(Debug, Deserialize)]
+struct ArtifactPage {
+    total_count: u64,
+    artifacts: Vec<Artifact>,
+}
 
 /// Bounds on what one artifact may bring: its zip's size, the bytes it unpacks to and its
 /// number of entries.
@@ -73,6 +103,12 @@ pub enum Event<'a> {
     /// Bytes received so far for the current artifact.
     Received {
         bytes: u64,
+    },
+    /// A try failed with `why` (a timeout, a server error, a rate limit); the next comes
+    /// after `wait`.
+    Retrying {
+        why: &'a str,
+        wait: Duration,
     },
     Unpacked(&'a Fetched),
 }
@@ -119,6 +155,8 @@ pub enum FetchError {
     Client(#[source] octocrab::Error),
     #[error("listing the artifacts of run {run}: {}", answer(source))]
     List { run: u64, source: octocrab::Error },
+    #[error("listing the artifacts of run {run}: page {page} is not an artifact list: {why}")]
+    BadListing { run: u64, page: u32, why: String },
     #[error("run {run} has no artifact matching {}{}", patterns.join(" or "), available_text(available))]
     NoneMatching {
         run: u64,
@@ -142,10 +180,11 @@ pub enum FetchError {
         tries: u32,
     },
     /// GitHub's rate limit (429, or 403 with no requests left): `wait` is what its
-    /// `retry-after` or `x-ratelimit-reset` header asks for.
-    #[error("downloading artifact `{name}`: rate-limited by GitHub (answer {status}); it asks to wait {} s", wait.as_secs())]
+    /// `retry-after` or `x-ratelimit-reset` header asks for; `what` the request
+    /// ("listing the artifacts of run N", "downloading artifact `NAME`").
+    #[error("{what}: rate-limited by GitHub (answer {status}); it asks to wait {} s", wait.as_secs())]
     RateLimited {
-        name: String,
+        what: String,
         status: u16,
         wait: Duration,
     },
@@ -245,6 +284,24 @@ fn next_try(e: FetchError, tried: u32) -> Result<Duration, FetchError> {
     }
 }
 
+/// After try number `tried` failed with `e`: the wait before the next, told through
+/// `on_event`, or the error to give up with (`next_try`).
+fn retry_after(
+    e: FetchError,
+    tried: u32,
+    on_event: &mut dyn FnMut(Event<'_>),
+) -> Result<Duration, FetchError> {
+    let why = match &e {
+        FetchError::TimedOut { what, after, .. } => {
+            format!("{what}: no answer within {} s", after.as_secs_f64())
+        }
+        e => e.to_string(),
+    };
+    let wait = next_try(e, tried)?;
+    on_event(Event::Retrying { why: &why, wait });
+    Ok(wait)
+}
+
 /// `fut` within `req.timeout`, else a `TimedOut` naming `what`.
 async fn within<T>(
     req: &Request,
@@ -275,15 +332,8 @@ pub async fn fetch(
         .personal_token(token.to_string())
         .build()
         .map_err(FetchError::Client)?;
-    let mut tried = 0;
-    let all = loop {
-        tried += 1;
-        match list(&gh, req).await {
-            Ok(all) => break all,
-            Err(e) => tokio::time::sleep(next_try(e, tried)?).await,
-        }
-    };
-    let mut wanted: Vec<&WorkflowListArtifact> = all
+    let all = list(&gh, req, on_event).await?;
+    let mut wanted: Vec<&Artifact> = all
         .iter()
         .filter(|a| {
             req.patterns
@@ -314,7 +364,7 @@ pub async fn fetch(
     }
     let listed: Vec<(String, u64)> = wanted
         .iter()
-        .map(|a| (a.name.clone(), a.size_in_bytes as u64))
+        .map(|a| (a.name.clone(), a.size_in_bytes))
         .collect();
     on_event(Event::Listed { artifacts: &listed });
     std::fs::create_dir_all(&req.dest).map_err(io(&req.dest))?;
@@ -326,7 +376,7 @@ pub async fn fetch(
             tried += 1;
             match download(&gh, req, a, &zip, on_event).await {
                 Ok(bytes) => break Ok(bytes),
-                Err(e) => match next_try(e, tried) {
+                Err(e) => match retry_after(e, tried, on_event) {
                     Ok(wait) => tokio::time::sleep(wait).await,
                     Err(e) => break Err(e),
                 },
@@ -355,51 +405,114 @@ pub async fn fetch(
     Ok(out)
 }
 
-/// Every artifact of the run, all pages.
-async fn list(gh: &Octocrab, req: &Request) -> Result<Vec<WorkflowListArtifact>, FetchError> {
+/// One GET (`uri`: an API route or a full URL) within `req.timeout`, the one path of every
+/// request `report fetch` makes: a redirect as it came when `redirect` allows one, a rate
+/// limit as `RateLimited` (naming `what`), any other error answer as GitHub's error through
+/// `err`; else the successful response, its body still to read (each chunk within
+/// `req.timeout` too: `within`).
+async fn get(
+    gh: &Octocrab,
+    req: &Request,
+    uri: String,
+    redirect: bool,
+    what: &dyn Fn() -> String,
+    err: &dyn Fn(octocrab::Error) -> FetchError,
+) -> Result<
+    http::Response<impl BodyExt<Data: AsRef<[u8]>, Error = octocrab::Error> + Unpin>,
+    FetchError,
+> {
+    let response = within(req, what, gh._get(uri)).await?.map_err(err)?;
+    if redirect && response.status().is_redirection() {
+        return Ok(response);
+    }
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    let status = response.status().as_u16();
+    if let Some(wait) = rate_limit_wait(status, response.headers(), now) {
+        return Err(FetchError::RateLimited {
+            what: what(),
+            status,
+            wait,
+        });
+    }
+    within(req, what, octocrab::map_github_error(response))
+        .await?
+        .map_err(err)
+}
+
+/// Every artifact of the run: page after page of `PER_PAGE`, each page tried as
+/// `next_try` says, until `total_count` are listed or a page comes back empty.
+async fn list(
+    gh: &Octocrab,
+    req: &Request,
+    on_event: &mut dyn FnMut(Event<'_>),
+) -> Result<Vec<Artifact>, FetchError> {
+    let mut all: Vec<Artifact> = Vec::new();
+    for page in 1u32.. {
+        let mut tried = 0;
+        let p = loop {
+            tried += 1;
+            match list_page(gh, req, page).await {
+                Ok(p) => break p,
+                Err(e) => tokio::time::sleep(retry_after(e, tried, on_event)?).await,
+            }
+        };
+        let n = p.artifacts.len();
+        all.extend(p.artifacts);
+        if n == 0 || all.len() as u64 >= p.total_count {
+            break;
+        }
+    }
+    Ok(all)
+}
+
+/// Page `page` of the run's artifacts.
+async fn list_page(gh: &Octocrab, req: &Request, page: u32) -> Result<ArtifactPage, FetchError> {
+    let what = || format!("listing the artifacts of run {}", req.run);
     let err = |source| FetchError::List {
         run: req.run,
         source,
     };
-    // octocrab 0.54 leaves `per_page` out of this request (GitHub's 30 a page apply);
-    // following the `next` links still reaches every artifact.
-    let what = || format!("listing the artifacts of run {}", req.run);
-    let first = within(
-        req,
-        what,
-        gh.actions()
-            .list_workflow_run_artifacts(&req.owner, &req.repo, RunId(req.run))
-            .send(),
-    )
-    .await?
-    .map_err(err)?;
-    let mut all = Vec::new();
-    let mut page = first.value;
-    while let Some(p) = page {
-        all.extend(p.items);
-        page = within(req, what, gh.get_page(&p.next))
-            .await?
-            .map_err(err)?;
+    let route = format!(
+        "/repos/{}/{}/actions/runs/{}/artifacts?per_page={PER_PAGE}&page={page}",
+        req.owner, req.repo, req.run
+    );
+    let response = get(gh, req, route, false, &what, &err).await?;
+    let bad = |why: String| FetchError::BadListing {
+        run: req.run,
+        page,
+        why,
+    };
+    let mut body = response.into_body();
+    let mut bytes = Vec::new();
+    while let Some(frame) = within(req, what, body.frame()).await? {
+        if let Ok(data) = frame.map_err(err)?.into_data() {
+            bytes.extend_from_slice(data.as_ref());
+            if bytes.len() > MAX_PAGE_BYTES {
+                return Err(bad(format!("over {MAX_PAGE_BYTES} bytes")));
+            }
+        }
     }
-    Ok(all)
+    serde_json::from_slice(&bytes).map_err(|e| bad(e.to_string()))
 }
 
 /// Streams an artifact's zip into `to`; its size in bytes.
 async fn download(
     gh: &Octocrab,
     req: &Request,
-    a: &WorkflowListArtifact,
+    a: &Artifact,
     to: &Path,
     on_event: &mut dyn FnMut(Event<'_>),
 ) -> Result<u64, FetchError> {
     let err = |source| FetchError::Download {
         name: a.name.clone(),
-        id: a.id.into_inner(),
+        id: a.id,
         source,
     };
     on_event(Event::Downloading {
         name: &a.name,
-        size: a.size_in_bytes as u64,
+        size: a.size_in_bytes,
     });
     // octocrab's `download_artifact` collects the whole body into memory and returns an
     // error page as if it were the zip; this is the same request, streamed and checked.
@@ -408,7 +521,7 @@ async fn download(
         req.owner, req.repo, a.id
     );
     let what = || format!("downloading artifact `{}`", a.name);
-    let mut response = within(req, what, gh._get(route)).await?.map_err(err)?;
+    let mut response = get(gh, req, route, true, &what, &err).await?;
     // GitHub answers 302 with a short-lived storage URL; octocrab sends the token only to
     // GitHub's API host, never to the storage host.
     if response.status().is_redirection() {
@@ -420,35 +533,22 @@ async fn download(
             .ok_or_else(|| FetchError::BadRedirect {
                 name: a.name.clone(),
             })?;
-        response = within(req, what, gh._get(location)).await?.map_err(err)?;
+        response = get(gh, req, location, false, &what, &err).await?;
     }
-    let now = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs());
-    if let Some(wait) = rate_limit_wait(response.status().as_u16(), response.headers(), now) {
-        return Err(FetchError::RateLimited {
-            name: a.name.clone(),
-            status: response.status().as_u16(),
-            wait,
-        });
-    }
-    let response = within(req, what, octocrab::map_github_error(response))
-        .await?
-        .map_err(err)?;
     let mut body = response.into_body();
     let mut file = std::fs::File::create(to).map_err(io(to))?;
     let mut received = 0u64;
     while let Some(frame) = within(req, what, body.frame()).await? {
         let frame = frame.map_err(err)?;
         if let Ok(data) = frame.into_data() {
-            received += data.len() as u64;
+            received += data.as_ref().len() as u64;
             if received > req.limits.max_bytes {
                 return Err(FetchError::DownloadTooLarge {
                     name: a.name.clone(),
                     limit: req.limits.max_bytes,
                 });
             }
-            file.write_all(&data).map_err(io(to))?;
+            file.write_all(data.as_ref()).map_err(io(to))?;
             on_event(Event::Received { bytes: received });
         }
     }
@@ -605,14 +705,14 @@ mod tests {
         );
         // A limit far away is given up on, naming the wait.
         let e = FetchError::RateLimited {
-            name: "a".into(),
+            what: "downloading artifact `a`".into(),
             status: 403,
             wait: Duration::from_secs(3600),
         };
         let e = next_try(e, 1).unwrap_err();
         assert!(e.to_string().contains("it asks to wait 3600 s"), "{e}");
         let e = FetchError::RateLimited {
-            name: "a".into(),
+            what: "downloading artifact `a`".into(),
             status: 429,
             wait: Duration::from_secs(2),
         };

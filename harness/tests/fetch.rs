@@ -1,10 +1,12 @@
 //! `hrr-harness report fetch` against a local wiremock GitHub serving real artifact zips
 //! (made here with the zip crate from real results.json and junit.xml files): the run's
-//! result artifacts are listed (two pages), downloaded (one through GitHub's redirect to
+//! result artifacts are listed (two pages of `per_page=100`), downloaded (one through GitHub's redirect to
 //! a storage host, which never sees the token), unpacked and merged, so a failing case's archive
 //! is on disk; other artifacts are not downloaded. A zip with an entry outside its
 //! directory is refused and leaves nothing behind; a missing or expired artifact, a run
-//! without results and a missing token each end with an error that says so.
+//! without results and a missing token each end with an error that says so. The listing
+//! goes the downloads' way through a stalled server (given up, named), 502s (tried again)
+//! and GitHub's rate limit (waited out as its headers ask, or given up naming the wait).
 
 use std::io::Write;
 use std::path::Path;
@@ -190,10 +192,11 @@ async fn the_runs_result_artifacts_are_downloaded_unpacked_and_merged() {
         "2/2",
         vec![case("2/2", "streams", Status::Pass)],
     ));
-    // Two pages of artifacts; only the hrr-results-* ones are fetched.
-    let page2 = format!("<{}{RUN}?page=2>; rel=\"next\"", server.uri());
+    // Two pages of artifacts (GitHub's are 100 long; total_count says a second one
+    // follows); only the hrr-results-* ones are fetched.
     Mock::given(method("GET"))
         .and(path(RUN))
+        .and(query_param("per_page", "100"))
         .and(query_param("page", "2"))
         .respond_with(ResponseTemplate::new(200).set_body_json(json!({
             "total_count": 3,
@@ -205,18 +208,16 @@ async fn the_runs_result_artifacts_are_downloaded_unpacked_and_merged() {
         .await;
     Mock::given(method("GET"))
         .and(path(RUN))
+        .and(query_param("per_page", "100"))
+        .and(query_param("page", "1"))
         .and(header("authorization", format!("Bearer {TOKEN}").as_str()))
-        .respond_with(
-            ResponseTemplate::new(200)
-                .insert_header("link", page2.as_str())
-                .set_body_json(json!({
-                    "total_count": 3,
-                    "artifacts": [
-                        artifact(&server, 11, "hrr-results-sm90-shard-1", shard1.len(), false),
-                        artifact(&server, 13, "hrr-tools", 112_000_000, false)
-                    ]
-                })),
-        )
+        .respond_with(ResponseTemplate::new(200).set_body_json(json!({
+            "total_count": 3,
+            "artifacts": [
+                artifact(&server, 11, "hrr-results-sm90-shard-1", shard1.len(), false),
+                artifact(&server, 13, "hrr-tools", 112_000_000, false)
+            ]
+        })))
         .expect(1)
         .mount(&server)
         .await;
@@ -445,30 +446,127 @@ async fn a_stalled_server_is_given_up_after_the_timeout_and_named() {
         stderr.contains("listing the artifacts of run 77: no answer within 1 s (tried 3 times)"),
         "{stderr}"
     );
+    assert!(
+        stderr
+            .contains("listing the artifacts of run 77: no answer within 1 s; trying again in 1 s"),
+        "{stderr}"
+    );
+    let asked = server.received_requests().await.unwrap_or_default();
+    assert_eq!(asked.len(), 3, "{asked:?}");
 }
 
-/// A 502 is a server's passing trouble: the listing is asked again and goes on.
+/// One passing shard listed and served: a fetch that gets through exits 0.
+async fn one_passing_shard(server: &MockServer) {
+    let shard = zip_of(&shard_files(
+        "1/1",
+        vec![case("1/1", "big_copy", Status::Pass)],
+    ));
+    list_artifacts(
+        server,
+        vec![artifact(
+            server,
+            51,
+            "hrr-results-sm90-shard-1",
+            shard.len(),
+            false,
+        )],
+    )
+    .await;
+    serve_zip(server, 51, shard).await;
+}
+
+/// The first `n` listing requests answered `answer` (before `one_passing_shard`'s).
+async fn listing_answers_first(server: &MockServer, n: u64, answer: ResponseTemplate) {
+    Mock::given(method("GET"))
+        .and(path(RUN))
+        .respond_with(answer)
+        .up_to_n_times(n)
+        .with_priority(1)
+        .expect(n)
+        .mount(server)
+        .await;
+}
+
+/// A 502 is a server's passing trouble: the listing is asked again (twice, 1 s and 2 s
+/// later), saying so, and goes on.
 #[tokio::test]
 async fn a_server_error_is_retried() {
     let server = MockServer::start().await;
-    Mock::given(method("GET"))
-        .and(path(RUN))
-        .respond_with(ResponseTemplate::new(502).set_body_json(json!({
+    listing_answers_first(
+        &server,
+        2,
+        ResponseTemplate::new(502).set_body_json(json!({
             "message": "Bad Gateway",
             "documentation_url": "https://docs.github.com/rest"
-        })))
-        .up_to_n_times(1)
-        .with_priority(1)
-        .expect(1)
-        .mount(&server)
-        .await;
-    list_artifacts(&server, vec![]).await;
+        })),
+    )
+    .await;
+    one_passing_shard(&server).await;
     let t = tempfile::tempdir().unwrap();
-    let o = fetch(&server, &t.path().join("out"), &["--timeout", "5"]);
+    let out = t.path().join("out");
+    let o = fetch(&server, &out, &["--timeout", "5"]);
+    let (stdout, stderr) = text(&o);
+    assert_eq!(o.status.code(), Some(0), "{stdout}\n{stderr}");
+    assert_eq!(
+        stderr
+            .matches("listing the artifacts of run 77: GitHub answered 502 Bad Gateway: Bad Gateway; trying again in")
+            .count(),
+        2,
+        "{stderr}"
+    );
+    assert!(out.join("hrr-results-sm90-shard-1/results.json").is_file());
+}
+
+/// GitHub's rate limit on the listing (403 with no requests left, `x-ratelimit-reset` a
+/// moment ahead) is waited out, then the fetch goes on; a reset an hour ahead is given up
+/// on at once, naming the wait.
+#[tokio::test]
+async fn a_rate_limited_listing_waits_as_github_asks() {
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs();
+    let limited = |reset: u64| {
+        ResponseTemplate::new(403)
+            .insert_header("x-ratelimit-limit", "5000")
+            .insert_header("x-ratelimit-remaining", "0")
+            .insert_header("x-ratelimit-reset", reset.to_string().as_str())
+            .set_body_json(json!({
+                "message": "API rate limit exceeded for installation ID 1.",
+                "documentation_url": "https://docs.github.com/rest/overview/resources-in-the-rest-api#rate-limiting"
+            }))
+    };
+    let server = MockServer::start().await;
+    listing_answers_first(&server, 1, limited(now + 2)).await;
+    one_passing_shard(&server).await;
+    let t = tempfile::tempdir().unwrap();
+    let out = t.path().join("out");
+    let began = std::time::Instant::now();
+    let o = fetch(&server, &out, &["--timeout", "5"]);
+    let took = began.elapsed();
+    let (stdout, stderr) = text(&o);
+    assert_eq!(o.status.code(), Some(0), "{stdout}\n{stderr}");
+    assert!(
+        stderr.contains(
+            "listing the artifacts of run 77: rate-limited by GitHub (answer 403); it asks to wait"
+        ),
+        "{stderr}"
+    );
+    // The reset was 2 s ahead in whole seconds: at least 1 s waited, not the 60 s default.
+    assert!(took.as_millis() >= 1000 && took.as_secs() < 15, "{took:?}");
+    assert!(out.join("hrr-results-sm90-shard-1/results.json").is_file());
+
+    let server = MockServer::start().await;
+    listing_answers_first(&server, 1, limited(now + 3600)).await;
+    let began = std::time::Instant::now();
+    let o = fetch(&server, &t.path().join("far"), &["--timeout", "5"]);
     let (_, stderr) = text(&o);
-    // The second answer came: a run without results, said so (not the 502).
-    assert!(stderr.contains("has no artifact matching"), "{stderr}");
-    assert!(!stderr.contains("502"), "{stderr}");
+    assert_eq!(o.status.code(), Some(INFRASTRUCTURE), "{stderr}");
+    assert!(began.elapsed().as_secs() < 10, "{:?}", began.elapsed());
+    assert!(
+        stderr.contains("report fetch: listing the artifacts of run 77: rate-limited by GitHub (answer 403); it asks to wait 3"),
+        "{stderr}"
+    );
 }
 
 /// Ctrl-C while the server says nothing: the fetch stops at once, exit 130.

@@ -72,6 +72,16 @@ impl Show {
                     pb.set_position(bytes);
                 }
             }
+            Event::Retrying { why, wait } => {
+                let line = format!(
+                    "hrr-harness: {why}; trying again in {} s",
+                    wait.as_secs_f64()
+                );
+                match &self.bar {
+                    Some(pb) => pb.println(line),
+                    None => eprintln!("{line}"),
+                }
+            }
             Event::Unpacked(f) => {
                 if let Some(pb) = self.bar.take() {
                     pb.finish_and_clear();
