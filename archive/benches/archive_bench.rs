@@ -1,6 +1,6 @@
 //! Archive benchmarks (`cargo bench -p hrr-archive`): event append rate on 1 and 8 threads,
 //! blob hashing (XXH3-128, the one we use, against BLAKE3) and blob writing for 4 KiB,
-//! 1 MiB and 256 MiB buffers. Results go into DESIGN.md ("Benchmarks").
+//! 1 MiB and 256 MiB buffers. Results go into bench/RESULTS.md (docs/benchmarks.md).
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};

@@ -3,7 +3,8 @@
 //! one thread, by several threads into one file (serialised by the kernel's inode lock),
 //! through a shared mapping by several threads (what `write_atomic_parts` does for large
 //! blobs), and read into fresh and into reused memory. DIR defaults to a temporary
-//! directory ("-" for it, to give MIB alone); results go into DESIGN.md ("Benchmarks").
+//! directory ("-" for it, to give MIB alone); results go into bench/RESULTS.md
+//! (docs/benchmarks.md).
 
 use std::fs;
 use std::os::unix::fs::FileExt;

@@ -6,7 +6,7 @@
 //! host): a gigabyte copy would spend up to 160 ms hashing on the program's thread.
 //! Large content is therefore cut into `TREE_LEAF_BYTES` leaves, each hashed on its
 //! own, and named by the XXH3-128 of a domain tag, the length and the leaves' hashes.
-//! Why XXH3-128 and not BLAKE3 is argued with measurements in DESIGN.md ("Blob hash").
+//! Why XXH3-128 and not BLAKE3: docs/format.md ("Blob hash"), measurements in bench/RESULTS.md.
 
 use std::fmt;
 

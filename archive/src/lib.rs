@@ -4,7 +4,7 @@
 //! payload encoding, content-addressed blobs and code objects, and both manifests.
 //! The writer half is used inside `libhrr_capture.so`, so it stays lean (no async, no
 //! HTTP) and never panics on I/O trouble; the reader half treats every archive as
-//! untrusted input. DESIGN.md ("Archive format") describes the format byte by byte.
+//! untrusted input. docs/format.md describes the format byte by byte.
 
 pub mod amdgpu;
 pub mod api;

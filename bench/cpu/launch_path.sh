@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Capture's cost per kernel launch without a GPU (results go into DESIGN.md):
+# Capture's cost per kernel launch without a GPU (results go into bench/RESULTS.md):
 #   bench/cpu/launch_path.sh BIN_DIR [LAUNCHES]   (BIN_DIR holds libhrr_capture.so, hrr-replay)
 # A stand-in runtime (fake_cuda.c) makes launches free, so what remains under capture is
 # capture's own work per launch (the shim, the kernel-info cache, encoding, the append),

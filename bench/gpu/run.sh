@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Capture-overhead and replay-time benchmarks on an NVIDIA GPU (results go into DESIGN.md):
+# Capture-overhead and replay-time benchmarks on an NVIDIA GPU (results go into bench/RESULTS.md):
 #   bench/gpu/run.sh BIN_DIR [PROGRAM...]   (BIN_DIR holds libhrr_capture.so and hrr-replay;
 #   PROGRAM: launch_heavy, copy_heavy, stream_overlap; all three by default)
 # Each program runs natively, under capture (default settings, then HRR_CAPTURE_FSYNC=off)

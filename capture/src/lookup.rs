@@ -27,7 +27,7 @@
 //! chaining to the next definition), names not starting `cu`, and the shared CUDA runtime
 //! (`libcudart.so*`): capture records the program's calls at that runtime's own entry
 //! points, so the driver calls it makes inside them are its implementation, not the
-//! program's (each GPU operation recorded once: DESIGN.md).
+//! program's (each GPU operation recorded once: docs/api.md, "Any CUDA program").
 //!
 //! x86_64 only (the trampolines); elsewhere libc's `dlsym` is the program's.
 

@@ -9,9 +9,9 @@ use std::os::raw::{c_int, c_uint, c_void};
 /// Why a handle's module is unknown to capture: loaded before capture started, or by a
 /// private entry of the driver's export tables (`cuGetExportTable`: the runtime's
 /// interface table has module loaders with no public signature, and its address is
-/// hashed by the runtime's integrity check, so capture cannot wrap it: DESIGN.md, "Export
-/// tables"). Either way the load is not in the archive: the record is incomplete and replay
-/// refuses it by name at this first use.
+/// hashed by the runtime's integrity check, so capture cannot wrap it: docs/api.md,
+/// "Export tables"). Either way the load is not in the archive: the record is incomplete
+/// and replay refuses it by name at this first use.
 macro_rules! unseen_load {
     ($what:literal) => {
         concat!(

@@ -279,7 +279,7 @@ fn sm90_runs_its_cases_against_the_stand_in_cuda_runtime() {
 
 /// nvcc's static runtime reaches the driver through private export tables no stand-in
 /// has: under the stand-in every GPU case of sm90-static is skipped saying so, never run
-/// and never passed (the H200 runs them: DESIGN.md, "Any CUDA program").
+/// and never passed (the H200 runs them: docs/api.md, "Any CUDA program").
 #[test]
 fn sm90_static_is_skipped_under_the_stand_in_never_passed() {
     let Some(r) = run_family("sm90-static") else {

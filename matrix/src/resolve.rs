@@ -291,7 +291,7 @@ mod tests {
     fn balanced_shards_are_within_ten_percent_where_round_robin_is_not() {
         let durations = skewed_cases();
         let names: Vec<&str> = durations.keys().map(String::as_str).collect();
-        // 8 shards: 0.7% balanced, 75.3% round robin (DESIGN.md quotes these).
+        // 8 shards: 0.7% balanced, 75.3% round robin (bench/RESULTS.md records these).
         let count = 8u32;
         let at = balanced_assignment(&names, &durations, count);
         let mut balanced = vec![0.0; count as usize];

@@ -81,7 +81,7 @@ pub fn fallback(symbol: &str) -> Option<&str> {
 /// A HIP runtime generation with a surface list.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct HipSurface {
-    /// As DESIGN.md names it.
+    /// As docs/api.md names it.
     pub label: &'static str,
     /// Its list under `archive/src/api/surface/`.
     pub file: &'static str,
