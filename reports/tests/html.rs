@@ -3,7 +3,10 @@
 //! The rendered DOM must hold every family column and case row, each cell with its
 //! status's class and colour (as the browser computed it), a case message full of markup
 //! as text (no script from a report runs), and links only to files that exist inside the
-//! page's directory. Without Chromium the browser checks are skipped with the reason,
+//! page's directory. Each verdict (a GPU pass, a failure, a stand-in run, a compile-only
+//! run, a merge missing a shard) shows its words in the badge, in its colour; with
+//! `HRR_WRITE_SCREENSHOTS=DIR` those five pages are saved as PNGs (`docs/screenshots/`).
+//! Without Chromium the browser checks are skipped with the reason,
 //! unless `CI` or `HRR_REQUIRE_CHROMIUM` is set (`.ci/run` installs it): then they fail.
 
 use std::collections::BTreeMap;
@@ -669,9 +672,165 @@ fn headless_chromium_renders_the_grid_coloured_by_status_and_runs_no_report_scri
     }
 }
 
+/// A merged run as its verdict test shows it (and as `docs/screenshots/` keeps it).
+struct VerdictRun {
+    /// The screenshot's name: `report-{name}.png`.
+    name: &'static str,
+    words: &'static str,
+    colour: &'static str,
+    /// Each shard's report (every case that went through capture and replay keeps its
+    /// logs, as `run` leaves them).
+    shards: Vec<RunReport>,
+    /// What the merge expects (`--expect matrix`): a missing shard's run has it.
+    expect: Option<ExpectedRuns>,
+}
+
+/// The GPU cases of the verdict runs, and the host case every mode runs.
+const GPU_CASES: [&str; 4] = ["graph_launch", "memcpy_kinds", "module_launch", "streams"];
+const HOST_CASE: &str = "archive_tools";
+
+/// A family's shard: each GPU case in `status` (unless `odd` says otherwise), the host
+/// case passing, on `gpus`.
+fn verdict_shard(
+    family: &str,
+    shard: &str,
+    cases: &[&str],
+    status: Status,
+    message: &str,
+    odd: &[(&str, Status, &str)],
+    gpus: &[&str],
+) -> RunReport {
+    let mut all: Vec<CaseResult> = cases
+        .iter()
+        .map(|name| match odd.iter().find(|(n, _, _)| n == name) {
+            Some((_, s, m)) => case(family, shard, name, *s, m),
+            None => case(family, shard, name, status, message),
+        })
+        .collect();
+    if shard.starts_with("1/") {
+        all.push(case(
+            family,
+            shard,
+            HOST_CASE,
+            Status::Pass,
+            "all checks passed",
+        ));
+    }
+    let mut r = report(family, shard, all);
+    r.gpus = gpus.iter().map(|g| g.to_string()).collect();
+    r
+}
+
+/// The five runs issue 25 asks to see: a GPU pass, a failure, a stand-in run, a
+/// compile-only run and a missing shard; two families, sm90 in two shards.
+fn verdict_runs() -> Vec<VerdictRun> {
+    const H200: &[&str] = &["0 NVIDIA H200 (sm_90)", "1 NVIDIA H200 (sm_90)"];
+    const MI210: &[&str] = &["0 AMD Instinct MI210 (gfx90a)"];
+    let (first, second) = (&GPU_CASES[..2], &GPU_CASES[2..]);
+    let known = [(
+        "streams",
+        Status::ExpectedFail,
+        "expected to fail on gfx90a: HIP 5.2 orders the null stream differently (matrix rule)",
+    )];
+    let gpu = |odd: &[(&'static str, Status, &'static str)]| {
+        let ok = "all checks passed";
+        vec![
+            verdict_shard("sm90", "1/2", first, Status::Pass, ok, odd, H200),
+            verdict_shard("sm90", "2/2", second, Status::Pass, ok, &[], H200),
+            verdict_shard("gfx90a", "1/1", &GPU_CASES, Status::Pass, ok, &known, MI210),
+        ]
+    };
+    let fail = [(
+        "graph_launch",
+        Status::Fail,
+        "d2h: seq 12 cudaMemcpy offset 100: expected 0x01, found 0x00 (4210 of 16384 bytes differ)",
+    )];
+    let no_gpu = |status: Status, message: &str, gpus: &[&str]| {
+        vec![
+            verdict_shard("sm90", "1/2", first, status, message, &[], gpus),
+            verdict_shard("sm90", "2/2", second, status, message, &[], gpus),
+        ]
+    };
+    let shard = |family: &str, index, count| ExpectedShard {
+        family: family.into(),
+        index,
+        count,
+    };
+    let mut missing = gpu(&[]);
+    missing.remove(1);
+    let names = |cases: &[&str]| -> Vec<String> {
+        cases
+            .iter()
+            .chain([&HOST_CASE])
+            .map(|c| c.to_string())
+            .collect()
+    };
+    vec![
+        VerdictRun {
+            name: "gpu-pass",
+            words: "PASS",
+            colour: "#1a7f37",
+            shards: gpu(&[]),
+            expect: None,
+        },
+        VerdictRun {
+            name: "failure",
+            words: "FAIL",
+            colour: "#cf222e",
+            shards: gpu(&fail),
+            expect: None,
+        },
+        VerdictRun {
+            name: "stand-in",
+            words: "STAND-IN, NO GPU",
+            colour: "#6e7781",
+            shards: no_gpu(
+                Status::StandIn,
+                "passed against the stand-in runtime (no GPU, no kernel run): exit, d2h, blob_edit",
+                &["0 stand-in runtime (no GPU) (sm_90)"],
+            ),
+            expect: None,
+        },
+        VerdictRun {
+            name: "compiled-not-run",
+            words: "COMPILED, NOT RUN",
+            colour: "#6e7781",
+            shards: no_gpu(
+                Status::CompiledNotRun,
+                "compiled for sm_90; not run: compile-only",
+                &[],
+            ),
+            expect: None,
+        },
+        VerdictRun {
+            // sm90's shard 2/2 sent no results: its cases are not run, the merge red.
+            name: "missing-shard",
+            words: "FAIL",
+            colour: "#cf222e",
+            shards: missing,
+            expect: Some(ExpectedRuns {
+                shards: vec![
+                    shard("sm90", 1, 2),
+                    shard("sm90", 2, 2),
+                    shard("gfx90a", 1, 1),
+                ],
+                cases: [
+                    ("sm90".to_string(), names(&GPU_CASES)),
+                    ("gfx90a".to_string(), names(&GPU_CASES)),
+                ]
+                .into_iter()
+                .collect(),
+            }),
+        },
+    ]
+}
+
 /// One verdict, in the page's title and badge, in words and colour: a GPU pass is a green
-/// PASS; a stand-in run and a compile-only run are grey and say so, never PASS (issue 25:
-/// both showed a green PASS badge).
+/// PASS; a failure and a merge missing a shard are a red FAIL (the missing shard one line
+/// of its own); a stand-in run and a compile-only run are grey and say so, never PASS
+/// (issue 25: both showed a green PASS badge). With `HRR_WRITE_SCREENSHOTS=DIR` each page
+/// is also saved as `DIR/report-NAME.png` (1200x800): `docs/screenshots/` holds them
+/// (`docs/screenshots/regenerate.sh`).
 #[test]
 fn headless_chromium_shows_each_verdict_in_its_words_and_colour() {
     let Some(bin) = browser_or_skip() else {
@@ -679,43 +838,103 @@ fn headless_chromium_shows_each_verdict_in_its_words_and_colour() {
     };
     let t = tempfile::tempdir().unwrap();
     let profile = t.path().join("chromium-profile");
-    for (status, words, colour) in [
-        (Status::Pass, "PASS", "#1a7f37"),
-        (Status::StandIn, "STAND-IN, NO GPU", "#6e7781"),
-        (Status::CompiledNotRun, "COMPILED, NOT RUN", "#6e7781"),
-        (Status::Fail, "FAIL", "#cf222e"),
-    ] {
-        let dir = t.path().join(status.as_str());
-        let r = report(
-            "sm90",
-            "1/1",
-            vec![
-                case("sm90", "1/1", "streams", status, "what happened"),
-                case("sm90", "1/1", "archive_tools", Status::Pass, "host case"),
-            ],
-        );
-        let results = write_shard(&dir.join("shard"), &r, &[]);
-        let (page, _) = write_page(&dir.join("merged"), &[(results, r)]);
+    let keep = std::env::var_os("HRR_WRITE_SCREENSHOTS")
+        .filter(|d| !d.is_empty())
+        .map(PathBuf::from);
+    for run in verdict_runs() {
+        let (name, words) = (run.name, run.words);
+        let dir = t.path().join(name);
+        // Each shard inside the merged directory, as `report fetch` lays them out: the
+        // page links its logs and archives in place.
+        let out = dir.join("merged");
+        let sources: Vec<(PathBuf, RunReport)> = run
+            .shards
+            .into_iter()
+            .map(|r| {
+                let logs: Vec<&str> = r
+                    .cases
+                    .iter()
+                    .filter(|c| {
+                        !matches!(
+                            c.status,
+                            Status::Skip | Status::CompiledNotRun | Status::NotRun
+                        )
+                    })
+                    .map(|c| c.case.as_str())
+                    .collect();
+                let index = r.shard.split('/').next().unwrap();
+                let shard = out.join(format!("hrr-results-{}-shard-{index}", r.families[0]));
+                (write_shard(&shard, &r, &logs), r)
+            })
+            .collect();
+        let page = match &run.expect {
+            None => write_page(&out, &sources).0,
+            Some(expect) => {
+                let reports: Vec<RunReport> = sources.iter().map(|(_, r)| r.clone()).collect();
+                let checked = merge_expecting(&reports, expect).unwrap();
+                assert_eq!(checked.missing.len(), 1, "{name}");
+                let refs: Vec<(&Path, &RunReport)> =
+                    sources.iter().map(|(p, r)| (p.as_path(), r)).collect();
+                html::write_report(&out, &checked.merged, &refs, &checked.missing).unwrap()
+            }
+        };
         let probe = dir.join("probe.html");
         let text = std::fs::read_to_string(&page).unwrap().replace(
             "</body>",
             "<script>const v = document.getElementById('verdict'); \
-             v.dataset.bg = getComputedStyle(v).backgroundColor;</script></body>",
+             v.dataset.bg = getComputedStyle(v).backgroundColor; \
+             v.dataset.shown = String(v.getClientRects().length > 0);</script></body>",
         );
         std::fs::write(&probe, text).unwrap();
         let dom = headless(&bin, &profile, &["--dump-dom"], &probe);
         assert!(
             dom.contains(&format!("<title>hrr-harness: {words} ")),
-            "{words}: {dom}"
+            "{name}: {dom}"
         );
         let badge = start_tags(&dom, "span")
             .into_iter()
             .find(|s| s.get("id").map(String::as_str) == Some("verdict"))
             .unwrap();
-        assert_eq!(badge["data-bg"], rgb(colour), "{words}");
+        assert_eq!(badge["data-bg"], rgb(run.colour), "{name}");
+        assert_eq!(badge["data-shown"], "true", "{name}");
         let at = dom.find("id=\"verdict\"").unwrap();
         let text = &dom[at..];
         let text = &text[text.find('>').unwrap() + 1..text.find("</span>").unwrap()];
-        assert_eq!(text, words, "the badge's words");
+        assert_eq!(text, words, "{name}: the badge's words");
+        // The case that decided it is in the grid in its own status.
+        let cells = grid_cells(&dom);
+        let status = |family: &str, case: &str| cell(&cells, family, case)["data-status"].clone();
+        match name {
+            "gpu-pass" => assert_eq!(status("sm90", "graph_launch"), "pass"),
+            "failure" => assert_eq!(status("sm90", "graph_launch"), "fail"),
+            "stand-in" => assert_eq!(status("sm90", "graph_launch"), "stand-in"),
+            "compiled-not-run" => assert_eq!(status("sm90", "graph_launch"), "compiled-not-run"),
+            "missing-shard" => {
+                assert_eq!(status("sm90", "module_launch"), "not-run");
+                assert_eq!(status("sm90", "graph_launch"), "pass");
+                let lines = start_tags(&dom, "li");
+                assert_eq!(lines.len(), 1, "one line for the missing shard");
+                assert!(dom.contains("sm90 shard 2/2 sent no results.json"), "{dom}");
+            }
+            other => panic!("no check for {other}"),
+        }
+        if let Some(keep) = &keep {
+            std::fs::create_dir_all(keep).unwrap();
+            let shot = keep.join(format!("report-{name}.png"));
+            headless(
+                &bin,
+                &profile,
+                &[
+                    &format!("--screenshot={}", shot.display()),
+                    "--window-size=1200,800",
+                    // The whole frame drawn before the shot (else, rarely, its bottom
+                    // rows came out blank).
+                    "--run-all-compositor-stages-before-draw",
+                ],
+                &page,
+            );
+            let png = std::fs::read(&shot).unwrap();
+            assert_eq!(&png[..8], b"\x89PNG\r\n\x1a\n", "{name}");
+        }
     }
 }
