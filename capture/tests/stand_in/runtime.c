@@ -239,7 +239,7 @@ int cudaGraphicsUnmapResources(int count, void** resources, void* stream) {
 // integer and pointer arguments (two on the stack), and doubles mixed with integers
 // (nine doubles: one on the stack). Each returns a value that depends on every argument
 // and its position.
-long cuFlushGPUDirectRDMAWrites(long a, const char* b, int c, long d, long e, long f, long g, long h) {
+long cuGraphicsSubResourceGetMappedArray(long a, const char* b, int c, long d, long e, long f, long g, long h) {
     return a * 1 + (long)b[0] * 2 + c * 3 + d * 4 + e * 5 + f * 6 + g * 7 + h * 8;
 }
 double cuCoredumpSetAttributeGlobal(double a, int b, double c, const double* d, double e, double f,

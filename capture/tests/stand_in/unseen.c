@@ -12,7 +12,7 @@ int cudaMemcpy(void* dst, const void* src, size_t n, int kind);
 int cudaGraphicsMapResources(int count, void** resources, void* stream);
 int cudaGraphicsUnmapResources(int count, void** resources, void* stream);
 const char* cudaGetErrorString(int e);
-long cuFlushGPUDirectRDMAWrites(long a, const char* b, int c, long d, long e, long f, long g, long h);
+long cuGraphicsSubResourceGetMappedArray(long a, const char* b, int c, long d, long e, long f, long g, long h);
 double cuCoredumpSetAttributeGlobal(double a, int b, double c, const double* d, double e, double f,
                                     double g, double h, double i, double j, double k);
 
@@ -44,7 +44,7 @@ int main(void) {
     fails += strcmp(cudaGetErrorString(0), "no error") != 0;
     // First call through the first-call path, then through the resolved slot.
     for (int round = 0; round < 2; ++round) {
-        long l = cuFlushGPUDirectRDMAWrites(1, "\x02", 3, 4, 5, 6, 7, 8);
+        long l = cuGraphicsSubResourceGetMappedArray(1, "\x02", 3, 4, 5, 6, 7, 8);
         double d4 = 4.5;
         double d = cuCoredumpSetAttributeGlobal(1.5, 2, 3.5, &d4, 5.5, 6.5, 7.5, 8.5, 9.5, 10.5, 11.5);
         printf("ints %ld\ndoubles %.1f\n", l, d);
