@@ -38,6 +38,37 @@ fn word_starts<'a>(code: &'a str, word: &'a str) -> impl Iterator<Item = usize> 
         .filter(move |&i| !code[..i].ends_with(is_ident))
 }
 
+/// The first name of every path that follows `crate::` in `code`, a `use crate::{a, b::c}`
+/// group giving each of its members' first names.
+fn crate_refs(code: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for i in word_starts(code, "crate::") {
+        let rest = &code[i + "crate::".len()..];
+        if let Some(group) = rest.strip_prefix('{') {
+            let (mut depth, mut start) = (0usize, 0usize);
+            for (j, c) in group.char_indices() {
+                match c {
+                    '{' => depth += 1,
+                    '}' if depth == 0 => {
+                        out.push(ident_at(group[start..j].trim_start()).to_string());
+                        break;
+                    }
+                    '}' => depth -= 1,
+                    ',' if depth == 0 => {
+                        out.push(ident_at(group[start..j].trim_start()).to_string());
+                        start = j + 1;
+                    }
+                    _ => {}
+                }
+            }
+        } else {
+            out.push(ident_at(rest).to_string());
+        }
+    }
+    out.retain(|n| !n.is_empty());
+    out
+}
+
 /// Module -> the modules it uses, from the sources (`lib.rs`, the root, is left out).
 fn graph_of(sources: &BTreeMap<String, String>) -> Graph {
     let code: BTreeMap<&str, String> = sources
@@ -55,9 +86,7 @@ fn graph_of(sources: &BTreeMap<String, String>) -> Graph {
     let mut g = Graph::new();
     for (m, c) in &code {
         let mut uses = BTreeSet::new();
-        for i in word_starts(c, "crate::") {
-            uses.insert(ident_at(&c[i + "crate::".len()..]).to_string());
-        }
+        uses.extend(crate_refs(c));
         for (name, owner) in &macros {
             let call = format!("{name}!");
             if word_starts(c, &call).next().is_some() {
@@ -203,10 +232,9 @@ fn a_binarys_modules_use_nothing_defined_in_its_main() {
         let items = items_of_main(&text);
         for (module, source) in sources_of(&krate) {
             let code = code_of(&source);
-            for i in word_starts(&code, "crate::") {
-                let used = ident_at(&code[i + "crate::".len()..]);
+            for used in crate_refs(&code) {
                 assert!(
-                    !items.contains(used),
+                    !items.contains(&used),
                     "{}: module {module} uses crate::{used}, which main.rs defines: \
                      move it into a module both can use",
                     krate.display()
@@ -250,13 +278,21 @@ fn the_reader_finds_uses_and_cycles() {
             "a",
             "use crate::b::X;\n// crate::c in a comment\nfn f() { m!(1); }",
         ),
-        ("b", "/// [`crate::a`]\nfn g() { crate::c::h() }"),
+        (
+            "b",
+            "/// [`crate::a`]\nfn g() { crate::c::h() }\nuse crate::{c::{x, y}, d};",
+        ),
         ("c", "macro_rules! m { () => {} }\nfn h() { notm!(); }"),
     ]));
     assert_eq!(g["a"], BTreeSet::from(["b".to_string(), "c".to_string()]));
     assert_eq!(g["b"], BTreeSet::from(["c".to_string()]));
     assert!(g["c"].is_empty(), "{:?}", g["c"]);
     assert_eq!(find_cycle(&g), None);
+    assert_eq!(
+        crate_refs("use crate::{c::{x, y}, d};\nuse crate::e::f;"),
+        ["c", "d", "e"],
+        "a group's members count as uses"
+    );
     let g = graph_of(&src(&[
         ("a", "use crate::b;"),
         ("b", "use crate::c;"),

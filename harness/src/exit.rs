@@ -152,6 +152,19 @@ pub fn control_help() -> String {
     )
 }
 
+/// `report publish --help`'s exit codes (the verdict is the check run's, not the exit's).
+pub fn publish_help() -> String {
+    format!(
+        "Exit codes:
+  {:<4} published (the report's verdict is the check run's conclusion, not this code)
+  {:<4} bad usage: GITHUB_TOKEN or GITHUB_REPOSITORY missing, a bad --head-sha or GITHUB_API_URL
+  {:<4} an input refused (too large, not a regular file, malformed JUnit: nothing was posted), or GitHub refused a request",
+        Exit::Ok.code(),
+        Exit::Usage.code(),
+        Exit::Infrastructure.code()
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -4,13 +4,13 @@
 
 use std::path::Path;
 
+use crate::cli::ControlArgs;
 use crate::control::{self, CommitsError, ControlRun, ControlSpec};
 use crate::error::HarnessError;
 use crate::exit::Exit;
 use crate::gpu;
 use crate::output;
 use crate::repo::SourceTree;
-use crate::ControlArgs;
 
 use super::{absolute, family_gpus, pick_family};
 

@@ -10,9 +10,10 @@ use std::path::{Path, PathBuf};
 use indicatif::{HumanBytes, ProgressBar, ProgressStyle};
 
 use super::Res;
+use crate::cli::FetchArgs;
 use crate::error::HarnessError;
+use crate::exit::Exit;
 use crate::fetch::{self, Event, Limits, Request};
-use crate::{Exit, FetchArgs};
 
 /// How many archive paths the closing list names before saying how many more there are.
 const LIST_ARCHIVES: usize = 20;

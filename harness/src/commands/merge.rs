@@ -12,11 +12,11 @@ use hrr_reports::merge::{
 use hrr_reports::RunReport;
 
 use super::{family, Res};
+use crate::cli::{ExpectArgs, ExpectFrom};
 use crate::error::HarnessError;
 use crate::exit::Exit;
 use crate::output;
 use crate::repo::SourceTree;
-use crate::{ExpectArgs, ExpectFrom};
 
 /// What the merge must find, from the matrix or an expect list; `None`: no check.
 fn expected_runs(

@@ -17,16 +17,16 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use hrr_matrix::{resolve_family, Disposition, Expectation, Family, Matrix};
 
 use crate::builder::{self, BuildRequest, Built, CaseBuild};
+use crate::cli::{BuildOpts, MatrixCmd, WorkflowsCmd};
 use crate::error::HarnessError;
 use crate::exit::Exit;
 use crate::gpu::{self, Detection};
 use crate::repo::SourceTree;
-use crate::{BuildOpts, MatrixCmd, WorkflowsCmd};
 
 pub use control::control;
 pub use fetch::fetch;
 pub use merge::merge_with;
-pub use publish::{exit_help as publish_help, publish};
+pub use publish::publish;
 pub use run::run;
 
 type Res = Result<Exit, HarnessError>;
@@ -413,7 +413,7 @@ pub(crate) fn github_api_url(flag: Option<&str>) -> String {
 }
 
 /// `workflows check --repo`: the repository settings the generated workflows rely on.
-fn check_repo(m: &hrr_matrix::Matrix, repo: &str, args: &crate::WorkflowsCheckArgs) -> Res {
+fn check_repo(m: &hrr_matrix::Matrix, repo: &str, args: &crate::cli::WorkflowsCheckArgs) -> Res {
     let (owner, name) = repo
         .split_once('/')
         .filter(|(o, r)| !o.is_empty() && !r.is_empty() && !r.contains('/'))

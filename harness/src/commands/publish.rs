@@ -10,13 +10,13 @@
 use std::path::Path;
 
 use super::Res;
+use crate::cli::PublishArgs;
 use crate::error::HarnessError;
 use crate::exit::Exit;
 use crate::publish::check_run::{self, CheckRunError, Target, MESSAGE_LIMIT};
 use crate::publish::junit::{self, Limits};
 use crate::publish::untrusted;
 use crate::repo::SourceTree;
-use crate::PublishArgs;
 
 /// The largest JUnit read (a merged report of every family is a few MiB at most).
 pub const JUNIT_CAP: u64 = 32 << 20;
@@ -32,19 +32,6 @@ fn full_sha(s: &str) -> bool {
 
 fn env(name: &str) -> Option<String> {
     std::env::var(name).ok().filter(|v| !v.is_empty())
-}
-
-/// `report publish --help`'s exit codes (the verdict is the check run's, not the exit's).
-pub fn exit_help() -> String {
-    format!(
-        "Exit codes:
-  {:<4} published (the report's verdict is the check run's conclusion, not this code)
-  {:<4} bad usage: GITHUB_TOKEN or GITHUB_REPOSITORY missing, a bad --head-sha or GITHUB_API_URL
-  {:<4} an input refused (too large, not a regular file, malformed JUnit: nothing was posted), or GitHub refused a request",
-        Exit::Ok.code(),
-        Exit::Usage.code(),
-        Exit::Infrastructure.code()
-    )
 }
 
 pub fn publish(matrix: Option<&Path>, args: &PublishArgs) -> Res {

@@ -15,13 +15,13 @@ use hrr_reports::{RunReport, Status, Totals};
 
 use super::{absolute, do_build, family_gpus, hostname, now_unix, pick_family_for, Res};
 use crate::builder::Built;
+use crate::cli::RunArgs;
 use crate::error::HarnessError;
 use crate::exit::Exit;
 use crate::gpu::{self, Detection, Gpu};
 use crate::output::{self, Progress};
 use crate::repo::SourceTree;
 use crate::runner::{self, RunContext, RunPolicy};
-use crate::RunArgs;
 
 /// The cases `args` select from the family, before sharding; `Ok(None)`: `--rerun-failed`
 /// found nothing unexpected to re-run.
