@@ -121,7 +121,10 @@ fn unmodelled_calls_pass_through_unchanged_and_are_counted_and_named() {
         Some(records["cudaGraphicsUnmapResources"].0)
     );
     // First-call path once, then the slot: two calls each, one record each.
-    for api in ["cuGraphicsSubResourceGetMappedArray", "cuCoredumpSetAttributeGlobal"] {
+    for api in [
+        "cuGraphicsSubResourceGetMappedArray",
+        "cuCoredumpSetAttributeGlobal",
+    ] {
         assert_eq!(by_name[api].count, 2, "{api}");
         assert_eq!(by_name[api].library, "libcuda.so.1");
         assert_eq!(by_name[api].first_seq, Some(records[api].0));
