@@ -2,7 +2,8 @@
 //! environment fork pull requests wait in must exist with required reviewers (missing or
 //! unprotected: exit 1, saying what to set); each family's runners are reported
 //! ephemeral, not, or "cannot tell" where the API does not say or the token may not list
-//! them. The token is never printed.
+//! them. The token is never printed. The step the generated approval job runs (the same
+//! check, with the job's token) fails the run on an unprotected environment.
 
 use std::process::{Command, Output};
 
@@ -152,4 +153,90 @@ fn a_server_that_never_answers_is_named() {
     assert_eq!(code, 7, "{out}\n{err}");
     assert!(err.contains("no answer within 5 s"), "{err}");
     assert!(start.elapsed() < std::time::Duration::from_secs(30));
+}
+
+/// The step gpu.yml's and controls.yml's approval job runs before any fork code (the
+/// committed files hold it), run as GitHub runs it (bash -e, the job's token in
+/// GITHUB_TOKEN, GITHUB_API_URL, the harness in `$CARGO_TARGET_DIR/debug`): an environment
+/// missing or without required reviewers fails it with the check's message and an error
+/// annotation, so the jobs after it never run; a protected one passes although the job's
+/// token may not list the runners (they are "cannot tell", not a failure).
+#[test]
+fn the_approval_jobs_check_step_fails_the_run_on_an_unprotected_environment() {
+    let script = hrr_workflows::steps::repo_check_script();
+    let indented: String = script.lines().map(|l| format!("          {l}\n")).collect();
+    for file in [
+        hrr_workflows::GPU_WORKFLOW,
+        hrr_workflows::CONTROLS_WORKFLOW,
+    ] {
+        let committed = std::fs::read_to_string(workspace().join(file)).unwrap();
+        assert!(committed.contains(&indented), "{file} lacks the check step");
+        assert!(committed.contains("          GITHUB_TOKEN: ${{ github.token }}\n          REPO: ${{ github.repository }}\n        run: |\n"));
+    }
+    let target = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(target.path().join("debug")).unwrap();
+    std::os::unix::fs::symlink(HARNESS, target.path().join("debug/hrr-harness")).unwrap();
+    let step = |s: &MockServer| -> (i32, String) {
+        let o = Command::new("bash")
+            .args(["-e", "-c", &script])
+            .current_dir(workspace())
+            .env("GITHUB_TOKEN", TOKEN)
+            .env("REPO", "amd/hrr")
+            .env("GITHUB_API_URL", s.uri())
+            .env("CARGO_TARGET_DIR", target.path())
+            .output()
+            .unwrap();
+        let (out, err) = common::streams_without(&o, TOKEN);
+        (o.status.code().unwrap_or(-1), format!("{out}{err}"))
+    };
+    // What a job token gets from the runner listing: no administration permission.
+    let no_admin = || {
+        ResponseTemplate::new(403).set_body_json(json!({
+            "message": "Resource not accessible by integration",
+            "documentation_url": "https://docs.github.com/rest/actions/self-hosted-runners#list-self-hosted-runners-for-a-repository"
+        }))
+    };
+    for (env, said) in [
+        (
+            ResponseTemplate::new(200).set_body_json(
+                json!({"id": 1, "name": "gpu-fork-pull-requests", "protection_rules": []}),
+            ),
+            "FAIL: amd/hrr: environment gpu-fork-pull-requests has no required reviewers",
+        ),
+        (
+            ResponseTemplate::new(404).set_body_json(json!({"message": "Not Found"})),
+            "FAIL: amd/hrr: environment gpu-fork-pull-requests does not exist",
+        ),
+    ] {
+        let (rt, s) = server();
+        rt.block_on(mount(&s, env, no_admin()));
+        let (code, out) = step(&s);
+        assert_eq!(code, 1, "{out}");
+        assert!(out.contains(said), "{out}");
+        assert!(
+            out.contains("::error::hrr-harness workflows check --repo amd/hrr failed (its lines above say why)"),
+            "{out}"
+        );
+    }
+    let (rt, s) = server();
+    let protected = json!({
+        "id": 1, "name": "gpu-fork-pull-requests", "can_admins_bypass": true,
+        "protection_rules": [{"id": 2, "type": "required_reviewers",
+            "reviewers": [{"type": "Team", "reviewer": {"slug": "gpu-maintainers"}}]}]
+    });
+    rt.block_on(mount(
+        &s,
+        ResponseTemplate::new(200).set_body_json(protected),
+        no_admin(),
+    ));
+    let (code, out) = step(&s);
+    assert_eq!(code, 0, "{out}");
+    assert!(
+        out.contains(
+            "ok: amd/hrr: environment gpu-fork-pull-requests requires reviewers (1 named)"
+        ),
+        "{out}"
+    );
+    assert!(out.contains("note: sm90: cannot tell whether the runners with labels [self-hosted, linux, sm90] are ephemeral: listing the repository's runners answered 403"), "{out}");
+    assert!(!out.contains("::error::"), "{out}");
 }

@@ -179,21 +179,64 @@ pub fn download_pattern(pattern: &str, path: &str) -> String {
 /// reviewers the run, whose event fixes the head SHA; every later push is a new run that
 /// waits again. Jobs that run the pull request's code need this one to succeed or be
 /// skipped (not a fork).
+///
+/// The gate is a repository setting the workflow cannot write: an environment that does
+/// not exist is created unprotected at the first run, and one without required reviewers
+/// lets this job start at once. So its first steps run `hrr-harness workflows check --repo`
+/// on the repository, built from the base branch (the checkout of a `pull_request_target`
+/// run without a `ref`: never the pull request's code), with the
+/// job's token: `actions: read` reads the environment's protection rules (GitHub's
+/// "Get an environment"); listing the runners needs administration rights no job token
+/// has, so the check says it cannot tell whether they are ephemeral and goes on. An
+/// environment missing or without required reviewers fails the check with its message,
+/// this job fails, and no job after it runs the fork's code.
 pub fn approval_job() -> String {
     format!(
         "  approval:
     name: maintainer approval (fork pull requests)
     if: {IS_PR} && github.event.pull_request.head.repo.full_name != github.repository
     runs-on: ubuntu-latest
-    timeout-minutes: 5
+    timeout-minutes: 20
     environment: {ENVIRONMENT}
-    permissions: {{}}
+    permissions:
+      actions: read # the environment's protection rules (workflows check --repo)
+      contents: read # check out the base branch
     steps:
-      - name: Approved head commit
+      - name: Check out the base branch (never the pull request's code)
+        uses: {checkout}
+        with:
+          persist-credentials: false
+      - name: Build the harness from the base branch
+        run: cargo build --locked -p hrr-harness
+      - name: hrr-harness workflows check --repo (the fork gate has required reviewers)
+        env:
+          GITHUB_TOKEN: ${{{{ github.token }}}}
+          REPO: ${{{{ github.repository }}}}
+        run: |
+{check}      - name: Approved head commit
         env:
           HEAD_SHA: ${{{{ github.event.pull_request.head.sha }}}}
           HEAD_REPO: ${{{{ github.event.pull_request.head.repo.full_name }}}}
         run: echo \"A maintainer approved running $HEAD_REPO@$HEAD_SHA on the self-hosted runners\"
+",
+        checkout = CHECKOUT.uses(),
+        check = repo_check_script()
+            .lines()
+            .map(|l| format!("          {l}\n"))
+            .collect::<String>(),
+    )
+}
+
+/// The approval job's repository check as its step runs it (bash, in the base branch's
+/// checkout, `GITHUB_TOKEN` and `REPO` in its environment): the harness built there
+/// (`CARGO_TARGET_DIR` honoured) runs `workflows check --repo`, whose lines say what is
+/// wrong; a failure is also an error annotation on the run.
+pub fn repo_check_script() -> String {
+    format!(
+        "if ! \"${{CARGO_TARGET_DIR:-target}}/debug/hrr-harness\" workflows check --repo \"$REPO\"; then
+  echo \"::error::hrr-harness workflows check --repo $REPO failed (its lines above say why): a fork's code runs on the GPU runners only behind environment {ENVIRONMENT} with required reviewers\"
+  exit 1
+fi
 "
     )
 }
