@@ -1,6 +1,6 @@
-//! `hrr-harness`: the command line. Each subcommand is a thin layer over a module:
+//! `hrr-harness`: the command line (its shape is `cli`). Each subcommand is a thin layer over a module:
 //! `matrix` (hrr-matrix), `build` (builder), `run` (runner + output), `report merge`
-//! (hrr-reports), `report fetch` (fetch), `report publish` (publish), `workflows`
+//! (hrr-reports), `report fetch` (fetch), `report publish` (report_publish), `workflows`
 //! (hrr-workflows), `control` (control). Every command ends with an `exit::Exit`, listed
 //! in `--help` from the same enum.
 
@@ -12,12 +12,13 @@ mod control;
 mod error;
 mod exit;
 mod fetch;
+mod github;
 mod gpu;
 mod output;
 mod process;
-mod publish;
 mod repo;
 mod repocheck;
+mod report_publish;
 mod runner;
 mod service;
 mod standin;

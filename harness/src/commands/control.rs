@@ -148,7 +148,7 @@ pub fn control(matrix: Option<&Path>, args: &ControlArgs) -> Res {
     output::append_step_summary(&md);
     let code = control::exit_code(&outcomes);
     if args.pr {
-        crate::publish::publish_from_env(&md, code.code());
+        crate::control::publish::publish_from_env(&md, code.code());
     }
     print!("{md}");
     crate::out!("outcomes in {}", output.join("outcomes.json").display());

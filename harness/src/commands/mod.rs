@@ -8,7 +8,7 @@
 mod control;
 mod fetch;
 mod merge;
-mod publish;
+mod report_publish;
 mod run;
 
 use std::path::{Path, PathBuf};
@@ -26,7 +26,7 @@ use crate::repo::SourceTree;
 pub use control::control;
 pub use fetch::fetch;
 pub use merge::merge_with;
-pub use publish::publish;
+pub use report_publish::publish;
 pub use run::run;
 
 type Res = Result<Exit, HarnessError>;
@@ -433,12 +433,12 @@ fn check_repo(m: &hrr_matrix::Matrix, repo: &str, args: &crate::cli::WorkflowsCh
         .map_err(|e| HarnessError::failed(format!("workflows check: {e}")))?;
     let timeout = std::time::Duration::from_secs(args.timeout.max(1));
     let found = rt.block_on(async {
-        let gh = octocrab::Octocrab::builder()
-            .base_uri(api_url.as_str())
-            .map_err(|e| HarnessError::usage(format!("--api-url {api_url}: {e}")))?
-            .personal_token(token)
-            .build()
-            .map_err(|e| HarnessError::failed(format!("workflows check: {e}")))?;
+        let gh = crate::github::client(&api_url, &token).map_err(|e| match e {
+            crate::github::ClientError::ApiUrl { .. } => {
+                HarnessError::usage(format!("--api-url {api_url}: {e}"))
+            }
+            _ => HarnessError::failed(format!("workflows check: {e}")),
+        })?;
         crate::repocheck::check(&gh, owner, name, &families, timeout)
             .await
             .map_err(|e| HarnessError::failed(format!("workflows check --repo {repo}: {e}")))

@@ -13,10 +13,11 @@ use super::Res;
 use crate::cli::PublishArgs;
 use crate::error::HarnessError;
 use crate::exit::Exit;
-use crate::publish::check_run::{self, CheckRunError, Target, MESSAGE_LIMIT};
-use crate::publish::junit::{self, Limits};
-use crate::publish::untrusted;
+use crate::github::ClientError;
 use crate::repo::SourceTree;
+use crate::report_publish::check_run::{self, CheckRunError, Target, MESSAGE_LIMIT};
+use crate::report_publish::junit::{self, Limits};
+use crate::report_publish::untrusted;
 
 /// The largest JUnit read (a merged report of every family is a few MiB at most).
 pub const JUNIT_CAP: u64 = 32 << 20;
@@ -95,7 +96,9 @@ pub fn publish(matrix: Option<&Path>, args: &PublishArgs) -> Res {
         .block_on(check_run::post(&target, &token, &run))
         .map_err(|e| match e {
             // A GITHUB_API_URL that is not a URL is the caller's mistake, not GitHub's.
-            CheckRunError::ApiUrl { .. } => HarnessError::usage(format!("report publish: {e}")),
+            CheckRunError::Client(ClientError::ApiUrl { .. }) => {
+                HarnessError::usage(format!("report publish: {e}"))
+            }
             _ => HarnessError::failed(format!("report publish: {e}")),
         })?;
     crate::out!(

@@ -12,6 +12,7 @@
 mod build;
 mod classify;
 mod outcome;
+pub mod publish;
 mod remove;
 mod report;
 mod spec;

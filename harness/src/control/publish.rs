@@ -4,18 +4,13 @@
 //! comes from `GITHUB_TOKEN` and is never printed; the API base from `GITHUB_API_URL`.
 //! Every request goes through octocrab's typed API (checks, issue comments).
 //!
-//! `report publish` (a `workflow_run` workflow publishing a pull request's results) is in
-//! the submodules: `untrusted` reads the artifact's files, `junit` parses the JUnit,
-//! `check_run` posts it as a check run with annotations.
-
-pub mod check_run;
-pub mod junit;
-pub mod untrusted;
+//! (`report publish`, a pull request's results as a check run, is `report_publish`.)
 
 use octocrab::models::CommentId;
 use octocrab::params::checks::{CheckRunConclusion, CheckRunOutput, CheckRunStatus};
-use octocrab::Octocrab;
 use serde_json::Value;
+
+use crate::github::{answer, client, status_of, ClientError};
 
 /// Finds our comment among a pull request's comments.
 pub const MARKER: &str = "<!-- hrr-harness negative controls -->";
@@ -42,13 +37,8 @@ pub enum Published {
 /// Why publishing failed, by the request that failed.
 #[derive(Debug, thiserror::Error)]
 pub enum PublishError {
-    #[error("GITHUB_API_URL {url}: {}", answer(source))]
-    ApiUrl {
-        url: String,
-        source: octocrab::Error,
-    },
-    #[error("GitHub client: {}", answer(.0))]
-    Client(#[source] octocrab::Error),
+    #[error(transparent)]
+    Client(#[from] ClientError),
     #[error("creating the check run: {}", answer(.0))]
     CheckRun(#[source] octocrab::Error),
     #[error("listing pull-request comments: {}", answer(.0))]
@@ -76,35 +66,6 @@ pub enum TargetError {
     NoHeadSha,
 }
 
-/// GitHub's own answer (status and message) when there is one, else the client's error.
-fn answer(e: &octocrab::Error) -> String {
-    match e {
-        octocrab::Error::GitHub { source, .. } => {
-            format!("GitHub answered {}: {}", source.status_code, source.message)
-        }
-        other => other.to_string(),
-    }
-}
-
-fn status_of(e: &octocrab::Error) -> Option<u16> {
-    match e {
-        octocrab::Error::GitHub { source, .. } => Some(source.status_code.as_u16()),
-        _ => None,
-    }
-}
-
-fn client(t: &Target, token: &str) -> Result<Octocrab, PublishError> {
-    Octocrab::builder()
-        .base_uri(t.api_url.as_str())
-        .map_err(|source| PublishError::ApiUrl {
-            url: t.api_url.clone(),
-            source,
-        })?
-        .personal_token(token.to_string())
-        .build()
-        .map_err(PublishError::Client)
-}
-
 /// Publishes `markdown`; `exit_code` 0 makes the check run succeed.
 pub async fn publish(
     t: &Target,
@@ -112,7 +73,7 @@ pub async fn publish(
     markdown: &str,
     exit_code: u8,
 ) -> Result<Published, PublishError> {
-    let gh = client(t, token)?;
+    let gh = client(&t.api_url, token)?;
     let caught = exit_code == 0;
     let created = gh
         .checks(&t.owner, &t.repo)

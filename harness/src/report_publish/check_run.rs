@@ -7,14 +7,12 @@
 
 use std::path::Path;
 
+use super::junit::{Conclusion, FailedBy, Junit};
+use crate::github::{answer, client, ClientError};
 use octocrab::params::checks::{
     CheckRunConclusion, CheckRunOutput, CheckRunOutputAnnotation, CheckRunOutputAnnotationLevel,
     CheckRunStatus,
 };
-use octocrab::Octocrab;
-
-use super::answer;
-use super::junit::{FailureKind, Junit, Verdict};
 
 /// GitHub's limit on a check run's `output.summary` (and `output.text`).
 pub const SUMMARY_LIMIT: usize = 65_535;
@@ -49,7 +47,7 @@ pub struct Note {
 /// The whole check run, ready to send.
 #[derive(Clone, Debug)]
 pub struct CheckRun {
-    pub conclusion: Verdict,
+    pub conclusion: Conclusion,
     pub title: String,
     pub summary: String,
     pub notes: Vec<Note>,
@@ -68,13 +66,8 @@ pub struct Posted {
 /// Why publishing failed, by the request that failed.
 #[derive(Debug, thiserror::Error)]
 pub enum CheckRunError {
-    #[error("GITHUB_API_URL {url}: {}", answer(source))]
-    ApiUrl {
-        url: String,
-        source: octocrab::Error,
-    },
-    #[error("GitHub client: {}", answer(.0))]
-    Client(#[source] octocrab::Error),
+    #[error(transparent)]
+    Client(#[from] ClientError),
     #[error("creating the check run: {}", answer(.0))]
     Create(#[source] octocrab::Error),
     #[error(
@@ -92,13 +85,13 @@ pub enum CheckRunError {
 
 /// The one-line verdict.
 pub fn title(j: &Junit) -> String {
-    let word = match j.verdict() {
-        Verdict::Success => "passed",
-        Verdict::Neutral if j.compiled_not_run > 0 => "compiled, not run (no GPU)",
-        Verdict::Neutral if j.stand_in > 0 => "stand-in, no GPU",
-        Verdict::Neutral => "nothing ran",
-        Verdict::Failure if j.total() == 0 => "no test cases in the report",
-        Verdict::Failure => "failed",
+    let word = match j.conclusion() {
+        Conclusion::Success => "passed",
+        Conclusion::Neutral if j.compiled_not_run > 0 => "compiled, not run (no GPU)",
+        Conclusion::Neutral if j.stand_in > 0 => "stand-in, no GPU",
+        Conclusion::Neutral => "nothing ran",
+        Conclusion::Failure if j.total() == 0 => "no test cases in the report",
+        Conclusion::Failure => "failed",
     };
     let mut t = format!(
         "{word}: {} failing, {} passed{}, {} skipped of {} cases in {} suite(s)",
@@ -178,9 +171,9 @@ pub fn check_run(j: &Junit, markdown: &str, root: Option<&Path>) -> CheckRun {
             let mut message = prefix(&f.message, MESSAGE_LIMIT).to_string();
             if message.trim().is_empty() {
                 message = match f.kind {
-                    FailureKind::Failure => "failed",
-                    FailureKind::Error => "errored",
-                    FailureKind::Rerun => "failed on every attempt",
+                    FailedBy::Failure => "failed",
+                    FailedBy::Error => "errored",
+                    FailedBy::Rerun => "failed on every attempt",
                 }
                 .into();
             }
@@ -192,7 +185,7 @@ pub fn check_run(j: &Junit, markdown: &str, root: Option<&Path>) -> CheckRun {
         })
         .collect();
     CheckRun {
-        conclusion: j.verdict(),
+        conclusion: j.conclusion(),
         title: title(j),
         summary: summary(markdown),
         notes,
@@ -224,15 +217,7 @@ fn output(c: &CheckRun, notes: &[Note]) -> CheckRunOutput {
 
 /// Creates the check run with the first 50 annotations, then adds the rest 50 at a time.
 pub async fn post(t: &Target, token: &str, c: &CheckRun) -> Result<Posted, CheckRunError> {
-    let gh = Octocrab::builder()
-        .base_uri(t.api_url.as_str())
-        .map_err(|source| CheckRunError::ApiUrl {
-            url: t.api_url.clone(),
-            source,
-        })?
-        .personal_token(token.to_string())
-        .build()
-        .map_err(CheckRunError::Client)?;
+    let gh = client(&t.api_url, token)?;
     let checks = gh.checks(&t.owner, &t.repo);
     let mut batches = c.notes.chunks(PER_REQUEST);
     let first = batches.next().unwrap_or(&[]);
@@ -240,9 +225,9 @@ pub async fn post(t: &Target, token: &str, c: &CheckRun) -> Result<Posted, Check
         .create_check_run(t.name.as_str(), t.head_sha.as_str())
         .status(CheckRunStatus::Completed)
         .conclusion(match c.conclusion {
-            Verdict::Success => CheckRunConclusion::Success,
-            Verdict::Failure => CheckRunConclusion::Failure,
-            Verdict::Neutral => CheckRunConclusion::Neutral,
+            Conclusion::Success => CheckRunConclusion::Success,
+            Conclusion::Failure => CheckRunConclusion::Failure,
+            Conclusion::Neutral => CheckRunConclusion::Neutral,
         })
         .output(output(c, first))
         .send()
@@ -278,7 +263,7 @@ pub async fn post(t: &Target, token: &str, c: &CheckRun) -> Result<Posted, Check
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::publish::junit::Failing;
+    use crate::report_publish::junit::Failing;
 
     fn failing(n: usize) -> Junit {
         Junit {
@@ -290,7 +275,7 @@ mod tests {
                 .map(|i| Failing {
                     suite: "hrr-sm90-shard-1-of-2".into(),
                     case: format!("case_{i}"),
-                    kind: FailureKind::Failure,
+                    kind: FailedBy::Failure,
                     message: String::new(),
                     cut: false,
                 })
@@ -358,7 +343,7 @@ mod tests {
             failing: vec![Failing {
                 suite: "s".repeat(300),
                 case: "c".into(),
-                kind: FailureKind::Error,
+                kind: FailedBy::Error,
                 message: "m".into(),
                 cut: false,
             }],

@@ -21,9 +21,10 @@ pub struct Limits {
     pub max_text: usize,
 }
 
-/// What kind of element made a testcase fail.
+/// Which element made a testcase fail (the contract's `FailureKind` is replay's reason;
+/// this is JUnit's element).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum FailureKind {
+pub enum FailedBy {
     Failure,
     Error,
     /// Only `<rerunFailure>`/`<rerunError>`: no attempt passed, no verdict element.
@@ -36,16 +37,16 @@ pub struct Failing {
     /// The innermost `<testsuite name>` (the family and shard), else the classname.
     pub suite: String,
     pub case: String,
-    pub kind: FailureKind,
+    pub kind: FailedBy,
     /// The failure's `message`, a blank line and its text, cut to `Limits::max_text`.
     pub message: String,
     /// Whether `message` was cut.
     pub cut: bool,
 }
 
-/// The report's verdict, before it becomes a check run conclusion.
+/// The report's check run conclusion (the contract's `Verdict` is one replay's).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Verdict {
+pub enum Conclusion {
     /// Every testcase passed (flakes included) and at least one ran.
     Success,
     /// A testcase failed, or the report has no testcase at all.
@@ -76,15 +77,15 @@ impl Junit {
         self.passed + self.skipped + self.failing.len()
     }
 
-    pub fn verdict(&self) -> Verdict {
+    pub fn conclusion(&self) -> Conclusion {
         if !self.failing.is_empty() || self.total() == 0 {
-            Verdict::Failure
+            Conclusion::Failure
         } else if self.passed == 0 || self.stand_in > 0 || self.compiled_not_run > 0 {
             // Without a GPU a run is never a success (issue 25: a stand-in merge was
             // published as "success ... 35 passed").
-            Verdict::Neutral
+            Conclusion::Neutral
         } else {
-            Verdict::Success
+            Conclusion::Success
         }
     }
 }
@@ -129,7 +130,7 @@ enum Open {
 
 /// A failure element being read.
 struct Text {
-    kind: FailureKind,
+    kind: FailedBy,
     message: String,
     cut: bool,
     /// Whether the element's body has begun (after the message and a blank line).
@@ -249,9 +250,9 @@ impl Parser {
             }
             "failure" | "error" | "rerunFailure" | "rerunError" if self.case.is_some() => {
                 let kind = match name.as_str() {
-                    "failure" => FailureKind::Failure,
-                    "error" => FailureKind::Error,
-                    _ => FailureKind::Rerun,
+                    "failure" => FailedBy::Failure,
+                    "error" => FailedBy::Error,
+                    _ => FailedBy::Rerun,
                 };
                 let mut t = Text {
                     kind,
@@ -296,7 +297,7 @@ impl Parser {
             Open::Failure => {
                 if let (Some(mut t), Some(c)) = (self.text.take(), &mut self.case) {
                     t.message.truncate(t.message.trim_end().len());
-                    let slot = if t.kind == FailureKind::Rerun {
+                    let slot = if t.kind == FailedBy::Rerun {
                         &mut c.rerun
                     } else {
                         &mut c.failure
@@ -441,21 +442,21 @@ mod tests {
 </testsuites>"#;
         let j = parse(x.as_bytes(), LIMITS).unwrap();
         assert_eq!((j.suites, j.passed, j.flaky, j.skipped), (1, 2, 1, 1));
-        assert_eq!(j.verdict(), Verdict::Failure);
+        assert_eq!(j.conclusion(), Conclusion::Failure);
         let f = &j.failing;
         assert_eq!(f.len(), 3);
         assert_eq!(f[0].suite, "hrr-sm90-shard-1-of-2");
         assert_eq!(f[0].case, "d2h");
-        assert_eq!(f[0].kind, FailureKind::Failure);
+        assert_eq!(f[0].kind, FailedBy::Failure);
         assert_eq!(
             f[0].message,
             "d2h: seq 12 <bad>\n\nattempt 1 (fail):\n  [FAIL] d2h"
         );
         assert_eq!(
             (f[1].kind, f[1].message.as_str()),
-            (FailureKind::Error, "SIGSEGV")
+            (FailedBy::Error, "SIGSEGV")
         );
-        assert_eq!(f[2].kind, FailureKind::Rerun);
+        assert_eq!(f[2].kind, FailedBy::Rerun);
         assert_eq!(f[2].message, "crashed twice\n\nx<y");
     }
 
@@ -463,18 +464,18 @@ mod tests {
     fn verdicts() {
         let skipped = r#"<testsuite name="s"><testcase name="a"><skipped/></testcase></testsuite>"#;
         assert_eq!(
-            parse(skipped.as_bytes(), LIMITS).unwrap().verdict(),
-            Verdict::Neutral
+            parse(skipped.as_bytes(), LIMITS).unwrap().conclusion(),
+            Conclusion::Neutral
         );
         let passed = r#"<testsuite name="s"><testcase name="a"/><testcase name="b"><skipped/></testcase></testsuite>"#;
         assert_eq!(
-            parse(passed.as_bytes(), LIMITS).unwrap().verdict(),
-            Verdict::Success
+            parse(passed.as_bytes(), LIMITS).unwrap().conclusion(),
+            Conclusion::Success
         );
         let empty = r#"<testsuites/>"#;
         assert_eq!(
-            parse(empty.as_bytes(), LIMITS).unwrap().verdict(),
-            Verdict::Failure
+            parse(empty.as_bytes(), LIMITS).unwrap().conclusion(),
+            Conclusion::Failure
         );
     }
 
@@ -536,20 +537,20 @@ mod tests {
 </testsuite></testsuites>"#;
         let j = parse(stand_in.as_bytes(), LIMITS).unwrap();
         assert_eq!((j.passed, j.stand_in), (2, 2));
-        assert_eq!(j.verdict(), Verdict::Neutral);
+        assert_eq!(j.conclusion(), Conclusion::Neutral);
         let compiled = r#"<testsuites><testsuite name="hrr-sm90">
 <testcase name="host" classname="sm90"/>
 <testcase name="gpu" classname="sm90"><skipped type="compiled-not-run"/></testcase>
 </testsuite></testsuites>"#;
         let j = parse(compiled.as_bytes(), LIMITS).unwrap();
         assert_eq!((j.passed, j.skipped, j.compiled_not_run), (1, 1, 1));
-        assert_eq!(j.verdict(), Verdict::Neutral);
+        assert_eq!(j.conclusion(), Conclusion::Neutral);
         let gpu = r#"<testsuites><testsuite name="hrr-sm90">
 <testcase name="a" classname="sm90"/><testcase name="b" classname="sm90"><skipped type="skip"/></testcase>
 </testsuite></testsuites>"#;
         assert_eq!(
-            parse(gpu.as_bytes(), LIMITS).unwrap().verdict(),
-            Verdict::Success
+            parse(gpu.as_bytes(), LIMITS).unwrap().conclusion(),
+            Conclusion::Success
         );
     }
 }
