@@ -1,10 +1,13 @@
 //! Format tests: every behaviour named in the archive issue, each failing if broken.
 
+mod common;
+
 use std::fs;
 use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
+use common::{pid_dir, settings};
 use hrr_archive::blob::Compression;
 use hrr_archive::diskspace::ReservePolicy;
 use hrr_archive::manifest::{EVENTS_FILE, MANIFEST_FILE};
@@ -13,22 +16,6 @@ use hrr_archive::record::{FILE_HEADER_LEN, RECORD_HEADER_LEN};
 use hrr_archive::{
     repair, Archive, ArchiveError, CaptureSettings, Limits, LogStatus, ProcessWriter,
 };
-
-fn settings() -> CaptureSettings {
-    CaptureSettings {
-        compression: Compression::None,
-        flush_interval: Duration::from_secs(3600),
-        buffer_bytes: 1 << 16,
-        reserve: ReservePolicy::Bytes(0),
-        fsync: false,
-        fsync_blobs: false,
-        code_store: None,
-    }
-}
-
-fn pid_dir(root: &Path) -> std::path::PathBuf {
-    root.join(format!("pid-{}", std::process::id()))
-}
 
 /// Writes `n` events, each with a u64 field holding its index, and finishes the archive.
 fn write_archive(root: &Path, n: u64) -> hrr_archive::writer::Summary {

@@ -2,25 +2,12 @@
 //! own (it ran at each launch), so the edit changes the first D2H node of the first graph
 //! launch, and only that node's bytes.
 
-use std::time::Duration;
+mod common;
 
+use common::settings;
 use hrr_archive::api::{fid, semantic, CopyDir, BLOB_FIELD, CAPTURE_FIELD, COPY_DIR_FIELD};
-use hrr_archive::blob::Compression;
-use hrr_archive::diskspace::ReservePolicy;
 use hrr_archive::payload::{BlobRef, Payload, PayloadWriter};
-use hrr_archive::{edit, Archive, CaptureSettings, Limits, ProcessWriter};
-
-fn settings() -> CaptureSettings {
-    CaptureSettings {
-        compression: Compression::None,
-        flush_interval: Duration::from_secs(3600),
-        buffer_bytes: 1 << 16,
-        reserve: ReservePolicy::Bytes(0),
-        fsync: false,
-        fsync_blobs: false,
-        code_store: None,
-    }
-}
+use hrr_archive::{edit, Archive, Limits, ProcessWriter};
 
 fn node(seq: u64, r: BlobRef) -> PayloadWriter {
     let mut n = PayloadWriter::new();

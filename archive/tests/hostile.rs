@@ -2,36 +2,20 @@
 //! repair or the edit tool write outside the archive, hang, or take unbounded memory, and
 //! fails if that comes back.
 
+mod common;
+
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::sync::mpsc;
 use std::time::Duration;
 
+use common::{pid_dir, settings};
 use hrr_archive::api::{CopyDir, BLOB_FIELD, COPY_DIR_FIELD};
 use hrr_archive::blob::{self, Compression};
-use hrr_archive::diskspace::ReservePolicy;
 use hrr_archive::manifest::{RootManifest, EVENTS_FILE, MANIFEST_FILE};
 use hrr_archive::payload::{BlobRef, Payload, PayloadWriter};
 use hrr_archive::record::{FILE_HEADER_LEN, RECORD_HEADER_LEN};
-use hrr_archive::{
-    edit, repair, Archive, ArchiveError, CaptureSettings, Limits, LogStatus, ProcessWriter,
-};
-
-fn settings() -> CaptureSettings {
-    CaptureSettings {
-        compression: Compression::None,
-        flush_interval: Duration::from_secs(3600),
-        buffer_bytes: 1 << 16,
-        reserve: ReservePolicy::Bytes(0),
-        fsync: false,
-        fsync_blobs: false,
-        code_store: None,
-    }
-}
-
-fn pid_dir(root: &Path) -> PathBuf {
-    root.join(format!("pid-{}", std::process::id()))
-}
+use hrr_archive::{edit, repair, Archive, ArchiveError, Limits, LogStatus, ProcessWriter};
 
 /// `n` plain events, then one device-to-host copy whose expected output is a blob.
 fn archive_with_d2h(root: &Path, n: u64) -> BlobRef {

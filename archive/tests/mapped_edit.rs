@@ -2,26 +2,13 @@
 //! managed memory: the edit changes the first `MappedOutput` record's bytes (a record
 //! flagged incomplete, which carries none, is passed over), and only that record's.
 
-use std::time::Duration;
+mod common;
 
+use common::settings;
 use hrr_archive::api::{fid, semantic};
-use hrr_archive::blob::Compression;
-use hrr_archive::diskspace::ReservePolicy;
 use hrr_archive::payload::{BlobRef, Payload, PayloadWriter};
 use hrr_archive::record::RECORD_FLAG_INCOMPLETE;
-use hrr_archive::{edit, Archive, CaptureSettings, Limits, ProcessWriter};
-
-fn settings() -> CaptureSettings {
-    CaptureSettings {
-        compression: Compression::None,
-        flush_interval: Duration::from_secs(3600),
-        buffer_bytes: 1 << 16,
-        reserve: ReservePolicy::Bytes(0),
-        fsync: false,
-        fsync_blobs: false,
-        code_store: None,
-    }
-}
+use hrr_archive::{edit, Archive, Limits, ProcessWriter};
 
 fn mapped(start: u64, r: Option<BlobRef>) -> PayloadWriter {
     let mut p = PayloadWriter::new();
