@@ -12,6 +12,12 @@
 #include <time.h>
 #include <unistd.h>
 
+/* graph.c's functions (stream capture, graph launches); installed when the library loads,
+ * before the program can make a stream capture or launch a graph. */
+static const struct si_graph_hooks* graph;
+
+void si_set_graph_hooks(const struct si_graph_hooks* h) { graph = h; }
+
 struct si_counts si_counts;
 int si_sticky;
 
@@ -229,7 +235,7 @@ static void run(struct op* o) {
         o->callback(o->handle, 0, o->data);
         break;
     case OP_GRAPH:
-        si_graph_run(o->graph);
+        graph->graph_run(o->graph);
         break;
     case OP_EMPTY:
         break;
@@ -252,7 +258,7 @@ static int push(si_stream* s, struct op* o) {
         return SI_INVALID_HANDLE;
     }
     /* A capturing stream's work becomes graph nodes (graph.c), run only when launched. */
-    if (s->capture || (o->kind == OP_WAIT && o->event->cap_graph)) return si_capture_op(s, o);
+    if (s->capture || (o->kind == OP_WAIT && o->event->cap_graph)) return graph->capture_op(s, o);
     /* The legacy null stream and blocking streams wait for each other. */
     if (s == &null_stream) {
         for (si_stream* t = streams; t; t = t->next_live)
@@ -302,7 +308,7 @@ int si_stream_destroy(si_stream* s) {
 
 int si_stream_sync(si_stream* s) {
     if (!s) return SI_INVALID_HANDLE;
-    if (s->capture) return si_capture_invalidate(s->capture);
+    if (s->capture) return graph->capture_invalidate(s->capture);
     if (s == &null_stream) si_legacy_sync();
     else drain(s);
     return SI_OK;
@@ -312,7 +318,7 @@ int si_stream_sync(si_stream* s) {
  * GPU's would be for work queued an instant ago. */
 int si_stream_query(si_stream* s) {
     if (!s) return SI_INVALID_HANDLE;
-    if (s->capture) return si_capture_invalidate(s->capture);
+    if (s->capture) return graph->capture_invalidate(s->capture);
     if (!s->head) return SI_OK;
     drain(s);
     return SI_NOT_READY;
@@ -327,7 +333,7 @@ void si_legacy_sync(void) {
 int si_device_sync_checked(void) {
     int r = SI_OK;
     for (si_stream* t = streams; t; t = t->next_live)
-        if (t->capture) r = si_capture_invalidate(t->capture);
+        if (t->capture) r = graph->capture_invalidate(t->capture);
     if (r == SI_OK) si_device_sync();
     return r;
 }
@@ -445,8 +451,8 @@ int si_event_destroy(si_event* e) {
 
 int si_event_record(si_event* e, si_stream* s) {
     if (!e || !s) return SI_INVALID_HANDLE;
-    if (s->capture) return si_capture_event(s, e);
-    si_capture_forget(e);
+    if (s->capture) return graph->capture_event(s, e);
+    if (graph) graph->capture_forget(e);
     struct op* o = new_op(OP_EVENT);
     if (!o) return SI_NO_MEMORY;
     o->event = e;

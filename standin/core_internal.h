@@ -65,3 +65,15 @@ void si_capture_forget(si_event* e);
 int si_capture_invalidate(si_graph* g);
 /* Runs an executable graph's nodes in dependency order. */
 void si_graph_run(si_graph* x);
+
+/* What core asks of graph.c. graph.c is built on core (it queues and runs core's
+ * operations), so core reaches it only through these hooks, which graph.c installs when
+ * the library is loaded: the dependency runs one way. */
+struct si_graph_hooks {
+    int (*capture_op)(si_stream* s, struct op* o);
+    int (*capture_event)(si_stream* s, si_event* e);
+    void (*capture_forget)(si_event* e);
+    int (*capture_invalidate)(si_graph* g);
+    void (*graph_run)(si_graph* x);
+};
+void si_set_graph_hooks(const struct si_graph_hooks* h);

@@ -525,3 +525,9 @@ int si_capture_end(si_stream* s, si_graph** out) {
     *out = g;
     return SI_OK;
 }
+
+static const struct si_graph_hooks hooks = {
+    si_capture_op, si_capture_event, si_capture_forget, si_capture_invalidate, si_graph_run,
+};
+
+__attribute__((constructor)) static void install_graph_hooks(void) { si_set_graph_hooks(&hooks); }

@@ -44,6 +44,21 @@ const char* si_hip_arch(void) {
 }
 #define arch si_hip_arch
 
+/* The HIP version this stand-in plays: $HRR_STAND_IN_HIP_VERSION ("MAJOR.MINOR", 5.0 or
+ * later), else the headers'. */
+int si_hip_version(void) {
+    static int v;
+    if (!v) {
+        const char* e = getenv("HRR_STAND_IN_HIP_VERSION");
+        int major = 0, minor = 0;
+        if (e && sscanf(e, "%d.%d", &major, &minor) == 2 && major >= 5 && minor >= 0 && minor < 100)
+            v = major * 10000000 + minor * 100000;
+        else
+            v = HIP_VERSION;
+    }
+    return v;
+}
+
 void si_hip_broken(const char* what, const char* detail) {
     fprintf(stderr, "hrr stand-in HIP runtime (%s): %s: %s\n", arch(), what, detail);
     abort();

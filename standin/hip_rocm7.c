@@ -18,19 +18,6 @@
 
 #include "hip_internal.h"
 
-int si_hip_version(void) {
-    static int v;
-    if (!v) {
-        const char* e = getenv("HRR_STAND_IN_HIP_VERSION");
-        int major = 0, minor = 0;
-        if (e && sscanf(e, "%d.%d", &major, &minor) == 2 && major >= 5 && minor >= 0 && minor < 100)
-            v = major * 10000000 + minor * 100000;
-        else
-            v = HIP_VERSION;
-    }
-    return v;
-}
-
 /* A ROCm 6+ name called while the stand-in plays a HIP 5 runtime. */
 static void need_rocm6(const char* name) {
     if (si_hip_version() < 60000000)
