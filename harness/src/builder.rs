@@ -6,7 +6,6 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use hrr_archive::ContentHash;
@@ -445,6 +444,123 @@ fn build_case(
     done(false, &[])
 }
 
+/// What building a family's GPU cases found: the toolchain (in words), the targets it
+/// cannot build and why, the reason no compiler was found, the stand-in's architecture,
+/// and each case's build.
+#[derive(Default)]
+struct GpuBuilds {
+    toolchain: String,
+    unsupported_targets: Vec<(String, String)>,
+    no_compiler: Option<String>,
+    stand_in_arch: Option<String>,
+    cases: Vec<(String, CaseBuild)>,
+}
+
+/// Plans the family's toolchain and builds `gpu_cases` with it on the worker pool; a
+/// toolchain that cannot build any target makes every case unsupported, saying why.
+fn build_gpu_cases(
+    req: &BuildRequest,
+    dir: &Path,
+    gpu_cases: &[&&hrr_matrix::Case],
+) -> Result<GpuBuilds, HarnessError> {
+    let mut out = GpuBuilds::default();
+    let unsupported = |reason: &str| -> Vec<(String, CaseBuild)> {
+        gpu_cases
+            .iter()
+            .map(|c| {
+                let reason = reason.to_string();
+                (c.name.clone(), CaseBuild::Unsupported { reason })
+            })
+            .collect()
+    };
+    let planned = toolchain::plan(req.family, &req.build_root.join("toolchain"));
+    let tc = match (planned, req.stand_in) {
+        (Ok(tc), true) => {
+            let tc = crate::standin::plan(&tc, &req.source.root);
+            out.stand_in_arch = crate::standin::device_arch(&tc);
+            tc
+        }
+        (Ok(tc), false) => tc,
+        (Err(e), _) => {
+            let hint = e.to_string();
+            out.toolchain = hint.clone();
+            out.no_compiler = Some(hint.clone());
+            out.cases = unsupported(&hint);
+            return Ok(out);
+        }
+    };
+    out.unsupported_targets = tc.unsupported();
+    let buildable = tc.buildable();
+    let checkable = tc.compile_only();
+    out.toolchain = format!(
+        "{} ({}) for {}{}",
+        tc.compiler.display(),
+        tc.version,
+        if buildable.is_empty() {
+            "no runnable target".into()
+        } else {
+            buildable.join(", ")
+        },
+        if checkable.is_empty() {
+            String::new()
+        } else {
+            format!("; compile check only for {}", checkable.join(", "))
+        }
+    );
+    if buildable.is_empty() && checkable.is_empty() {
+        let reason = out
+            .unsupported_targets
+            .iter()
+            .map(|(_, r)| r.as_str())
+            .collect::<Vec<_>>()
+            .join("; ");
+        out.cases = unsupported(&reason);
+        return Ok(out);
+    }
+    let tmp = dir.join("tmp");
+    let _ = std::fs::create_dir_all(&tmp);
+    let to_build: Vec<&hrr_matrix::Case> = gpu_cases.iter().map(|c| **c).collect();
+    crate::pool::run(
+        &to_build,
+        None,
+        crate::pool::cpu_workers(8),
+        process::interrupted,
+        |_| (),
+        |_, _, case| {
+            build_case(
+                &tc,
+                req.source,
+                case,
+                &dir.join("cases").join(&case.name),
+                &tmp,
+            )
+        },
+        |e| {
+            let crate::pool::Event::Finished(i, b) = e else {
+                return;
+            };
+            let name = &to_build[i].name;
+            if req.verbose {
+                match &b {
+                    CaseBuild::Built { reused: true, .. } => {
+                        eprintln!("hrr-harness: {name}: up to date")
+                    }
+                    CaseBuild::Built { .. } => eprintln!("hrr-harness: {name}: built"),
+                    CaseBuild::Failed { message, .. } => {
+                        eprintln!("hrr-harness: {name}: {message}")
+                    }
+                    _ => {}
+                }
+            }
+            out.cases.push((name.clone(), b));
+        },
+    );
+    if process::interrupted() {
+        return Err(HarnessError::Interrupted);
+    }
+    Ok(out)
+}
+
 /// Builds tools and cases. Case compile failures are reported per case, not as an error.
 pub fn build(req: &BuildRequest) -> Result<Built, HarnessError> {
     let revision = req.source.revision();
@@ -478,121 +594,12 @@ pub fn build(req: &BuildRequest) -> Result<Built, HarnessError> {
     for c in wanted.iter().filter(|c| c.kind == CaseKind::Archive) {
         cases.insert(c.name.clone(), archive_case(req, c));
     }
-    let mut toolchain_desc = String::new();
-    let mut unsupported_targets = Vec::new();
-    let mut no_compiler = None;
-    let mut stand_in_arch = None;
-    if !gpu_cases.is_empty() {
-        let planned = toolchain::plan(req.family, &req.build_root.join("toolchain"));
-        let planned = match (planned, req.stand_in) {
-            (Ok(tc), true) => {
-                let tc = crate::standin::plan(&tc, &req.source.root);
-                stand_in_arch = crate::standin::device_arch(&tc);
-                Ok(tc)
-            }
-            (p, _) => p,
-        };
-        match planned {
-            Err(e) => {
-                let hint = e.to_string();
-                toolchain_desc = hint.clone();
-                no_compiler = Some(hint.clone());
-                for c in &gpu_cases {
-                    cases.insert(
-                        c.name.clone(),
-                        CaseBuild::Unsupported {
-                            reason: hint.clone(),
-                        },
-                    );
-                }
-            }
-            Ok(tc) => {
-                unsupported_targets = tc.unsupported();
-                let buildable = tc.buildable();
-                let checkable = tc.compile_only();
-                toolchain_desc = format!(
-                    "{} ({}) for {}{}",
-                    tc.compiler.display(),
-                    tc.version,
-                    if buildable.is_empty() {
-                        "no runnable target".into()
-                    } else {
-                        buildable.join(", ")
-                    },
-                    if checkable.is_empty() {
-                        String::new()
-                    } else {
-                        format!("; compile check only for {}", checkable.join(", "))
-                    }
-                );
-                if buildable.is_empty() && checkable.is_empty() {
-                    let reason = unsupported_targets
-                        .iter()
-                        .map(|(_, r)| r.as_str())
-                        .collect::<Vec<_>>()
-                        .join("; ");
-                    for c in &gpu_cases {
-                        cases.insert(
-                            c.name.clone(),
-                            CaseBuild::Unsupported {
-                                reason: reason.clone(),
-                            },
-                        );
-                    }
-                } else {
-                    let tmp = dir.join("tmp");
-                    let _ = std::fs::create_dir_all(&tmp);
-                    let queue = Mutex::new(gpu_cases.iter().map(|c| **c).collect::<Vec<_>>());
-                    let results = Mutex::new(Vec::new());
-                    let workers = std::thread::available_parallelism()
-                        .map(|n| n.get())
-                        .unwrap_or(2)
-                        .min(8);
-                    std::thread::scope(|s| {
-                        for _ in 0..workers {
-                            s.spawn(|| loop {
-                                if process::interrupted() {
-                                    return;
-                                }
-                                let Some(case) = queue.lock().unwrap().pop() else {
-                                    return;
-                                };
-                                let name = case.name.clone();
-                                let b = build_case(
-                                    &tc,
-                                    req.source,
-                                    case,
-                                    &dir.join("cases").join(&name),
-                                    &tmp,
-                                );
-                                if req.verbose {
-                                    match &b {
-                                        CaseBuild::Built { reused: true, .. } => {
-                                            eprintln!("hrr-harness: {name}: up to date")
-                                        }
-                                        CaseBuild::Built { .. } => {
-                                            eprintln!("hrr-harness: {name}: built")
-                                        }
-                                        CaseBuild::Failed { message, .. } => {
-                                            eprintln!("hrr-harness: {name}: {message}")
-                                        }
-                                        _ => {}
-                                    }
-                                }
-                                results.lock().unwrap().push((name, b));
-                            });
-                        }
-                    });
-                    if process::interrupted() {
-                        return Err(HarnessError::Interrupted);
-                    }
-                    for (n, b) in results.into_inner().unwrap() {
-                        cases.insert(n, b);
-                    }
-                }
-            }
-        }
-    }
+    let gpu = if gpu_cases.is_empty() {
+        GpuBuilds::default()
+    } else {
+        build_gpu_cases(req, &dir, &gpu_cases)?
+    };
+    cases.extend(gpu.cases);
     let built = Built {
         family: req.family.name.clone(),
         revision,
@@ -600,11 +607,11 @@ pub fn build(req: &BuildRequest) -> Result<Built, HarnessError> {
         source: req.source.root.clone(),
         capture,
         replay,
-        toolchain: toolchain_desc,
-        unsupported_targets,
-        no_compiler,
+        toolchain: gpu.toolchain,
+        unsupported_targets: gpu.unsupported_targets,
+        no_compiler: gpu.no_compiler,
         cases,
-        stand_in_arch,
+        stand_in_arch: gpu.stand_in_arch,
     };
     if let Ok(j) = serde_json::to_vec_pretty(&built) {
         let _ = std::fs::write(dir.join("build.json"), j);

@@ -15,6 +15,7 @@ mod fetch;
 mod github;
 mod gpu;
 mod output;
+mod pool;
 mod process;
 mod repo;
 mod repocheck;
