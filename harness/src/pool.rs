@@ -10,9 +10,9 @@ use std::sync::Mutex;
 use std::time::Duration;
 
 /// What the pool reports to the calling thread.
-pub enum Event<'a, T, R> {
+pub enum Event<R> {
     /// Item `index` (its place in the slice given) was taken by a worker.
-    Started(usize, &'a T),
+    Started(usize),
     /// Item `index` finished with this result.
     Finished(usize, R),
     /// A second passed with no other event.
@@ -31,7 +31,7 @@ pub fn run<'a, T, R, S>(
     interrupted: impl Fn() -> bool + Sync,
     init: impl Fn(usize) -> S + Sync,
     work: impl Fn(&mut S, usize, &'a T) -> R + Sync,
-    mut on_event: impl FnMut(Event<'a, T, R>),
+    mut on_event: impl FnMut(Event<R>),
 ) where
     T: Sync,
     R: Send,
@@ -62,7 +62,7 @@ pub fn run<'a, T, R, S>(
         drop(tx);
         loop {
             match rx.recv_timeout(Duration::from_secs(1)) {
-                Ok((i, None)) => on_event(Event::Started(i, &items[i])),
+                Ok((i, None)) => on_event(Event::Started(i)),
                 Ok((i, Some(r))) => on_event(Event::Finished(i, r)),
                 Err(mpsc::RecvTimeoutError::Timeout) => on_event(Event::Tick),
                 Err(mpsc::RecvTimeoutError::Disconnected) => break,
@@ -100,7 +100,7 @@ mod tests {
                 (i, *x * 2, state.1)
             },
             |e| match e {
-                Event::Started(i, _) => started.push(i),
+                Event::Started(i) => started.push(i),
                 Event::Finished(i, r) => finished[i] = Some(r),
                 Event::Tick => {}
             },

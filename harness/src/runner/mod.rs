@@ -20,10 +20,8 @@ mod replay;
 mod stability;
 mod unchanged;
 
-use std::collections::VecDeque;
 use std::path::{Path, PathBuf};
-use std::sync::{mpsc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use hrr_matrix::{CaseKind, Disposition, Expectation, Family, ResolvedCase};
 use hrr_reports::status::{classify_attempts, needs_another};
@@ -31,6 +29,7 @@ use hrr_reports::{classify, AttemptResult, CaseResult, Expected, RawOutcome, Sta
 
 use crate::builder::{Built, CaseBuild};
 use crate::gpu::Gpu;
+use crate::pool::Event;
 use crate::process;
 use crate::service::{ReplayService, ServiceSlot};
 
@@ -454,59 +453,41 @@ pub fn run_all_with(
 ) -> Vec<CaseResult> {
     // Longest first (the case's time limit stands in for its duration), so one long case
     // does not start last and leave the other workers idle at the end.
-    let mut order: Vec<(usize, &ResolvedCase)> = cases.iter().enumerate().collect();
-    order.sort_by_key(|(i, rc)| (std::cmp::Reverse(rc.timeout), *i));
-    let queue: Mutex<VecDeque<(usize, &ResolvedCase)>> = Mutex::new(order.into_iter().collect());
-    let (tx, rx) = mpsc::channel::<(usize, Option<CaseResult>, String)>();
+    let mut order: Vec<usize> = (0..cases.len()).collect();
+    order.sort_by_key(|&i| (std::cmp::Reverse(cases[i].timeout), i));
     let mut results: Vec<Option<CaseResult>> = vec![None; cases.len()];
-    std::thread::scope(|s| {
-        for w in 0..jobs.max(1) {
-            let tx = tx.clone();
-            let queue = &queue;
-            let gpu = if ctx.gpus.is_empty() {
-                None
-            } else {
-                Some(&ctx.gpus[w % ctx.gpus.len()])
-            };
-            s.spawn(move || {
-                let mut service = service_slot(ctx, gpu, w);
-                loop {
-                    if process::interrupted() {
-                        return;
-                    }
-                    let Some((i, rc)) = queue.lock().unwrap().pop_front() else {
-                        return;
-                    };
-                    let _ = tx.send((i, None, rc.case.name.clone()));
-                    heartbeat::started(&rc.case.name);
-                    let r = run_case(ctx, policy, rc, gpu, &mut service);
-                    heartbeat::finished(&rc.case.name);
-                    let _ = tx.send((i, Some(r), String::new()));
-                }
-            });
-        }
-        drop(tx);
-        loop {
-            let got = rx.recv_timeout(Duration::from_secs(1));
+    crate::pool::run(
+        cases,
+        Some(order),
+        jobs,
+        process::interrupted,
+        |w| {
+            // Worker w uses GPU w modulo the GPUs, and a replay service there.
+            let gpu = (!ctx.gpus.is_empty()).then(|| &ctx.gpus[w % ctx.gpus.len()]);
+            (gpu, service_slot(ctx, gpu, w))
+        },
+        |(gpu, service), _, rc| {
+            heartbeat::started(&rc.case.name);
+            let r = run_case(ctx, policy, rc, *gpu, service);
+            heartbeat::finished(&rc.case.name);
+            r
+        },
+        |e| {
             // A case running long says so, with its step (on a terminal too: the bar
             // shows the cases, not how long each has run).
-            for line in heartbeat::due(std::time::Instant::now(), heartbeat::SLOW_AFTER) {
+            for line in heartbeat::due(Instant::now(), heartbeat::SLOW_AFTER) {
                 on_slow(&line);
             }
-            let (i, r, name) = match got {
-                Ok(m) => m,
-                Err(mpsc::RecvTimeoutError::Timeout) => continue,
-                Err(mpsc::RecvTimeoutError::Disconnected) => break,
-            };
-            match r {
-                None => on_start(&name),
-                Some(r) => {
+            match e {
+                Event::Started(i) => on_start(&cases[i].case.name),
+                Event::Finished(i, r) => {
                     on_result(&r);
                     results[i] = Some(r);
                 }
+                Event::Tick => {}
             }
-        }
-    });
+        },
+    );
     results.into_iter().flatten().collect()
 }
 
