@@ -3,7 +3,8 @@
 //! module defining them), the graph has no cycle. A module is a file under `src/` or a
 //! directory with its files; comments are left out (a doc link is no dependency). A
 //! binary's modules use nothing defined in its `main.rs` (the root wires modules
-//! together; what they share lives in a module of its own).
+//! together; what they share lives in a module of its own). No source file outside tests
+//! is over 700 lines (a module's unit tests live in a `#[cfg(test)]` `tests.rs`).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
@@ -402,4 +403,140 @@ fn the_stand_in_sources_have_no_circles() {
         ),
     ]);
     assert_eq!(find_cycle(&c_graph(&two)).map(|c| c.len()), Some(3));
+}
+
+/// The most lines a source file outside tests may have: past it, a file is split by role
+/// (DESIGN.md, "Crates and files": a line per file).
+const MAX_LINES: usize = 700;
+
+/// Whether a file under a crate's `src/` (`rel`) is test code, exempt from [`MAX_LINES`]:
+/// a `tests.rs` or a file under a `tests/` directory.
+fn is_test_file(rel: &Path) -> bool {
+    rel.file_name().is_some_and(|n| n == "tests.rs")
+        || rel
+            .parent()
+            .is_some_and(|d| d.components().any(|c| c.as_os_str() == "tests"))
+}
+
+/// Whether `parent` (a module's source) declares its `tests` module as a file compiled for
+/// tests only: `#[cfg(test)] mod tests;`, on one line or two.
+fn declares_test_module(parent: &str) -> bool {
+    let code = code_of(parent);
+    let tokens: Vec<&str> = code.split_whitespace().collect();
+    tokens
+        .windows(3)
+        .any(|w| w == ["#[cfg(test)]", "mod", "tests;"])
+}
+
+/// The files that may declare the `tests` module at `dir` (a directory under `src/`, or
+/// `src/` itself): `dir.rs` or `dir/mod.rs`, or the crate's roots.
+fn parents_of_tests_in(src: &Path, dir: &Path) -> Vec<std::path::PathBuf> {
+    if dir == src {
+        return vec![src.join("lib.rs"), src.join("main.rs")];
+    }
+    vec![dir.with_extension("rs"), dir.join("mod.rs")]
+}
+
+/// Why an exempt file's exemption does not hold, if it does not: the `tests` module it is
+/// (a `tests.rs`) or lies in (a `tests/` directory) must be declared
+/// `#[cfg(test)] mod tests;` by its parent, so none of it is compiled outside tests.
+fn exemption_problem(src: &Path, path: &Path) -> Option<String> {
+    let rel = path.strip_prefix(src).unwrap();
+    // The `tests` module: the first `tests` component, or the file itself.
+    let mut at = src.to_path_buf();
+    for c in rel.components() {
+        let name = c.as_os_str();
+        if name == "tests" || name == "tests.rs" {
+            break;
+        }
+        at.push(name);
+    }
+    let parents = parents_of_tests_in(src, &at);
+    let declared = parents.iter().any(|p| {
+        std::fs::read_to_string(p)
+            .map(|t| declares_test_module(&t))
+            .unwrap_or(false)
+    });
+    // Named from the workspace root (`src`'s grandparent), as the line-count failures are.
+    let shown = src
+        .parent()
+        .and_then(Path::parent)
+        .and_then(|root| path.strip_prefix(root).ok())
+        .unwrap_or(path);
+    (!declared).then(|| {
+        format!(
+            "{} is exempt as test code only if its parent ({}) declares \
+             `#[cfg(test)] mod tests;`",
+            shown.display(),
+            parents
+                .iter()
+                .map(|p| p.strip_prefix(src).unwrap().display().to_string())
+                .collect::<Vec<_>>()
+                .join(" or ")
+        )
+    })
+}
+
+/// No source file of any crate is over [`MAX_LINES`] lines, tests apart: a module's
+/// unit tests live in its `tests.rs` (`foo.rs` declares `#[cfg(test)] mod tests;`, the tests
+/// are `foo/tests.rs`), and such a file is exempt only where it is such a module.
+#[test]
+fn no_source_file_is_over_700_lines() {
+    // The exemption is read as meant.
+    assert!(declares_test_module("x\n#[cfg(test)]\nmod tests;\n"));
+    assert!(declares_test_module("#[cfg(test)] mod tests;"));
+    assert!(!declares_test_module("mod tests;"));
+    assert!(!declares_test_module("// #[cfg(test)]\nmod tests;"));
+    assert!(!declares_test_module("#[cfg(test)]\nmod tests_helpers;"));
+    assert!(is_test_file(Path::new("a/tests.rs")) && is_test_file(Path::new("tests/b.rs")));
+    assert!(!is_test_file(Path::new("a/contests.rs")) && !is_test_file(Path::new("a/b.rs")));
+    let scratch = std::env::temp_dir().join(format!("hrr-module-graph-{}", std::process::id()));
+    let src = scratch.join("src");
+    std::fs::create_dir_all(src.join("a")).unwrap();
+    std::fs::create_dir_all(src.join("b/tests")).unwrap();
+    let put = |f: &str, text: &str| std::fs::write(src.join(f), text).unwrap();
+    put("lib.rs", "mod a;\nmod b;\n#[cfg(test)]\nmod tests;\n");
+    put("a.rs", "pub fn f() {}\nmod tests;\n");
+    put("b.rs", "#[cfg(test)] mod tests;\n");
+    let (a, b, root_tests) = (
+        src.join("a/tests.rs"),
+        src.join("b/tests/x.rs"),
+        src.join("tests.rs"),
+    );
+    assert!(exemption_problem(&src, &a).is_some_and(|e| e.contains("a.rs or a/mod.rs")));
+    assert_eq!(exemption_problem(&src, &b), None);
+    assert_eq!(exemption_problem(&src, &root_tests), None);
+    put("a.rs", "pub fn f() {}\n#[cfg(test)]\nmod tests;\n");
+    assert_eq!(exemption_problem(&src, &a), None);
+    std::fs::remove_dir_all(&scratch).unwrap();
+
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
+    let (mut read, mut exempt) = (0, 0);
+    let mut problems = Vec::new();
+    for krate in workspace_members() {
+        let src = krate.join("src");
+        let mut files = Vec::new();
+        rust_files(&src, &mut files);
+        files.sort();
+        for path in files {
+            read += 1;
+            let rel = path.strip_prefix(&src).unwrap();
+            if is_test_file(rel) {
+                exempt += 1;
+                problems.extend(exemption_problem(&src, &path));
+                continue;
+            }
+            let lines = std::fs::read_to_string(&path).unwrap().lines().count();
+            if lines > MAX_LINES {
+                problems.push(format!(
+                    "{}: {lines} lines, over {MAX_LINES}: split it by role (its tests into \
+                     a tests.rs of their own first)",
+                    path.strip_prefix(root).unwrap_or(&path).display()
+                ));
+            }
+        }
+    }
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+    assert!(read > 200, "only {read} source files read");
+    assert!(exempt > 5, "only {exempt} test files found");
 }
