@@ -73,7 +73,8 @@ impl std::fmt::Display for ConfigError {
             }
             ConfigError::Range(v) => write!(
                 f,
-                "HRR_CAPTURE_RANGE={v:?} is not profiler or profiler:N (the N-th range between cudaProfilerStart/cuProfilerStart/hipProfilerStart and the matching stop, N >= 1); NVTX ranges are not supported"
+                "HRR_CAPTURE_RANGE={v:?} is not {}",
+                hrr_contract::CAPTURE_RANGE_FORMS
             ),
         }
     }
@@ -157,16 +158,9 @@ pub fn from(get: impl Fn(&str) -> Option<OsString>) -> Result<Option<Config>, Co
     }))
 }
 
-/// `profiler` (the first range) or `profiler:N`.
+/// `profiler` (the first range) or `profiler:N` (the grammar the matrix checks too).
 fn range(v: &str) -> Result<u32, ConfigError> {
-    match v.split_once(':') {
-        None if v == "profiler" => Ok(1),
-        Some(("profiler", n)) => match n.parse::<u32>() {
-            Ok(n) if n >= 1 => Ok(n),
-            _ => Err(ConfigError::Range(v.to_string())),
-        },
-        _ => Err(ConfigError::Range(v.to_string())),
-    }
+    hrr_contract::parse_capture_range(v).map_err(|e| ConfigError::Range(e.0))
 }
 
 fn compression(c: &str) -> Result<Compression, ConfigError> {

@@ -14,12 +14,14 @@
 //! version only adds, so it reads (an unknown failure kind reads as
 //! [`FailureKind::Other`]).
 
+mod capture_range;
 mod compare;
 mod exit;
 mod result;
 mod schema;
 mod serve;
 
+pub use capture_range::{parse_capture_range, CaptureRangeError, CAPTURE_RANGE_FORMS};
 pub use compare::{Bound, Comparison, ComparisonError, Element, MAX_ULPS, MAX_UNORDERED_ELEMENT};
 pub use exit::{ReplayExit, UnknownExitCode};
 pub use result::{

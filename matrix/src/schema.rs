@@ -311,6 +311,11 @@ pub struct Case {
     /// --replace-kernel`): the captured inputs through a rebuilt kernel.
     #[serde(default)]
     pub replace_kernel: Option<KernelSwap>,
+    /// Gpu cases: the program is captured with `HRR_CAPTURE_RANGE` set to this
+    /// (`profiler` or `profiler:N`): the archive holds one profiler range, after a snapshot
+    /// of the memory live at its start, and replay checks that range alone.
+    #[serde(default)]
+    pub capture_range: Option<String>,
     /// Archive cases: the stored archive, a packed file (`hrr-replay --pack`) in the
     /// case directory or at a URL, with its SHA-256.
     #[serde(default)]

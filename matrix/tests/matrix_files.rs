@@ -299,6 +299,32 @@ fn semantic_errors_are_located() {
     assert!(e[0].contains("needs a GPU case"), "{e:?}");
     let e = errors(&GOOD.replace("version: 1", "version: 2"));
     assert!(e[0].starts_with("m.yaml:1:1: matrix version 2"), "{e:?}");
+    // A capture range capture would refuse is refused here, with capture's words; a
+    // good one loads.
+    let ranged = |r: &str| {
+        GOOD.replace(
+            "    tags: [heavy]\n",
+            &format!("    tags: [heavy]\n    capture_range: {r}\n"),
+        )
+    };
+    let text = ranged("\"nvtx:step\"");
+    let line = 1 + text
+        .lines()
+        .position(|l| l.contains("capture_range"))
+        .unwrap();
+    let e = errors(&text);
+    assert_eq!(e.len(), 1, "{e:?}");
+    assert!(
+        e[0].starts_with(&format!("m.yaml:{line}:"))
+            && e[0].contains(
+                "case `alpha`: capture_range: \"nvtx:step\" is not profiler or profiler:N"
+            )
+            && e[0].contains("NVTX ranges are not supported"),
+        "{e:?}"
+    );
+    let m = load_str(&ranged("profiler:2"), Path::new("m.yaml"), None).unwrap();
+    let alpha = m.cases.iter().find(|c| c.name == "alpha").unwrap();
+    assert_eq!(alpha.capture_range.as_deref(), Some("profiler:2"));
 }
 
 #[test]

@@ -239,6 +239,10 @@ impl Attempt<'_> {
             .env("HRR_CAPTURE_OUTPUT", &archive)
             .env("HRR_CAPTURE_FSYNC", "off")
             .env("LD_PRELOAD", &self.ctx.built.capture);
+        if let Some(range) = &self.rc.case.capture_range {
+            // One profiler range, after a snapshot of the memory live at its start.
+            cap.env("HRR_CAPTURE_RANGE", range);
+        }
         let captured = self.run_step("capture", cap, true);
         let under_capture = match &captured {
             Ok(s) if s.exit == Exit::Code(expected) => None,

@@ -164,10 +164,17 @@ impl Validator<'_> {
                     );
                 }
             }
+            if let Some(r) = &c.capture_range {
+                if let Err(e) = hrr_contract::parse_capture_range(r) {
+                    let at = self.pos.field("cases", i, "capture_range", None);
+                    self.err(at, format!("case `{}`: capture_range: {e}", c.name));
+                }
+            }
             for (field, set) in [
                 ("module", c.module.is_some()),
                 ("library", c.library.is_some()),
                 ("nvcc_flags", !c.nvcc_flags.is_empty()),
+                ("capture_range", c.capture_range.is_some()),
             ] {
                 if set && c.kind == CaseKind::Host {
                     let at = self.pos.field("cases", i, field, None);
@@ -327,6 +334,7 @@ impl Validator<'_> {
             ("module", c.module.is_some()),
             ("library", c.library.is_some()),
             ("nvcc_flags", !c.nvcc_flags.is_empty()),
+            ("capture_range", c.capture_range.is_some()),
             ("stdout_varies", !c.stdout_varies.is_empty()),
             ("exit_code", c.exit_code != 0),
         ] {
