@@ -35,6 +35,7 @@ pub mod per_thread;
 pub mod polls;
 pub mod private_runtime;
 pub mod ranges;
+pub mod row_hooks;
 pub mod semantic;
 pub mod surface;
 pub mod texture;

@@ -8,6 +8,7 @@
 mod before;
 mod recorder;
 
+use hrr_archive::api::row_hooks::{self, RowHook};
 use std::borrow::Cow;
 use std::cell::Cell;
 use std::os::raw::c_int;
@@ -273,8 +274,15 @@ pub fn capture_row(
             (Some((_, d)), None) => outputs::cancel(d),
             (None, _) => {}
         }
-        if desc.id == hrr_archive::api::id::Malloc && ret == 0 {
-            note_runtime_once(vendor);
+        for hook in row_hooks::of(desc.id) {
+            match hook {
+                RowHook::NoteRuntime if ret == 0 => note_runtime_once(vendor),
+                // Replay's steps.
+                RowHook::NoteRuntime
+                | RowHook::TextureObjectNumbering
+                | RowHook::SurfaceObjectNumbering
+                | RowHook::PreloadCapturedKernels => {}
+            }
         }
     });
     ret

@@ -11,6 +11,7 @@
 
 mod plan;
 
+use hrr_archive::api::row_hooks::{self, RowHook};
 use std::collections::HashMap;
 
 use hrr_archive::api::{ApiDesc, CopyDir, ParamKind, INSTANTIATE_PARAMS_SIZE};
@@ -69,17 +70,13 @@ impl<'a> Ctx<'a> {
         }
         let plan = plan_call(desc, &p, dir, self.proc_.limits.max_host_bytes)?;
         self.refuse_broken_graph(desc, &p)?;
-        match hrr_archive::api::hip_abi::base_row(desc.id) {
-            hrr_archive::api::id::CreateTextureObject => self.offset_object_numbering(false),
-            hrr_archive::api::id::CreateSurfaceObject => self.offset_object_numbering(true),
-            _ => {}
-        }
-        if matches!(
-            hrr_archive::api::hip_abi::base_row(desc.id),
-            hrr_archive::api::id::StreamBeginCapture
-                | hrr_archive::api::id::StreamBeginCaptureToGraph
-        ) {
-            self.preload_captured_kernels(ev.header.seq);
+        for hook in row_hooks::of(hrr_archive::api::hip_abi::base_row(desc.id)) {
+            match hook {
+                RowHook::TextureObjectNumbering => self.offset_object_numbering(false),
+                RowHook::SurfaceObjectNumbering => self.offset_object_numbering(true),
+                RowHook::PreloadCapturedKernels => self.preload_captured_kernels(ev.header.seq),
+                RowHook::NoteRuntime => {}
+            }
         }
         // A memcpy node added or updated: its host side is a buffer of its own.
         let explicit_node = hrr_archive::api::copy_node::node_host_side(desc.id);

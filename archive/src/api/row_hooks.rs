@@ -1,0 +1,62 @@
+//! The generic paths' hand-written exceptions, as data beside the table: the rows whose
+//! capture or replay takes one step their parameter kinds do not say. Capture's and
+//! replay's generic paths look a row up here (replay after `hip_abi::base_row`, so HIP's
+//! versioned twins share their base row's hooks) and never name a row themselves; each
+//! hook is a variant, so the code that runs it is one exhaustive `match`.
+
+use super::id;
+
+/// One step beyond what a row's parameter kinds say.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RowHook {
+    /// Replay, before the call: an object of replay's own is made first, so the
+    /// program's texture objects never get the numbers they had at capture (a handle a
+    /// kernel argument passed untranslated then fails its check, never passes by chance).
+    TextureObjectNumbering,
+    /// As [`RowHook::TextureObjectNumbering`], for surface objects.
+    SurfaceObjectNumbering,
+    /// Replay, before a stream capture begins: the kernels launched into it are loaded
+    /// first (a module load among captured work is one the program never made there).
+    PreloadCapturedKernels,
+    /// Capture, after a successful call: the runtime's and device's metadata go into the
+    /// manifest, once (the first allocation is where the runtime is surely up).
+    NoteRuntime,
+}
+
+/// Each hooked row, by its row id, with its hook.
+pub const ROW_HOOKS: &[(u16, RowHook)] = &[
+    (id::CreateTextureObject, RowHook::TextureObjectNumbering),
+    (id::CreateSurfaceObject, RowHook::SurfaceObjectNumbering),
+    (id::StreamBeginCapture, RowHook::PreloadCapturedKernels),
+    (
+        id::StreamBeginCaptureToGraph,
+        RowHook::PreloadCapturedKernels,
+    ),
+    (id::Malloc, RowHook::NoteRuntime),
+];
+
+/// The hooks of row `row`.
+pub fn of(row: u16) -> impl Iterator<Item = RowHook> {
+    ROW_HOOKS
+        .iter()
+        .filter(move |(r, _)| *r == row)
+        .map(|(_, h)| *h)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_hook_is_on_a_row_of_the_table_once() {
+        for (i, (row, hook)) in ROW_HOOKS.iter().enumerate() {
+            assert!(super::super::desc(*row).is_some(), "{hook:?}: no row {row}");
+            assert!(
+                !ROW_HOOKS[..i].contains(&(*row, *hook)),
+                "{hook:?} listed twice for row {row}"
+            );
+        }
+        assert_eq!(of(id::Malloc).collect::<Vec<_>>(), [RowHook::NoteRuntime]);
+        assert_eq!(of(id::Free).count(), 0);
+    }
+}
