@@ -1,37 +1,20 @@
 #!/usr/bin/env bash
-# One command for a fresh Debian machine: installs the build prerequisites and the GPU
-# toolchains Debian has (hipcc for AMD targets, nvcc from pip for NVIDIA ones), builds
+# One command for a fresh Debian machine: installs the build prerequisites, the GPU
+# toolchains Debian has (hipcc for AMD targets, nvcc from pip for NVIDIA ones) and every
+# other tool the tests use (.ci/install, shared with CI), builds
 # capture, replay and the harness, and runs the main job: `hrr-harness run --family auto`
 # on a machine with a GPU; on one without, it says so, compiles the family's cases and runs
 # them against the stand-in runtime of standin/ (capture -> archive -> replay -> JUnit over
 # host memory, no kernel run), labelled stand-in, never a GPU pass.
 set -euo pipefail
 cd "$(dirname "$0")"
-sudo_=""; [ "$(id -u)" -eq 0 ] || sudo_=sudo
-need=()
-command -v cc >/dev/null || need+=(build-essential)
-command -v curl >/dev/null || need+=(curl)
-command -v git >/dev/null || need+=(git)
-command -v hipcc >/dev/null || need+=(hipcc libamdhip64-dev rocm-device-libs)
-command -v clang++-19 >/dev/null || need+=(clang-19)
-[ -x /usr/lib/llvm-19/bin/lld ] || need+=(lld-19)
-command -v python3 >/dev/null || need+=(python3)
-python3 -m pip --version >/dev/null 2>&1 || need+=(python3-pip)
-[ -e /etc/ssl/certs/ca-certificates.crt ] || need+=(ca-certificates)
-if [ ${#need[@]} -gt 0 ]; then
-    $sudo_ apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive $sudo_ apt-get install -y -qq "${need[@]}"
-fi
-command -v cargo >/dev/null || { curl -sSf https://sh.rustup.rs | sh -s -- -y; . "$HOME/.cargo/env"; }
-# nvcc for NVIDIA case builds, unless the machine has one.
+# Everything the tests use too (.ci/install, which CI runs): afterwards ./test.sh runs
+# every GPU-free test here.
+.ci/install
+export PATH="$HOME/.cargo/bin:$PATH"
+# nvcc for NVIDIA case builds: the machine's, else the pip wheel .ci/install put here.
 if ! command -v nvcc >/dev/null && [ -z "${NVCC:-}" ]; then
-    cuda=target/ci-tools/cuda/nvidia/cu13
-    if [ ! -x "$cuda/bin/nvcc" ]; then
-        python3 -m pip install -q --disable-pip-version-check --break-system-packages \
-            --target target/ci-tools/cuda nvidia-cuda-nvcc nvidia-cuda-cccl nvidia-cuda-runtime
-    fi
-    [ -e "$cuda/lib/libcudart.so" ] || ln -s libcudart.so.13 "$cuda/lib/libcudart.so"
-    export NVCC="$PWD/$cuda/bin/nvcc"
+    export NVCC="$PWD/target/ci-tools/cuda/nvidia/cu13/bin/nvcc"
 fi
 cargo build --release -p hrr-capture -p hrr-replay -p hrr-harness
 # A GPU the runtimes can use: nvidia-smi lists one, or the AMD KFD topology has a GPU node.

@@ -5,12 +5,11 @@
 //! reported (`api::coverage`) and may not fall below what it is today.
 //!
 //! The headers are the PyPI `nvidia-cuda-runtime` wheel's (13.5.37, pinned and unpacked by
-//! `.ci/run` into `target/ci-tools/cuda`, which sets
-//! `HRR_REQUIRE_CUDA_HEADERS=1`); `HRR_CUDA_INCLUDE` names another include directory. A
-//! local run without them skips, saying why; under `CI=true` it fails.
+//! `.ci/install` into `target/ci-tools/cuda`); `HRR_CUDA_INCLUDE` names another include
+//! directory. Without them the test skips through `hrr_testkit` (a failure under `CI=true`
+//! or `HRR_REQUIRE_ALL=1`).
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::PathBuf;
 
 use hrr_archive::api::coverage::{summary, Summary};
 use hrr_archive::api::exported_symbols;
@@ -20,28 +19,6 @@ use hrr_archive::api::surface::unmodelled_surface;
 /// fall below. Issue 22's goal is 90% of the runtime's.
 const RUNTIME_FLOOR: f64 = 76.5;
 const DRIVER_FLOOR: f64 = 57.0;
-
-fn include_dir() -> Option<PathBuf> {
-    let dir = match std::env::var_os("HRR_CUDA_INCLUDE") {
-        Some(d) => PathBuf::from(d),
-        None => PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-            .join("../target/ci-tools/cuda/nvidia/cu13/include"),
-    };
-    if dir.join("cuda_runtime_api.h").is_file() && dir.join("cuda.h").is_file() {
-        return Some(dir);
-    }
-    let why = format!(
-        "no CUDA 13 headers at {} (.ci/run installs them: pip install nvidia-cuda-runtime==13.5.37)",
-        dir.display()
-    );
-    if std::env::var("HRR_REQUIRE_CUDA_HEADERS").as_deref() == Ok("1")
-        || std::env::var("CI").as_deref() == Ok("true")
-    {
-        panic!("HRR_REQUIRE_CUDA_HEADERS=1 or CI=true, and {why}");
-    }
-    eprintln!("skipped: {why}");
-    None
-}
 
 /// The functions a header declares: the identifier before `(` after the calling
 /// convention macro (`CUDARTAPI`, `CUDAAPI`), each once.
@@ -122,7 +99,9 @@ fn declarations_and_renames_are_read_as_a_default_build_binds_them() {
 
 #[test]
 fn every_cuda_13_function_is_seen_and_the_covered_share_holds() {
-    let Some(dir) = include_dir() else { return };
+    let Some(dir) = hrr_testkit::tool(&hrr_testkit::tools::CUDA_HEADERS) else {
+        return;
+    };
     let read =
         |f: &str| std::fs::read_to_string(dir.join(f)).unwrap_or_else(|e| panic!("{f}: {e}"));
     let runtime = bound_symbols(&read("cuda_runtime_api.h"), "CUDARTAPI", "cuda");

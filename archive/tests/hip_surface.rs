@@ -5,40 +5,15 @@
 //!
 //! The wheel is data only: `rocm/bindings/cyhip.pxd` gives the functions' declarations,
 //! `cyhip.pyx` the symbol each resolves in libamdhip64 (`hipGetDeviceProperties` is
-//! `hipGetDevicePropertiesR0600`). `.ci/run` downloads and unpacks it into
-//! `target/ci-tools/rocm-bindings-hip-<PINNED>` and sets `HRR_REQUIRE_HIP_SURFACE=1`; a
-//! local run without the wheel skips, saying why. `HRR_HIP_BINDINGS` names another
-//! unpacked wheel.
+//! `hipGetDevicePropertiesR0600`). `.ci/install` downloads the pinned wheel and unpacks it
+//! into `target/ci-tools` (`hrr_testkit::tools::HIP_BINDINGS`); `HRR_HIP_BINDINGS` names
+//! another unpacked wheel. Without it the test skips through `hrr_testkit` (a failure under
+//! `CI=true` or `HRR_REQUIRE_ALL=1`).
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::PathBuf;
 
 use hrr_archive::api::exported_symbols;
 use hrr_archive::api::surface::{unmodelled_surface, SURFACE_LISTS};
-
-/// The wheel version `.ci/run` installs.
-const PINNED: &str = "10.0.0.0.1.2";
-
-fn bindings_dir() -> Option<PathBuf> {
-    let dir = match std::env::var_os("HRR_HIP_BINDINGS") {
-        Some(d) => PathBuf::from(d),
-        None => PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-            .join("../target/ci-tools")
-            .join(format!("rocm-bindings-hip-{PINNED}")),
-    };
-    if dir.join("rocm/bindings/cyhip.pxd").is_file() {
-        return Some(dir);
-    }
-    let why = format!(
-        "no rocm-bindings-hip wheel unpacked at {} (.ci/run installs it: pip download --no-deps rocm-bindings-hip=={PINNED})",
-        dir.display()
-    );
-    if std::env::var("HRR_REQUIRE_HIP_SURFACE").as_deref() == Ok("1") {
-        panic!("HRR_REQUIRE_HIP_SURFACE=1 and {why}");
-    }
-    eprintln!("skipped: {why}");
-    None
-}
 
 /// Function names the `.pxd` declares: `cdef <type> <name>(` at the start of a line
 /// (struct fields and enum members are indented).
@@ -99,7 +74,9 @@ fn a_function_outside_both_sets_is_reported() {
 
 #[test]
 fn every_current_hip_function_is_modelled_or_passed_through() {
-    let Some(dir) = bindings_dir() else { return };
+    let Some(dir) = hrr_testkit::tool(&hrr_testkit::tools::HIP_BINDINGS) else {
+        return;
+    };
     let read = |f: &str| {
         std::fs::read_to_string(dir.join("rocm/bindings").join(f))
             .unwrap_or_else(|e| panic!("{f}: {e}"))
@@ -148,6 +125,7 @@ fn every_current_hip_function_is_modelled_or_passed_through() {
     let gone: Vec<_> = listed.difference(&wheel).collect();
     assert!(
         new.is_empty() && gone.is_empty(),
-        "libamdhip64-7.txt differs from rocm-bindings-hip {PINNED}: new {new:?}, gone {gone:?}"
+        "libamdhip64-7.txt differs from the rocm-bindings-hip wheel at {}: new {new:?}, gone {gone:?}",
+        dir.display()
     );
 }

@@ -4,8 +4,8 @@
 //! with its own copy of the runtime). On x86_64 capture interposes the driver lookups
 //! such a runtime makes, so the library is not refused for being loaded (elsewhere it is
 //! named among the unmodelled calls); the same library built with `-cudart shared`, and
-//! the program alone, are never named. Skipped with the reason
-//! printed when no nvcc is found (CI installs one).
+//! the program alone, are never named. Needs nvcc and cc (`hrr_testkit`: skipped, saying
+//! so, where one is missing; a failure under `CI=true` or `HRR_REQUIRE_ALL=1`).
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -14,23 +14,9 @@ use hrr_archive::api::private_runtime::{api_name, is_private_runtime};
 use hrr_archive::api::{fid, semantic};
 use hrr_archive::payload::Payload;
 use hrr_archive::{Archive, Limits};
+use hrr_testkit::tools;
 
 mod common;
-
-fn nvcc() -> Option<PathBuf> {
-    if let Some(p) = std::env::var_os("NVCC").filter(|v| !v.is_empty()) {
-        return Some(PathBuf::from(p));
-    }
-    let found = Command::new("sh")
-        .args(["-c", "command -v nvcc"])
-        .output()
-        .ok()
-        .filter(|o| o.status.success())
-        .map(|o| PathBuf::from(String::from_utf8_lossy(&o.stdout).trim()));
-    let ci =
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/ci-tools/cuda/nvidia/cu13/bin/nvcc");
-    found.or(Some(ci).filter(|p| p.is_file()))
-}
 
 fn run(cmd: &mut Command) -> std::process::Output {
     let o = cmd.output().expect("spawn");
@@ -147,12 +133,7 @@ fn private_records(a: &Archive) -> Vec<(String, String, u64)> {
 
 #[test]
 fn a_library_with_its_own_static_runtime_loaded_but_unused_is_not_refused() {
-    let Some(nvcc) = nvcc() else {
-        assert!(
-            std::env::var("CI").as_deref() != Ok("true"),
-            "CI=true: no nvcc, which .ci/run installs"
-        );
-        eprintln!("SKIPPED: no nvcc (set NVCC, or install nvidia-cuda-nvcc)");
+    let Some([nvcc, _]) = hrr_testkit::tools([&tools::NVCC, &tools::CC]) else {
         return;
     };
     let b = build(&nvcc);

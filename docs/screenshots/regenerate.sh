@@ -7,5 +7,5 @@
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 cd "$here/../.."
-HRR_REQUIRE_CHROMIUM=1 HRR_WRITE_SCREENSHOTS="$here" \
+HRR_REQUIRE_ALL=1 HRR_WRITE_SCREENSHOTS="$here" \
     cargo test -p hrr-reports --test html -- --exact headless_chromium_shows_each_verdict_in_its_words_and_colour

@@ -1,28 +1,22 @@
 //! Compile checks of every case with the toolchains this machine has (CI installs hipcc
 //! from Debian and nvcc from pip): `hrr-harness build --family F` must build every GPU case
 //! for each target its compiler knows, and say why for the targets no compiler here knows.
-//! A family whose compiler is missing is skipped with the reason printed; `build` of a
-//! family with a target no compiler here builds exits 1 (a compile failure).
+//! A family whose compiler is missing is skipped through `hrr_testkit`, saying so (a
+//! failure under `CI=true` or `HRR_REQUIRE_ALL=1`); `build` of a family with a target no
+//! compiler here builds exits 1 (a compile failure).
 
 use std::path::Path;
 use std::process::Command;
 
-const HARNESS: &str = env!("CARGO_BIN_EXE_hrr-harness");
+use hrr_testkit::{tools, Need};
 
-/// nvcc from the pip wheel .ci/run installs, when none is on PATH or in NVCC.
-fn ci_nvcc() -> Option<std::path::PathBuf> {
-    let p =
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/ci-tools/cuda/nvidia/cu13/bin/nvcc");
-    p.is_file().then_some(p)
-}
+const HARNESS: &str = env!("CARGO_BIN_EXE_hrr-harness");
 
 fn build(family: &str, build_dir: &Path, tools: &Path) -> (i32, String) {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
     let mut cmd = Command::new(HARNESS);
-    if std::env::var_os("NVCC").is_none() {
-        if let Some(n) = ci_nvcc() {
-            cmd.env("NVCC", n);
-        }
+    if let Some(n) = hrr_testkit::find(&tools::NVCC) {
+        cmd.env("NVCC", n);
     }
     let o = cmd
         .args(["build", "--family", family, "--tools"])
@@ -52,18 +46,6 @@ fn walk(dir: &Path) -> Vec<std::path::PathBuf> {
         .collect()
 }
 
-fn has(tool: &str, var: &str) -> bool {
-    if let Some(p) = std::env::var_os(var).filter(|v| !v.is_empty()) {
-        return Path::new(&p).is_file();
-    }
-    Command::new("sh")
-        .arg("-c")
-        .arg(format!("command -v {tool}"))
-        .output()
-        .map(|o| o.status.success())
-        .unwrap_or(false)
-}
-
 fn setup() -> (tempfile::TempDir, std::path::PathBuf) {
     let t = tempfile::tempdir().unwrap();
     // The tools are not under test here: placeholders satisfy `--tools`.
@@ -76,8 +58,7 @@ fn setup() -> (tempfile::TempDir, std::path::PathBuf) {
 
 #[test]
 fn cases_compile_for_nvidia_sm90() {
-    if !has("nvcc", "NVCC") && ci_nvcc().is_none() {
-        eprintln!("SKIPPED: nvcc not found (set NVCC or install nvidia-cuda-nvcc; .ci/run does)");
+    if hrr_testkit::tool(&tools::NVCC).is_none() {
         return;
     }
     let (t, tools) = setup();
@@ -92,8 +73,7 @@ fn cases_compile_for_nvidia_sm90() {
 
 #[test]
 fn cases_compile_for_amd_families_hipcc_knows() {
-    if !has("hipcc", "HIPCC") {
-        eprintln!("SKIPPED: hipcc not found (apt install hipcc libamdhip64-dev rocm-device-libs; .ci/run does)");
+    if hrr_testkit::tool(&tools::HIPCC).is_none() {
         return;
     }
     let (t, tools) = setup();
@@ -127,7 +107,7 @@ fn cases_compile_for_amd_families_hipcc_knows() {
     );
     // clang-19 (Debian) knows gfx1200/gfx1201 but has no device libraries for them here:
     // every case is compile-checked with it.
-    if has("clang++-19", "HRR_HIP_CLANG") {
+    if hrr_testkit::find(&tools::CLANG19).is_some() {
         let (code, out) = build("gfx120x", &t.path().join("b"), &tools);
         assert_eq!(code, 0, "{out}");
         assert!(!out.contains("FAILED"), "{out}");
@@ -136,8 +116,9 @@ fn cases_compile_for_amd_families_hipcc_knows() {
             "{out}"
         );
     } else {
-        eprintln!(
-            "SKIPPED: gfx120x compile checks need clang++-19 (apt install clang-19; .ci/run does)"
+        hrr_testkit::skip(
+            Need::Tool,
+            format!("the gfx120x compile checks: {}", tools::CLANG19.missing()),
         );
     }
     // Nothing here knows gfx950: the build says so for that target, per case, and fails

@@ -8,13 +8,16 @@
 //! bytes named as differing between replays. Nothing varying, the declaration (an upper
 //! bound) passes.
 //!
-//! Skips (with the reason) where nvcc or a C compiler is missing; .ci/run installs both.
+//! Needs cc, nvcc and xmllint: skipped through `hrr_testkit`, saying so, where one is
+//! missing (a failure under `CI=true` or `HRR_REQUIRE_ALL=1`; `.ci/install` installs them).
 
 use std::path::Path;
 use std::process::Command;
 
+use hrr_testkit::tools;
+
 mod common;
-use common::{have, workspace};
+use common::workspace;
 
 const HARNESS: &str = env!("CARGO_BIN_EXE_hrr-harness");
 
@@ -27,12 +30,9 @@ struct Run {
 }
 
 /// One harness run of `case` against the stand-in, its D2H results varied by `vary`.
+#[track_caller]
 fn run(case: &str, vary: Option<&str>) -> Option<Run> {
-    let ci_nvcc = workspace().join("target/ci-tools/cuda/nvidia/cu13/bin/nvcc");
-    if !(std::env::var_os("NVCC").is_some() || have("nvcc") || ci_nvcc.is_file()) || !have("cc") {
-        eprintln!("SKIPPED: needs cc and nvcc ($NVCC, PATH, or .ci/run's)");
-        return None;
-    }
+    let [_, nvcc, xmllint] = hrr_testkit::tools([&tools::CC, &tools::NVCC, &tools::XMLLINT])?;
     let tools = Path::new(HARNESS).parent().unwrap().to_path_buf();
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     let st = Command::new(cargo)
@@ -42,9 +42,7 @@ fn run(case: &str, vary: Option<&str>) -> Option<Run> {
     assert!(st.success(), "building capture and replay failed");
     let out = tempfile::tempdir().unwrap();
     let mut cmd = Command::new(HARNESS);
-    if std::env::var_os("NVCC").is_none() && ci_nvcc.is_file() {
-        cmd.env("NVCC", &ci_nvcc);
-    }
+    cmd.env("NVCC", nvcc);
     cmd.env_remove("HRR_STAND_IN_VARY");
     if let Some(v) = vary {
         cmd.env("HRR_STAND_IN_VARY", v);
@@ -69,12 +67,12 @@ fn run(case: &str, vary: Option<&str>) -> Option<Run> {
         .unwrap();
     let read = |f: &str| std::fs::read_to_string(out.path().join(f)).unwrap_or_default();
     let junit = read("junit.xml");
-    let v = Command::new("xmllint")
+    let v = Command::new(xmllint)
         .args(["--noout", "--schema"])
         .arg(workspace().join("reports/schema/junit-10.xsd"))
         .arg(out.path().join("junit.xml"))
         .output()
-        .expect("xmllint (libxml2-utils)");
+        .unwrap();
     assert!(
         v.status.success(),
         "junit.xml does not validate: {}\n{junit}\nthe harness said: {}{}",

@@ -12,20 +12,23 @@
 //! launch capture breaks shows as a refused launch at replay; a shim that changes what the
 //! program sees fails `unchanged`.
 //!
-//! Skips (with the reason) only where hipcc or a C compiler is missing; .ci/run installs
-//! both, and lld-19 for clang-19's links.
+//! Skips (through `hrr_testkit`, saying so) only where a compiler the family needs is
+//! missing: cc, and hipcc (clang-19 and lld-19 for gfx12 and gfx115x) or nvcc; a failure
+//! under `CI=true` or `HRR_REQUIRE_ALL=1` (`.ci/install` installs them all).
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use hrr_testkit::{tools, Need, Tool};
+
 mod common;
-use common::{have, workspace};
+use common::workspace;
 
 const HARNESS: &str = env!("CARGO_BIN_EXE_hrr-harness");
 
 /// The debug capture library and replay next to this test's harness binary, built first
 /// (another package's artifacts are not refreshed by building this test).
-fn tools() -> PathBuf {
+fn capture_and_replay() -> PathBuf {
     let dir = Path::new(HARNESS).parent().unwrap().to_path_buf();
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     let st = Command::new(cargo)
@@ -50,29 +53,37 @@ struct Run {
 /// stand-in library's build.
 static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
+/// What building `family`'s cases takes: cc (the stand-in runtime), and nvcc for NVIDIA
+/// families; hipcc for AMD ones, and clang-19 with lld-19 for the targets HIP 5.2 does
+/// not know.
+fn compilers(family: &str) -> Vec<&'static Tool> {
+    if family.starts_with("sm") {
+        return vec![&tools::CC, &tools::NVCC];
+    }
+    let mut v = vec![&tools::CC, &tools::HIPCC];
+    if matches!(family, "gfx120x" | "gfx1150" | "gfx1151") {
+        v.extend([&tools::CLANG19, &tools::LLD19]);
+    }
+    v
+}
+
+#[track_caller]
 fn run_family(family: &str) -> Option<Run> {
     let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
-    // nvcc: $NVCC, PATH, or the pip wheel .ci/run installs.
-    let ci_nvcc = workspace().join("target/ci-tools/cuda/nvidia/cu13/bin/nvcc");
-    let nvcc_env = std::env::var_os("NVCC").is_none() && ci_nvcc.is_file();
-    let compiler = if family.starts_with("sm") {
-        std::env::var_os("NVCC").is_some() || have("nvcc") || ci_nvcc.is_file()
-    } else {
-        have("hipcc")
-    };
-    if !compiler || !have("cc") {
-        assert!(
-            std::env::var("CI").as_deref() != Ok("true"),
-            "CI=true: {family} needs cc and its compiler, which .ci/run installs"
-        );
-        eprintln!("SKIPPED: needs cc and the family's compiler (hipcc; nvcc or $NVCC for sm90; .ci/run installs them)");
+    let missing: Vec<String> = compilers(family)
+        .into_iter()
+        .filter(|t| hrr_testkit::find(t).is_none())
+        .map(Tool::missing)
+        .collect();
+    if !missing.is_empty() {
+        hrr_testkit::skip(Need::Tool, missing.join("; "));
         return None;
     }
-    let tools = tools();
+    let tools = capture_and_replay();
     let out = tempfile::tempdir().unwrap();
     let mut cmd = Command::new(HARNESS);
-    if nvcc_env {
-        cmd.env("NVCC", &ci_nvcc);
+    if let Some(nvcc) = hrr_testkit::find(&tools::NVCC) {
+        cmd.env("NVCC", nvcc);
     }
     let o = cmd
         .current_dir(workspace())

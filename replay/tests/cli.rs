@@ -184,8 +184,10 @@ fn edit_expected_changes_one_byte_and_keeps_the_archive_valid() {
 #[test]
 fn replay_without_a_gpu_exits_3_and_names_why() {
     if Path::new("/dev/nvidia0").exists() || Path::new("/dev/kfd").exists() {
-        eprintln!(
-            "skipped: this machine has a GPU; the no-GPU path is tested on machines without one"
+        hrr_testkit::skip(
+            hrr_testkit::Need::Gpu,
+            "this machine has a GPU (/dev/nvidia0 or /dev/kfd): the no-GPU path is tested on \
+             machines without one",
         );
         return;
     }

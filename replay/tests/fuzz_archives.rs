@@ -615,10 +615,9 @@ fn mutated_archives_never_panic_crash_hang_or_balloon() {
         w.emergency_flush();
     }
     seed_dirs.push(torn);
+    // Without a C compiler (a skip `hrr_testkit` records; a failure under CI=true) the
+    // replay runs are left out and the other modes run.
     let stand_in = stand_in::library();
-    if stand_in.is_none() {
-        eprintln!("note: no C compiler: replay runs are skipped, the other modes run");
-    }
     let total = count();
     let base_seed: u64 = std::env::var("HRR_FUZZ_SEED")
         .ok()

@@ -3,9 +3,10 @@
 //! nvcc (CUDA: `cudaMemAllocNodeParams`, `cudaMemAccessDesc`, `cudaMemsetParams`,
 //! `cudaGraphInstantiateParams`, `cudaKernelNodeParams`, the driver's
 //! `CUDA_KERNEL_NODE_PARAMS_v1`) and hipcc (HIP: `hipMemsetParams`, `hipKernelNodeParams`). A compiler that is
-//! missing is skipped with the reason printed (CI installs both).
+//! missing is skipped through `hrr_testkit`, saying so (a failure under `CI=true` or
+//! `HRR_REQUIRE_ALL=1`; `.ci/install` installs both).
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 
 use hrr_archive::api::kernel_node::field_offsets;
@@ -13,21 +14,6 @@ use hrr_archive::api::{
     mem_alloc_node as m, Vendor, HIP_MEMSET_PARAMS_SIZE, INSTANTIATE_PARAMS_SIZE,
     MEMSET_PARAMS_SIZE,
 };
-
-/// `$VAR`, else `name` on PATH, else `fallback` when it exists.
-fn tool(var: &str, name: &str, fallback: Option<PathBuf>) -> Option<PathBuf> {
-    if let Some(p) = std::env::var_os(var).filter(|v| !v.is_empty()) {
-        return Some(PathBuf::from(p));
-    }
-    let found = Command::new("sh")
-        .arg("-c")
-        .arg(format!("command -v {name}"))
-        .output()
-        .ok()
-        .filter(|o| o.status.success())
-        .map(|o| PathBuf::from(String::from_utf8_lossy(&o.stdout).trim()));
-    found.or(fallback.filter(|p| p.is_file()))
-}
 
 /// `static_assert`s that `vendor`'s kernel node struct `ty` has the recorded layout;
 /// `driver` names the driver struct's fields (`gridDimX`, `blockDimX`).
@@ -71,10 +57,7 @@ fn compile(compiler: &Path, args: &[&str], source: &str, name: &str) {
 
 #[test]
 fn cuda_graph_structs_have_the_recorded_layouts() {
-    let ci =
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/ci-tools/cuda/nvidia/cu13/bin/nvcc");
-    let Some(nvcc) = tool("NVCC", "nvcc", Some(ci)) else {
-        eprintln!("SKIPPED: no nvcc (set NVCC, or install nvidia-cuda-nvcc)");
+    let Some(nvcc) = hrr_testkit::tool(&hrr_testkit::tools::NVCC) else {
         return;
     };
     let source = format!(
@@ -109,8 +92,7 @@ static_assert(offsetof(cudaGraphInstantiateParams, uploadStream) == 8, "uploadSt
 
 #[test]
 fn hip_memset_params_have_the_recorded_layout() {
-    let Some(hipcc) = tool("HIPCC", "hipcc", None) else {
-        eprintln!("SKIPPED: no hipcc (apt install hipcc)");
+    let Some(hipcc) = hrr_testkit::tool(&hrr_testkit::tools::HIPCC) else {
         return;
     };
     let source = format!(

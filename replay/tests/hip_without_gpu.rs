@@ -1,10 +1,14 @@
 //! The HIP side without a GPU, against Debian's real libamdhip64 (HIP 5.2): a program built
 //! with hipcc runs under libhrr_capture.so, its calls are recorded with the error codes the
-//! real runtime returned, and hrr-replay exits 3 naming the missing device. Skips with the
-//! reason when hipcc or libamdhip64 is not installed (.ci/run installs both).
+//! real runtime returned, and hrr-replay exits 3 naming the missing device. Skips through
+//! `hrr_testkit`, saying so, on a machine with an AMD GPU, and where hipcc or libamdhip64
+//! is not installed (a failure under `CI=true` or `HRR_REQUIRE_ALL=1`; `.ci/install`
+//! installs both).
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
+
+use hrr_testkit::{tools, Need};
 
 const PROGRAM: &str = r#"
 #include <hip/hip_runtime.h>
@@ -48,20 +52,13 @@ fn capture_so() -> Option<PathBuf> {
 
 /// Builds `source` with hipcc for gfx90a into `dir/name`; None (the reason printed) where
 /// hipcc or libamdhip64 is missing.
+#[track_caller]
 fn hip_program(dir: &Path, name: &str, source: &str) -> Option<PathBuf> {
-    let hipcc = Command::new("sh")
-        .args(["-c", "command -v hipcc"])
-        .output()
-        .map(|o| o.status.success())
-        .unwrap_or(false);
-    if !hipcc || !libamdhip64() {
-        eprintln!("SKIPPED: needs hipcc and libamdhip64 (apt install hipcc libamdhip64-dev rocm-device-libs)");
-        return None;
-    }
+    let [hipcc, _] = hrr_testkit::tools([&tools::HIPCC, &tools::LIBAMDHIP64])?;
     let src = dir.join(format!("{name}.hip"));
     std::fs::write(&src, source).unwrap();
     let exe = dir.join(name);
-    let o = Command::new("hipcc")
+    let o = Command::new(hipcc)
         .arg("--offload-arch=gfx90a")
         .arg(&src)
         .arg("-o")
@@ -87,19 +84,13 @@ fn replay_stdout(mode: &str, archive: &Path) -> String {
     String::from_utf8_lossy(&o.stdout).into_owned()
 }
 
-fn libamdhip64() -> bool {
-    [
-        "/usr/lib/x86_64-linux-gnu/libamdhip64.so.5",
-        "/opt/rocm/lib/libamdhip64.so",
-    ]
-    .iter()
-    .any(|p| Path::new(p).exists())
-}
-
 #[test]
 fn a_hip_program_is_captured_against_the_real_runtime_and_replay_names_the_missing_device() {
     if Path::new("/dev/kfd").exists() {
-        eprintln!("SKIPPED: this machine has an AMD GPU; the no-GPU path does not apply");
+        hrr_testkit::skip(
+            Need::Gpu,
+            "this machine has an AMD GPU (/dev/kfd): the no-GPU path does not apply",
+        );
         return;
     }
     let t = tempfile::tempdir().unwrap();
@@ -289,7 +280,10 @@ int main() {
 #[test]
 fn hip_launch_configuration_and_pools_are_recorded_against_the_real_runtime() {
     if Path::new("/dev/kfd").exists() {
-        eprintln!("SKIPPED: this machine has an AMD GPU; the no-GPU path does not apply");
+        hrr_testkit::skip(
+            Need::Gpu,
+            "this machine has an AMD GPU (/dev/kfd): the no-GPU path does not apply",
+        );
         return;
     }
     let t = tempfile::tempdir().unwrap();

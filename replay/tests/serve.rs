@@ -39,23 +39,26 @@ int cudaDeviceSynchronize(void) {
 }
 "#;
 
+/// The fake runtime built with cc into `dir`; None (the calling test skipped through
+/// `hrr_testkit`) without a C compiler.
+#[track_caller]
 fn fake_runtime(dir: &Path) -> Option<PathBuf> {
+    let cc = hrr_testkit::tool(&hrr_testkit::tools::CC)?;
     let src = dir.join("fake.c");
     std::fs::write(&src, FAKE_RUNTIME).unwrap();
     let so = dir.join("libcudart.so.fake");
-    let ok = Command::new("cc")
+    let o = Command::new(cc)
         .args(["-shared", "-fPIC", "-o"])
         .arg(&so)
         .arg(&src)
-        .status()
-        .map(|s| s.success())
-        .unwrap_or(false);
-    // CI installs a compiler: a skip there would hide a broken setup.
+        .output()
+        .unwrap();
     assert!(
-        ok || std::env::var("CI").as_deref() != Ok("true"),
-        "CI=true: the stand-in runtime could not be built (cc missing or failing)"
+        o.status.success(),
+        "cc: {}",
+        String::from_utf8_lossy(&o.stderr)
     );
-    ok.then_some(so)
+    Some(so)
 }
 
 /// Allocates, uploads 4 KiB, reads them back, uploads what it read (replay reuses the
@@ -93,7 +96,6 @@ fn archive(root: &Path) {
 fn serve_replays_requests_in_one_process_releases_leaks_and_stops_when_broken() {
     let t = tempfile::tempdir().unwrap();
     let Some(so) = fake_runtime(t.path()) else {
-        eprintln!("SKIPPED: needs a C compiler (cc) for the stand-in runtime");
         return;
     };
     let good = t.path().join("good");
@@ -172,7 +174,10 @@ fn serve_replays_requests_in_one_process_releases_leaks_and_stops_when_broken() 
 #[test]
 fn serve_without_a_runtime_exits_3_naming_it() {
     if Path::new("/dev/nvidia0").exists() {
-        eprintln!("SKIPPED: this machine has a GPU; the no-runtime path is tested without one");
+        hrr_testkit::skip(
+            hrr_testkit::Need::Gpu,
+            "this machine has an NVIDIA GPU (/dev/nvidia0): the no-runtime path is tested without one",
+        );
         return;
     }
     let o = Command::new(env!("CARGO_BIN_EXE_hrr-replay"))
@@ -196,7 +201,6 @@ fn serve_without_a_runtime_exits_3_naming_it() {
 fn serve_with_a_watchdog_names_a_stuck_call_and_ends() {
     let t = tempfile::tempdir().unwrap();
     let Some(so) = fake_runtime(t.path()) else {
-        eprintln!("SKIPPED: needs a C compiler (cc) for the stand-in runtime");
         return;
     };
     let good = t.path().join("good");

