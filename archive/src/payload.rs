@@ -117,8 +117,17 @@ impl PayloadWriter {
         self.buf.extend_from_slice(value);
         true
     }
+    /// A field of one 8-byte value, header and value appended in one piece (the launch
+    /// path writes several per launch).
+    #[inline]
+    fn word(&mut self, id: u16, ty: FieldType, v: u64) {
+        let mut f = [0u8; FIELD_HEADER_LEN + 8];
+        f[..FIELD_HEADER_LEN].copy_from_slice(&field_header(id, ty as u8, 0, 8));
+        f[FIELD_HEADER_LEN..].copy_from_slice(&v.to_le_bytes());
+        self.buf.extend_from_slice(&f);
+    }
     pub fn u64(&mut self, id: u16, v: u64) -> &mut Self {
-        self.raw(id, FieldType::U64, 0, &v.to_le_bytes());
+        self.word(id, FieldType::U64, v);
         self
     }
     pub fn i64(&mut self, id: u16, v: i64) -> &mut Self {
@@ -130,11 +139,11 @@ impl PayloadWriter {
         self
     }
     pub fn handle(&mut self, id: u16, v: u64) -> &mut Self {
-        self.raw(id, FieldType::Handle, 0, &v.to_le_bytes());
+        self.word(id, FieldType::Handle, v);
         self
     }
     pub fn devptr(&mut self, id: u16, v: u64) -> &mut Self {
-        self.raw(id, FieldType::DevPtr, 0, &v.to_le_bytes());
+        self.word(id, FieldType::DevPtr, v);
         self
     }
     pub fn str(&mut self, id: u16, v: &str) -> &mut Self {
@@ -161,9 +170,19 @@ impl PayloadWriter {
         let Ok(len) = u32::try_from(vals.len() * 8) else {
             return self;
         };
+        let header = field_header(id, FieldType::U64Array as u8, 0, len);
+        if let [a, b, c] = vals {
+            // Grid and block: one piece.
+            let mut f = [0u8; FIELD_HEADER_LEN + 24];
+            f[..FIELD_HEADER_LEN].copy_from_slice(&header);
+            f[8..16].copy_from_slice(&a.to_le_bytes());
+            f[16..24].copy_from_slice(&b.to_le_bytes());
+            f[24..].copy_from_slice(&c.to_le_bytes());
+            self.buf.extend_from_slice(&f);
+            return self;
+        }
         self.buf.reserve(FIELD_HEADER_LEN + len as usize);
-        self.buf
-            .extend_from_slice(&field_header(id, FieldType::U64Array as u8, 0, len));
+        self.buf.extend_from_slice(&header);
         for x in vals {
             self.buf.extend_from_slice(&x.to_le_bytes());
         }
@@ -187,6 +206,46 @@ impl PayloadWriter {
             return false;
         };
         self.buf[body - 4..body].copy_from_slice(&len.to_le_bytes());
+        true
+    }
+    /// A kernel argument as launch records hold it: the nested field `id` holding
+    /// `offset` (u64 field `offset_id`), `size` (u64 `size_id`), the value's bytes
+    /// (bytes `bytes_id`), then each of `arrays` that is not empty (u64 arrays: the
+    /// words that point into allocations, the words that hold objects). The same bytes
+    /// as writing them through [`nested_with`](Self::nested_with), with one header
+    /// written in one piece: the launch path writes one per argument per launch.
+    pub fn argument(
+        &mut self,
+        id: u16,
+        (offset_id, offset): (u16, u64),
+        (size_id, size): (u16, u64),
+        (bytes_id, bytes): (u16, &[u8]),
+        arrays: [(u16, &[u64]); 2],
+    ) -> bool {
+        let arrays_len: usize = arrays
+            .iter()
+            .filter(|(_, a)| !a.is_empty())
+            .map(|(_, a)| FIELD_HEADER_LEN + 8 * a.len())
+            .sum();
+        let body = 2 * (FIELD_HEADER_LEN + 8) + FIELD_HEADER_LEN + bytes.len() + arrays_len;
+        let (Ok(body32), Ok(bytes32)) = (u32::try_from(body), u32::try_from(bytes.len())) else {
+            return false;
+        };
+        let mut head = [0u8; 4 * FIELD_HEADER_LEN + 16];
+        head[..8].copy_from_slice(&field_header(id, FieldType::Fields as u8, 0, body32));
+        head[8..16].copy_from_slice(&field_header(offset_id, FieldType::U64 as u8, 0, 8));
+        head[16..24].copy_from_slice(&offset.to_le_bytes());
+        head[24..32].copy_from_slice(&field_header(size_id, FieldType::U64 as u8, 0, 8));
+        head[32..40].copy_from_slice(&size.to_le_bytes());
+        head[40..48].copy_from_slice(&field_header(bytes_id, FieldType::Bytes as u8, 0, bytes32));
+        self.buf.reserve(FIELD_HEADER_LEN + body);
+        self.buf.extend_from_slice(&head);
+        self.buf.extend_from_slice(bytes);
+        for (array_id, a) in arrays {
+            if !a.is_empty() {
+                self.u64_array(array_id, a);
+            }
+        }
         true
     }
     pub fn nested(&mut self, id: u16, inner: &PayloadWriter) -> bool {
@@ -538,113 +597,4 @@ impl<'a> Field<'a> {
 }
 
 #[cfg(test)]
-mod tests {
-    #[test]
-    fn nested_with_encodes_as_nested() {
-        let mut inner = PayloadWriter::new();
-        inner.u64(1, 7).u64_array(2, &[3, 4]);
-        let mut a = PayloadWriter::new();
-        a.u64(9, 1).nested(5, &inner);
-        let mut b = PayloadWriter::new();
-        b.u64(9, 1).nested_with(5, |w| {
-            w.u64(1, 7).u64_array(2, &[3, 4]);
-        });
-        assert_eq!(a.as_bytes(), b.as_bytes());
-    }
-
-    use super::*;
-
-    #[test]
-    fn every_field_type_round_trips() {
-        let mut inner = PayloadWriter::new();
-        inner.u64(1, 8).devptr(2, 0xdead_0000);
-        let mut w = PayloadWriter::new();
-        w.u64(1, 5)
-            .i64(2, -7)
-            .f64(3, 1.5)
-            .handle(4, 0x10)
-            .devptr(5, 0x7f00)
-            .str(6, "kern");
-        assert!(w.bytes(7, &[1, 2, 3], false));
-        w.blob(
-            8,
-            BlobRef {
-                hash: ContentHash::of(b"x"),
-                len: 1,
-            },
-        );
-        w.u64_array(9, &[1, 2, 3]);
-        assert!(w.nested(10, &inner));
-        w.null(11, FieldType::DevPtr);
-        let bytes = w.finish();
-        let p = Payload::parse(&bytes).unwrap();
-        assert_eq!(p.u64(1, "a").unwrap(), 5);
-        assert_eq!(p.i64(2, "b").unwrap(), -7);
-        assert_eq!(f64::from_bits(p.get(3).unwrap().as_u64().unwrap()), 1.5);
-        assert_eq!(p.handle(4, "d").unwrap(), 0x10);
-        assert_eq!(p.devptr(5, "e").unwrap(), 0x7f00);
-        assert_eq!(p.str(6, "f").unwrap(), "kern");
-        assert_eq!(p.bytes(7, "g").unwrap(), &[1, 2, 3]);
-        assert_eq!(p.blob(8, "h").unwrap().hash, ContentHash::of(b"x"));
-        assert_eq!(p.u64_array(9, "i").unwrap(), vec![1, 2, 3]);
-        let n = p.get(10).unwrap().as_nested().unwrap();
-        assert_eq!(n.devptr(2, "inner").unwrap(), 0xdead_0000);
-        assert!(p.get(11).unwrap().is_null());
-    }
-
-    #[test]
-    fn unknown_fields_are_skipped_and_absent_differs_from_torn() {
-        let mut w = PayloadWriter::new();
-        w.u64(1, 5);
-        let mut bytes = w.finish();
-        // A field from a newer writer: unknown id 900, unknown type 200.
-        bytes.extend_from_slice(&900u16.to_le_bytes());
-        bytes.push(200);
-        bytes.push(0);
-        bytes.extend_from_slice(&2u32.to_le_bytes());
-        bytes.extend_from_slice(&[9, 9]);
-        let p = Payload::parse(&bytes).unwrap();
-        assert_eq!(p.u64(1, "a").unwrap(), 5);
-        assert_eq!(p.u64(2, "b"), Err(FieldError::Missing { id: 2, name: "b" }));
-        // Tear the last value: decoding names the torn field.
-        let torn = &bytes[..bytes.len() - 1];
-        assert!(matches!(
-            Payload::parse(torn),
-            Err(FieldError::TornValue {
-                id: 900,
-                needed: 2,
-                available: 1,
-                ..
-            })
-        ));
-    }
-
-    #[test]
-    fn truncated_bytes_are_refused_by_typed_access() {
-        let mut w = PayloadWriter::new();
-        w.bytes(1, &[1, 2], true);
-        let bytes = w.finish();
-        let p = Payload::parse(&bytes).unwrap();
-        assert_eq!(p.bytes(1, "a"), Err(FieldError::Truncated { id: 1 }));
-    }
-
-    #[test]
-    fn deep_nesting_renders_without_recursing_without_bound() {
-        // 100,000 levels of nested fields, each an 8-byte field header around the next.
-        let depth = 100_000usize;
-        let mut v: Vec<u8> = Vec::with_capacity(depth * 8);
-        for level in 0..depth {
-            v.extend_from_slice(&1u16.to_le_bytes());
-            v.push(FieldType::Fields as u8);
-            v.push(0);
-            v.extend_from_slice(&(((depth - level - 1) * 8) as u32).to_le_bytes());
-        }
-        let p = Payload::parse(&v).unwrap();
-        let shown = p.iter().next().unwrap().render();
-        assert!(
-            shown.contains("nested deeper than 16"),
-            "{}",
-            &shown[..shown.len().min(200)]
-        );
-    }
-}
+mod tests;

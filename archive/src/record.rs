@@ -57,9 +57,19 @@ pub struct Event {
     pub payload: Vec<u8>,
 }
 
-/// Appends one framed record to `out`.
+/// Appends one framed record to `out`, its CRC computed.
 #[inline]
 pub fn encode_record(out: &mut Vec<u8>, h: &RecordHeader, payload: &[u8]) {
+    let start = out.len();
+    encode_record_unsealed(out, h, payload);
+    seal_record(&mut out[start..]);
+}
+
+/// Appends one framed record to `out` with its CRC left zero: the writer's append path,
+/// so the program's thread never checksums. Whoever writes the bytes out calls
+/// [`seal_records`] on them first.
+#[inline]
+pub fn encode_record_unsealed(out: &mut Vec<u8>, h: &RecordHeader, payload: &[u8]) {
     let mut head = [0u8; RECORD_HEADER_LEN];
     head[0..4].copy_from_slice(&(payload.len() as u32).to_le_bytes());
     head[4..6].copy_from_slice(&h.api_id.to_le_bytes());
@@ -68,13 +78,37 @@ pub fn encode_record(out: &mut Vec<u8>, h: &RecordHeader, payload: &[u8]) {
     head[16..24].copy_from_slice(&h.timestamp_ns.to_le_bytes());
     head[24..28].copy_from_slice(&h.tid.to_le_bytes());
     head[28..32].copy_from_slice(&h.ret.to_le_bytes());
-    let mut crc = crc32fast::Hasher::new();
-    crc.update(&head[..32]);
-    crc.update(payload);
-    head[32..36].copy_from_slice(&crc.finalize().to_le_bytes());
     out.reserve(RECORD_HEADER_LEN + payload.len());
     out.extend_from_slice(&head);
     out.extend_from_slice(payload);
+}
+
+/// Writes the CRC of the one whole record at the start of `rec` (header and payload);
+/// returns its framed length, or `None` when `rec` is shorter than the record it starts.
+#[inline]
+fn seal_record(rec: &mut [u8]) -> Option<usize> {
+    let head: [u8; 4] = rec.get(..4)?.try_into().ok()?;
+    let len = RECORD_HEADER_LEN.checked_add(u32::from_le_bytes(head) as usize)?;
+    let rec = rec.get_mut(..len)?;
+    let mut crc = crc32fast::Hasher::new();
+    crc.update(&rec[..32]);
+    crc.update(&rec[RECORD_HEADER_LEN..]);
+    rec[32..36].copy_from_slice(&crc.finalize().to_le_bytes());
+    Some(len)
+}
+
+/// Computes the CRC of every record in `buf` (whole records from its first byte, as the
+/// writer's buffer holds them); idempotent. Allocates nothing and takes no lock, so the
+/// fatal-signal flush may call it. A partial record at the end (never made by the
+/// writer) is left as it is.
+pub fn seal_records(buf: &mut [u8]) {
+    let mut off = 0;
+    while off < buf.len() {
+        match seal_record(&mut buf[off..]) {
+            Some(len) => off += len,
+            None => break,
+        }
+    }
 }
 
 pub fn trailer_payload(total_events: u64) -> [u8; TRAILER_PAYLOAD_LEN] {
@@ -224,5 +258,32 @@ mod tests {
             decode_record(&huge, 0),
             Err(Torn::ImplausibleLength { .. })
         ));
+    }
+
+    #[test]
+    fn records_appended_unsealed_are_sealed_in_place_to_the_same_bytes() {
+        let mut sealed = Vec::new();
+        let mut unsealed = Vec::new();
+        for (i, p) in [&b"payload"[..], b"", &[7u8; 300]].iter().enumerate() {
+            let h = RecordHeader {
+                seq: i as u64,
+                ..header()
+            };
+            encode_record(&mut sealed, &h, p);
+            encode_record_unsealed(&mut unsealed, &h, p);
+        }
+        assert!(matches!(
+            decode_record(&unsealed, 0),
+            Err(Torn::BadChecksum { .. })
+        ));
+        // A partial record at the end is left alone, the whole ones before it sealed.
+        let mut partial = unsealed.clone();
+        partial.extend_from_slice(&[9, 0, 0, 0, 1]);
+        seal_records(&mut partial);
+        assert_eq!(&partial[..sealed.len()], &sealed[..]);
+        seal_records(&mut unsealed);
+        assert_eq!(unsealed, sealed);
+        seal_records(&mut unsealed);
+        assert_eq!(unsealed, sealed, "sealing twice changes nothing");
     }
 }

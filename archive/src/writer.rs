@@ -344,7 +344,8 @@ impl ProcessWriter {
                 tid,
                 ret,
             };
-            record::encode_record(&mut b.data, &h, payload);
+            // Unsealed: the thread that writes the buffer out computes the CRCs.
+            record::encode_record_unsealed(&mut b.data, &h, payload);
             let len = b.data.len();
             let due = if len >= self.settings.buffer_bytes {
                 // With a flusher the write happens there; the appending thread writes
@@ -427,6 +428,8 @@ impl ProcessWriter {
             let spare = std::mem::take(&mut b.spare);
             (std::mem::replace(&mut b.data, spare), events, interval_due)
         };
+        let mut data = data;
+        record::seal_records(&mut data);
         let (bytes, kept, refused) = self.fitting(&data, events);
         if refused.is_some() {
             // Nothing appended after these may be written: the log must not skip ids.
@@ -518,6 +521,7 @@ impl ProcessWriter {
             )
         };
         if first {
+            record::seal_records(&mut data);
             if !self.stopped.load(Ordering::SeqCst) && !was_closed {
                 let trailer = record::trailer_payload(total);
                 let h = RecordHeader {

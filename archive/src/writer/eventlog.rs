@@ -376,6 +376,8 @@ impl EventLog {
     fn write_buffered(&self, _file: &File, b: &mut EventBuf) {
         let fd = self.fd.load(Ordering::SeqCst);
         if !b.closed && !b.data.is_empty() {
+            // Pure arithmetic over the buffer: no allocation, no lock.
+            crate::record::seal_records(&mut b.data);
             let mut off = 0usize;
             while off < b.data.len() {
                 // SAFETY: fd is this log's open events.bin (O_APPEND); the slice is live

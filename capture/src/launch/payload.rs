@@ -223,19 +223,19 @@ pub unsafe fn launch_payload(
                 // SAFETY: the caller's contract: args[i] points at parameter i's value of
                 // `size` bytes.
                 let bytes = unsafe { bytes_at(*args.add(i) as *const u8, *size as usize) };
-                p.nested_with(fid::ARG, |a| {
-                    a.u64(fid::ARG_OFFSET, *off).u64(fid::ARG_SIZE, *size);
-                    a.bytes(fid::ARG_BYTES, bytes, false);
-                    let mut words = PointerWords::new();
-                    scan_pointer_words(bytes, |v| cap.allocs.lookup(v), &mut words, &mut pinned);
-                    if !words.as_slice().is_empty() {
-                        a.u64_array(fid::ARG_POINTER_WORDS, words.as_slice());
-                    }
-                    let objects = cap.objects.object_words(bytes);
-                    if !objects.is_empty() {
-                        a.u64_array(fid::ARG_OBJECT_WORDS, &objects);
-                    }
-                });
+                let mut words = PointerWords::new();
+                scan_pointer_words(bytes, |v| cap.allocs.lookup(v), &mut words, &mut pinned);
+                let objects = cap.objects.object_words(bytes);
+                p.argument(
+                    fid::ARG,
+                    (fid::ARG_OFFSET, *off),
+                    (fid::ARG_SIZE, *size),
+                    (fid::ARG_BYTES, bytes),
+                    [
+                        (fid::ARG_POINTER_WORDS, words.as_slice()),
+                        (fid::ARG_OBJECT_WORDS, &objects),
+                    ],
+                );
             }
             if let Err(why) = snapshot_pinned(cap, &mut p, &pinned) {
                 incomplete = Some(why.to_string());
