@@ -24,8 +24,8 @@ pub struct Config {
     /// HRR_CAPTURE_MAPPED_OUTPUT_MAX: most bytes of mapped and managed memory recorded
     /// as kernels' outputs at one synchronisation (over it the record is incomplete).
     pub mapped_output_max: u64,
-    /// HRR_CAPTURE_RANGE=profiler[:N]: record only the N-th profiler range (`range`).
-    pub range: Option<u32>,
+    /// HRR_CAPTURE_RANGE=profiler[:N] or nvtx:NAME[:N]: record only that range (`range`).
+    pub range: Option<hrr_contract::CaptureRange>,
 }
 
 /// The pinned-snapshot cap when HRR_CAPTURE_PINNED_SNAPSHOT_MAX is unset: 1 GiB.
@@ -158,8 +158,8 @@ pub fn from(get: impl Fn(&str) -> Option<OsString>) -> Result<Option<Config>, Co
     }))
 }
 
-/// `profiler` (the first range) or `profiler:N` (the grammar the matrix checks too).
-fn range(v: &str) -> Result<u32, ConfigError> {
+/// `profiler[:N]` or `nvtx:NAME[:N]` (the grammar the matrix checks too).
+pub fn range(v: &str) -> Result<hrr_contract::CaptureRange, ConfigError> {
     hrr_contract::parse_capture_range(v).map_err(|e| ConfigError::Range(e.0))
 }
 

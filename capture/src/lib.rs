@@ -84,6 +84,7 @@ pub mod lookup;
 pub mod mapped;
 pub mod modules;
 pub mod namespaces;
+pub mod nvtx;
 pub mod objects;
 pub mod outputs;
 pub mod params;

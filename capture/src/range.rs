@@ -25,8 +25,8 @@ use hrr_archive::payload::PayloadWriter;
 
 use crate::alloc::Space;
 use crate::range_gate::{
-    AFTER, BEFORE, INSIDE, NONE, OPEN_CAPTURES, PHASE, SNAPSHOT_ALLOCATIONS, SNAPSHOT_BYTES,
-    SNAPSHOT_NS, STARTS, TRIGGER, WANTED,
+    trigger, wants_profiler, AFTER, BEFORE, INSIDE, OPEN_CAPTURES, PHASE, SNAPSHOT_ALLOCATIONS,
+    SNAPSHOT_BYTES, SNAPSHOT_NS, STARTS, WANTED,
 };
 use crate::real::NO_REAL_FUNCTION;
 use crate::state::{self, guarded, Capture};
@@ -39,9 +39,9 @@ const PIECE: u64 = 1 << 20;
 fn profiler(vendor: Vendor, api: &'static str, f: ProfilerFn, start: bool) -> c_int {
     // SAFETY: no arguments.
     let ret = unsafe { f() };
-    if PHASE.load(Ordering::SeqCst) != NONE && !state::in_shim() {
+    if wants_profiler() && !state::in_shim() {
         if start {
-            range_start(vendor, api);
+            let _ = range_start(vendor, api);
         } else {
             range_stop(vendor, api);
         }
@@ -49,39 +49,46 @@ fn profiler(vendor: Vendor, api: &'static str, f: ProfilerFn, start: bool) -> c_
     ret
 }
 
-fn range_start(vendor: Vendor, api: &'static str) {
+/// A start of the trigger's kind (a profiler start, a push or start of the NVTX range
+/// asked for): counted, and when it is the occurrence asked for, the range starts here
+/// (true: the caller's matching stop ends it).
+pub(crate) fn range_start(vendor: Vendor, api: &'static str) -> bool {
     if PHASE.load(Ordering::SeqCst) != BEFORE {
-        return;
+        return false;
     }
     let n = STARTS.fetch_add(1, Ordering::SeqCst) + 1;
     if n != WANTED.load(Ordering::SeqCst) {
-        return;
+        return false;
     }
     let Some((cap, _g)) = state::enter(vendor) else {
-        return;
+        return false;
     };
     if OPEN_CAPTURES.load(Ordering::SeqCst) > 0 {
         let why = format!(
-            "range {TRIGGER}:{n} started while a stream captured into a graph, where the device may not be synchronised: no snapshot was taken"
+            "range {}:{n} started while a stream captured into a graph, where the device may not be synchronised: no snapshot was taken",
+            trigger()
         );
         cap.writer().note_unreplayable(api, &why);
         state::note(&format!("warning: {why}"));
         PHASE.store(AFTER, Ordering::SeqCst);
-        return;
+        return false;
     }
     let t0 = Instant::now();
     guarded(api, || snapshot(cap, vendor, n, t0));
     PHASE.store(INSIDE, Ordering::SeqCst);
+    true
 }
 
-fn range_stop(vendor: Vendor, api: &'static str) {
+/// The stop of the range that started (its profiler stop, or the pop or end matching
+/// the NVTX push or start).
+pub(crate) fn range_stop(vendor: Vendor, api: &'static str) {
     if PHASE.load(Ordering::SeqCst) != INSIDE {
         return;
     }
     if let Some((cap, _g)) = state::enter(vendor) {
         guarded(api, || {
             let mut p = PayloadWriter::new();
-            p.str(fid::NAME, TRIGGER)
+            p.str(fid::NAME, &trigger())
                 .u64(fid::RANGE_OCCURRENCE, WANTED.load(Ordering::SeqCst) as u64)
                 .u64(fid::RANGE_END, 1);
             cap.record(semantic::RANGE_MARK, 0, &p, None, api);
@@ -222,7 +229,7 @@ fn snapshot(cap: &Capture, vendor: Vendor, n: u32, t0: Instant) {
     }
     let ns = t0.elapsed().as_nanos() as u64;
     let mut p = PayloadWriter::new();
-    p.str(fid::NAME, TRIGGER)
+    p.str(fid::NAME, &trigger())
         .u64(fid::RANGE_OCCURRENCE, n as u64)
         .u64(fid::RANGE_ALLOCATIONS, allocations)
         .u64(fid::SIZE, bytes)

@@ -5,6 +5,9 @@
 
 use std::os::raw::c_int;
 use std::sync::atomic::{AtomicI64, AtomicU32, AtomicU64, AtomicU8, Ordering};
+use std::sync::OnceLock;
+
+use hrr_contract::CaptureRange;
 
 use hrr_archive::api::{semantic, work};
 use hrr_archive::ProcessWriter;
@@ -26,13 +29,35 @@ pub static SNAPSHOT_BYTES: AtomicU64 = AtomicU64::new(0);
 pub static SNAPSHOT_ALLOCATIONS: AtomicU64 = AtomicU64::new(0);
 pub static SNAPSHOT_NS: AtomicU64 = AtomicU64::new(0);
 
-/// The trigger's name in records and messages.
-pub const TRIGGER: &str = "profiler";
+/// The range asked for, once the configuration is read.
+static RANGE: OnceLock<CaptureRange> = OnceLock::new();
 
-/// Called once the configuration is read: `Some(n)` records only the n-th range.
-pub fn configure(occurrence: Option<u32>) {
-    if let Some(n) = occurrence {
-        WANTED.store(n, Ordering::SeqCst);
+/// The trigger's name in records and messages: `profiler` or `nvtx:NAME`.
+pub fn trigger() -> String {
+    match RANGE.get() {
+        Some(CaptureRange::Nvtx { name, .. }) => format!("nvtx:{name}"),
+        _ => "profiler".to_string(),
+    }
+}
+
+/// The NVTX (or roctx) range name asked for, when the range is one.
+pub fn nvtx_name() -> Option<&'static str> {
+    match RANGE.get() {
+        Some(CaptureRange::Nvtx { name, .. }) => Some(name),
+        _ => None,
+    }
+}
+
+/// Whether the range asked for is a profiler range.
+pub fn wants_profiler() -> bool {
+    matches!(RANGE.get(), Some(CaptureRange::Profiler { .. }))
+}
+
+/// Called once the configuration is read: `Some(r)` records only that range.
+pub fn configure(range: Option<CaptureRange>) {
+    if let Some(r) = range {
+        WANTED.store(r.occurrence(), Ordering::SeqCst);
+        let _ = RANGE.set(r);
         PHASE.store(BEFORE, Ordering::SeqCst);
     }
 }
@@ -70,15 +95,24 @@ pub fn at_exit(w: &ProcessWriter) -> Option<String> {
     match PHASE.load(Ordering::SeqCst) {
         NONE => None,
         BEFORE => {
-            let why = format!(
-                "HRR_CAPTURE_RANGE={TRIGGER}:{n}: the program started {} profiler range(s), so range {n} never started; the archive holds set-up calls only",
-                STARTS.load(Ordering::SeqCst)
+            let trigger = trigger();
+            let mut why = format!(
+                "HRR_CAPTURE_RANGE={trigger}:{n}: the program started {} {} range(s), so range {n} never started; the archive holds set-up calls only",
+                STARTS.load(Ordering::SeqCst),
+                match nvtx_name() {
+                    Some(name) => format!("NVTX or roctx {name:?}"),
+                    None => "profiler".to_string(),
+                }
             );
+            if let Some(blocked) = crate::nvtx::blocked() {
+                why.push_str(&format!(" ({blocked})"));
+            }
             w.note_unreplayable("HRR_CAPTURE_RANGE", &why);
             Some(format!("warning: {why}"))
         }
         phase => Some(format!(
-            "range {TRIGGER}:{n}: snapshot of {} allocations, {} bytes in {:.1} ms at its start; {}",
+            "range {}:{n}: snapshot of {} allocations, {} bytes in {:.1} ms at its start; {}",
+            trigger(),
             SNAPSHOT_ALLOCATIONS.load(Ordering::SeqCst),
             SNAPSHOT_BYTES.load(Ordering::SeqCst),
             SNAPSHOT_NS.load(Ordering::SeqCst) as f64 / 1e6,
@@ -101,7 +135,7 @@ mod tests {
         // The phases as seen by one record kind each (the statics are process-wide, so
         // one test walks them in order).
         assert!(keeps(id::Memcpy), "no range asked for: everything is kept");
-        configure(Some(2));
+        configure(Some(CaptureRange::Profiler { occurrence: 2 }));
         assert!(!keeps(id::Memcpy) && !keeps(semantic::LAUNCH_KERNEL));
         assert!(keeps(id::Malloc) && keeps(semantic::MODULE_LOAD));
         after_row(id::StreamBeginCapture, 0);

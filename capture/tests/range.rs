@@ -1,9 +1,12 @@
-//! Range capture (`HRR_CAPTURE_RANGE=profiler[:N]`) through the stand-in runtime
+//! Range capture (`HRR_CAPTURE_RANGE=profiler[:N]`, `nvtx:NAME[:N]`) through the stand-in runtime
 //! (tests/stand_in/runtime.c) under libhrr_capture.so: before the range only set-up is
 //! recorded (the allocation, not the copy or the memset); at its start a `RangeRestore`
 //! holds the allocation's bytes as they were, then a `RangeMark` with the snapshot's
-//! size; inside, the program's D2H copy; after the stop, nothing. A range that never
-//! starts and a trigger capture does not know are said, not passed.
+//! size; inside, the program's D2H copy; after the stop, nothing. The same for an NVTX
+//! range (the program built with NVTX 3's headers: capture is the injection library NVTX
+//! loads), pushed, started or pushed in a domain with a registered message. A range that
+//! never starts, an NVTX tool already named, and a trigger capture does not know are
+//! said, not passed.
 
 use hrr_archive::api::{fid, id, semantic};
 use hrr_archive::payload::Payload;
@@ -95,10 +98,10 @@ fn a_range_that_never_starts_is_said_and_an_unknown_trigger_turns_capture_off() 
         "noted unreplayable: {noted:?}"
     );
 
-    let out2 = si.path().join("archive-nvtx");
+    let out2 = si.path().join("archive-roctx");
     let r = si
         .command(&out2, &["1"])
-        .env("HRR_CAPTURE_RANGE", "nvtx:step")
+        .env("HRR_CAPTURE_RANGE", "roctx:step")
         .output()
         .unwrap();
     let stderr = String::from_utf8_lossy(&r.stderr);
@@ -108,11 +111,104 @@ fn a_range_that_never_starts_is_said_and_an_unknown_trigger_turns_capture_off() 
     );
     assert!(
         stderr
-            .contains("capture off: HRR_CAPTURE_RANGE=\"nvtx:step\" is not profiler or profiler:N"),
+            .contains("capture off: HRR_CAPTURE_RANGE=\"roctx:step\" is not profiler or profiler:N"),
         "{stderr}"
     );
     assert_eq!(
         String::from_utf8_lossy(&r.stdout),
         "first=117901063 last=3070\n"
     );
+}
+
+/// The NVTX program built against the stand-in, or None (a skip) without NVTX's headers.
+fn nvtx_program(tag: &str) -> Option<StandIn> {
+    let include = hrr_testkit::tool(&hrr_testkit::tools::NVTX_HEADERS)?;
+    let flag = format!("-I{}", include.display());
+    Some(StandIn::build_with(tag, "nvtx_program.c", &[&flag]))
+}
+
+/// The archive's api ids after the `RangeRestore`, and the snapshot's bytes.
+fn range_tail(out: &std::path::Path, stderr: &str) -> (Vec<u16>, Vec<u8>) {
+    let a = Archive::open(out, Limits::default()).unwrap_or_else(|e| panic!("{e}\n{stderr}"));
+    let p = &a.processes[0];
+    let ids: Vec<u16> = p.events.iter().map(|e| e.header.api_id).collect();
+    let restore = ids
+        .iter()
+        .position(|&i| i == semantic::RANGE_RESTORE)
+        .unwrap_or_else(|| panic!("no RangeRestore: {ids:?}\n{stderr}"));
+    for (i, &k) in ids.iter().enumerate() {
+        if [id::Memcpy, id::Memset, id::DeviceSynchronize, id::Free].contains(&k) {
+            assert!(i > restore, "work before the range recorded: {ids:?}");
+        }
+    }
+    let pl = Payload::parse(&p.events[restore].payload).unwrap();
+    let bytes = p
+        .load_blob(&pl.blob(fid::RANGE_BYTES, "bytes").unwrap())
+        .unwrap();
+    let mark = Payload::parse(&p.events[restore + 1].payload).unwrap();
+    assert_eq!(mark.str(fid::NAME, "name").unwrap(), "nvtx:step");
+    (ids[restore + 1..].to_vec(), bytes)
+}
+
+#[test]
+fn an_nvtx_range_pushed_started_or_in_a_domain_is_recorded_alone() {
+    let Some(si) = nvtx_program("range-nvtx") else {
+        return;
+    };
+    for how in ["push", "start", "domain"] {
+        let out = si.path().join(format!("archive-{how}"));
+        let r = si
+            .command(&out, &["3", how])
+            .env("HRR_CAPTURE_RANGE", "nvtx:step:2")
+            .env_remove("NVTX_INJECTION64_PATH")
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&r.stderr);
+        assert!(r.status.success(), "{how}: {stderr}");
+        assert!(
+            stderr.contains("range nvtx:step:2: snapshot of 1 allocations, 4096 bytes"),
+            "{how}: {stderr}"
+        );
+        // Pushes and pops return what they return without a tool.
+        let stdout = String::from_utf8_lossy(&r.stdout);
+        let pushes = if how == "push" { "-2,-2,-2 pop=-2" } else { "-2,0,0 pop=0" };
+        assert!(stdout.ends_with(&format!("pushes={pushes}\n")), "{how}: {stdout}");
+        let (tail, bytes) = range_tail(&out, &stderr);
+        assert_eq!(
+            tail,
+            [semantic::RANGE_MARK, id::Memcpy, semantic::RANGE_MARK],
+            "{how}: the second round's copy, and nothing after its range"
+        );
+        assert_eq!(bytes, expected_device_bytes(17), "{how}");
+    }
+}
+
+#[test]
+fn an_nvtx_tool_already_named_is_left_alone_and_the_range_is_said_never_to_start() {
+    let Some(si) = nvtx_program("range-nvtx-tool") else {
+        return;
+    };
+    let out = si.path().join("archive");
+    let r = si
+        .command(&out, &["2", "push"])
+        .env("HRR_CAPTURE_RANGE", "nvtx:step")
+        .env("NVTX_INJECTION64_PATH", "/nonexistent/libother-tool.so")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&r.stderr);
+    assert!(r.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("NVTX_INJECTION64_PATH already names another NVTX tool (/nonexistent/libother-tool.so)"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("started 0 NVTX or roctx \"step\" range(s), so range 1 never started"),
+        "{stderr}"
+    );
+    let a = Archive::open(&out, Limits::default()).unwrap();
+    assert!(a.processes[0]
+        .manifest
+        .unreplayable_apis
+        .iter()
+        .any(|u| u.api == "HRR_CAPTURE_RANGE"));
 }

@@ -129,6 +129,16 @@ pub const CUDA_HEADERS: Tool = Tool {
         "pip install --target target/ci-tools/cuda nvidia-cuda-runtime==13.5.37 (.ci/install does)",
 };
 
+/// NVTX 3's headers (range capture by NVTX range), from the pinned `nvidia-nvtx` wheel.
+pub const NVTX_HEADERS: Tool = Tool {
+    name: "the NVTX 3 headers",
+    env: Some("HRR_NVTX_INCLUDE"),
+    programs: &[],
+    places: &["target/ci-tools/cuda/nvidia/cu13/include"],
+    holds: &["nvtx3/nvToolsExt.h"],
+    install: "pip install --target target/ci-tools/cuda nvidia-nvtx==13.5.25 (.ci/install does)",
+};
+
 /// hipcc (HIP 5.2, Debian): AMD case builds and layout checks.
 pub const HIPCC: Tool = Tool {
     name: "hipcc",

@@ -117,6 +117,12 @@ pub const HAND_WRITTEN: &[HandWritten] = hand_written! {
     (cuProfilerStop, Cuda, [k::RANGE_MARK], range),
     (hipProfilerStart, Hip, [k::RANGE_RESTORE, k::RANGE_MARK], range),
     (hipProfilerStop, Hip, [k::RANGE_MARK], range),
+    // roctx ranges (libroctx64), forwarded: where an `nvtx:NAME` range capture starts and
+    // ends on AMD (NVTX's own calls reach capture as an injection library: PROCESS_HOOKS).
+    (roctxRangePushA, Hip, [k::RANGE_RESTORE, k::RANGE_MARK], nvtx),
+    (roctxRangePop, Hip, [k::RANGE_MARK], nvtx),
+    (roctxRangeStartA, Hip, [k::RANGE_RESTORE, k::RANGE_MARK], nvtx),
+    (roctxRangeStop, Hip, [k::RANGE_MARK], nvtx),
     // Calls no other process can reproduce: passed through, recorded as unreplayable.
     (cudaStreamAddCallback, Cuda, [k::UNREPLAYABLE], unreplayable),
     (cudaLaunchHostFunc, Cuda, [k::UNREPLAYABLE], unreplayable),
@@ -172,16 +178,20 @@ pub const HAND_WRITTEN: &[HandWritten] = hand_written! {
     (cudaGetDriverEntryPointByVersion_ptsz, Cuda, [k::UNMODELLED_CALL], lookup),
 };
 
-/// C library functions capture also exports, as `(symbol, owner module)`: no runtime's
-/// API and no record of their own. `_exit` and `_Exit` skip atexit handlers, so a process
-/// leaving through them (a forked child, usually) would lose what capture still buffers;
-/// their shims write it first. `dlsym` and `dlvsym` hand out capture's function for a
-/// driver function looked up by name (x86_64: trampolines keeping the caller's address).
+/// C library functions capture also exports, and the one entry point of a tool protocol,
+/// as `(symbol, owner module)`: no runtime's API and no record of their own. `_exit` and
+/// `_Exit` skip atexit handlers, so a process leaving through them (a forked child,
+/// usually) would lose what capture still buffers; their shims write it first. `dlsym`
+/// and `dlvsym` hand out capture's function for a driver function looked up by name
+/// (x86_64: trampolines keeping the caller's address). `InitializeInjectionNvtx2` is what
+/// an NVTX loader calls in the injection library `NVTX_INJECTION64_PATH` names (capture,
+/// when an `nvtx:NAME` range capture is asked for).
 pub const PROCESS_HOOKS: &[(&str, &str)] = &[
     ("_exit", "state"),
     ("_Exit", "state"),
     ("dlsym", "lookup"),
     ("dlvsym", "lookup"),
+    ("InitializeInjectionNvtx2", "nvtx"),
 ];
 
 /// Every symbol libhrr_capture.so exports: each vendor symbol of each table row, each

@@ -3,8 +3,9 @@
 #   bench/gpu/lookups/range_capture.sh BIN_DIR
 # range_loop.cu (built static: 20 steps; shared: 20 and 200 steps) and torch_mlp_range.py
 # each run natively, under
-# capture of the whole program, and under HRR_CAPTURE_RANGE=profiler; both archives are
-# replayed. One line per capture: exits, output unchanged, events, size (bytes, the code
+# capture of the whole program, under HRR_CAPTURE_RANGE=profiler and under
+# HRR_CAPTURE_RANGE=nvtx:step:10 (range_loop.cu and torch_mlp_nvtx.py mark every step an
+# NVTX range "step"); every archive is replayed. One line per capture: exits, output unchanged, events, size (bytes, the code
 # objects in a shared HRR_CAPTURE_CODE_STORE for both), replay's verdict; then capture's
 # range line (snapshot size and time).
 set -u
@@ -17,21 +18,23 @@ nvcc -O2 -std=c++17 -arch=sm_90 -cudart shared "$here/programs/range_loop.cu" -o
 one() {
     local name=$1; shift
     "$@" > "$work/$name.native" 2>&1; local rn=$?
-    for how in whole range; do
+    for how in ${HOWS:-whole range nvtx}; do
         local a="$work/$name.$how"; rm -rf "$a"
         local envs=(HRR_CAPTURE_OUTPUT="$a" LD_PRELOAD="$bin/libhrr_capture.so")
         [ $how = range ] && envs+=(HRR_CAPTURE_RANGE=profiler)
+        [ $how = nvtx ] && envs+=(HRR_CAPTURE_RANGE=nvtx:step:10)
         env "${envs[@]}" "$@" > "$a.out" 2> "$a.err"; local rc=$?
         timeout 600 "$bin/hrr-replay" "$a" > "$a.rep" 2>&1; local rr=$?
         local same=no; cmp -s "$work/$name.native" "$a.out" && same=yes
         printf '%-20s %-5s exits %s/%s/%s  stdout same: %s  %s  size %s bytes | %s\n' "$name" "$how" "$rn" "$rc" "$rr" "$same" \
             "$(grep -o 'recorded [0-9]* events' "$a.err" | head -1)" "$(du -sb "$a" | cut -f1)" "$(tail -1 "$a.rep" | cut -c1-160)"
-        grep -h "range profiler\|warning" "$a.err" | head -3 | sed 's/^/    /'
+        grep -h "range profiler\|range nvtx\|warning" "$a.err" | head -3 | sed 's/^/    /'
         grep -m2 "^FAILED" "$a.rep" | cut -c1-240 | sed 's/^/    /'
     done
 }
 one range_loop_static "$work/range_loop_static"
 one range_loop_shared "$work/range_loop_shared"
 one range_loop_shared_200 "$work/range_loop_shared" 200
-one torch_mlp_range python3 "$here/programs/torch_mlp_range.py"
+HOWS="whole range" one torch_mlp_range python3 "$here/programs/torch_mlp_range.py"
+HOWS="whole nvtx" one torch_mlp_nvtx python3 "$here/programs/torch_mlp_nvtx.py"
 echo "code store: $(du -sb "$work/store" | cut -f1) bytes"

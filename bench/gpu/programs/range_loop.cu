@@ -3,12 +3,14 @@
 // stream-ordered scratch allocation made once), a new 4 MiB batch copied in each step,
 // kernels, and a loss copied back each step. `range_loop [STEPS]` (default 20); the 10th
 // step is marked with cudaProfilerStart/Stop, so HRR_CAPTURE_RANGE=profiler records that
-// step alone.
+// step alone; every step is also an NVTX range named "step" (nvtxRangePushA/Pop), so
+// HRR_CAPTURE_RANGE=nvtx:step:10 records the same step.
 #include <cstdio>
 #include <cstdlib>
 #include <vector>
 #include <cuda_runtime.h>
 #include <cuda_profiler_api.h>
+#include <nvtx3/nvToolsExt.h>
 
 #define CHECK(x) do { cudaError_t e_ = (x); if (e_ != cudaSuccess) { fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_)); return 1; } } while (0)
 
@@ -56,6 +58,7 @@ int main(int argc, char** argv) {
     std::vector<float> hb(kBatch);
     for (int step = 1; step <= steps; ++step) {
         if (step == marked) CHECK(cudaProfilerStart());
+        nvtxRangePushA("step");
         for (int i = 0; i < kBatch; ++i) hb[i] = (float)((i * (long long)step) % 9973) / 9973.0f;
         CHECK(cudaMemcpyAsync(batch, hb.data(), kBatch * sizeof(float), cudaMemcpyHostToDevice, s));
         CHECK(cudaMemsetAsync(sum, 0, sizeof *sum, s));
@@ -64,6 +67,7 @@ int main(int argc, char** argv) {
         unsigned long long loss = 0;
         CHECK(cudaMemcpyAsync(&loss, sum, sizeof loss, cudaMemcpyDeviceToHost, s));
         CHECK(cudaStreamSynchronize(s));
+        nvtxRangePop();
         if (step == marked) CHECK(cudaProfilerStop());
         if (step % 5 == 0 || step == marked || step == steps) printf("step %d loss %llu\n", step, loss);
     }

@@ -16,6 +16,11 @@ pub struct StandIn {
 impl StandIn {
     /// Builds `tests/stand_in/<program>` into a fresh directory named after `tag`.
     pub fn build(tag: &str, program: &str) -> StandIn {
+        Self::build_with(tag, program, &[])
+    }
+
+    /// As [`build`](Self::build), the program compiled with `cflags` too.
+    pub fn build_with(tag: &str, program: &str, cflags: &[&str]) -> StandIn {
         let dir = std::env::temp_dir().join(format!("hrr-capture-{tag}-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).unwrap();
@@ -32,17 +37,24 @@ impl StandIn {
             &lib.to_string_lossy(),
             &src.join("runtime.c").to_string_lossy(),
         ]);
-        cc(&[
-            "-O1",
-            "-pthread",
+        let (exe_s, prog_s) = (exe.to_string_lossy(), src.join(program));
+        let (lib_dir, rpath) = (
+            format!("-L{}", dir.display()),
+            format!("-Wl,-rpath,{}", dir.display()),
+        );
+        let prog_s = prog_s.to_string_lossy();
+        let mut args: Vec<&str> = vec!["-O1", "-pthread"];
+        args.extend_from_slice(cflags);
+        args.extend_from_slice(&[
             "-o",
-            &exe.to_string_lossy(),
-            &src.join(program).to_string_lossy(),
-            &format!("-L{}", dir.display()),
+            &exe_s,
+            &prog_s,
+            &lib_dir,
             "-l:libcuda.so.1",
-            &format!("-Wl,-rpath,{}", dir.display()),
+            &rpath,
             "-ldl",
         ]);
+        cc(&args);
         StandIn { dir, exe }
     }
 
