@@ -83,7 +83,8 @@ pub fn prepare() {
             std::env::set_var(INJECTION_VAR, own);
         }
         (_, None) => {
-            let why = "capture could not find its own file to name in NVTX_INJECTION64_PATH".to_string();
+            let why =
+                "capture could not find its own file to name in NVTX_INJECTION64_PATH".to_string();
             crate::state::note(&format!("warning: {why}"));
             let _ = BLOCKED.set(why);
         }
@@ -283,7 +284,9 @@ unsafe fn attr_message(attr: *const u8) -> Option<String> {
 
 unsafe extern "C" fn range_push_a(message: *const c_char) -> c_int {
     // SAFETY: NVTX hands the program's string.
-    push(Vendor::Cuda, "nvtxRangePushA", 0, unsafe { narrow(message) });
+    push(Vendor::Cuda, "nvtxRangePushA", 0, unsafe {
+        narrow(message)
+    });
     NO_PUSH_POP_TRACKING
 }
 unsafe extern "C" fn range_push_w(message: *const u32) -> c_int {
@@ -293,7 +296,9 @@ unsafe extern "C" fn range_push_w(message: *const u32) -> c_int {
 }
 unsafe extern "C" fn range_push_ex(attr: *const u8) -> c_int {
     // SAFETY: NVTX hands the program's attributes.
-    push(Vendor::Cuda, "nvtxRangePushEx", 0, unsafe { attr_message(attr) });
+    push(Vendor::Cuda, "nvtxRangePushEx", 0, unsafe {
+        attr_message(attr)
+    });
     NO_PUSH_POP_TRACKING
 }
 extern "C" fn range_pop() -> c_int {
@@ -310,7 +315,9 @@ unsafe extern "C" fn range_start_w(message: *const u32) -> u64 {
 }
 unsafe extern "C" fn range_start_ex(attr: *const u8) -> u64 {
     // SAFETY: as above.
-    start(Vendor::Cuda, "nvtxRangeStartEx", unsafe { attr_message(attr) })
+    start(Vendor::Cuda, "nvtxRangeStartEx", unsafe {
+        attr_message(attr)
+    })
 }
 extern "C" fn range_end(id: u64) {
     end(Vendor::Cuda, "nvtxRangeEnd", id);
@@ -327,7 +334,9 @@ extern "C" fn domain_range_pop(domain: *mut c_void) -> c_int {
 }
 unsafe extern "C" fn domain_range_start_ex(_domain: *mut c_void, attr: *const u8) -> u64 {
     // SAFETY: as above.
-    start(Vendor::Cuda, "nvtxDomainRangeStartEx", unsafe { attr_message(attr) })
+    start(Vendor::Cuda, "nvtxDomainRangeStartEx", unsafe {
+        attr_message(attr)
+    })
 }
 extern "C" fn domain_range_end(_domain: *mut c_void, id: u64) {
     end(Vendor::Cuda, "nvtxDomainRangeEnd", id);
@@ -407,7 +416,9 @@ unsafe fn attach(
 /// # Safety
 /// Called by an NVTX loader with its instance's export-table getter.
 #[no_mangle]
-pub unsafe extern "C" fn InitializeInjectionNvtx2(get_export_table: Option<GetExportTable>) -> c_int {
+pub unsafe extern "C" fn InitializeInjectionNvtx2(
+    get_export_table: Option<GetExportTable>,
+) -> c_int {
     let Some(get_table) = get_export_table else {
         return 0;
     };
@@ -465,7 +476,9 @@ pub unsafe extern "C" fn roctxRangePushA(message: *const c_char) -> c_int {
         None => -1,
     };
     // SAFETY: the program's string (roctx's contract).
-    push(Vendor::Hip, "roctxRangePushA", 0, unsafe { narrow(message) });
+    push(Vendor::Hip, "roctxRangePushA", 0, unsafe {
+        narrow(message)
+    });
     ret
 }
 
@@ -528,7 +541,10 @@ mod tests {
         attr[32..36].copy_from_slice(&MESSAGE_ASCII.to_le_bytes());
         attr[40..48].copy_from_slice(&(a.as_ptr() as usize).to_le_bytes());
         // SAFETY: a 48-byte attribute structure naming a live string.
-        assert_eq!(unsafe { attr_message(attr.as_ptr()) }.as_deref(), Some("step"));
+        assert_eq!(
+            unsafe { attr_message(attr.as_ptr()) }.as_deref(),
+            Some("step")
+        );
         attr[2..4].copy_from_slice(&40u16.to_le_bytes());
         // SAFETY: as above; the declared size is too small to hold a message.
         assert_eq!(unsafe { attr_message(attr.as_ptr()) }, None);
@@ -537,6 +553,9 @@ mod tests {
         attr[32..36].copy_from_slice(&MESSAGE_REGISTERED.to_le_bytes());
         attr[40..48].copy_from_slice(&(h as usize).to_le_bytes());
         // SAFETY: a registered handle of capture's.
-        assert_eq!(unsafe { attr_message(attr.as_ptr()) }.as_deref(), Some("step"));
+        assert_eq!(
+            unsafe { attr_message(attr.as_ptr()) }.as_deref(),
+            Some("step")
+        );
     }
 }

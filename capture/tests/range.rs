@@ -110,8 +110,9 @@ fn a_range_that_never_starts_is_said_and_an_unknown_trigger_turns_capture_off() 
         "the program runs as without capture: {stderr}"
     );
     assert!(
-        stderr
-            .contains("capture off: HRR_CAPTURE_RANGE=\"roctx:step\" is not profiler or profiler:N"),
+        stderr.contains(
+            "capture off: HRR_CAPTURE_RANGE=\"roctx:step\" is not profiler or profiler:N"
+        ),
         "{stderr}"
     );
     assert_eq!(
@@ -171,8 +172,15 @@ fn an_nvtx_range_pushed_started_or_in_a_domain_is_recorded_alone() {
         );
         // Pushes and pops return what they return without a tool.
         let stdout = String::from_utf8_lossy(&r.stdout);
-        let pushes = if how == "push" { "-2,-2,-2 pop=-2" } else { "-2,0,0 pop=0" };
-        assert!(stdout.ends_with(&format!("pushes={pushes}\n")), "{how}: {stdout}");
+        let pushes = if how == "push" {
+            "-2,-2,-2 pop=-2"
+        } else {
+            "-2,0,0 pop=0"
+        };
+        assert!(
+            stdout.ends_with(&format!("pushes={pushes}\n")),
+            "{how}: {stdout}"
+        );
         let (tail, bytes) = range_tail(&out, &stderr);
         assert_eq!(
             tail,
@@ -198,7 +206,9 @@ fn an_nvtx_tool_already_named_is_left_alone_and_the_range_is_said_never_to_start
     let stderr = String::from_utf8_lossy(&r.stderr);
     assert!(r.status.success(), "{stderr}");
     assert!(
-        stderr.contains("NVTX_INJECTION64_PATH already names another NVTX tool (/nonexistent/libother-tool.so)"),
+        stderr.contains(
+            "NVTX_INJECTION64_PATH already names another NVTX tool (/nonexistent/libother-tool.so)"
+        ),
         "{stderr}"
     );
     assert!(

@@ -96,7 +96,10 @@ mod tests {
         assert_eq!(parse_capture_range("nvtx:step"), Ok(n("step", 1)));
         assert_eq!(parse_capture_range("nvtx:step:10"), Ok(n("step", 10)));
         assert_eq!(parse_capture_range("nvtx:a:b"), Ok(n("a:b", 1)));
-        assert_eq!(parse_capture_range("nvtx:train step 3"), Ok(n("train step 3", 1)));
+        assert_eq!(
+            parse_capture_range("nvtx:train step 3"),
+            Ok(n("train step 3", 1))
+        );
         assert_eq!(n("step", 10).to_string(), "nvtx:step:10");
         for bad in [
             "",

@@ -21,7 +21,9 @@ mod result;
 mod schema;
 mod serve;
 
-pub use capture_range::{parse_capture_range, CaptureRange, CaptureRangeError, CAPTURE_RANGE_FORMS};
+pub use capture_range::{
+    parse_capture_range, CaptureRange, CaptureRangeError, CAPTURE_RANGE_FORMS,
+};
 pub use compare::{Bound, Comparison, ComparisonError, Element, MAX_ULPS, MAX_UNORDERED_ELEMENT};
 pub use exit::{ReplayExit, UnknownExitCode};
 pub use result::{
