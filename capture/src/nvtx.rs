@@ -22,13 +22,13 @@
 use std::cell::RefCell;
 use std::ffi::{c_char, c_int, c_void, CStr};
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Mutex, OnceLock};
+use std::sync::Mutex;
 
 use hrr_archive::api::Vendor;
 use hrr_archive::writer::current_tid;
 
 use crate::range::{range_start, range_stop};
-use crate::range_gate::nvtx_name;
+use crate::range_gate::{nvtx_name, set_blocked};
 
 /// The variable the NVTX loader reads in a 64-bit process.
 const INJECTION_VAR: &str = "NVTX_INJECTION64_PATH";
@@ -52,13 +52,27 @@ const MAX_MESSAGE: usize = 4096;
 /// ones get 0, as without a tool.
 const MAX_HANDLES: usize = 1 << 16;
 
-/// Why NVTX ranges cannot be seen in this process, when capture could not name itself
-/// the injection library.
-static BLOCKED: OnceLock<String> = OnceLock::new();
+#[used]
+#[link_section = ".init_array"]
+static ON_LOAD: extern "C" fn() = on_load;
 
-/// Why the NVTX range asked for cannot be seen, if it cannot (said at exit).
-pub fn blocked() -> Option<&'static str> {
-    BLOCKED.get().map(String::as_str)
+/// Runs at library load, before `main`: when capture is on (as `state`'s load decides:
+/// asked for, not a secure-execution process) and an NVTX range is asked for, capture
+/// names itself the NVTX injection library ([`prepare`]).
+extern "C" fn on_load() {
+    if !crate::config::wanted(std::env::var_os("HRR_CAPTURE_OUTPUT")) {
+        return;
+    }
+    // SAFETY: getauxval has no preconditions.
+    if unsafe { libc::getauxval(libc::AT_SECURE) } != 0 {
+        return;
+    }
+    let range = std::env::var("HRR_CAPTURE_RANGE")
+        .ok()
+        .and_then(|v| crate::config::range(&v).ok());
+    if matches!(range, Some(hrr_contract::CaptureRange::Nvtx { .. })) {
+        prepare();
+    }
 }
 
 /// At load, when `HRR_CAPTURE_RANGE` asks for an NVTX range: names this library in
@@ -75,7 +89,7 @@ pub fn prepare() {
                 v.to_string_lossy()
             );
             crate::state::note(&format!("warning: {why}"));
-            let _ = BLOCKED.set(why);
+            set_blocked(why);
         }
         (_, Some(own)) => {
             // Called from the library constructor, before main: no other thread of the
@@ -86,7 +100,7 @@ pub fn prepare() {
             let why =
                 "capture could not find its own file to name in NVTX_INJECTION64_PATH".to_string();
             crate::state::note(&format!("warning: {why}"));
-            let _ = BLOCKED.set(why);
+            set_blocked(why);
         }
     }
 }

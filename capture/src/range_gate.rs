@@ -29,6 +29,15 @@ pub static SNAPSHOT_BYTES: AtomicU64 = AtomicU64::new(0);
 pub static SNAPSHOT_ALLOCATIONS: AtomicU64 = AtomicU64::new(0);
 pub static SNAPSHOT_NS: AtomicU64 = AtomicU64::new(0);
 
+/// Why the range asked for cannot be seen in this process, when it cannot (an NVTX
+/// tool already named: `nvtx::prepare`); said at exit.
+static BLOCKED: OnceLock<String> = OnceLock::new();
+
+/// Records why the range asked for cannot be seen (the first reason is kept).
+pub fn set_blocked(why: String) {
+    let _ = BLOCKED.set(why);
+}
+
 /// The range asked for, once the configuration is read.
 static RANGE: OnceLock<CaptureRange> = OnceLock::new();
 
@@ -104,7 +113,7 @@ pub fn at_exit(w: &ProcessWriter) -> Option<String> {
                     None => "profiler".to_string(),
                 }
             );
-            if let Some(blocked) = crate::nvtx::blocked() {
+            if let Some(blocked) = BLOCKED.get() {
                 why.push_str(&format!(" ({blocked})"));
             }
             w.note_unreplayable("HRR_CAPTURE_RANGE", &why);

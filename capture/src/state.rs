@@ -117,16 +117,6 @@ extern "C" fn on_load() {
         note("HRR_CAPTURE_OUTPUT ignored: this is a secure-execution (setuid/setgid/capabilities) process");
         return;
     }
-    // An NVTX range is seen only by the injection library NVTX loads at its first call:
-    // capture names itself before the program runs (`nvtx::prepare`).
-    if let Some(r) = std::env::var("HRR_CAPTURE_RANGE")
-        .ok()
-        .and_then(|v| config::range(&v).ok())
-    {
-        if matches!(r, hrr_contract::CaptureRange::Nvtx { .. }) {
-            crate::nvtx::prepare();
-        }
-    }
     // Resolved now, before the program can change directory: the archive goes where the
     // variable named when the program started, and programs it execs inherit the same
     // absolute path. Only a relative value is rewritten; the program has not started

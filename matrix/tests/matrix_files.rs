@@ -307,7 +307,7 @@ fn semantic_errors_are_located() {
             &format!("    tags: [heavy]\n    capture_range: {r}\n"),
         )
     };
-    let text = ranged("\"nvtx:step\"");
+    let text = ranged("\"nvtx:step:0\"");
     let line = 1 + text
         .lines()
         .position(|l| l.contains("capture_range"))
@@ -317,14 +317,16 @@ fn semantic_errors_are_located() {
     assert!(
         e[0].starts_with(&format!("m.yaml:{line}:"))
             && e[0].contains(
-                "case `alpha`: capture_range: \"nvtx:step\" is not profiler or profiler:N"
+                "case `alpha`: capture_range: \"nvtx:step:0\" is not profiler or profiler:N"
             )
-            && e[0].contains("NVTX ranges are not supported"),
+            && e[0].contains("nvtx:NAME:N"),
         "{e:?}"
     );
-    let m = load_str(&ranged("profiler:2"), Path::new("m.yaml"), None).unwrap();
-    let alpha = m.cases.iter().find(|c| c.name == "alpha").unwrap();
-    assert_eq!(alpha.capture_range.as_deref(), Some("profiler:2"));
+    for good in ["profiler:2", "nvtx:train step:3"] {
+        let m = load_str(&ranged(&format!("\"{good}\"")), Path::new("m.yaml"), None).unwrap();
+        let alpha = m.cases.iter().find(|c| c.name == "alpha").unwrap();
+        assert_eq!(alpha.capture_range.as_deref(), Some(good));
+    }
 }
 
 #[test]

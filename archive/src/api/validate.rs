@@ -73,7 +73,10 @@ fn symbol_of_vendor(symbol: &str, vendor: Vendor) -> bool {
     };
     match vendor {
         Vendor::Cuda => symbol.starts_with("cu") || symbol.starts_with("__cuda"),
-        Vendor::Hip => symbol.starts_with("hip") || symbol.starts_with("__hip"),
+        // roctx: ROCm's range markers (libroctx64), the AMD side of NVTX ranges.
+        Vendor::Hip => {
+            symbol.starts_with("hip") || symbol.starts_with("__hip") || symbol.starts_with("roctx")
+        }
     }
 }
 
