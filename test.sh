@@ -21,6 +21,12 @@ for a in "$@"; do
     esac
 done
 rc=0
+# Tests share the debug capture library and replay binary (the harness's end-to-end tests
+# run them and build nothing themselves): a whole-workspace run builds them; a run of one
+# package builds them first.
+if [ ${#scope[@]} -eq 0 ]; then
+    cargo build -q -p hrr-capture -p hrr-replay || exit $?
+fi
 cargo test ${scope[@]+"${scope[@]}"} "$@" || rc=$?
 lines="$(cat "$skips"/*.txt 2>/dev/null | sort)"
 echo

@@ -173,26 +173,11 @@ fn rocm7_names_are_recorded_through_the_stand_in() {
 }
 
 /// The archive replays through the same stand-in reporting 7.1, and is refused by one
-/// reporting 5.2, naming both versions (hrr-replay beside this test, built first when it
-/// is not: another package's binary).
+/// reporting 5.2, naming both versions (hrr-replay as this build of the workspace made
+/// it: another package's binary, never built here).
 fn replay_by_version(dir: &Path, archive: &Path) {
     let exe = std::env::current_exe().unwrap();
-    let beside = || {
-        exe.ancestors()
-            .skip(1)
-            .take(2)
-            .map(|d| d.join("hrr-replay"))
-            .find(|p| p.is_file())
-    };
-    if beside().is_none() {
-        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-        let st = Command::new(cargo)
-            .args(["build", "-q", "-p", "hrr-replay"])
-            .status()
-            .unwrap();
-        assert!(st.success(), "cargo build -p hrr-replay failed");
-    }
-    let replay = beside().expect("hrr-replay was built");
+    let replay = hrr_testkit::built::built(&hrr_testkit::built::REPLAY, &exe);
     let run = |v: &str| {
         Command::new(&replay)
             .arg(archive)

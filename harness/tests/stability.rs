@@ -11,7 +11,6 @@
 //! Needs cc, nvcc and xmllint: skipped through `hrr_testkit`, saying so, where one is
 //! missing (a failure under `CI=true` or `HRR_REQUIRE_ALL=1`; `.ci/install` installs them).
 
-use std::path::Path;
 use std::process::Command;
 
 use hrr_testkit::tools;
@@ -33,13 +32,7 @@ struct Run {
 #[track_caller]
 fn run(case: &str, vary: Option<&str>) -> Option<Run> {
     let [_, nvcc, xmllint] = hrr_testkit::tools([&tools::CC, &tools::NVCC, &tools::XMLLINT])?;
-    let tools = Path::new(HARNESS).parent().unwrap().to_path_buf();
-    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-    let st = Command::new(cargo)
-        .args(["build", "-q", "-p", "hrr-capture", "-p", "hrr-replay"])
-        .status()
-        .unwrap();
-    assert!(st.success(), "building capture and replay failed");
+    let tools = common::built_capture_and_replay(HARNESS);
     let out = tempfile::tempdir().unwrap();
     let mut cmd = Command::new(HARNESS);
     cmd.env("NVCC", nvcc);

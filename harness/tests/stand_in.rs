@@ -16,7 +16,6 @@
 //! missing: cc, and hipcc (clang-19 and lld-19 for gfx12 and gfx115x) or nvcc; a failure
 //! under `CI=true` or `HRR_REQUIRE_ALL=1` (`.ci/install` installs them all).
 
-use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use hrr_testkit::{tools, Need, Tool};
@@ -25,20 +24,6 @@ mod common;
 use common::workspace;
 
 const HARNESS: &str = env!("CARGO_BIN_EXE_hrr-harness");
-
-/// The debug capture library and replay next to this test's harness binary, built first
-/// (another package's artifacts are not refreshed by building this test).
-fn capture_and_replay() -> PathBuf {
-    let dir = Path::new(HARNESS).parent().unwrap().to_path_buf();
-    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-    let st = Command::new(cargo)
-        .args(["build", "-q", "-p", "hrr-capture", "-p", "hrr-replay"])
-        .status()
-        .unwrap();
-    assert!(st.success(), "building capture and replay failed");
-    assert!(dir.join("libhrr_capture.so").is_file());
-    dir
-}
 
 struct Run {
     junit: String,
@@ -79,7 +64,7 @@ fn run_family(family: &str) -> Option<Run> {
         hrr_testkit::skip(Need::Tool, missing.join("; "));
         return None;
     }
-    let tools = capture_and_replay();
+    let tools = common::built_capture_and_replay(HARNESS);
     let out = tempfile::tempdir().unwrap();
     let mut cmd = Command::new(HARNESS);
     if let Some(nvcc) = hrr_testkit::find(&tools::NVCC) {

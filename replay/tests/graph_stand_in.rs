@@ -73,19 +73,12 @@ fn build_linked(dir: &Path, name: &str, libs: &[&str]) -> (PathBuf, PathBuf) {
     (dir.join(libs[0]), exe)
 }
 
+/// The capture library this build of the workspace made (never built here).
 fn capture_so() -> PathBuf {
-    let exe = PathBuf::from(env!("CARGO_BIN_EXE_hrr-replay"));
-    let dir = exe.parent().unwrap().to_path_buf();
-    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-    let mut c = Command::new(cargo);
-    c.args(["build", "-q", "-p", "hrr-capture"]);
-    if dir.ends_with("release") {
-        c.arg("--release");
-    }
-    let _ = c.status();
-    let so = dir.join("libhrr_capture.so");
-    assert!(so.is_file(), "libhrr_capture.so was not built");
-    so
+    hrr_testkit::built::built(
+        &hrr_testkit::built::CAPTURE,
+        Path::new(env!("CARGO_BIN_EXE_hrr-replay")),
+    )
 }
 
 /// Replays `archive` against the stand-in runtime: its result.

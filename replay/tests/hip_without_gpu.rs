@@ -33,21 +33,12 @@ int main() {
 }
 "#;
 
+/// The capture library this build of the workspace made (never built here).
 fn capture_so() -> Option<PathBuf> {
-    // The workspace's target directory, next to this test's own binary.
-    let exe = PathBuf::from(env!("CARGO_BIN_EXE_hrr-replay"));
-    let dir = exe.parent()?.to_path_buf();
-    let so = dir.join("libhrr_capture.so");
-    // Always through cargo (a no-op when up to date): the library is another package's
-    // artifact, which building this test does not refresh.
-    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-    let mut c = Command::new(cargo);
-    c.args(["build", "-q", "-p", "hrr-capture"]);
-    if dir.ends_with("release") {
-        c.arg("--release");
-    }
-    let _ = c.status();
-    so.is_file().then_some(so)
+    Some(hrr_testkit::built::built(
+        &hrr_testkit::built::CAPTURE,
+        Path::new(env!("CARGO_BIN_EXE_hrr-replay")),
+    ))
 }
 
 /// Builds `source` with hipcc for gfx90a into `dir/name`; None (the reason printed) where

@@ -11,6 +11,9 @@
 //!   standard error (past libtest's capture, so it shows in the run) and appends the same
 //!   line to the skip directory, which `./test.sh` lists after the run.
 //!
+//! - [`built`](mod@built): what other workspace packages build and a test runs (capture,
+//!   replay), shared and never built by a test: missing or stale fails naming the command.
+//!
 //! The skip directory is `HRR_TEST_SKIPS`, else `hrr-test-skips` in the target directory
 //! the test binary was built in. Each test process appends to a file of its own, one line
 //! per `write` (O_APPEND), so parallel tests and test binaries never mix their lines.
@@ -19,6 +22,7 @@ use std::fmt;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
+pub mod built;
 pub mod tools;
 pub use tools::{find, Tool};
 

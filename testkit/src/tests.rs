@@ -228,3 +228,40 @@ fn the_process_file_names_package_and_binary_without_cargo_s_hash() {
         "{f}"
     );
 }
+
+#[test]
+fn a_built_artifact_older_than_a_source_or_missing_is_stale() {
+    use crate::built::{stale, Artifact};
+    use std::time::{Duration, SystemTime};
+    let t = std::env::temp_dir().join(format!("hrr-testkit-built-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&t);
+    std::fs::create_dir_all(t.join("src/inner")).unwrap();
+    let a = Artifact {
+        file: "libx.so",
+        package: "x",
+        sources: &["src", "build.rs"],
+    };
+    let at = |p: &str, secs: u64| {
+        let f = std::fs::File::create(t.join(p)).unwrap();
+        f.set_modified(SystemTime::UNIX_EPOCH + Duration::from_secs(secs))
+            .unwrap();
+    };
+    let so = t.join("libx.so");
+    assert!(stale(&a, &so, &t).unwrap().ends_with("libx.so is missing"));
+    at("src/inner/a.rs", 1_000);
+    at("build.rs", 2_000);
+    at("libx.so", 1_500);
+    let why = stale(&a, &so, &t).unwrap();
+    assert!(
+        why.contains("is older than its sources (src, build.rs)"),
+        "{why}"
+    );
+    at("libx.so", 3_000);
+    assert_eq!(stale(&a, &so, &t), None);
+    at("src/inner/a.rs", 4_000);
+    assert!(
+        stale(&a, &so, &t).is_some(),
+        "a file deep in a source directory counts"
+    );
+    let _ = std::fs::remove_dir_all(&t);
+}
