@@ -203,12 +203,18 @@ fn pop(vendor: Vendor, api: &'static str, domain: usize) {
     }
 }
 
-/// A start: a fresh id; the range starts here when it is the occurrence asked for.
-fn start(vendor: Vendor, api: &'static str, message: Option<String>) -> u64 {
-    let id = NEXT_RANGE_ID.fetch_add(1, Ordering::Relaxed);
+/// A start, whose end will name `id`: the range starts here when it is the occurrence
+/// asked for.
+fn start_with(vendor: Vendor, api: &'static str, id: u64, message: Option<String>) {
     if wanted(message) && range_start(vendor, api) {
         *active() = Some(Active::Start { id });
     }
+}
+
+/// An NVTX start: a fresh id of capture's (the tool hands out ids), then [`start_with`].
+fn start(vendor: Vendor, api: &'static str, message: Option<String>) -> u64 {
+    let id = NEXT_RANGE_ID.fetch_add(1, Ordering::Relaxed);
+    start_with(vendor, api, id, message);
     id
 }
 
@@ -518,9 +524,9 @@ pub unsafe extern "C" fn roctxRangeStartA(message: *const c_char) -> u64 {
         None => 0,
     };
     // SAFETY: the program's string (roctx's contract).
-    if wanted(unsafe { narrow(message) }) && range_start(Vendor::Hip, "roctxRangeStartA") {
-        *active() = Some(Active::Start { id });
-    }
+    start_with(Vendor::Hip, "roctxRangeStartA", id, unsafe {
+        narrow(message)
+    });
     id
 }
 

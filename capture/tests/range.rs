@@ -222,3 +222,58 @@ fn an_nvtx_tool_already_named_is_left_alone_and_the_range_is_said_never_to_start
         .iter()
         .any(|u| u.api == "HRR_CAPTURE_RANGE"));
 }
+
+#[test]
+fn a_roctx_range_is_recorded_alone_and_roctx_still_answers() {
+    if hrr_testkit::tools([&hrr_testkit::tools::CC, &hrr_testkit::tools::HIP_HEADERS]).is_none() {
+        return;
+    }
+    let dir = std::env::temp_dir().join(format!("hrr-capture-roctx-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let src = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/stand_in/roctx.c");
+    let roctx = dir.join("libroctx64.so");
+    common::cc(&[
+        "-O1".into(),
+        "-shared".into(),
+        "-fPIC".into(),
+        "-o".into(),
+        roctx.display().to_string(),
+        src.display().to_string(),
+    ]);
+    let exe = common::build_hip_program(&dir, "roctx_program.c", &["-l:libroctx64.so".into()]);
+    for (how, answers) in [
+        ("push", "outer=0 inner=1 pop=1 id=0"),
+        ("start", "outer=0 inner=-9 pop=-9 id=102"),
+    ] {
+        let out = dir.join(format!("archive-{how}"));
+        let r = std::process::Command::new(&exe)
+            .args(["3", how])
+            .env("HRR_CAPTURE_OUTPUT", &out)
+            .env("LD_PRELOAD", common::capture_so())
+            .env("HRR_CAPTURE_DISK_RESERVE", "16M")
+            .env("HRR_CAPTURE_RANGE", "nvtx:step:2")
+            .env_remove("HRR_STAND_IN_LOG")
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&r.stderr);
+        assert!(r.status.success(), "{how}: {stderr}");
+        assert!(
+            stderr.contains("range nvtx:step:2: snapshot of 1 allocations, 4096 bytes"),
+            "{how}: {stderr}"
+        );
+        let stdout = String::from_utf8_lossy(&r.stdout);
+        assert!(
+            stdout.ends_with(&format!("{answers}\n")),
+            "{how}: roctx's own answers reach the program: {stdout}"
+        );
+        let (tail, bytes) = range_tail(&out, &stderr);
+        assert_eq!(
+            tail,
+            [semantic::RANGE_MARK, id::Memcpy, semantic::RANGE_MARK],
+            "{how}: the second round's copy, and nothing after its range"
+        );
+        assert_eq!(bytes, expected_device_bytes(17), "{how}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -17,58 +17,11 @@ use hrr_archive::{Archive, Limits};
 use hrr_testkit::tools;
 
 mod common;
-use common::capture_so;
-
-/// The stand-in HIP runtime's sources, from the list the harness builds it from.
-fn standin_sources(root: &Path) -> Vec<String> {
-    let list =
-        std::fs::read_to_string(root.join("standin/sources.txt")).expect("standin/sources.txt");
-    list.lines()
-        .filter(|l| !l.trim_start().starts_with('#'))
-        .find_map(|l| l.strip_prefix("amd "))
-        .and_then(|l| l.split_once(':'))
-        .map(|(_, files)| files.split_whitespace().map(String::from).collect())
-        .expect("an amd line in standin/sources.txt")
-}
-
-fn cc(args: &[String]) {
-    let o = Command::new("cc").args(args).output().expect("cc");
-    assert!(
-        o.status.success(),
-        "cc {args:?}: {}",
-        String::from_utf8_lossy(&o.stderr)
-    );
-}
+use common::{build_hip_program, capture_so};
 
 /// The stand-in HIP runtime and the program, built into `dir`; the program's path.
 fn build(dir: &Path) -> PathBuf {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
-    let mut args: Vec<String> = ["-O1", "-g", "-fPIC", "-shared", "-D__HIP_PLATFORM_AMD__"]
-        .map(String::from)
-        .to_vec();
-    args.push("-Wl,-soname,libamdhip64.so.5".into());
-    args.push("-o".into());
-    args.push(dir.join("libamdhip64.so.5").display().to_string());
-    args.extend(
-        standin_sources(&root)
-            .iter()
-            .map(|f| root.join("standin").join(f).display().to_string()),
-    );
-    args.push("-lpthread".into());
-    cc(&args);
-    let exe = dir.join("program");
-    cc(&[
-        "-O1".into(),
-        "-o".into(),
-        exe.display().to_string(),
-        root.join("capture/tests/stand_in/rocm7_program.c")
-            .display()
-            .to_string(),
-        format!("-L{}", dir.display()),
-        "-l:libamdhip64.so.5".into(),
-        format!("-Wl,-rpath,{}", dir.display()),
-    ]);
-    exe
+    build_hip_program(dir, "rocm7_program.c", &[])
 }
 
 fn results(stdout: &str) -> Vec<(String, i64)> {
