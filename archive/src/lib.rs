@@ -21,6 +21,7 @@ pub mod logread;
 pub mod manifest;
 pub mod pack;
 pub mod payload;
+pub mod prune;
 pub mod reader;
 pub mod record;
 pub mod repair;

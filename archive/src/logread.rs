@@ -7,14 +7,14 @@
 //! records hold, not its length: a sparse file's first hole reads as a torn record.
 //!
 //! Sequence ids run 0, 1, 2, ...; the only gaps allowed are the ranges a repair recorded
-//! as lost (`ProcessManifest::lost_events`), so a log that silently skips events is
-//! refused rather than replayed out of order.
+//! as lost and those a range capture pruned (`ProcessManifest::seq_gaps`), so a log that
+//! silently skips events is refused rather than replayed out of order.
 
 use std::fs::File;
 use std::io::{BufReader, Read};
 use std::path::Path;
 
-use crate::manifest::LostEvents;
+use crate::manifest::Gaps;
 use crate::record::{
     self, Event, RecordHeader, Torn, FILE_HEADER_LEN, FILE_MAGIC, MAX_RECORD_PAYLOAD,
     RECORD_HEADER_LEN, TRAILER_API_ID, TRAILER_MAGIC,
@@ -93,18 +93,18 @@ enum Step {
 struct LogRules<'a> {
     path: &'a Path,
     limits: &'a Limits,
-    lost: &'a [LostEvents],
+    gaps: &'a Gaps,
     events: Vec<Event>,
     /// The sequence id the next record must carry.
     next_seq: u64,
 }
 
 impl<'a> LogRules<'a> {
-    fn new(path: &'a Path, limits: &'a Limits, lost: &'a [LostEvents]) -> Self {
+    fn new(path: &'a Path, limits: &'a Limits, gaps: &'a Gaps) -> Self {
         let mut r = LogRules {
             path,
             limits,
-            lost,
+            gaps,
             events: Vec::new(),
             next_seq: 0,
         };
@@ -114,9 +114,15 @@ impl<'a> LogRules<'a> {
 
     /// Moves `next_seq` past a range a repair recorded as lost.
     fn skip_lost(&mut self) {
-        while let Some(l) = self.lost.iter().find(|l| l.first_seq == self.next_seq) {
+        while let Some(l) = (self.gaps.lost.iter()).find(|l| l.first_seq == self.next_seq) {
             self.next_seq = l.last_seq.saturating_add(1);
         }
+    }
+
+    /// Whether the ids from `next_seq` up to `seq` (exclusive) were pruned.
+    fn pruned_up_to(&self, seq: u64) -> bool {
+        (self.gaps.pruned.iter())
+            .any(|g| g.first_seq <= self.next_seq && seq <= g.last_seq.saturating_add(1))
     }
 
     /// `at`: the record's byte offset; `end`: the file's length.
@@ -153,7 +159,7 @@ impl<'a> LogRules<'a> {
             }
             return Ok(Step::Complete);
         }
-        if h.seq != self.next_seq {
+        if h.seq != self.next_seq && !(h.seq > self.next_seq && self.pruned_up_to(h.seq)) {
             return Err(ArchiveError::invalid(
                 self.path,
                 format!(
@@ -183,10 +189,10 @@ pub fn decode_bytes(
     path: &Path,
     bytes: &[u8],
     limits: &Limits,
-    lost: &[LostEvents],
+    gaps: &Gaps,
 ) -> Result<(Vec<Event>, LogStatus)> {
     check_file_header(path, bytes)?;
-    let mut rules = LogRules::new(path, limits, lost);
+    let mut rules = LogRules::new(path, limits, gaps);
     let end = bytes.len() as u64;
     let mut at = FILE_HEADER_LEN;
     loop {
@@ -232,14 +238,14 @@ pub fn read_file(
     file: File,
     len: u64,
     limits: &Limits,
-    lost: &[LostEvents],
+    gaps: &Gaps,
 ) -> Result<(Vec<Event>, LogStatus)> {
     let io = |e| ArchiveError::io(path, "read", e);
     let mut r = BufReader::with_capacity(1 << 20, file.take(len));
     let mut head = [0u8; FILE_HEADER_LEN];
     let got = read_up_to(&mut r, &mut head).map_err(io)?;
     check_file_header(path, &head[..got])?;
-    let mut rules = LogRules::new(path, limits, lost);
+    let mut rules = LogRules::new(path, limits, gaps);
     let mut at = FILE_HEADER_LEN as u64;
     let mut buf: Vec<u8> = Vec::with_capacity(RECORD_HEADER_LEN + 4096);
     let truncated = |torn: Torn, at: u64| LogStatus::Truncated {
@@ -302,6 +308,7 @@ pub fn read_file(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::manifest::SeqGap;
     use crate::record::{encode_record, file_header, trailer_payload};
 
     fn rec(seq: u64) -> (RecordHeader, Vec<u8>) {
@@ -338,14 +345,14 @@ mod tests {
         b
     }
 
-    fn both(bytes: &[u8], lost: &[LostEvents]) -> (Vec<Event>, LogStatus) {
+    fn both(bytes: &[u8], gaps: &Gaps) -> (Vec<Event>, LogStatus) {
         let d = tempfile::tempdir().unwrap();
         let p = d.path().join("events.bin");
         std::fs::write(&p, bytes).unwrap();
         let limits = Limits::default();
-        let mem = decode_bytes(&p, bytes, &limits, lost).unwrap();
+        let mem = decode_bytes(&p, bytes, &limits, gaps).unwrap();
         let f = File::open(&p).unwrap();
-        let streamed = read_file(&p, f, bytes.len() as u64, &limits, lost).unwrap();
+        let streamed = read_file(&p, f, bytes.len() as u64, &limits, gaps).unwrap();
         assert_eq!(mem.1, streamed.1);
         assert_eq!(mem.0.len(), streamed.0.len());
         for (a, b) in mem.0.iter().zip(&streamed.0) {
@@ -357,13 +364,14 @@ mod tests {
 
     #[test]
     fn both_decoders_agree_on_complete_incomplete_and_torn_logs() {
+        let none = Gaps::default();
         let full = log(&[0, 1, 2], true);
-        assert_eq!(both(&full, &[]).1, LogStatus::Complete);
+        assert_eq!(both(&full, &none).1, LogStatus::Complete);
         let open = log(&[0, 1, 2], false);
-        let (ev, st) = both(&open, &[]);
+        let (ev, st) = both(&open, &none);
         assert_eq!((ev.len(), st), (3, LogStatus::Incomplete));
         for cut in FILE_HEADER_LEN + 1..open.len() {
-            let (ev, st) = both(&open[..cut], &[]);
+            let (ev, st) = both(&open[..cut], &none);
             // A cut at a record boundary leaves an unfinished log, anywhere else a torn one.
             assert!(
                 matches!(st, LogStatus::Truncated { .. } | LogStatus::Incomplete),
@@ -374,7 +382,7 @@ mod tests {
         let mut flipped = open.clone();
         let last = flipped.len() - 1;
         flipped[last] ^= 1;
-        let (ev, st) = both(&flipped, &[]);
+        let (ev, st) = both(&flipped, &none);
         assert_eq!(ev.len(), 2);
         assert!(matches!(
             st,
@@ -387,9 +395,10 @@ mod tests {
 
     #[test]
     fn a_sparse_tail_reads_as_one_torn_record() {
+        let none = Gaps::default();
         let mut b = log(&[0, 1], false);
         b.resize(b.len() + (1 << 20), 0);
-        let (ev, st) = both(&b, &[]);
+        let (ev, st) = both(&b, &none);
         assert_eq!(ev.len(), 2);
         // A zero header has length 0 and a CRC that does not match.
         assert!(matches!(
@@ -406,23 +415,61 @@ mod tests {
         let gap = log(&[0, 1, 4, 5], true);
         let d = tempfile::tempdir().unwrap();
         let p = d.path().join("events.bin");
-        let e = decode_bytes(&p, &gap, &Limits::default(), &[]).unwrap_err();
+        let e = decode_bytes(&p, &gap, &Limits::default(), &Gaps::default()).unwrap_err();
         assert!(e.to_string().contains("sequence id 4, expected 2"), "{e}");
-        let lost = [LostEvents {
-            first_seq: 2,
-            last_seq: 3,
-            offset: 0,
-            bytes: 0,
-        }];
-        let (ev, st) = both(&gap, &lost);
+        let lost = |first_seq, last_seq| Gaps {
+            lost: vec![SeqGap {
+                first_seq,
+                last_seq,
+            }],
+            pruned: Vec::new(),
+        };
+        let (ev, st) = both(&gap, &lost(2, 3));
         assert_eq!((ev.len(), st), (4, LogStatus::Complete));
         let at_start = log(&[3, 4], false);
-        let lost = [LostEvents {
-            first_seq: 0,
-            last_seq: 2,
-            offset: 16,
-            bytes: 99,
-        }];
-        assert_eq!(both(&at_start, &lost).0.len(), 2);
+        assert_eq!(both(&at_start, &lost(0, 2)).0.len(), 2);
+        // A lost stretch is never in the log.
+        let whole = log(&[0, 1, 2, 3], false);
+        let e = decode_bytes(&p, &whole, &Limits::default(), &lost(1, 2)).unwrap_err();
+        assert!(e.to_string().contains("sequence id 1, expected 3"), "{e}");
+    }
+
+    #[test]
+    fn a_pruned_stretch_may_be_absent_or_whole_but_nothing_else_may_be_missing() {
+        let pruned = Gaps {
+            lost: Vec::new(),
+            pruned: vec![
+                SeqGap {
+                    first_seq: 1,
+                    last_seq: 3,
+                },
+                SeqGap {
+                    first_seq: 6,
+                    last_seq: 6,
+                },
+            ],
+        };
+        for seqs in [
+            &[0, 4, 5, 7][..],
+            &[0, 1, 2, 3, 4, 5, 6, 7],
+            &[0, 2, 3, 4, 5, 7],
+        ] {
+            let (ev, st) = both(&log(seqs, true), &pruned);
+            assert_eq!(
+                (ev.len(), st),
+                (seqs.len(), LogStatus::Complete),
+                "{seqs:?}"
+            );
+        }
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("events.bin");
+        for (seqs, want) in [
+            (&[0, 4, 7][..], "sequence id 7, expected 5"),
+            (&[0, 1, 5][..], "sequence id 5, expected 2"),
+            (&[0, 4, 5, 6, 6][..], "sequence id 6, expected 7"),
+        ] {
+            let e = decode_bytes(&p, &log(seqs, false), &Limits::default(), &pruned).unwrap_err();
+            assert!(e.to_string().contains(want), "{seqs:?}: {e}");
+        }
     }
 }

@@ -174,6 +174,47 @@ pub struct ProcessManifest {
     /// held: the only gaps a reader accepts in the sequence.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub lost_events: Vec<LostEvents>,
+    /// What a range capture left out at exit: the set-up its range does not use
+    /// (`crate::prune`). Its sequence ids are gaps a reader accepts, as `lost_events`'.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pruned: Option<Pruned>,
+}
+
+/// The set-up a range capture dropped: registrations and loads of code objects that no
+/// event of the range, and no set-up event kept, names.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Pruned {
+    /// Registrations, loads, lookups, unregistrations and unloads before the range's
+    /// start: what could be dropped.
+    pub candidates: u64,
+    /// Events dropped, all of them candidates.
+    pub events: u64,
+    /// Code objects only those events named, removed from `code_objects/`.
+    pub code_objects: u64,
+    /// Their stored bytes.
+    pub code_object_bytes: u64,
+    /// The sequence ids dropped, as inclusive stretches.
+    pub stretches: Vec<SeqGap>,
+}
+
+/// The sequence gaps a reader accepts in one log.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Gaps {
+    /// Stretches a repair lost: never in the log.
+    pub lost: Vec<SeqGap>,
+    /// Stretches a range capture pruned: absent, or still there whole (capture writes
+    /// the manifest that lists them before the log without them, so a capture stopped
+    /// between the two leaves a log that still reads).
+    pub pruned: Vec<SeqGap>,
+}
+
+/// An inclusive stretch of sequence ids that a log lacks on purpose.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SeqGap {
+    pub first_seq: u64,
+    pub last_seq: u64,
 }
 
 /// Events a repair could not keep: corrupt bytes between two whole records, and the
@@ -217,6 +258,23 @@ impl ProcessManifest {
             runtime: RuntimeInfo::default(),
             repaired: false,
             lost_events: Vec::new(),
+            pruned: None,
+        }
+    }
+
+    /// Every sequence gap the log may have: stretches a repair lost and stretches a
+    /// range capture pruned.
+    pub fn seq_gaps(&self) -> Gaps {
+        Gaps {
+            lost: (self.lost_events.iter())
+                .map(|l| SeqGap {
+                    first_seq: l.first_seq,
+                    last_seq: l.last_seq,
+                })
+                .collect(),
+            pruned: (self.pruned.iter())
+                .flat_map(|p| p.stretches.iter().copied())
+                .collect(),
         }
     }
 }

@@ -146,7 +146,7 @@ impl Archive {
 /// Decodes an event log held in memory: the whole records, and how the log ends (no
 /// sequence gap is accepted; see `logread` for a repaired log's).
 pub fn decode_log(path: &Path, bytes: &[u8], limits: &Limits) -> Result<(Vec<Event>, LogStatus)> {
-    logread::decode_bytes(path, bytes, limits, &[])
+    logread::decode_bytes(path, bytes, limits, &Default::default())
 }
 
 impl ProcessArchive {
@@ -166,7 +166,7 @@ impl ProcessArchive {
         let (file, len) = safefs::open_regular(&log_path)?;
         Limits::check(&log_path, "max_file_bytes", len, limits.max_file_bytes)?;
         let (events, status) =
-            logread::read_file(&log_path, file, len, &limits, &manifest.lost_events)?;
+            logread::read_file(&log_path, file, len, &limits, &manifest.seq_gaps())?;
         let code_store = manifest.code_store.as_ref().map(PathBuf::from);
         Ok(ProcessArchive {
             dir: dir.to_path_buf(),

@@ -14,7 +14,7 @@
 use std::path::{Path, PathBuf};
 
 use crate::manifest::{
-    self, LostEvents, ProcessManifest, RootManifest, EVENTS_FILE, MANIFEST_FILE,
+    self, LostEvents, ProcessManifest, RootManifest, SeqGap, EVENTS_FILE, MANIFEST_FILE,
 };
 use crate::record::{self, RecordHeader, FILE_HEADER_LEN, RECORD_HEADER_LEN, TRAILER_API_ID};
 use crate::{blob, logread, ArchiveError, Limits, ProcessArchive, Result};
@@ -315,7 +315,8 @@ fn repair_process(
     let bytes = blob::read_regular_file(&log_path, limits)?;
     logread::check_file_header(&log_path, &bytes)?;
     let old_lost = manifest.lost_events.clone();
-    let s = scan_with_lost(&bytes, &old_lost);
+    let gaps = manifest.seq_gaps();
+    let s = scan_with_lost(&bytes, &[gaps.lost, gaps.pruned].concat());
     let complete = s.trailer && s.lost.is_empty() && old_lost.is_empty();
 
     let mut log = Vec::with_capacity(
@@ -373,7 +374,7 @@ fn repair_process(
 
 /// `scan` for a log that an earlier repair already left with known gaps: those gaps are
 /// not lost again (their sequence ids are skipped, not reported).
-fn scan_with_lost(bytes: &[u8], old: &[LostEvents]) -> Scan {
+fn scan_with_lost(bytes: &[u8], old: &[SeqGap]) -> Scan {
     let mut s = scan(bytes);
     s.lost.retain(|l| {
         !old.iter()

@@ -97,6 +97,11 @@ pub fn after_row(id: u16, ret: c_int) {
     }
 }
 
+/// Whether the range asked for started (its set-up may then be pruned at exit).
+pub fn started() -> bool {
+    matches!(PHASE.load(Ordering::SeqCst), INSIDE | AFTER)
+}
+
 /// What the range holds, said at exit (`warning:` first when it never started, and then
 /// noted unreplayable in `w`); None when no range was asked for.
 pub fn at_exit(w: &ProcessWriter) -> Option<String> {

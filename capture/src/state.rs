@@ -481,8 +481,26 @@ extern "C" fn on_exit() {
                 s.code_objects,
                 s.dir.display()
             ));
+            if s.complete && crate::range_gate::started() {
+                prune_range_setup(&s.dir, w.pid());
+            }
         }
         Err(e) => note(&format!("could not finish the archive: {e}")),
+    }
+}
+
+/// A range archive keeps only the set-up its range uses (`hrr_archive::prune`): the
+/// registrations and loads of code objects nothing in it names are dropped, said here.
+fn prune_range_setup(dir: &std::path::Path, pid: u32) {
+    match hrr_archive::prune::prune_process(dir, pid, &hrr_archive::Limits::default()) {
+        Ok(Some(p)) => note(&format!(
+            "pid {pid}: the range's set-up cut to what it uses: {} of {} code registrations and loads dropped, with {} code objects ({} bytes)",
+            p.events, p.candidates, p.code_objects, p.code_object_bytes
+        )),
+        Ok(None) => {}
+        Err(e) => note(&format!(
+            "warning: the range archive keeps all its set-up, unused included: {e}"
+        )),
     }
 }
 

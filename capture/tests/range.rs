@@ -2,7 +2,8 @@
 //! (tests/stand_in/runtime.c) under libhrr_capture.so: before the range only set-up is
 //! recorded (the allocation, not the copy or the memset); at its start a `RangeRestore`
 //! holds the allocation's bytes as they were, then a `RangeMark` with the snapshot's
-//! size; inside, the program's D2H copy; after the stop, nothing. The same for an NVTX
+//! size; inside, the program's launch and D2H copy; after the stop, nothing; and of the
+//! set-up, only the registrations of the code object the range launches. The same for an NVTX
 //! range (the program built with NVTX 3's headers: capture is the injection library NVTX
 //! loads), pushed, started or pushed in a domain with a registered message. A range that
 //! never starts, an NVTX tool already named, and a trigger capture does not know are
@@ -65,14 +66,47 @@ fn only_set_up_before_the_range_then_its_snapshot_and_its_work() {
     let tail: Vec<u16> = ids[restore + 1..].to_vec();
     assert_eq!(
         tail,
-        [semantic::RANGE_MARK, id::Memcpy, semantic::RANGE_MARK],
+        [
+            semantic::RANGE_MARK,
+            semantic::LAUNCH_KERNEL,
+            id::Memcpy,
+            semantic::RANGE_MARK
+        ],
         "{ids:?}"
+    );
+    // The set-up kept: the launched kernel's fat binary; the other's was left out, its
+    // code object with it.
+    let names: Vec<String> = p.events[..restore]
+        .iter()
+        .filter(|e| e.header.api_id == semantic::REGISTER_FUNCTION)
+        .map(|e| {
+            Payload::parse(&e.payload)
+                .unwrap()
+                .str(fid::NAME, "name")
+                .unwrap()
+                .to_string()
+        })
+        .collect();
+    assert_eq!(names, ["used"], "{ids:?}");
+    let pruned = p
+        .manifest
+        .pruned
+        .as_ref()
+        .expect("the unused set-up pruned");
+    assert_eq!(
+        (pruned.candidates, pruned.events, pruned.code_objects),
+        (4, 2, 1)
+    );
+    assert_eq!(p.stored_files().2, 1, "one code object left");
+    assert!(
+        stderr.contains("the range's set-up cut to what it uses: 2 of 4 code registrations and loads dropped, with 1 code objects"),
+        "{stderr}"
     );
     let mark = Payload::parse(&p.events[restore + 1].payload).unwrap();
     assert_eq!(mark.u64(fid::RANGE_OCCURRENCE, "n").unwrap(), 2);
     assert_eq!(mark.u64(fid::RANGE_ALLOCATIONS, "allocations").unwrap(), 1);
     assert_eq!(mark.u64(fid::SIZE, "bytes").unwrap(), 4096);
-    let end = Payload::parse(&p.events[restore + 3].payload).unwrap();
+    let end = Payload::parse(&p.events[restore + 4].payload).unwrap();
     assert_eq!(end.u64(fid::RANGE_END, "end").unwrap(), 1);
 }
 

@@ -45,6 +45,8 @@ pub struct ProcessInfo {
     pub runtime: hrr_archive::manifest::RuntimeInfo,
     pub dropped_after_trailer: u64,
     pub dropped_after_stop: u64,
+    /// The set-up a range capture left out because its range does not use it.
+    pub pruned: Option<hrr_archive::manifest::Pruned>,
 }
 
 /// How this build's API table covers one known runtime surface (`api::coverage`): the
@@ -128,6 +130,7 @@ pub fn info(a: &Archive) -> Info {
                 unmodelled_apis: unmodelled_apis(p),
                 runtime: p.manifest.runtime.clone(),
                 dropped_after_trailer: p.manifest.dropped_after_trailer,
+                pruned: p.manifest.pruned.clone(),
                 dropped_after_stop: p.manifest.dropped_after_stop,
             }
         })
@@ -292,6 +295,13 @@ pub fn render_info(i: &Info) -> String {
             None => {
                 let _ = writeln!(s, "  code objects   {}", p.code_objects);
             }
+        }
+        if let Some(pr) = &p.pruned {
+            let _ = writeln!(
+                s,
+                "  range set-up   {} of {} code registrations and loads before the range left out (unused by it), with {} code objects ({} bytes)",
+                pr.events, pr.candidates, pr.code_objects, pr.code_object_bytes
+            );
         }
         if p.dropped_after_trailer + p.dropped_after_stop > 0 {
             let _ = writeln!(
