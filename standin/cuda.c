@@ -291,6 +291,22 @@ cudaError_t cudaMemset2DAsync(void* d, size_t p, int v, size_t w, size_t h, cuda
     RET(memset2d(d, p, v, w, h, si_stream_of(s)));
 }
 
+/* A 3D memset: each of the extent's depth slices (height rows of pitch bytes apart, each
+ * slice ysize rows apart) a 2D memset of width bytes per row. */
+static int memset3d(struct cudaPitchedPtr p, int v, struct cudaExtent e, si_stream* st) {
+    if (e.height > p.ysize || e.width > p.pitch) return cudaErrorInvalidValue;
+    for (size_t z = 0; z < e.depth; z++) {
+        int r = memset2d((char*)p.ptr + z * p.pitch * p.ysize, p.pitch, v, e.width, e.height, st);
+        if (r) return r;
+    }
+    return cudaSuccess;
+}
+cudaError_t cudaMemset3D(struct cudaPitchedPtr p, int v, struct cudaExtent e) { ENTER; RET(memset3d(p, v, e, si_stream_of(0))); }
+cudaError_t cudaMemset3DAsync(struct cudaPitchedPtr p, int v, struct cudaExtent e, cudaStream_t s) {
+    ENTER;
+    RET(memset3d(p, v, e, si_stream_of(s)));
+}
+
 /* ---- streams and events ---- */
 
 cudaError_t cudaStreamCreate(cudaStream_t* s) { ENTER; RET(si_stream_create((si_stream**)s, 0)); }

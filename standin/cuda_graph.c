@@ -235,6 +235,44 @@ cudaError_t cudaDeviceSetMemPool(int d, cudaMemPool_t p) {
     if (d != 0) RET(cudaErrorInvalidDevice);
     RET(si_pool_set_current(si_pool_of(p)));
 }
+/* CUDA 13's pools by location: device 0's pinned pools only. */
+static int device0(const struct cudaMemLocation* l, enum cudaMemAllocationType t) {
+    if (!l || t != cudaMemAllocationTypePinned || l->type != cudaMemLocationTypeDevice) return cudaErrorInvalidValue;
+    return l->id == 0 ? cudaSuccess : cudaErrorInvalidDevice;
+}
+cudaError_t cudaMemGetDefaultMemPool(cudaMemPool_t* p, struct cudaMemLocation* l, enum cudaMemAllocationType t) {
+    ENTER;
+    if (!p) RET(cudaErrorInvalidValue);
+    int r = device0(l, t);
+    if (r) RET(r);
+    *p = (cudaMemPool_t)si_pool_default();
+    RET(cudaSuccess);
+}
+cudaError_t cudaMemGetMemPool(cudaMemPool_t* p, struct cudaMemLocation* l, enum cudaMemAllocationType t) {
+    ENTER;
+    if (!p) RET(cudaErrorInvalidValue);
+    int r = device0(l, t);
+    if (r) RET(r);
+    *p = (cudaMemPool_t)si_pool_current();
+    RET(cudaSuccess);
+}
+cudaError_t cudaMemSetMemPool(struct cudaMemLocation* l, enum cudaMemAllocationType t, cudaMemPool_t p) {
+    ENTER;
+    int r = device0(l, t);
+    if (r) RET(r);
+    RET(si_pool_set_current(si_pool_of(p)));
+}
+/* One device: its own access to a pool is always read-write, and cannot be changed. */
+cudaError_t cudaMemPoolSetAccess(cudaMemPool_t p, const struct cudaMemAccessDesc* d, size_t n) {
+    ENTER;
+    if (!si_pool_of(p) || (n && !d)) RET(cudaErrorInvalidValue);
+    for (size_t i = 0; i < n; i++) {
+        if (d[i].location.type != cudaMemLocationTypeDevice) RET(cudaErrorInvalidValue);
+        if (d[i].location.id != 0) RET(cudaErrorInvalidDevice);
+        if (d[i].flags != cudaMemAccessFlagsProtReadWrite) RET(cudaErrorInvalidValue);
+    }
+    RET(cudaSuccess);
+}
 cudaError_t cudaMemPoolCreate(cudaMemPool_t* p, const struct cudaMemPoolProps* props) {
     ENTER;
     if (!props || props->allocType != cudaMemAllocationTypePinned || props->location.type != cudaMemLocationTypeDevice)

@@ -307,6 +307,25 @@ macro_rules! hrr_api_table {
             (515, DrvGraphNodeGetDependenciesV1, cuGraphNodeGetDependencies, hipGraphNodeGetDependencies, Exact; node: *mut ::std::os::raw::c_void => GraphNode, deps: *mut *mut ::std::os::raw::c_void => OutGraphNodeList(count), count: *mut usize => InOutCount),
             (516, DrvGraphNodeGetDependentNodesV1, cuGraphNodeGetDependentNodes, hipGraphNodeGetDependentNodes, Exact; node: *mut ::std::os::raw::c_void => GraphNode, deps: *mut *mut ::std::os::raw::c_void => OutGraphNodeList(count), count: *mut usize => InOutCount),
             (517, DrvGraphGetEdgesV1, cuGraphGetEdges, hipGraphGetEdges, Exact; graph: *mut ::std::os::raw::c_void => Graph, from: *mut *mut ::std::os::raw::c_void => OutGraphNodeList(count), to: *mut *mut ::std::os::raw::c_void => OutGraphNodeList(count), count: *mut usize => InOutCount),
+            // Memory pools by location (ids 524-531, CUDA 13): a pool's access from other
+            // devices, and the default or current pool of a location and allocation type.
+            (524, MemPoolSetAccess, cudaMemPoolSetAccess, none, Exact; pool: *mut ::std::os::raw::c_void => MemPool, desc: *const ::std::os::raw::c_void => AccessDescs(count), count: usize => Value),
+            (525, DrvMemPoolSetAccess, cuMemPoolSetAccess, none, Exact; pool: *mut ::std::os::raw::c_void => MemPool, desc: *const ::std::os::raw::c_void => AccessDescs(count), count: usize => Value),
+            (526, MemGetDefaultMemPool, cudaMemGetDefaultMemPool, none, Exact; pool: *mut *mut ::std::os::raw::c_void => OutDevicePool, location: *mut ::std::os::raw::c_void => MemLocation, kind: ::std::os::raw::c_int => Value),
+            (527, MemGetMemPool, cudaMemGetMemPool, none, Exact; pool: *mut *mut ::std::os::raw::c_void => OutDevicePool, location: *mut ::std::os::raw::c_void => MemLocation, kind: ::std::os::raw::c_int => Value),
+            (528, MemSetMemPool, cudaMemSetMemPool, none, Exact; location: *mut ::std::os::raw::c_void => MemLocation, kind: ::std::os::raw::c_int => Value, pool: *mut ::std::os::raw::c_void => MemPool),
+            (529, DrvMemGetDefaultMemPool, cuMemGetDefaultMemPool, none, Exact; pool: *mut *mut ::std::os::raw::c_void => OutDevicePool, location: *mut ::std::os::raw::c_void => MemLocation, kind: ::std::os::raw::c_int => Value),
+            (530, DrvMemGetMemPool, cuMemGetMemPool, none, Exact; pool: *mut *mut ::std::os::raw::c_void => OutDevicePool, location: *mut ::std::os::raw::c_void => MemLocation, kind: ::std::os::raw::c_int => Value),
+            (531, DrvMemSetMemPool, cuMemSetMemPool, none, Exact; location: *mut ::std::os::raw::c_void => MemLocation, kind: ::std::os::raw::c_int => Value, pool: *mut ::std::os::raw::c_void => MemPool),
+            // The driver's context events and a stream's context (ids 538-540).
+            (538, DrvCtxRecordEvent, cuCtxRecordEvent, none, Exact; ctx: *mut ::std::os::raw::c_void => Context, event: *mut ::std::os::raw::c_void => Event),
+            (539, DrvCtxWaitEvent, cuCtxWaitEvent, none, Exact; ctx: *mut ::std::os::raw::c_void => Context, event: *mut ::std::os::raw::c_void => Event),
+            (540, DrvStreamGetCtx, cuStreamGetCtx, none, Exact; stream: *mut ::std::os::raw::c_void => Stream, ctx: *mut *mut ::std::os::raw::c_void => OutContextRef),
+            // 3D memsets (ids 541-542): `cudaPitchedPtr` (4 words) and `cudaExtent` (3) are
+            // passed by value on the stack (x86-64 SysV: structs over two eightbytes), after
+            // the registers the integer parameters leave unused.
+            (541, Memset3D, cudaMemset3D, none, Exact; value: ::std::os::raw::c_int => Value, spill_rsi: u64 => SpilledRegister, spill_rdx: u64 => SpilledRegister, spill_rcx: u64 => SpilledRegister, spill_r8: u64 => SpilledRegister, spill_r9: u64 => SpilledRegister, ptr: *mut ::std::os::raw::c_void => DevPtr, pitch: usize => Value, xsize: usize => Value, ysize: usize => Value, width: usize => Value, height: usize => Value, depth: usize => Value),
+            (542, Memset3DAsync, cudaMemset3DAsync, none, Exact; value: ::std::os::raw::c_int => Value, stream: *mut ::std::os::raw::c_void => Stream, spill_rdx: u64 => SpilledRegister, spill_rcx: u64 => SpilledRegister, spill_r8: u64 => SpilledRegister, spill_r9: u64 => SpilledRegister, ptr: *mut ::std::os::raw::c_void => DevPtr, pitch: usize => Value, xsize: usize => Value, ysize: usize => Value, width: usize => Value, height: usize => Value, depth: usize => Value),
             (46, EventDestroy, cudaEventDestroy, hipEventDestroy, Exact; event: *mut ::std::os::raw::c_void => Event),
             // The driver API (ids 200-299): the cuda column is the exact symbol libcuda.so.1
             // exports and CUDA 13's cuda.h binds a program's call to; replay calls these

@@ -281,7 +281,8 @@ pub fn capture_row(
                 RowHook::NoteRuntime
                 | RowHook::TextureObjectNumbering
                 | RowHook::SurfaceObjectNumbering
-                | RowHook::PreloadCapturedKernels => {}
+                | RowHook::PreloadCapturedKernels
+                | RowHook::DevicePoolSet(_) => {}
             }
         }
     });

@@ -166,6 +166,7 @@ pub fn decode(desc: &ApiDesc, i: usize, args: &[u64]) -> Param {
         ParamKind::OutGraph | ParamKind::OutGraphExec | ParamKind::OutGraphNode => {
             Param::OutHandle { at: a }
         }
+        ParamKind::MemLocation => Param::Struct { at: a, len: 8 },
         ParamKind::GraphNodes(count) => Param::Handles {
             at: a,
             n: arg(count),

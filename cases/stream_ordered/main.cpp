@@ -2,7 +2,10 @@
 // (hipMallocAsync) and from a pool the program creates (hipMemPoolCreate,
 // hipMallocFromPoolAsync), used by kernels and async copies on two streams ordered by an
 // event, freed asynchronously; pool attributes set and read, the pool trimmed, made the
-// device's current pool and back, destroyed. Every result is copied back and checked here.
+// device's current pool and back, destroyed; under CUDA 13 the same pools asked for by
+// location (cudaMemGetDefaultMemPool, cudaMemGetMemPool, cudaMemSetMemPool) and the
+// device's own access to a pool set (cudaMemPoolSetAccess). Every result is copied back
+// and checked here.
 #include "../common/hrr_gpu.h"
 
 #include <cstdint>
@@ -90,6 +93,34 @@ int main() {
     for (int i = 0; i < n; ++i) want[i] = i * 5 + 7;
     expect_equal("fill (current pool)", got.data(), want.data(), n);
     CHECK(hipDeviceSetMemPool(device, def));
+#if !defined(__HIPCC__) && !defined(__HIP_PLATFORM_AMD__)
+    {
+        cudaMemLocation loc = {};
+        loc.type = cudaMemLocationTypeDevice;
+        loc.id = device;
+        cudaMemPool_t by_loc = nullptr, cur_by_loc = nullptr;
+        CHECK(cudaMemGetDefaultMemPool(&by_loc, &loc, cudaMemAllocationTypePinned));
+        CHECK(cudaMemSetMemPool(&loc, cudaMemAllocationTypePinned, pool));
+        CHECK(cudaMemGetMemPool(&cur_by_loc, &loc, cudaMemAllocationTypePinned));
+        if (by_loc != def || cur_by_loc != pool) {
+            std::fprintf(stderr, "pools by location: default %d, current %d\n", by_loc == def, cur_by_loc == pool);
+            return 1;
+        }
+        cudaMemAccessDesc access = {};
+        access.location = loc;
+        access.flags = cudaMemAccessFlagsProtReadWrite;
+        CHECK(cudaMemPoolSetAccess(pool, &access, 1));
+        int* e;
+        CHECK(cudaMallocAsync((void**)&e, bytes, s0));
+        fill<<<blocks, 256, 0, s0>>>(e, n, 9);
+        CHECK(cudaMemcpyAsync(got.data(), e, bytes, cudaMemcpyDeviceToHost, s0));
+        CHECK(cudaFreeAsync(e, s0));
+        CHECK(cudaStreamSynchronize(s0));
+        for (int i = 0; i < n; ++i) want[i] = i * 9 + 7;
+        expect_equal("fill (current pool by location)", got.data(), want.data(), n);
+        CHECK(cudaMemSetMemPool(&loc, cudaMemAllocationTypePinned, def));
+    }
+#endif
     CHECK(hipMemPoolTrimTo(pool, 0));
     uint64_t release_all = 0;
     CHECK(hipMemPoolSetAttribute(def, hipMemPoolAttrReleaseThreshold, &release_all));

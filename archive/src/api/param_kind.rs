@@ -139,6 +139,9 @@ pub enum ParamKind {
     MemAllocNodeParams,
     /// A graph node (`cudaGraphNode_t`): a handle replay maps like a stream's.
     GraphNode,
+    /// `struct cudaMemLocation*` / `CUmemLocation*` in (a location type and id, two ints:
+    /// 8 bytes): recorded as bytes and passed again as captured. Null stays null.
+    MemLocation,
     /// `hipDeviceProp_tR0600*` out (`hipGetDevicePropertiesR0600`): recorded after the call
     /// at the R0600 struct's full size (`hip_abi::layout::DEVICE_PROP_R0600`); replay hands
     /// the runtime an out slot larger than any layout and compares nothing.

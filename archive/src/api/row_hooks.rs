@@ -21,6 +21,19 @@ pub enum RowHook {
     /// Capture, after a successful call: the runtime's and device's metadata go into the
     /// manifest, once (the first allocation is where the runtime is surely up).
     NoteRuntime,
+    /// Replay, after a successful call: a device's current memory pool was set, so it is
+    /// given its default pool back at the end (before the program's pools are destroyed).
+    DevicePoolSet(PoolDevice),
+}
+
+/// Where a pool-setting call names its device.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PoolDevice {
+    /// The first argument (`cudaDeviceSetMemPool(int device, pool)`).
+    FirstArgument,
+    /// The `location` parameter's recorded bytes, when they name a device (CUDA 13's
+    /// `cudaMemSetMemPool(cudaMemLocation*, type, pool)`).
+    Location,
 }
 
 /// Each hooked row, by its row id, with its hook.
@@ -33,6 +46,22 @@ pub const ROW_HOOKS: &[(u16, RowHook)] = &[
         RowHook::PreloadCapturedKernels,
     ),
     (id::Malloc, RowHook::NoteRuntime),
+    (
+        id::DeviceSetMemPool,
+        RowHook::DevicePoolSet(PoolDevice::FirstArgument),
+    ),
+    (
+        id::DrvDeviceSetMemPool,
+        RowHook::DevicePoolSet(PoolDevice::FirstArgument),
+    ),
+    (
+        id::MemSetMemPool,
+        RowHook::DevicePoolSet(PoolDevice::Location),
+    ),
+    (
+        id::DrvMemSetMemPool,
+        RowHook::DevicePoolSet(PoolDevice::Location),
+    ),
 ];
 
 /// The hooks of row `row`.

@@ -43,6 +43,8 @@ const WORK_ROWS: &[u16] = &[
     id::DrvMemPrefetchAsync,
     id::GraphUpload,
     id::DrvGraphUpload,
+    id::DrvCtxRecordEvent,
+    id::DrvCtxWaitEvent,
 ];
 
 /// Hand-written record kinds that are work: launches, graph launches, and the outputs

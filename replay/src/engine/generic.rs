@@ -75,7 +75,7 @@ impl<'a> Ctx<'a> {
                 RowHook::TextureObjectNumbering => self.offset_object_numbering(false),
                 RowHook::SurfaceObjectNumbering => self.offset_object_numbering(true),
                 RowHook::PreloadCapturedKernels => self.preload_captured_kernels(ev.header.seq),
-                RowHook::NoteRuntime => {}
+                RowHook::NoteRuntime | RowHook::DevicePoolSet(_) => {}
             }
         }
         // A memcpy node added or updated: its host side is a buffer of its own.
@@ -121,7 +121,11 @@ impl<'a> Ctx<'a> {
         // forgotten now, never freed again at teardown: issue 20's double free).
         let checked = self.check_ret(ev, desc.ret, ret);
         self.record_outputs(desc, &p, ret, &args, &bufs)?;
-        self.note_device_pool(desc, ret, &args);
+        for hook in row_hooks::of(hrr_archive::api::hip_abi::base_row(desc.id)) {
+            if let (RowHook::DevicePoolSet(from), 0) = (hook, ret) {
+                self.note_device_pool(desc, from, &p, &args);
+            }
+        }
         checked?;
         if bufs.node.is_some() {
             // Not run yet: each launch of its graph checks it.

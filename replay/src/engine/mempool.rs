@@ -1,25 +1,46 @@
 //! Stream-ordered memory at the end of a replay: a device whose current pool the program
-//! set (`DeviceSetMemPool`) is given back its default pool before the program's pools are
+//! set (`DeviceSetMemPool`, `MemSetMemPool`: `RowHook::DevicePoolSet`) is given back its default pool before the program's pools are
 //! destroyed, so the next archive replayed in the same process (`--serve`) allocates
 //! from a live pool. Pools, their handles and allocations are otherwise table rows
 //! (`OutMemPool`, `MemPool`, `MemPoolProps`, `PoolAttrValue` in `generic`).
 
+use hrr_archive::api::row_hooks::PoolDevice;
 use hrr_archive::api::{self, ApiDesc};
+use hrr_archive::payload::Payload;
+
+/// `cudaMemLocationTypeDevice` / `CU_MEM_LOCATION_TYPE_DEVICE`.
+const LOCATION_DEVICE: i32 = 1;
+
+/// The device a memory location's 8 bytes (type, id) name, if they name one.
+fn device_location(b: &[u8]) -> Option<u64> {
+    let word = |o: usize| Some(i32::from_le_bytes(b.get(o..o + 4)?.try_into().ok()?));
+    (word(0)? == LOCATION_DEVICE)
+        .then(|| word(4))
+        .flatten()
+        .and_then(|id| u64::try_from(id).ok())
+}
 
 use super::Ctx;
 
 impl Ctx<'_> {
-    /// Notes the device a successful `DeviceSetMemPool` changed (its first argument).
-    pub(super) fn note_device_pool(&mut self, desc: &ApiDesc, ret: i32, args: &[u64]) {
-        if matches!(
-            desc.id,
-            api::id::DeviceSetMemPool | api::id::DrvDeviceSetMemPool
-        ) && ret == 0
-        {
-            if let Some(&device) = args.first() {
-                if !self.pool_devices.contains(&device) {
-                    self.pool_devices.push(device);
-                }
+    /// Notes the device whose current pool a successful call set (`RowHook::DevicePoolSet`).
+    pub(super) fn note_device_pool(
+        &mut self,
+        desc: &ApiDesc,
+        from: PoolDevice,
+        p: &Payload,
+        args: &[u64],
+    ) {
+        let device = match from {
+            PoolDevice::FirstArgument => args.first().copied(),
+            PoolDevice::Location => desc
+                .param_index("location")
+                .and_then(|i| p.bytes(ApiDesc::field_id(i), "location").ok())
+                .and_then(device_location),
+        };
+        if let Some(device) = device {
+            if !self.pool_devices.contains(&device) {
+                self.pool_devices.push(device);
             }
         }
     }

@@ -308,6 +308,20 @@ pub(super) fn plan_call(
             ParamKind::OutGraph | ParamKind::OutGraphExec | ParamKind::OutGraphNode => {
                 ArgPlan::OutSlot
             }
+            ParamKind::MemLocation => match p.get(ApiDesc::field_id(i)) {
+                Some(f) if !f.is_null() => {
+                    let raw = p.bytes(ApiDesc::field_id(i), param.name)?;
+                    if raw.len() != 8 {
+                        return Err(EventError::Inconsistent(format!(
+                            "{} is {} bytes, not a memory location's 8",
+                            param.name,
+                            raw.len()
+                        )));
+                    }
+                    ArgPlan::HostBytes(raw.to_vec())
+                }
+                _ => ArgPlan::Value(0),
+            },
             ParamKind::GraphNodes(_) => match p.get(ApiDesc::field_id(i)) {
                 Some(f) if !f.is_null() => ArgPlan::Handles(f.as_u64_array()?),
                 _ => ArgPlan::Handles(Vec::new()),
