@@ -37,6 +37,7 @@ pub mod private_runtime;
 pub mod ranges;
 pub mod row_hooks;
 pub mod semantic;
+pub mod sigs;
 pub mod surface;
 pub mod texture;
 mod validate;

@@ -9,6 +9,7 @@
 use std::ffi::c_char;
 use std::os::raw::{c_int, c_uint, c_void};
 
+use hrr_archive::api::sigs;
 use hrr_archive::api::{fid, semantic, Vendor};
 use hrr_archive::payload::PayloadWriter;
 
@@ -55,16 +56,12 @@ fn record_file_load(
     );
 }
 
-/// C type of `cuModuleGetGlobal_v2` / `cuLibraryGetGlobal` / `hipModuleGetGlobal`:
-/// `(devptr*, size_t*, module or library, const char* name)`.
-type GetGlobalFn = unsafe extern "C" fn(*mut u64, *mut usize, *mut c_void, *const c_char) -> c_int;
-
 /// Records a global's address after a successful lookup: asked again of the driver with
 /// capture's own out parameters (the program may pass null for either), recorded as a
 /// `__device__` variable's and entered in the allocation table.
 fn record_global(
     vendor: Vendor,
-    real: GetGlobalFn,
+    real: sigs::ModuleGetGlobal,
     module: *mut c_void,
     name: *const c_char,
     api: &str,
@@ -134,7 +131,7 @@ macro_rules! driver_module_shims {
             module: *mut c_void,
             name: *const c_char,
         ) -> c_int {
-            let Some(f) = real!($get_global: GetGlobalFn).for_shim() else {
+            let Some(f) = real!($get_global: sigs::ModuleGetGlobal).for_shim() else {
                 return NO_REAL_FUNCTION;
             };
             // SAFETY: the program's own arguments.
@@ -314,7 +311,7 @@ mod library {
     /// The global `name` of a library: its address and size.
     pub(super) unsafe fn get_global(
         api: &'static str,
-        f: GetGlobalFn,
+        f: sigs::ModuleGetGlobal,
         dptr: *mut u64,
         bytes: *mut usize,
         library: *mut c_void,
@@ -421,7 +418,7 @@ macro_rules! library_shims {
             library: *mut c_void,
             name: *const c_char,
         ) -> c_int {
-            let Some(f) = real!($get_global: GetGlobalFn).for_shim() else {
+            let Some(f) = real!($get_global: sigs::ModuleGetGlobal).for_shim() else {
                 return NO_REAL_FUNCTION;
             };
             // SAFETY: the program's own arguments.
@@ -524,13 +521,7 @@ pub unsafe extern "C" fn cuLaunchKernelEx(
     extra: *mut *mut c_void,
 ) -> c_int {
     // CUresult cuLaunchKernelEx(const CUlaunchConfig*, CUfunction, void**, void**).
-    type LaunchExFn = unsafe extern "C" fn(
-        *const c_void,
-        *mut c_void,
-        *mut *mut c_void,
-        *mut *mut c_void,
-    ) -> c_int;
-    let Some(real) = real!(cuLaunchKernelEx: LaunchExFn).for_shim() else {
+    let Some(real) = real!(cuLaunchKernelEx: sigs::LaunchKernelEx).for_shim() else {
         return NO_REAL_FUNCTION;
     };
     // SAFETY: the program's own arguments.

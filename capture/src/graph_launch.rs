@@ -11,6 +11,7 @@
 
 use std::os::raw::{c_int, c_void};
 
+use hrr_archive::api::sigs;
 use hrr_archive::api::{fid, semantic, Vendor};
 use hrr_archive::payload::PayloadWriter;
 
@@ -20,9 +21,6 @@ use crate::pinned::snapshot_pinned;
 use crate::real::{driver_stream_synchronize, stream_synchronize, NO_REAL_FUNCTION};
 use crate::regions::HostRegion;
 use crate::state::{self, guarded, Capture};
-
-/// C type of `cudaGraphLaunch(cudaGraphExec_t, cudaStream_t)` / `hipGraphLaunch`.
-type GraphLaunchFn = unsafe extern "C" fn(*mut c_void, *mut c_void) -> c_int;
 
 /// One node's bytes as a nested {NODE_SEQ, NODE_BYTES} field `field`; Err(why) when they
 /// could not be stored.
@@ -153,7 +151,7 @@ fn after_launch(cap: &Capture, vendor: Vendor, api: &str, stream: u64, ret: c_in
 /// # Safety
 /// The program's own arguments, for the runtime's `f`.
 unsafe fn graph_launch(
-    f: GraphLaunchFn,
+    f: sigs::GraphLaunch,
     vendor: Vendor,
     api: &str,
     exec: *mut c_void,
@@ -185,7 +183,7 @@ macro_rules! graph_launch_shim {
         /// Called by the program in place of the runtime's function of this name.
         #[no_mangle]
         pub unsafe extern "C" fn $name(exec: *mut c_void, stream: *mut c_void) -> c_int {
-            let Some(f) = real!($name: GraphLaunchFn).for_shim() else {
+            let Some(f) = real!($name: sigs::GraphLaunch).for_shim() else {
                 return NO_REAL_FUNCTION;
             };
             // SAFETY: the program's own arguments, for the runtime's function.

@@ -15,6 +15,7 @@ use std::collections::HashMap;
 use std::os::raw::{c_int, c_void};
 
 use hrr_archive::api::kernel_node::{driver_v2, params_size, NodeParams};
+use hrr_archive::api::sigs;
 use hrr_archive::api::{fid, semantic, Vendor};
 use hrr_archive::payload::PayloadWriter;
 use hrr_archive::sync::{ForkLock, Mutex};
@@ -193,19 +194,6 @@ unsafe fn record(
     });
 }
 
-/// C type of `cudaGraphAddKernelNode` / `hipGraphAddKernelNode`.
-type AddFn = unsafe extern "C" fn(
-    *mut *mut c_void,
-    *mut c_void,
-    *const *mut c_void,
-    usize,
-    *const c_void,
-) -> c_int;
-/// C type of `cuda/hipGraphKernelNodeSetParams`.
-type SetFn = unsafe extern "C" fn(*mut c_void, *const c_void) -> c_int;
-/// C type of `cuda/hipGraphExecKernelNodeSetParams`.
-type ExecSetFn = unsafe extern "C" fn(*mut c_void, *mut c_void, *const c_void) -> c_int;
-
 macro_rules! add_shim {
     ($name:ident, $vendor:expr, $form:expr) => {
         /// # Safety
@@ -218,7 +206,7 @@ macro_rules! add_shim {
             count: usize,
             params: *const c_void,
         ) -> c_int {
-            let Some(f) = real!($name: AddFn).for_shim() else {
+            let Some(f) = real!($name: sigs::GraphAddKernelNode).for_shim() else {
                 return NO_REAL_FUNCTION;
             };
             // SAFETY: the program's own arguments, forwarded unchanged.
@@ -247,7 +235,7 @@ macro_rules! set_shim {
         /// Called by the program with the runtime function's own arguments.
         #[no_mangle]
         pub unsafe extern "C" fn $name(node: *mut c_void, params: *const c_void) -> c_int {
-            let Some(f) = real!($name: SetFn).for_shim() else {
+            let Some(f) = real!($name: sigs::GraphKernelNodeSetParams).for_shim() else {
                 return NO_REAL_FUNCTION;
             };
             // SAFETY: the program's own arguments, forwarded unchanged.
@@ -270,7 +258,7 @@ macro_rules! exec_set_shim {
             node: *mut c_void,
             params: *const c_void,
         ) -> c_int {
-            let Some(f) = real!($name: ExecSetFn).for_shim() else {
+            let Some(f) = real!($name: sigs::GraphExecKernelNodeSetParams).for_shim() else {
                 return NO_REAL_FUNCTION;
             };
             // SAFETY: the program's own arguments, forwarded unchanged.

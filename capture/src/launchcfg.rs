@@ -14,6 +14,7 @@
 use std::os::raw::{c_int, c_uint, c_void};
 
 use hrr_archive::api::launch_config::func_attribute_of_driver;
+use hrr_archive::api::sigs;
 use hrr_archive::api::{fid, semantic, Vendor};
 use hrr_archive::payload::PayloadWriter;
 
@@ -107,7 +108,7 @@ macro_rules! func_setting_shim {
         #[no_mangle]
         pub unsafe extern "C" fn $name(func: *const c_void, $a: c_int, $b: c_int) -> c_int {
             // cudaError_t f(const void* func, enum attr, int value).
-            let real = real!($name: unsafe extern "C" fn(*const c_void, c_int, c_int) -> c_int);
+            let real = real!($name: sigs::FuncSetAttribute);
             let Some(f) = real.for_shim() else {
                 return NO_REAL_FUNCTION;
             };
@@ -123,7 +124,7 @@ macro_rules! func_setting_shim {
         #[no_mangle]
         pub unsafe extern "C" fn $name(func: *const c_void, $a: c_int) -> c_int {
             // cudaError_t f(const void* func, enum config).
-            let real = real!($name: unsafe extern "C" fn(*const c_void, c_int) -> c_int);
+            let real = real!($name: sigs::FuncSetConfig);
             let Some(f) = real.for_shim() else {
                 return NO_REAL_FUNCTION;
             };
@@ -178,11 +179,11 @@ fn record_driver_attribute(
 /// Called by the program in place of the driver's function.
 #[no_mangle]
 pub unsafe extern "C" fn cuFuncSetAttribute(
-    func: *mut c_void,
+    func: *const c_void,
     attrib: c_int,
     value: c_int,
 ) -> c_int {
-    let real = real!(cuFuncSetAttribute: unsafe extern "C" fn(*mut c_void, c_int, c_int) -> c_int);
+    let real = real!(cuFuncSetAttribute: sigs::FuncSetAttribute);
     let Some(f) = real.for_shim() else {
         return NO_REAL_FUNCTION;
     };
@@ -359,22 +360,6 @@ pub unsafe extern "C" fn hipLaunchCooperativeKernel(
     }
 }
 
-/// C type of a cooperative module launch (`hipModuleLaunchCooperativeKernel`,
-/// `cuLaunchCooperativeKernel` and its `_ptsz` form): `(function, 6 x unsigned, unsigned
-/// sharedMemBytes, stream, void** kernelParams)`.
-type ModuleCoopFn = unsafe extern "C" fn(
-    *mut c_void,
-    c_uint,
-    c_uint,
-    c_uint,
-    c_uint,
-    c_uint,
-    c_uint,
-    c_uint,
-    *mut c_void,
-    *mut *mut c_void,
-) -> c_int;
-
 /// Defines a cooperative module launch shim of `$vendor` (`cuLaunchCooperativeKernel` is
 /// what nvcc's static runtime makes of `cudaLaunchCooperativeKernel`); `$stream` maps the
 /// stream as recorded (the `_ptsz` form's 0 is the per-thread stream).
@@ -396,7 +381,7 @@ macro_rules! module_coop_shim {
             stream: *mut c_void,
             params: *mut *mut c_void,
         ) -> c_int {
-            let Some(real) = real!($name: ModuleCoopFn).for_shim() else {
+            let Some(real) = real!($name: sigs::ModuleLaunchCooperative).for_shim() else {
                 return NO_REAL_FUNCTION;
             };
             let recorded: fn(u64) -> u64 = $stream;

@@ -104,6 +104,7 @@ pub mod registry;
 pub mod runtime_info;
 pub mod say;
 pub mod shims;
+mod sig_check;
 pub mod state;
 pub mod symbols;
 pub mod unreplayable;

@@ -24,6 +24,7 @@ pub(crate) const UNSEEN_LOAD_FUNCTION: &str = unseen_load!("the function's modul
 pub(crate) const UNSEEN_LOAD_GLOBAL: &str = unseen_load!("the global's module");
 pub(crate) const UNSEEN_LOAD_KERNEL: &str = unseen_load!("the kernel's library");
 
+use hrr_archive::api::sigs;
 use hrr_archive::api::{fid, semantic, Vendor};
 use hrr_archive::codeobject;
 use hrr_archive::payload::PayloadWriter;
@@ -268,26 +269,6 @@ pub(crate) fn module_launch(
     around_launch(cap, id, api, shape, build, call, fields)
 }
 
-/// C type of `cuModuleLoadData` / `hipModuleLoadData`: `(module*, const void* image)`.
-type ModuleLoadFn = unsafe extern "C" fn(*mut *mut c_void, *const c_void) -> c_int;
-/// C type of `cuModuleGetFunction` / `hipModuleGetFunction`: `(function*, module, name)`.
-type GetFunctionFn = unsafe extern "C" fn(*mut *mut c_void, *mut c_void, *const c_char) -> c_int;
-/// C type of `cuLaunchKernel` / `hipModuleLaunchKernel`: `(function, grid xyz, block xyz,
-/// unsigned shmem, stream, void** params, void** extra)`.
-type ModuleLaunchFn = unsafe extern "C" fn(
-    *mut c_void,
-    c_uint,
-    c_uint,
-    c_uint,
-    c_uint,
-    c_uint,
-    c_uint,
-    c_uint,
-    *mut c_void,
-    *mut *mut c_void,
-    *mut *mut c_void,
-) -> c_int;
-
 /// A `cuLaunchKernel`-shaped call's arguments: function, grid, block, shared memory,
 /// stream, kernelParams, extra.
 type ModuleLaunchArgs = (
@@ -307,7 +288,7 @@ type ModuleLaunchArgs = (
 /// # Safety
 /// `a` are the program's own arguments for `real`.
 unsafe fn module_launch_shim(
-    real: ModuleLaunchFn,
+    real: sigs::ModuleLaunchKernel,
     vendor: Vendor,
     api: &'static str,
     a: ModuleLaunchArgs,
@@ -341,7 +322,7 @@ macro_rules! module_shims {
         /// Called by the program in place of the driver's or runtime's function.
         #[no_mangle]
         pub unsafe extern "C" fn $load(module: *mut *mut c_void, image: *const c_void) -> c_int {
-            let Some(f) = real!($load: ModuleLoadFn).for_shim() else {
+            let Some(f) = real!($load: sigs::ModuleLoadData).for_shim() else {
                 return NO_REAL_FUNCTION;
             };
             // SAFETY: the program's own arguments.
@@ -358,7 +339,7 @@ macro_rules! module_shims {
             module: *mut c_void,
             name: *const c_char,
         ) -> c_int {
-            let Some(f) = real!($get_function: GetFunctionFn).for_shim() else {
+            let Some(f) = real!($get_function: sigs::ModuleGetFunction).for_shim() else {
                 return NO_REAL_FUNCTION;
             };
             // SAFETY: the program's own arguments.
@@ -384,7 +365,7 @@ macro_rules! module_shims {
             params: *mut *mut c_void,
             extra: *mut *mut c_void,
         ) -> c_int {
-            let Some(real) = real!($launch: ModuleLaunchFn).for_shim() else {
+            let Some(real) = real!($launch: sigs::ModuleLaunchKernel).for_shim() else {
                 return NO_REAL_FUNCTION;
             };
             // SAFETY: the program's own arguments, for the real function.
@@ -435,7 +416,7 @@ pub unsafe extern "C" fn cuLaunchKernel_ptsz(
     params: *mut *mut c_void,
     extra: *mut *mut c_void,
 ) -> c_int {
-    let Some(real) = real!(cuLaunchKernel_ptsz: ModuleLaunchFn).for_shim() else {
+    let Some(real) = real!(cuLaunchKernel_ptsz: sigs::ModuleLaunchKernel).for_shim() else {
         return NO_REAL_FUNCTION;
     };
     // SAFETY: the program's own arguments, for the real function.
@@ -505,23 +486,7 @@ pub unsafe extern "C" fn hipExtModuleLaunchKernel(
 ) -> c_int {
     // hipError_t hipExtModuleLaunchKernel(hipFunction_t, 6 x uint32_t, size_t, hipStream_t,
     // void**, void**, hipEvent_t, hipEvent_t, uint32_t).
-    type ExtLaunchFn = unsafe extern "C" fn(
-        *mut c_void,
-        u32,
-        u32,
-        u32,
-        u32,
-        u32,
-        u32,
-        usize,
-        *mut c_void,
-        *mut *mut c_void,
-        *mut *mut c_void,
-        *mut c_void,
-        *mut c_void,
-        u32,
-    ) -> c_int;
-    let Some(real) = real!(hipExtModuleLaunchKernel: ExtLaunchFn).for_shim() else {
+    let Some(real) = real!(hipExtModuleLaunchKernel: sigs::ExtModuleLaunchKernel).for_shim() else {
         return NO_REAL_FUNCTION;
     };
     let shape = LaunchShape {

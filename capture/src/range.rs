@@ -20,6 +20,7 @@ use std::os::raw::{c_int, c_void};
 use std::sync::atomic::Ordering;
 use std::time::Instant;
 
+use hrr_archive::api::sigs;
 use hrr_archive::api::{fid, semantic, Vendor};
 use hrr_archive::payload::PayloadWriter;
 
@@ -36,7 +37,7 @@ use crate::state::{self, guarded, Capture};
 const PIECE: u64 = 1 << 20;
 
 /// `cudaProfilerStart` and the rest: the real call, then the range's start or end.
-fn profiler(vendor: Vendor, api: &'static str, f: ProfilerFn, start: bool) -> c_int {
+fn profiler(vendor: Vendor, api: &'static str, f: sigs::NoArgs, start: bool) -> c_int {
     // SAFETY: no arguments.
     let ret = unsafe { f() };
     if wants_profiler() && !state::in_shim() {
@@ -100,10 +101,10 @@ pub(crate) fn range_stop(vendor: Vendor, api: &'static str) {
 /// Synchronises the device through the real runtime (or driver); false if it failed.
 fn device_sync(vendor: Vendor) -> bool {
     let f = match vendor {
-        Vendor::Cuda => real!(cudaDeviceSynchronize: ProfilerFn)
+        Vendor::Cuda => real!(cudaDeviceSynchronize: sigs::NoArgs)
             .get()
-            .or_else(|| real!(cuCtxSynchronize: ProfilerFn).get()),
-        Vendor::Hip => real!(hipDeviceSynchronize: ProfilerFn).get(),
+            .or_else(|| real!(cuCtxSynchronize: sigs::NoArgs).get()),
+        Vendor::Hip => real!(hipDeviceSynchronize: sigs::NoArgs).get(),
     };
     // SAFETY: no arguments.
     f.is_some_and(|f| unsafe { f() } == 0)
@@ -240,16 +241,13 @@ fn snapshot(cap: &Capture, vendor: Vendor, n: u32, t0: Instant) {
     SNAPSHOT_NS.store(ns, Ordering::SeqCst);
 }
 
-/// C type of the profiler markers and of the synchronisations the snapshot makes.
-type ProfilerFn = unsafe extern "C" fn() -> c_int;
-
 macro_rules! profiler_shim {
     ($name:ident, $vendor:expr, $start:expr) => {
         /// # Safety
         /// Called by the program in place of the runtime's profiler marker.
         #[no_mangle]
         pub unsafe extern "C" fn $name() -> c_int {
-            let Some(f) = real!($name: ProfilerFn).for_shim() else {
+            let Some(f) = real!($name: sigs::NoArgs).for_shim() else {
                 return NO_REAL_FUNCTION;
             };
             profiler($vendor, stringify!($name), f, $start)

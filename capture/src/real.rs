@@ -22,6 +22,7 @@ use std::marker::PhantomData;
 use std::os::raw::{c_int, c_void};
 use std::sync::atomic::{AtomicBool, AtomicPtr, Ordering};
 
+use hrr_archive::api::sigs;
 use hrr_archive::api::Vendor;
 
 /// What a shim returning an error code returns when its real function is missing. No
@@ -187,17 +188,14 @@ macro_rules! real {
     }};
 }
 
-/// C type of `cudaStreamSynchronize` / `hipStreamSynchronize`.
-type StreamSyncFn = unsafe extern "C" fn(*mut c_void) -> c_int;
-
 /// Waits for `stream` with the real runtime (never through our shim, so nothing is
 /// recorded); the runtime's result, or [`NO_REAL_FUNCTION`]. A CUDA program without a
 /// shared runtime (nvcc's static runtime, a driver-API program) is waited for through the
 /// driver: its streams are the driver's.
 pub fn stream_synchronize(vendor: Vendor, stream: u64) -> c_int {
     let real = match vendor {
-        Vendor::Cuda => real!(cudaStreamSynchronize: StreamSyncFn),
-        Vendor::Hip => real!(hipStreamSynchronize: StreamSyncFn),
+        Vendor::Cuda => real!(cudaStreamSynchronize: sigs::PtrArg),
+        Vendor::Hip => real!(hipStreamSynchronize: sigs::PtrArg),
     };
     match (real.get(), vendor) {
         // SAFETY: a stream handle the program passed to the copy being recorded.
@@ -210,7 +208,7 @@ pub fn stream_synchronize(vendor: Vendor, stream: u64) -> c_int {
 /// Waits for `stream` with the CUDA driver's `cuStreamSynchronize` (a driver API copy's
 /// stream, in a program that may hold no runtime); nothing is recorded.
 pub fn driver_stream_synchronize(stream: u64) -> c_int {
-    match real!(driver cuStreamSynchronize: StreamSyncFn).get() {
+    match real!(driver cuStreamSynchronize: sigs::PtrArg).get() {
         // SAFETY: a stream handle the program passed to the copy being recorded.
         Some(f) => unsafe { f(stream as usize as *mut c_void) },
         None => NO_REAL_FUNCTION,

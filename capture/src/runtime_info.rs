@@ -7,14 +7,13 @@ use std::ffi::c_char;
 use std::os::raw::c_int;
 use std::sync::atomic::{AtomicBool, Ordering};
 
+use hrr_archive::api::sigs;
 use hrr_archive::api::Vendor;
 
 use crate::ffi::c_string;
 use crate::real::Real;
 use crate::state;
 
-/// `int (int*)`: cudaRuntimeGetVersion, cudaDriverGetVersion, cudaGetDevice and HIP's.
-type IntOutFn = unsafe extern "C" fn(*mut c_int) -> c_int;
 /// `(int* value, attribute, int device)`: cudaDeviceGetAttribute / hipDeviceGetAttribute.
 type AttributeFn = unsafe extern "C" fn(*mut c_int, c_int, c_int) -> c_int;
 /// `(char* name, int len, int device)`: cuDeviceGetName / hipDeviceGetName.
@@ -25,9 +24,9 @@ const COMPUTE_CAPABILITY: (c_int, c_int) = (75, 76);
 
 /// The real functions one vendor answers the questions with.
 struct Queries {
-    runtime_version: &'static Real<IntOutFn>,
-    driver_version: &'static Real<IntOutFn>,
-    device: &'static Real<IntOutFn>,
+    runtime_version: &'static Real<sigs::IntOut>,
+    driver_version: &'static Real<sigs::IntOut>,
+    device: &'static Real<sigs::IntOut>,
     attribute: &'static Real<AttributeFn>,
     device_name: &'static Real<DeviceNameFn>,
 }
@@ -35,16 +34,16 @@ struct Queries {
 fn queries(vendor: Vendor) -> Queries {
     match vendor {
         Vendor::Cuda => Queries {
-            runtime_version: real!(cudaRuntimeGetVersion: IntOutFn),
-            driver_version: real!(cudaDriverGetVersion: IntOutFn),
-            device: real!(cudaGetDevice: IntOutFn),
+            runtime_version: real!(cudaRuntimeGetVersion: sigs::IntOut),
+            driver_version: real!(cudaDriverGetVersion: sigs::IntOut),
+            device: real!(cudaGetDevice: sigs::IntOut),
             attribute: real!(cudaDeviceGetAttribute: AttributeFn),
             device_name: real!(driver cuDeviceGetName: DeviceNameFn),
         },
         Vendor::Hip => Queries {
-            runtime_version: real!(hipRuntimeGetVersion: IntOutFn),
-            driver_version: real!(hipDriverGetVersion: IntOutFn),
-            device: real!(hipGetDevice: IntOutFn),
+            runtime_version: real!(hipRuntimeGetVersion: sigs::IntOut),
+            driver_version: real!(hipDriverGetVersion: sigs::IntOut),
+            device: real!(hipGetDevice: sigs::IntOut),
             attribute: real!(hipDeviceGetAttribute: AttributeFn),
             device_name: real!(hipDeviceGetName: DeviceNameFn),
         },
@@ -52,7 +51,7 @@ fn queries(vendor: Vendor) -> Queries {
 }
 
 /// An `int (int*)` query's answer, None when it is missing or fails.
-fn int_out(f: &Real<IntOutFn>) -> Option<i32> {
+fn int_out(f: &Real<sigs::IntOut>) -> Option<i32> {
     let f = f.get()?;
     let mut v: c_int = 0;
     // SAFETY: a valid out pointer for the int the function writes.

@@ -4,7 +4,11 @@
 //! directory with its files; comments are left out (a doc link is no dependency). A
 //! binary's modules use nothing defined in its `main.rs` (the root wires modules
 //! together; what they share lives in a module of its own). No source file outside tests
-//! is over 700 lines (a module's unit tests live in a `#[cfg(test)]` `tests.rs`).
+//! is over 700 lines (a module's unit tests live in a `#[cfg(test)]` `tests.rs`). Replay
+//! spells out no C function type: the ones it calls outside the table are declared once,
+//! in `hrr_archive::api::sigs`, which capture's shims of the same functions are checked
+//! against (`capture/src/sig_check.rs`) and whose real functions capture calls through
+//! them.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
@@ -539,4 +543,103 @@ fn no_source_file_is_over_700_lines() {
     assert!(problems.is_empty(), "{}", problems.join("\n"));
     assert!(read > 200, "only {read} source files read");
     assert!(exempt > 5, "only {exempt} test files found");
+}
+
+/// The C function types `code` spells out (`extern "C" fn(..) -> R` anywhere but a
+/// function's definition, which names the function before its parameters), whitespace
+/// and the C types' module paths removed; a macro's `$` pattern is no type.
+fn spelled_c_fn_types(code: &str) -> BTreeSet<String> {
+    let needle = "extern \"C\" fn(";
+    let mut out = BTreeSet::new();
+    for (at, _) in code.match_indices(needle) {
+        let mut i = at + needle.len();
+        let mut depth = 1;
+        let bytes = code.as_bytes();
+        while depth > 0 && i < bytes.len() {
+            match bytes[i] {
+                b'(' => depth += 1,
+                b')' => depth -= 1,
+                _ => {}
+            }
+            i += 1;
+        }
+        let rest = &code[i..];
+        let ret = rest
+            .trim_start()
+            .strip_prefix("->")
+            .map(|r| r.split(|c| ";,={)\n".contains(c)).next().unwrap_or(""))
+            .unwrap_or("");
+        let mut t: String = format!("{}->{ret}", &code[at..i])
+            .chars()
+            .filter(|c| !c.is_whitespace())
+            .collect();
+        for path in ["::std::os::raw::", "std::os::raw::", "std::ffi::", "libc::"] {
+            t = t.replace(path, "");
+        }
+        if !t.contains('$') {
+            out.insert(t);
+        }
+    }
+    out
+}
+
+fn c_fn_types_of(krate: &str) -> BTreeMap<String, String> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
+    let mut files = Vec::new();
+    rust_files(&root.join(krate).join("src"), &mut files);
+    let mut out = BTreeMap::new();
+    for f in files {
+        let code = code_of(&std::fs::read_to_string(&f).unwrap());
+        for t in spelled_c_fn_types(&code) {
+            out.entry(t).or_insert_with(|| f.display().to_string());
+        }
+    }
+    out
+}
+
+#[test]
+fn replay_spells_no_c_function_type_and_capture_calls_the_registrys_through_it() {
+    let sample = "type A = unsafe extern \"C\" fn(*mut c_void, c_int) -> c_int;\n\
+                  pub unsafe extern \"C\" fn shim(a: c_int) -> c_int { 0 }\n\
+                  let f: unsafe extern \"C\" fn(*mut ::std::os::raw::c_void,\n c_int)\n -> c_int = g;";
+    let found: Vec<String> = spelled_c_fn_types(sample).into_iter().collect();
+    assert_eq!(found, ["extern\"C\"fn(*mutc_void,c_int)->c_int"]);
+    let replay = c_fn_types_of("replay");
+    assert!(
+        replay.is_empty(),
+        "replay spells C function types; take them from archive/src/api/sigs.rs: {replay:#?}"
+    );
+    // Capture's shims of those functions are checked against the registry's types when
+    // it compiles (sig_check.rs); the real functions behind them are called through the
+    // same types, never through a type spelled again.
+    let check = code_of(
+        &std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("src/sig_check.rs"))
+            .unwrap(),
+    );
+    let shims: BTreeSet<&str> = check
+        .split(|c: char| c == ',' || c == ';' || c.is_whitespace())
+        .filter_map(|w| w.strip_prefix("crate::"))
+        .filter_map(|p| p.rsplit("::").next())
+        .collect();
+    assert!(shims.len() >= 20, "{shims:?}");
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    rust_files(&root, &mut files);
+    let mut spelled = Vec::new();
+    for f in files {
+        let code = code_of(&std::fs::read_to_string(&f).unwrap());
+        for (at, _) in code.match_indices("real!(") {
+            let inner = &code[at + "real!(".len()..];
+            let Some((name, ty)) = inner.split_once(':') else {
+                continue;
+            };
+            if shims.contains(name.trim()) && !ty.trim_start().starts_with("sigs::") {
+                spelled.push(format!("{} in {}", name.trim(), f.display()));
+            }
+        }
+    }
+    assert!(
+        spelled.is_empty(),
+        "real functions of the registry's shims called through a type spelled again: {spelled:?}"
+    );
 }

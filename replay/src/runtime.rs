@@ -8,6 +8,7 @@ use std::collections::HashMap;
 use std::os::raw::{c_int, c_void};
 
 use hrr_archive::api::hip_abi::{self, HipVersion};
+use hrr_archive::api::sigs;
 use hrr_archive::api::{ApiDesc, FfiArg, Vendor};
 use libloading::Library;
 
@@ -287,12 +288,9 @@ impl Runtime {
             Err(_) => Err((name, -1)),
         };
         call("cuInit", self.call_ptr("cuInit", 0))?;
-        let retain = self
-            .require("cuDevicePrimaryCtxRetain")
+        // SAFETY: cuDevicePrimaryCtxRetain has this C type.
+        let retain = unsafe { self.typed::<sigs::PrimaryCtxRetain>("cuDevicePrimaryCtxRetain") }
             .map_err(|_| ("cuDevicePrimaryCtxRetain", -1))?;
-        // SAFETY: cuDevicePrimaryCtxRetain(CUcontext*, CUdevice).
-        let retain: unsafe extern "C" fn(*mut *mut c_void, c_int) -> c_int =
-            unsafe { std::mem::transmute(retain) };
         let mut ctx: *mut c_void = std::ptr::null_mut();
         // SAFETY: a valid out pointer, device 0.
         call(
@@ -307,10 +305,9 @@ impl Runtime {
 
     /// `int f(int*)` style calls (device count, versions).
     pub fn call_int_out(&self, name: &str) -> Result<(c_int, c_int), RuntimeError> {
-        let p = self.require(name)?;
-        let mut v: c_int = 0;
         // SAFETY: every name passed here has the C signature int(int*).
-        let f: unsafe extern "C" fn(*mut c_int) -> c_int = unsafe { std::mem::transmute(p) };
+        let f = unsafe { self.typed::<sigs::IntOut>(name) }?;
+        let mut v: c_int = 0;
         // SAFETY: a valid out pointer.
         let r = unsafe { f(&mut v) };
         Ok((r, v))
@@ -318,21 +315,50 @@ impl Runtime {
 
     /// `int f(void)` calls (synchronize the device).
     pub fn call_void(&self, name: &str) -> Result<c_int, RuntimeError> {
-        let p = self.require(name)?;
         // SAFETY: every name passed here has the C signature int(void).
-        let f: unsafe extern "C" fn() -> c_int = unsafe { std::mem::transmute(p) };
+        let f = unsafe { self.typed::<sigs::NoArgs>(name) }?;
         // SAFETY: no arguments.
         Ok(unsafe { f() })
     }
 
     /// `int f(void*)` style calls (free, synchronize a stream).
     pub fn call_ptr(&self, name: &str, a: u64) -> Result<c_int, RuntimeError> {
-        let p = self.require(name)?;
         // SAFETY: every name passed here has the C signature int(void*).
-        let f: unsafe extern "C" fn(*mut c_void) -> c_int = unsafe { std::mem::transmute(p) };
+        let f = unsafe { self.typed::<sigs::PtrArg>(name) }?;
         // SAFETY: the argument is a handle or address of this replay.
         Ok(unsafe { f(a as usize as *mut c_void) })
     }
+
+    /// `name`'s definition as a function of C type `F`, one of `api::sigs` (the types
+    /// capture's shims are checked against): the one place replay turns a symbol's
+    /// address into a function it calls outside the table.
+    ///
+    /// # Safety
+    /// `F` must be the C type of `name` in this runtime.
+    pub unsafe fn typed<F: Copy>(&self, name: &str) -> Result<F, RuntimeError> {
+        let p = self.require(name)?;
+        // SAFETY: the caller's contract.
+        Ok(unsafe { as_function(p) })
+    }
+
+    /// As [`Self::typed`], None when the runtime lacks `name`.
+    ///
+    /// # Safety
+    /// As [`Self::typed`].
+    pub unsafe fn typed_if_present<F: Copy>(&self, name: &str) -> Option<F> {
+        // SAFETY: the caller's contract.
+        self.sym(name).map(|p| unsafe { as_function(p) })
+    }
+}
+
+/// A symbol's address as a function pointer of type `F`.
+///
+/// # Safety
+/// `F` must be an `unsafe extern "C" fn` type, the C type of the function at `p`.
+unsafe fn as_function<F: Copy>(p: *mut c_void) -> F {
+    const { assert!(std::mem::size_of::<F>() == std::mem::size_of::<*mut c_void>()) };
+    // SAFETY: `F` is a function pointer (one word, asserted above) to what `p` points at.
+    unsafe { std::mem::transmute_copy::<*mut c_void, F>(&p) }
 }
 
 impl Runtime {

@@ -8,6 +8,7 @@ use std::collections::HashMap;
 use std::os::raw::{c_int, c_void};
 use std::sync::Arc;
 
+use hrr_archive::api::sigs;
 use hrr_archive::payload::PayloadWriter;
 
 use crate::registry::{KernelRegistry, Layout};
@@ -140,10 +141,6 @@ pub fn with_kernel_info<R>(
     }
 }
 
-/// C type of `cuFuncGetParamInfo` / `cuKernelGetParamInfo` (CUDA 12.4+):
-/// `CUresult (CUfunction|CUkernel, size_t index, size_t* offset, size_t* size)`.
-type ParamInfoFn = unsafe extern "C" fn(*mut c_void, usize, *mut usize, *mut usize) -> c_int;
-
 /// Which kind of CUDA handle a layout is asked for.
 #[derive(Clone, Copy)]
 pub enum CudaHandle {
@@ -177,8 +174,8 @@ pub fn cuda_param_layout(reg: &KernelRegistry, handle: u64, of: CudaHandle) -> O
         return Some(v);
     }
     let real = match of {
-        CudaHandle::Kernel => real!(driver cuKernelGetParamInfo: ParamInfoFn),
-        CudaHandle::Function => real!(driver cuFuncGetParamInfo: ParamInfoFn),
+        CudaHandle::Kernel => real!(driver cuKernelGetParamInfo: sigs::FuncGetParamInfo),
+        CudaHandle::Function => real!(driver cuFuncGetParamInfo: sigs::FuncGetParamInfo),
     };
     let _ = LAYOUT_GAP.try_with(|g| g.set(None));
     let Some(f) = real.get() else {

@@ -13,6 +13,7 @@
 
 use std::os::raw::{c_int, c_void};
 
+use hrr_archive::api::sigs;
 use hrr_archive::api::{
     self, fid, semantic, ApiDesc, RetPolicy, Vendor, BLOB_FIELD, CAPTURE_FIELD,
 };
@@ -244,11 +245,8 @@ impl Ctx<'_> {
             Vendor::Cuda => "cudaGraphLaunch",
             Vendor::Hip => "hipGraphLaunch",
         };
-        let f = self.rt.require(name)?;
-        // SAFETY: `f` is the runtime's cudaGraphLaunch / hipGraphLaunch, C type
-        // int(graphExec, stream).
-        let f: unsafe extern "C" fn(*mut c_void, *mut c_void) -> c_int =
-            unsafe { std::mem::transmute(f) };
+        // SAFETY: cudaGraphLaunch / hipGraphLaunch have this C type.
+        let f = unsafe { self.rt.typed::<sigs::GraphLaunch>(name) }?;
         let timed = self.timing_start(stream)?;
         // SAFETY: an executable graph and a stream this replay created (or 0..2).
         let ret = unsafe { f(exec as usize as *mut c_void, stream as usize as *mut c_void) };

@@ -10,6 +10,7 @@
 use std::os::raw::{c_int, c_void};
 
 use hrr_archive::api::kernel_node::NodeParams;
+use hrr_archive::api::sigs;
 use hrr_archive::api::{fid, semantic, Vendor};
 use hrr_archive::payload::Payload;
 use hrr_archive::Event;
@@ -69,7 +70,6 @@ impl Ctx<'_> {
             extra: 0,
         }
         .encode(self.rt.vendor);
-        let f = self.rt.require(call)?;
         let pp = params.as_ptr() as *const c_void;
         let mut out: *mut c_void = std::ptr::null_mut();
         let r = match kind {
@@ -83,25 +83,18 @@ impl Ctx<'_> {
                         .collect::<Result<_, _>>()?,
                     _ => Vec::new(),
                 };
-                type Add = unsafe extern "C" fn(
-                    *mut *mut c_void,
-                    *mut c_void,
-                    *const u64,
-                    usize,
-                    *const c_void,
-                ) -> c_int;
-                // SAFETY: cuGraphAddKernelNode (v1) / hipGraphAddKernelNode(node*, graph,
-                // const node* deps, count, const params*): `params` is the vendor's
-                // struct, its kernelParams pointing into `l`'s live argument block.
+                // SAFETY: cuGraphAddKernelNode (v1) / hipGraphAddKernelNode have this C type.
+                let f = unsafe { self.rt.typed::<sigs::GraphAddKernelNode>(call) }?;
+                // SAFETY: `params` is the vendor's struct, its kernelParams pointing into
+                // `l`'s live argument block; `deps` are replay's nodes.
                 unsafe {
-                    let f: Add = std::mem::transmute(f);
                     f(
                         &mut out,
                         graph as usize as *mut c_void,
                         if deps.is_empty() {
                             std::ptr::null()
                         } else {
-                            deps.as_ptr()
+                            deps.as_ptr().cast()
                         },
                         deps.len(),
                         pp,
@@ -110,25 +103,20 @@ impl Ctx<'_> {
             }
             semantic::GRAPH_KERNEL_NODE_SET_PARAMS => {
                 let n = self.handle(captured_node)?;
-                type Set = unsafe extern "C" fn(*mut c_void, *const c_void) -> c_int;
                 // SAFETY: cuGraphKernelNodeSetParams (v1) / hipGraphKernelNodeSetParams
-                // (node, const params*), as above.
-                unsafe {
-                    let f: Set = std::mem::transmute(f);
-                    f(n as usize as *mut c_void, pp)
-                }
+                // have this C type.
+                let f = unsafe { self.rt.typed::<sigs::GraphKernelNodeSetParams>(call) }?;
+                // SAFETY: as above.
+                unsafe { f(n as usize as *mut c_void, pp) }
             }
             _ => {
                 let exec = self.handle(node.handle(fid::KN_EXEC, "executable graph")?)?;
                 let n = self.handle(captured_node)?;
-                type ExecSet =
-                    unsafe extern "C" fn(*mut c_void, *mut c_void, *const c_void) -> c_int;
                 // SAFETY: cuGraphExecKernelNodeSetParams (v1) /
-                // hipGraphExecKernelNodeSetParams(exec, node, const params*), as above.
-                unsafe {
-                    let f: ExecSet = std::mem::transmute(f);
-                    f(exec as usize as *mut c_void, n as usize as *mut c_void, pp)
-                }
+                // hipGraphExecKernelNodeSetParams have this C type.
+                let f = unsafe { self.rt.typed::<sigs::GraphExecKernelNodeSetParams>(call) }?;
+                // SAFETY: as above.
+                unsafe { f(exec as usize as *mut c_void, n as usize as *mut c_void, pp) }
             }
         };
         match outcome(ev.header.ret, r) {

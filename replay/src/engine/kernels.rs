@@ -2,8 +2,9 @@
 //! launches (arguments laid out, pointers inside them translated, pinned snapshots
 //! restored) and `__device__` variables' addresses mapped to the replay module's.
 
-use std::os::raw::{c_char, c_int, c_uint, c_void};
+use std::os::raw::{c_int, c_uint, c_void};
 
+use hrr_archive::api::sigs;
 use hrr_archive::api::{fid, Vendor};
 use hrr_archive::payload::Payload;
 use hrr_archive::Event;
@@ -80,15 +81,11 @@ impl Ctx<'_> {
             Vendor::Cuda => "cuModuleLoadData",
             Vendor::Hip => "hipModuleLoadData",
         };
-        let f = self.rt.require(load)?;
+        // SAFETY: cuModuleLoadData / hipModuleLoadData have this C type.
+        let f = unsafe { self.rt.typed::<sigs::ModuleLoadData>(load) }?;
         let mut m: *mut c_void = std::ptr::null_mut();
-        // SAFETY: cuModuleLoadData / hipModuleLoadData(module*, const void* image);
-        // the image is copied by the driver before the call returns.
-        let r = unsafe {
-            let f: unsafe extern "C" fn(*mut *mut c_void, *const c_void) -> c_int =
-                std::mem::transmute(f);
-            f(&mut m, image.as_ptr().cast())
-        };
+        // SAFETY: the image is copied by the driver before the call returns.
+        let r = unsafe { f(&mut m, image.as_ptr().cast()) };
         if r != 0 {
             return Err(EventError::Call {
                 call: format!("{load} of code object {code_object}"),
@@ -208,15 +205,14 @@ impl Ctx<'_> {
             Vendor::Cuda => "cuModuleGetGlobal_v2",
             Vendor::Hip => "hipModuleGetGlobal",
         };
-        let g = self.rt.require(get)?;
+        // SAFETY: cuModuleGetGlobal_v2 / hipModuleGetGlobal have this C type.
+        let g = unsafe { self.rt.typed::<sigs::ModuleGetGlobal>(get) }?;
         let cname = std::ffi::CString::new(name.as_str())
             .map_err(|_| EventError::Inconsistent(format!("variable name {name:?} holds a NUL")))?;
         let mut dptr: u64 = 0;
         let mut bytes: usize = 0;
-        // SAFETY: cuModuleGetGlobal_v2 / hipModuleGetGlobal(devptr*, size_t*, module, const char*).
+        // SAFETY: out pointers to locals, replay's module, a NUL-terminated name.
         let r = unsafe {
-            let g: unsafe extern "C" fn(*mut u64, *mut usize, *mut c_void, *const c_char) -> c_int =
-                std::mem::transmute(g);
             g(
                 &mut dptr,
                 &mut bytes,
@@ -261,16 +257,13 @@ impl Ctx<'_> {
             Vendor::Cuda => "cuModuleGetFunction",
             Vendor::Hip => "hipModuleGetFunction",
         };
-        let g = self.rt.require(get)?;
+        // SAFETY: cuModuleGetFunction / hipModuleGetFunction have this C type.
+        let g = unsafe { self.rt.typed::<sigs::ModuleGetFunction>(get) }?;
         let cname = std::ffi::CString::new(name)
             .map_err(|_| EventError::Inconsistent(format!("kernel name {name:?} holds a NUL")))?;
         let mut func: *mut c_void = std::ptr::null_mut();
-        // SAFETY: cuModuleGetFunction / hipModuleGetFunction(function*, module, const char*).
-        let r = unsafe {
-            let g: unsafe extern "C" fn(*mut *mut c_void, *mut c_void, *const c_char) -> c_int =
-                std::mem::transmute(g);
-            g(&mut func, module as usize as *mut c_void, cname.as_ptr())
-        };
+        // SAFETY: an out pointer to a local, replay's module, a NUL-terminated name.
+        let r = unsafe { g(&mut func, module as usize as *mut c_void, cname.as_ptr()) };
         if r != 0 {
             let from = match replaced {
                 Some(_) => " in its replacement (--replace-kernel)",
@@ -451,24 +444,10 @@ impl Ctx<'_> {
             Vendor::Cuda => "cuLaunchKernel",
             Vendor::Hip => "hipModuleLaunchKernel",
         };
-        let f = self.rt.require(launch)?;
-        // SAFETY: cuLaunchKernel / hipModuleLaunchKernel(f, gx, gy, gz, bx, by, bz, shmem,
-        // stream, void** params, void** extra); params point at live argument buffers.
+        // SAFETY: cuLaunchKernel / hipModuleLaunchKernel have this C type.
+        let f = unsafe { self.rt.typed::<sigs::ModuleLaunchKernel>(launch) }?;
+        // SAFETY: params point at live argument buffers; replay's function and stream.
         let r = unsafe {
-            type Launch = unsafe extern "C" fn(
-                *mut c_void,
-                c_uint,
-                c_uint,
-                c_uint,
-                c_uint,
-                c_uint,
-                c_uint,
-                c_uint,
-                *mut c_void,
-                *mut *mut c_void,
-                *mut *mut c_void,
-            ) -> c_int;
-            let f: Launch = std::mem::transmute(f);
             f(
                 l.func as usize as *mut c_void,
                 l.grid[0],
@@ -493,11 +472,8 @@ impl Ctx<'_> {
 /// The sizes of a CUDA function's parameters (`cuFuncGetParamInfo` until the index past
 /// the last, CUDA_ERROR_INVALID_VALUE), or None where the driver cannot describe it.
 fn param_sizes(rt: &crate::runtime::Runtime, func: u64) -> Option<Vec<u64>> {
-    type ParamInfo = unsafe extern "C" fn(*mut c_void, usize, *mut usize, *mut usize) -> c_int;
-    let f = rt.sym("cuFuncGetParamInfo")?;
-    // SAFETY: CUresult cuFuncGetParamInfo(CUfunction, size_t, size_t*, size_t*), the
-    // driver's signature for this symbol.
-    let f: ParamInfo = unsafe { std::mem::transmute::<*mut c_void, ParamInfo>(f) };
+    // SAFETY: cuFuncGetParamInfo has this C type.
+    let f = unsafe { rt.typed_if_present::<sigs::FuncGetParamInfo>("cuFuncGetParamInfo") }?;
     let mut sizes = Vec::new();
     for i in 0..4096usize {
         let (mut off, mut size) = (0usize, 0usize);

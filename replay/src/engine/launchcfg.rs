@@ -13,6 +13,7 @@ use hrr_archive::api::launch_config::{
     self, cache_config_name, func_attribute, launch_attribute_name, launch_attribute_value,
     shared_mem_config_name, AttrValue, RecordedAttr,
 };
+use hrr_archive::api::sigs;
 use hrr_archive::api::{fid, semantic, Vendor};
 use hrr_archive::payload::Payload;
 use hrr_archive::Event;
@@ -173,21 +174,6 @@ struct CuLaunchConfig {
     num_attrs: c_uint,
 }
 
-/// The driver's and the HIP module API's launch signature without `extra`:
-/// `(f, gx, gy, gz, bx, by, bz, shmem, stream, void** params)`.
-type CoopLaunch = unsafe extern "C" fn(
-    *mut c_void,
-    c_uint,
-    c_uint,
-    c_uint,
-    c_uint,
-    c_uint,
-    c_uint,
-    c_uint,
-    *mut c_void,
-    *mut *mut c_void,
-) -> c_int;
-
 impl Ctx<'_> {
     /// A function setting, applied to replay's function of the recorded kernel.
     pub(super) fn replay_func_setting(&mut self, ev: &Event) -> EvResult {
@@ -206,20 +192,19 @@ impl Ctx<'_> {
             Some(f) => f,
             None => self.function(&co, &name)?,
         } as usize as *mut c_void;
-        let f = self.rt.require(s.call)?;
         let r = match s.value {
-            // SAFETY: cuFuncSetAttribute(CUfunction, CUfunction_attribute, int) /
-            // hipFuncSetAttribute(const void*, hipFuncAttribute, int); `func` is replay's.
-            Some(v) => unsafe {
-                let f: unsafe extern "C" fn(*mut c_void, c_int, c_int) -> c_int =
-                    std::mem::transmute(f);
-                f(func, s.what as c_int, v as c_int)
-            },
-            // SAFETY: cuFuncSet{Cache,SharedMem}Config(CUfunction, enum) / the hip twins.
-            None => unsafe {
-                let f: unsafe extern "C" fn(*mut c_void, c_int) -> c_int = std::mem::transmute(f);
-                f(func, s.what as c_int)
-            },
+            Some(v) => {
+                // SAFETY: cuFuncSetAttribute / hipFuncSetAttribute have this C type.
+                let f = unsafe { self.rt.typed::<sigs::FuncSetAttribute>(s.call) }?;
+                // SAFETY: `func` is replay's.
+                unsafe { f(func.cast_const(), s.what as c_int, v as c_int) }
+            }
+            None => {
+                // SAFETY: cuFuncSet{Cache,SharedMem}Config and the hip twins have this C type.
+                let f = unsafe { self.rt.typed::<sigs::FuncSetConfig>(s.call) }?;
+                // SAFETY: as above.
+                unsafe { f(func.cast_const(), s.what as c_int) }
+            }
         };
         match self.rt.vendor {
             // The driver's error numbers are not the runtime's: success or failure.
@@ -285,10 +270,10 @@ impl Ctx<'_> {
                     Vendor::Cuda => "cuLaunchCooperativeKernel",
                     Vendor::Hip => "hipModuleLaunchCooperativeKernel",
                 };
-                let f = self.rt.require(call)?;
-                // SAFETY: the CoopLaunch signature of both; params point at live arguments.
+                // SAFETY: both have this C type.
+                let f = unsafe { self.rt.typed::<sigs::ModuleLaunchCooperative>(call) }?;
+                // SAFETY: params point at live arguments; replay's function and stream.
                 let r = unsafe {
-                    let f: CoopLaunch = std::mem::transmute(f);
                     f(
                         l.func as usize as *mut c_void,
                         l.grid[0],
@@ -338,7 +323,8 @@ impl Ctx<'_> {
         l: &mut PreparedLaunch,
         attrs: &[RecordedAttr],
     ) -> Result<c_int, EventError> {
-        let f = self.rt.require("cuLaunchKernelEx")?;
+        // SAFETY: cuLaunchKernelEx has this C type.
+        let f = unsafe { self.rt.typed::<sigs::LaunchKernelEx>("cuLaunchKernelEx") }?;
         let mut encoded: Vec<u8> = attrs.iter().flat_map(|a| a.encode()).collect();
         let cfg = CuLaunchConfig {
             grid: l.grid,
@@ -355,15 +341,8 @@ impl Ctx<'_> {
         // SAFETY: CUresult cuLaunchKernelEx(const CUlaunchConfig*, CUfunction, void**,
         // void**); the config, its attributes and the arguments live across the call.
         Ok(unsafe {
-            type LaunchEx = unsafe extern "C" fn(
-                *const CuLaunchConfig,
-                *mut c_void,
-                *mut *mut c_void,
-                *mut *mut c_void,
-            ) -> c_int;
-            let f: LaunchEx = std::mem::transmute(f);
             f(
-                &cfg,
+                (&cfg as *const CuLaunchConfig).cast(),
                 l.func as usize as *mut c_void,
                 l.params.as_mut_ptr(),
                 std::ptr::null_mut(),
@@ -379,28 +358,15 @@ impl Ctx<'_> {
         stop: u64,
         flags: i64,
     ) -> Result<c_int, EventError> {
-        let f = self.rt.require("hipExtModuleLaunchKernel")?;
+        // SAFETY: hipExtModuleLaunchKernel has this C type.
+        let f = unsafe {
+            self.rt
+                .typed::<sigs::ExtModuleLaunchKernel>("hipExtModuleLaunchKernel")
+        }?;
         let global = |i: usize| l.grid[i].saturating_mul(l.block[i]);
         // SAFETY: hipExtModuleLaunchKernel(hipFunction_t, 6 x uint32_t, size_t, hipStream_t,
         // void**, void**, hipEvent_t, hipEvent_t, uint32_t); arguments live across the call.
         Ok(unsafe {
-            type ExtLaunch = unsafe extern "C" fn(
-                *mut c_void,
-                u32,
-                u32,
-                u32,
-                u32,
-                u32,
-                u32,
-                usize,
-                *mut c_void,
-                *mut *mut c_void,
-                *mut *mut c_void,
-                *mut c_void,
-                *mut c_void,
-                u32,
-            ) -> c_int;
-            let f: ExtLaunch = std::mem::transmute(f);
             f(
                 l.func as usize as *mut c_void,
                 global(0),

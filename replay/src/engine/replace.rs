@@ -12,9 +12,9 @@
 //! (its result may depend on that kernel). Kernels inside a graph launch with their graph.
 
 use std::collections::HashMap;
-use std::os::raw::c_int;
 use std::path::PathBuf;
 
+use hrr_archive::api::sigs;
 use hrr_archive::api::Vendor;
 
 use super::{Ctx, EventError};
@@ -49,17 +49,11 @@ impl Ctx<'_> {
             Vendor::Cuda => "cuModuleLoadData",
             Vendor::Hip => "hipModuleLoadData",
         };
-        let f = self.rt.require(load)?;
+        // SAFETY: cuModuleLoadData / hipModuleLoadData have this C type.
+        let f = unsafe { self.rt.typed::<sigs::ModuleLoadData>(load) }?;
         let mut m: *mut std::ffi::c_void = std::ptr::null_mut();
-        // SAFETY: cuModuleLoadData / hipModuleLoadData(module*, const void* image); the
-        // image lives in `self.replacements` for the whole replay.
-        let rc = unsafe {
-            let f: unsafe extern "C" fn(
-                *mut *mut std::ffi::c_void,
-                *const std::ffi::c_void,
-            ) -> c_int = std::mem::transmute(f);
-            f(&mut m, r.image.as_ptr().cast())
-        };
+        // SAFETY: the image lives in `self.replacements` for the whole replay.
+        let rc = unsafe { f(&mut m, r.image.as_ptr().cast()) };
         if rc != 0 {
             return Err(EventError::Call {
                 call: format!(
