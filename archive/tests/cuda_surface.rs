@@ -120,7 +120,7 @@ fn every_cuda_13_function_is_seen_and_the_covered_share_holds() {
         let missing = uncovered(set);
         assert!(
             missing.is_empty(),
-            "{} CUDA 13 {what} functions are neither modelled nor passed through (archive/src/api/surface/*.txt): {}",
+            "{} CUDA 13 {what} functions are neither modelled nor passed through (registry/src/surface/*.txt): {}",
             missing.len(),
             missing.join(", ")
         );

@@ -110,7 +110,7 @@ fn every_current_hip_function_is_modelled_or_passed_through() {
     let missing = uncovered(current.iter().copied());
     assert!(
         missing.is_empty(),
-        "{} current HIP functions are neither modelled (api table, HAND_WRITTEN) nor passed through (archive/src/api/surface/*.txt): {}",
+        "{} current HIP functions are neither modelled (api table, HAND_WRITTEN) nor passed through (registry/src/surface/*.txt): {}",
         missing.len(),
         missing.join(", ")
     );

@@ -607,7 +607,7 @@ fn replay_spells_no_c_function_type_and_capture_calls_the_registrys_through_it()
     let replay = c_fn_types_of("replay");
     assert!(
         replay.is_empty(),
-        "replay spells C function types; take them from archive/src/api/sigs.rs: {replay:#?}"
+        "replay spells C function types; take them from registry/src/sigs.rs: {replay:#?}"
     );
     // Capture's shims of those functions are checked against the registry's types when
     // it compiles (sig_check.rs); the real functions behind them are called through the

@@ -92,7 +92,7 @@ fn describe(c: &UnmodelledCall) -> String {
     )
 }
 
-const REMEDY: &str = "capture passed these calls through without recording what they did, so a replay could differ for a reason it cannot name; model them in the API table (archive/src/api.rs), or exempt them there (api::EXEMPT) if they cannot affect results, and capture again; --continue-on-error replays anyway and marks every check after the first such call";
+const REMEDY: &str = "capture passed these calls through without recording what they did, so a replay could differ for a reason it cannot name; model them in the API table (registry/src/lib.rs), or exempt them there (api::EXEMPT) if they cannot affect results, and capture again; --continue-on-error replays anyway and marks every check after the first such call";
 
 const LIBRARY_REMEDY: &str = "capture sees only what passes through the shared runtime; link such a library against the shared runtime (nvcc -cudart shared) or keep it out of the captured program, and capture again; --continue-on-error replays anyway and marks every check after the library could first have run";
 

@@ -24,6 +24,8 @@ pub const CAPTURE: Artifact = Artifact {
         "capture/src",
         "capture/build.rs",
         "archive/src",
+        "format/src",
+        "registry/src",
         "contract/src",
     ],
 };
@@ -32,7 +34,13 @@ pub const CAPTURE: Artifact = Artifact {
 pub const REPLAY: Artifact = Artifact {
     file: "hrr-replay",
     package: "hrr-replay",
-    sources: &["replay/src", "archive/src", "contract/src"],
+    sources: &[
+        "replay/src",
+        "archive/src",
+        "format/src",
+        "registry/src",
+        "contract/src",
+    ],
 };
 
 /// The newest modification time of `p`, a file or every file under a directory.

@@ -113,7 +113,7 @@ pub fn row_of(alias: &str) -> Option<u16> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::api::{surface, ParamKind, API_TABLE};
+    use crate::{surface, ParamKind, API_TABLE};
 
     #[test]
     fn each_alias_is_a_runtime_symbol_of_its_rows_base_with_the_per_thread_suffix() {
@@ -124,7 +124,7 @@ mod tests {
                 .expect("a surface list")
         };
         for (alias, row) in TABLE_ALIASES {
-            let cudart = if crate::api::driver::is_driver_symbol(alias) {
+            let cudart = if crate::driver::is_driver_symbol(alias) {
                 list("libcuda.")
             } else {
                 list("libcudart")

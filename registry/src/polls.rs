@@ -79,12 +79,12 @@ impl PollRun {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::api::{desc, ParamKind};
+    use crate::{desc, ParamKind};
 
     #[test]
     fn each_poll_completes_through_a_row_of_the_same_handle() {
         let mut polls = 0;
-        for d in crate::api::API_TABLE {
+        for d in crate::API_TABLE {
             let Some(sync) = completion_of(d.id) else {
                 continue;
             };
@@ -92,7 +92,7 @@ mod tests {
             let s = desc(sync).unwrap();
             // The query's result is not compared as an error; the two take one handle of
             // the same kind, and exist for the same vendors.
-            assert_eq!(d.ret, crate::api::RetPolicy::Any, "{}", d.name);
+            assert_eq!(d.ret, crate::RetPolicy::Any, "{}", d.name);
             assert_eq!(d.params.len(), 1, "{}", d.name);
             assert_eq!(s.params.len(), 1, "{}", s.name);
             assert_eq!(d.params[0].kind, s.params[0].kind, "{}", d.name);

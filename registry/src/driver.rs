@@ -97,7 +97,7 @@ pub fn empty_means_null(id: u16) -> Option<u64> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::api::{desc, id};
+    use crate::{desc, id};
 
     #[test]
     fn driver_rows_are_the_cu_symbols_and_only_under_cuda() {
@@ -113,7 +113,7 @@ mod tests {
     /// Each twin is a libcuda export and a runtime (not driver) row of CUDA.
     #[test]
     fn runtime_twins_are_driver_exports_recorded_as_runtime_rows() {
-        let libcuda = crate::api::surface::SURFACE_LISTS
+        let libcuda = crate::surface::SURFACE_LISTS
             .iter()
             .find(|l| l.library.starts_with("libcuda."))
             .expect("a libcuda surface list");

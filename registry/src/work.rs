@@ -87,7 +87,7 @@ pub fn ends_capture(id: u16) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::api::API_TABLE;
+    use crate::API_TABLE;
 
     #[test]
     fn copies_memsets_launches_and_waits_are_work_and_state_is_not() {

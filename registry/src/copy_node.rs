@@ -64,14 +64,14 @@ mod tests {
             id::GraphExecMemcpyNodeSetParams1D,
             id::GraphExecMemcpyNodeSetParams,
         ] {
-            let d = crate::api::API_TABLE.iter().find(|d| d.id == row).unwrap();
+            let d = crate::API_TABLE.iter().find(|d| d.id == row).unwrap();
             let (exec, node) = match update(row).unwrap() {
                 Update::Graph { node } => (None, node),
                 Update::Exec { exec, node } => (Some(exec), node),
             };
-            assert_eq!(d.params[node].kind, crate::api::ParamKind::GraphNode);
+            assert_eq!(d.params[node].kind, crate::ParamKind::GraphNode);
             if let Some(e) = exec {
-                assert_eq!(d.params[e].kind, crate::api::ParamKind::GraphExec);
+                assert_eq!(d.params[e].kind, crate::ParamKind::GraphExec);
             }
         }
     }

@@ -1,4 +1,7 @@
-//! The API table: every intercepted runtime call, declared once.
+//! hrr-registry: the API registry (re-exported by hrr-archive as `api`). The API table:
+//! every intercepted runtime call, declared once, with the record kinds capture writes by
+//! hand, the C types of the calls made outside the table (`sigs`), the surface lists and
+//! the rules that cover them. No I/O.
 //!
 //! `hrr_api_table!(callback)` hands the table to a macro. This crate turns it into
 //! [`API_TABLE`] (ids, names, parameter meanings); capture turns the same rows into its
@@ -118,7 +121,7 @@ impl ApiDesc {
 }
 
 /// Calls the macro `$cb` with the generic table. Rust types use `::std::os::raw` and
-/// [`crate::api::Dim3`]-free signatures only, so every row is callable through one
+/// [`crate::Dim3`]-free signatures only, so every row is callable through one
 /// typed function pointer.
 #[macro_export]
 macro_rules! hrr_api_table {
@@ -653,7 +656,7 @@ pub fn api_name(id: u16) -> String {
     if let Some(k) = SEMANTIC_KINDS.iter().find(|k| k.id == id) {
         return k.name.to_string();
     }
-    if id == crate::record::TRAILER_API_ID {
+    if id == hrr_format::record::TRAILER_API_ID {
         return "Trailer".into();
     }
     format!("Api{id}")

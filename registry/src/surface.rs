@@ -28,7 +28,7 @@ pub struct SurfaceList {
     pub library: &'static str,
     pub vendor: Vendor,
     pub lookup: Lookup,
-    /// The list's file under `archive/src/api/surface/`.
+    /// The list's file under `registry/src/surface/`.
     pub file: &'static str,
     text: &'static str,
 }

@@ -179,7 +179,7 @@ pub fn validate_table() -> Result<(), TableError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::api::*;
+    use crate::*;
 
     #[test]
     fn the_table_is_consistent() {
@@ -192,7 +192,7 @@ mod tests {
         );
         assert_eq!(api_name(semantic::LAUNCH_KERNEL), "LaunchKernel");
         assert_eq!(api_name(semantic::UNREPLAYABLE), "Unreplayable");
-        assert_eq!(api_name(crate::record::TRAILER_API_ID), "Trailer");
+        assert_eq!(api_name(hrr_format::record::TRAILER_API_ID), "Trailer");
         assert_eq!(api_name(999), "Api999");
         assert_eq!(desc(id::StreamQuery).unwrap().ret, RetPolicy::Any);
     }

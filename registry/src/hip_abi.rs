@@ -83,7 +83,7 @@ pub fn fallback(symbol: &str) -> Option<&str> {
 pub struct HipSurface {
     /// As docs/api.md names it.
     pub label: &'static str,
-    /// Its list under `archive/src/api/surface/`.
+    /// Its list under `registry/src/surface/`.
     pub file: &'static str,
 }
 
@@ -213,7 +213,7 @@ pub mod layout {
 mod tests {
     use super::layout::*;
     use super::*;
-    use crate::api::id;
+    use crate::id;
 
     #[test]
     fn variant_rows_stand_for_their_base() {
@@ -238,14 +238,14 @@ mod tests {
 
     #[test]
     fn a_per_thread_null_stream_is_recorded_as_the_per_thread_stream() {
-        let d = crate::api::desc(id::MemcpyAsyncSpt).unwrap();
+        let d = crate::desc(id::MemcpyAsyncSpt).unwrap();
         let mut a = [0x10, 0x20, 64, 1, 0];
         recorded_args(d, &mut a);
         assert_eq!(a, [0x10, 0x20, 64, 1, STREAM_PER_THREAD]);
         let mut a = [0x10, 0x20, 64, 1, 0x5000];
         recorded_args(d, &mut a);
         assert_eq!(a[4], 0x5000, "an explicit stream stays");
-        let base = crate::api::desc(id::MemcpyAsync).unwrap();
+        let base = crate::desc(id::MemcpyAsync).unwrap();
         let mut a = [0x10, 0x20, 64, 1, 0];
         recorded_args(base, &mut a);
         assert_eq!(a[4], 0, "the base form's null stream is the null stream");

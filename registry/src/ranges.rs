@@ -96,7 +96,7 @@ pub fn device_range(id: u16, param: &str) -> Option<Extent> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::api::{desc, ParamKind};
+    use crate::{desc, ParamKind};
 
     /// Every listed row exists, its parameter is a device address, and every value its
     /// extent names is one of the row's parameters.
