@@ -9,7 +9,7 @@
 //!
 //! Needs cc.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 
 use hrr_archive::api::{fid, id, semantic, BLOB_FIELD, POLLS_SKIPPED_FIELD};
@@ -17,63 +17,20 @@ use hrr_archive::payload::Payload;
 use hrr_archive::{Archive, Limits, ProcessArchive};
 
 mod common;
+#[path = "common/stand_in.rs"]
+mod stand_in;
 use common::capture_so;
+use stand_in::StandIn;
 
-/// A scratch directory, removed when dropped.
-struct TempDir(PathBuf);
-
-impl TempDir {
-    fn new(tag: &str) -> TempDir {
-        let d =
-            std::env::temp_dir().join(format!("hrr-capture-driver-{tag}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&d);
-        std::fs::create_dir_all(&d).unwrap();
-        TempDir(d)
-    }
-    fn path(&self) -> &Path {
-        &self.0
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
-
-fn cc(args: &[&str]) {
-    let o = Command::new("cc").args(args).output().expect("cc");
-    assert!(
-        o.status.success(),
-        "cc {args:?}: {}",
-        String::from_utf8_lossy(&o.stderr)
-    );
-}
-
-/// Builds the stand-in driver and the program into `dir`; the program's path.
-fn build(dir: &Path) -> PathBuf {
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/stand_in");
-    let lib = dir.join("libcuda.so.1");
-    let exe = dir.join("driver_program");
-    cc(&[
-        "-O1",
-        "-shared",
-        "-fPIC",
-        "-Wl,-soname,libcuda.so.1",
-        "-o",
-        &lib.to_string_lossy(),
-        &src.join("driver.c").to_string_lossy(),
-    ]);
-    cc(&[
-        "-O1",
-        "-o",
-        &exe.to_string_lossy(),
-        &src.join("driver_program.c").to_string_lossy(),
-        &format!("-L{}", dir.display()),
-        "-l:libcuda.so.1",
-        &format!("-Wl,-rpath,{}", dir.display()),
-    ]);
-    exe
+/// The stand-in driver and the driver-API program built in a scratch directory named
+/// after `tag`.
+fn build(tag: &str) -> StandIn {
+    StandIn::build_over(
+        "driver.c",
+        &format!("driver-{tag}"),
+        "driver_program.c",
+        &[],
+    )
 }
 
 fn payload(p: &ProcessArchive, i: usize) -> Payload<'_> {
@@ -82,8 +39,8 @@ fn payload(p: &ProcessArchive, i: usize) -> Payload<'_> {
 
 #[test]
 fn driver_calls_are_recorded_once_each_in_one_order() {
-    let dir = TempDir::new("program");
-    let exe = build(dir.path());
+    let dir = build("program");
+    let exe = dir.exe.clone();
     let ptx = ".version 8.0\n.target sm_90\n.visible .entry k()\n{\n ret;\n}\n";
     let module = dir.path().join("module.ptx");
     std::fs::write(&module, ptx).unwrap();
@@ -370,7 +327,7 @@ fn capture_program(
         ]);
     }
     cmd.push("-ldl".into());
-    cc(&cmd.iter().map(String::as_str).collect::<Vec<_>>());
+    common::cc(&cmd);
     let out = dir.join(format!("archive-{program}"));
     let run = Command::new(&exe)
         .args(args)
@@ -396,8 +353,7 @@ fn capture_program(
 /// answer; nothing is unmodelled.
 #[test]
 fn driver_functions_found_through_dlsym_and_cu_get_proc_address_are_recorded() {
-    let dir = TempDir::new("lookup");
-    build(dir.path());
+    let dir = build("lookup");
     let driver = dir.path().join("libcuda.so.1");
     let (a, stderr) = capture_program(
         dir.path(),
@@ -441,8 +397,7 @@ fn driver_functions_found_through_dlsym_and_cu_get_proc_address_are_recorded() {
 /// driver's function, which capture replaces with its own, so the calls are recorded.
 #[test]
 fn driver_functions_from_the_runtime_entry_point_lookup_are_recorded() {
-    let dir = TempDir::new("entry-point");
-    build(dir.path());
+    let dir = build("entry-point");
     let (a, stderr) = capture_program(
         dir.path(),
         "entry_point_program",
@@ -465,8 +420,7 @@ fn driver_functions_from_the_runtime_entry_point_lookup_are_recorded() {
 /// refuses the archive naming them.
 #[test]
 fn a_driver_in_a_dlmopen_namespace_is_left_alone_and_refused_by_name() {
-    let dir = TempDir::new("dlmopen");
-    build(dir.path());
+    let dir = build("dlmopen");
     let driver = dir.path().join("libcuda.so.1");
     let (a, stderr) = capture_program(
         dir.path(),
@@ -516,8 +470,8 @@ fn a_driver_in_a_dlmopen_namespace_is_left_alone_and_refused_by_name() {
 /// manifest.
 #[test]
 fn a_code_store_keeps_modules_once_for_every_archive() {
-    let dir = TempDir::new("store");
-    let exe = build(dir.path());
+    let dir = build("store");
+    let exe = dir.exe.clone();
     let ptx = ".version 8.0\n.target sm_90\n.visible .entry k()\n{\n ret;\n}\n";
     let module = dir.path().join("module.ptx");
     std::fs::write(&module, ptx).unwrap();

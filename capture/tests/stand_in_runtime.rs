@@ -8,7 +8,6 @@
 //!
 //! Needs cc (and nm for the export test); both come with the toolchain's linker.
 
-use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use hrr_archive::api::{fid, id, semantic, BLOB_FIELD};
@@ -16,70 +15,10 @@ use hrr_archive::payload::Payload;
 use hrr_archive::{Archive, Limits, ProcessArchive};
 
 mod common;
+#[path = "common/stand_in.rs"]
+mod stand_in;
 use common::capture_so;
-
-/// A scratch directory, removed when dropped.
-struct TempDir(PathBuf);
-
-impl TempDir {
-    fn new() -> TempDir {
-        let d = std::env::temp_dir().join(format!("hrr-capture-stand-in-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&d);
-        std::fs::create_dir_all(&d).unwrap();
-        TempDir(d)
-    }
-    fn path(&self) -> &Path {
-        &self.0
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
-
-fn cc(args: &[&str]) {
-    let o = Command::new("cc").args(args).output().expect("cc");
-    assert!(
-        o.status.success(),
-        "cc {args:?}: {}",
-        String::from_utf8_lossy(&o.stderr)
-    );
-}
-
-/// Builds the stand-in runtime and the program into `dir`; the program's path.
-fn build(dir: &Path) -> PathBuf {
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/stand_in");
-    let lib = dir.join("libcuda.so.1");
-    let exe = dir.join("program");
-    let (lib_s, exe_s) = (lib.to_string_lossy(), exe.to_string_lossy());
-    let rpath = format!("-Wl,-rpath,{}", dir.display());
-    let libdir = format!("-L{}", dir.display());
-    let runtime_c = src.join("runtime.c");
-    let program_c = src.join("program.c");
-    cc(&[
-        "-O1",
-        "-shared",
-        "-fPIC",
-        "-pthread",
-        "-Wl,-soname,libcuda.so.1",
-        "-o",
-        &lib_s,
-        &runtime_c.to_string_lossy(),
-    ]);
-    cc(&[
-        "-O1",
-        "-o",
-        &exe_s,
-        &program_c.to_string_lossy(),
-        &libdir,
-        "-l:libcuda.so.1",
-        &rpath,
-        "-ldl",
-    ]);
-    exe
-}
+use stand_in::StandIn;
 
 /// The program's own report: name -> return code it saw.
 fn results(stdout: &str) -> std::collections::BTreeMap<String, i64> {
@@ -98,8 +37,8 @@ fn payload(p: &ProcessArchive, i: usize) -> Payload<'_> {
 
 #[test]
 fn each_kind_of_call_is_recorded_as_capture_promises() {
-    let dir = TempDir::new();
-    let exe = build(dir.path());
+    let dir = StandIn::build("stand-in", "program.c");
+    let exe = dir.exe.clone();
     let out = dir.path().join("archive");
     let run = Command::new(&exe)
         .env("HRR_CAPTURE_OUTPUT", &out)

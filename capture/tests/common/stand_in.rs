@@ -1,6 +1,8 @@
-//! Builds the stand-in runtime (tests/stand_in/runtime.c, soname libcuda.so.1) and one C
-//! program against it, in a scratch directory removed when dropped; runs the program
-//! under libhrr_capture.so. Shared by the fault and kill tests.
+//! Builds the stand-in runtime (tests/stand_in/runtime.c, or driver.c: soname
+//! libcuda.so.1) and one C program against it, in a scratch directory removed when
+//! dropped; runs the program under libhrr_capture.so. Shared by every test of a program
+//! over a stand-in runtime.
+#![allow(dead_code)] // each test file uses some of these
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -21,6 +23,12 @@ impl StandIn {
 
     /// As [`build`](Self::build), the program compiled with `cflags` too.
     pub fn build_with(tag: &str, program: &str, cflags: &[&str]) -> StandIn {
+        Self::build_over("runtime.c", tag, program, cflags)
+    }
+
+    /// As [`build_with`](Self::build_with), over the stand-in library built from
+    /// `tests/stand_in/<runtime>` (`driver.c`: the driver alone).
+    pub fn build_over(runtime: &str, tag: &str, program: &str, cflags: &[&str]) -> StandIn {
         let dir = std::env::temp_dir().join(format!("hrr-capture-{tag}-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).unwrap();
@@ -35,7 +43,7 @@ impl StandIn {
             "-Wl,-soname,libcuda.so.1",
             "-o",
             &lib.to_string_lossy(),
-            &src.join("runtime.c").to_string_lossy(),
+            &src.join(runtime).to_string_lossy(),
         ]);
         let (exe_s, prog_s) = (exe.to_string_lossy(), src.join(program));
         let (lib_dir, rpath) = (
@@ -86,11 +94,7 @@ impl Drop for StandIn {
     }
 }
 
+/// cc with `args` (the shared helper takes owned strings).
 fn cc(args: &[&str]) {
-    let o = Command::new("cc").args(args).output().expect("cc");
-    assert!(
-        o.status.success(),
-        "cc {args:?}: {}",
-        String::from_utf8_lossy(&o.stderr)
-    );
+    crate::common::cc(&args.iter().map(|a| a.to_string()).collect::<Vec<_>>());
 }
