@@ -282,6 +282,7 @@ pub fn capture_row(
                 | RowHook::TextureObjectNumbering
                 | RowHook::SurfaceObjectNumbering
                 | RowHook::PreloadCapturedKernels
+                | RowHook::Destroys
                 | RowHook::DevicePoolSet(_) => {}
             }
         }

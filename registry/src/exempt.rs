@@ -250,13 +250,6 @@ pub const EXEMPT: &[Exemption] = &[
         ],
     },
     Exemption {
-        reason: "a thread's stream-capture interaction mode: it decides which calls a thread may make while a stream captures (a call refused for it is recorded with its error), never what a graph holds; replay begins every capture in relaxed mode on its one thread (`ParamKind::CaptureMode`)",
-        symbols: &[
-            "cudaThreadExchangeStreamCaptureMode", "cuThreadExchangeStreamCaptureMode",
-            "hipThreadExchangeStreamCaptureMode",
-        ],
-    },
-    Exemption {
         reason: "batched prefetches: hints of where managed pages should live, never what they hold (a single prefetch is a table row, replayed)",
         symbols: &[
             "cudaMemPrefetchBatchAsync", "cudaMemPrefetchBatchAsync_ptsz", "cuMemPrefetchBatchAsync",

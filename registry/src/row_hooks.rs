@@ -21,6 +21,9 @@ pub enum RowHook {
     /// Capture, after a successful call: the runtime's and device's metadata go into the
     /// manifest, once (the first allocation is where the runtime is surely up).
     NoteRuntime,
+    /// Replay, after a successful call: the handle it destroyed (its first argument, a
+    /// stream or an event) leaves the objects replay destroys at the end.
+    Destroys,
     /// Replay, after a successful call: a device's current memory pool was set, so it is
     /// given its default pool back at the end (before the program's pools are destroyed).
     DevicePoolSet(PoolDevice),

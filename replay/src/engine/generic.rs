@@ -75,7 +75,7 @@ impl<'a> Ctx<'a> {
                 RowHook::TextureObjectNumbering => self.offset_object_numbering(false),
                 RowHook::SurfaceObjectNumbering => self.offset_object_numbering(true),
                 RowHook::PreloadCapturedKernels => self.preload_captured_kernels(ev.header.seq),
-                RowHook::NoteRuntime | RowHook::DevicePoolSet(_) => {}
+                RowHook::NoteRuntime | RowHook::DevicePoolSet(_) | RowHook::Destroys => {}
             }
         }
         // A memcpy node added or updated: its host side is a buffer of its own.
@@ -122,8 +122,14 @@ impl<'a> Ctx<'a> {
         let checked = self.check_ret(ev, desc.ret, ret);
         self.record_outputs(desc, &p, ret, &args, &bufs)?;
         for hook in row_hooks::of(hrr_archive::api::hip_abi::base_row(desc.id)) {
-            if let (RowHook::DevicePoolSet(from), 0) = (hook, ret) {
-                self.note_device_pool(desc, from, &p, &args);
+            match (hook, ret) {
+                (RowHook::DevicePoolSet(from), 0) => self.note_device_pool(desc, from, &p, &args),
+                (RowHook::Destroys, 0) => {
+                    if let Some(handle) = args.first() {
+                        self.live.remove(handle);
+                    }
+                }
+                _ => {}
             }
         }
         checked?;

@@ -195,18 +195,6 @@ impl Ctx<'_> {
                     self.registered.remove(&args[i]);
                     self.live.remove(&args[i]);
                 }
-                ParamKind::Stream | ParamKind::Event
-                    if ret == 0
-                        && [
-                            api::id::StreamDestroy,
-                            api::id::EventDestroy,
-                            api::id::CuStreamDestroy,
-                            api::id::CuEventDestroy,
-                        ]
-                        .contains(&desc.id) =>
-                {
-                    self.live.remove(&args[i]);
-                }
                 ParamKind::OutContext | ParamKind::OutContextRef => {
                     let replay = slot.next().map(|s| s[0]).unwrap_or(0);
                     if let Some(captured) = captured_out(id) {
