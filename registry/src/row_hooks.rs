@@ -49,6 +49,10 @@ pub const ROW_HOOKS: &[(u16, RowHook)] = &[
         RowHook::PreloadCapturedKernels,
     ),
     (id::Malloc, RowHook::NoteRuntime),
+    (id::StreamDestroy, RowHook::Destroys),
+    (id::EventDestroy, RowHook::Destroys),
+    (id::CuStreamDestroy, RowHook::Destroys),
+    (id::CuEventDestroy, RowHook::Destroys),
     (
         id::DeviceSetMemPool,
         RowHook::DevicePoolSet(PoolDevice::FirstArgument),
@@ -89,6 +93,20 @@ mod tests {
             );
         }
         assert_eq!(of(id::Malloc).collect::<Vec<_>>(), [RowHook::NoteRuntime]);
+        // Replay destroys at the end what the program left: never a stream or event the
+        // program destroyed itself (the real runtimes crash on a second destroy).
+        for row in [
+            id::StreamDestroy,
+            id::EventDestroy,
+            id::CuStreamDestroy,
+            id::CuEventDestroy,
+        ] {
+            assert_eq!(
+                of(row).collect::<Vec<_>>(),
+                [RowHook::Destroys],
+                "row {row}"
+            );
+        }
         assert_eq!(of(id::Free).count(), 0);
     }
 }
