@@ -8,9 +8,9 @@ use hrr_archive::api::{
 use hrr_archive::payload::{BlobRef, Payload};
 use hrr_archive::Event;
 
+use super::error::{EvResult, EventError};
 use super::generic::CallBuffers;
-use super::observe;
-use super::{Ctx, EvResult, EventError};
+use super::Ctx;
 use crate::compare::Want;
 use crate::profile::{self, Part};
 use crate::staging::Role;
@@ -53,7 +53,7 @@ impl<'a> Ctx<'a> {
         let _t = profile::span(Part::Load);
         self.proc_.load_blob_into(&r, buf)?;
         if let Some(words) = words {
-            let (addrs, counts) = (&self.addrs, &mut self.counts);
+            let (addrs, counts) = (&self.tr.addrs, &mut self.checks.counts);
             super::kernels::translate_pointer_words(buf, words, |v| {
                 translate_counted(addrs, counts, v)
             })?;
@@ -93,7 +93,7 @@ impl<'a> Ctx<'a> {
                 let buf = self.staging.get(Role::Expected, expected_len)?;
                 let _t = profile::span(Part::Load);
                 self.proc_.load_blob_into(&r, buf)?;
-                let (addrs, counts) = (&self.addrs, &mut self.counts);
+                let (addrs, counts) = (&self.tr.addrs, &mut self.checks.counts);
                 super::kernels::translate_pointer_words(buf, words, |v| {
                     translate_counted(addrs, counts, v)
                 })?;
@@ -212,18 +212,12 @@ impl<'a> Ctx<'a> {
                     None => Want::Bytes(c.expected),
                 };
                 let key = (ev.header.seq, 0);
-                let (v, holds) = observe::judge_reused(
-                    self.learner.as_deref_mut(),
-                    self.comparison.as_ref(),
-                    key,
-                    want,
-                    c.found,
-                )?;
+                let (v, holds) = self.checks.judge_reused(key, want, c.found)?;
                 *c.holds = holds;
                 let api = self.api_label(ev.header.api_id);
-                self.record_check(ev.header.seq, api, expected_len, v);
+                self.checks.record(ev.header.seq, api, expected_len, v);
             } else {
-                self.counts.d2h_skipped += 1;
+                self.checks.counts.d2h_skipped += 1;
             }
         }
         Ok(())

@@ -19,8 +19,8 @@ use hrr_archive::payload::{BlobRef, Payload};
 use hrr_archive::record::RECORD_FLAG_INCOMPLETE;
 use hrr_archive::{ContentHash, Event, ProcessArchive};
 
-use super::observe;
-use super::{Ctx, EvResult, EventError};
+use super::error::{EvResult, EventError};
+use super::Ctx;
 use crate::compare::Want;
 use crate::profile::{self, Part};
 use crate::runtime::Runtime;
@@ -303,7 +303,7 @@ impl<'a> Ctx<'a> {
         api: String,
     ) -> EvResult {
         if ret != 0 {
-            self.counts.d2h_skipped += 1;
+            self.checks.counts.d2h_skipped += 1;
             self.deferred.give_back(s.result);
             self.deferred.done_with(s.expected);
             return Ok(());
@@ -410,17 +410,12 @@ impl<'a> Ctx<'a> {
             (Ok(0), Some(e)) => {
                 let key = (copy_seq, 0);
                 let found = w.result.as_mut_slice();
-                observe::judge_reused(
-                    self.learner.as_deref_mut(),
-                    self.comparison.as_ref(),
-                    key,
-                    e.want(),
-                    found,
-                )
-                .map(|(v, holds)| {
-                    w.result.holds = holds;
-                    self.record_check(copy_seq, w.api.clone(), e.bytes(), v)
-                })
+                self.checks
+                    .judge_reused(key, e.want(), found)
+                    .map(|(v, holds)| {
+                        w.result.holds = holds;
+                        self.checks.record(copy_seq, w.api.clone(), e.bytes(), v)
+                    })
             }
             // Capture could not record the output: this record is refused by name
             // before it reaches here, and nothing is compared.

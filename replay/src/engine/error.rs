@@ -10,6 +10,9 @@ use hrr_contract::FailureKind;
 use crate::runtime::RuntimeError;
 use crate::staging::NoMemory;
 
+/// Why an event could not be replayed (turned into a Failure with its seq and API).
+pub(super) type EvResult = Result<(), EventError>;
+
 #[derive(Debug, thiserror::Error)]
 pub enum EventError {
     /// Capture recorded the call as one replay cannot re-execute.

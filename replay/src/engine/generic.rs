@@ -18,7 +18,8 @@ use hrr_archive::api::{ApiDesc, CopyDir, ParamKind, INSTANTIATE_PARAMS_SIZE};
 use hrr_archive::payload::Payload;
 use hrr_archive::Event;
 
-use super::{Ctx, EvResult, EventError};
+use super::error::{EvResult, EventError};
+use super::Ctx;
 use crate::runtime::{call_row, RuntimeError};
 use crate::translate::Translated;
 use plan::{copy_dir, packed_side, plan_call, ArgPlan};
@@ -69,7 +70,7 @@ impl<'a> Ctx<'a> {
             return Ok(()); // host memory of the captured process: nothing to re-execute
         }
         let plan = plan_call(desc, &p, dir, self.proc_.limits.max_host_bytes)?;
-        self.refuse_broken_graph(desc, &p)?;
+        self.graphs.refuse_broken_graph(self.rt.vendor, desc, &p)?;
         for hook in row_hooks::of(hrr_archive::api::hip_abi::base_row(desc.id)) {
             match hook {
                 RowHook::TextureObjectNumbering => self.offset_object_numbering(false),
@@ -96,7 +97,7 @@ impl<'a> Ctx<'a> {
                 // holds: it changed nothing, and replay does not hand the range to the
                 // runtime to fail again (or corrupt memory).
                 Err(EventError::OutOfRange { .. }) if ev.header.ret != 0 => {
-                    self.counts.failed_as_captured += 1;
+                    self.checks.counts.failed_as_captured += 1;
                     return Ok(());
                 }
                 Err(e) => return Err(e),
@@ -113,20 +114,22 @@ impl<'a> Ctx<'a> {
         })?;
         if let Some(buf) = bufs.registering {
             if ret != 0 {
-                self.registered.remove(&buf);
+                self.owned.registered.remove(&buf);
             }
         }
         // What the call created or released follows replay's result, also when it differs
         // from capture's (a free the archive says failed but replay's succeeded is
         // forgotten now, never freed again at teardown: issue 20's double free).
-        let checked = self.check_ret(ev, desc.ret, ret);
+        let checked = self.checks.check_ret(ev, desc.ret, ret);
         self.record_outputs(desc, &p, ret, &args, &bufs)?;
         for hook in row_hooks::of(hrr_archive::api::hip_abi::base_row(desc.id)) {
             match (hook, ret) {
-                (RowHook::DevicePoolSet(from), 0) => self.note_device_pool(desc, from, &p, &args),
+                (RowHook::DevicePoolSet(from), 0) => {
+                    self.owned.note_device_pool(desc, from, &p, &args)
+                }
                 (RowHook::Destroys, 0) => {
                     if let Some(handle) = args.first() {
-                        self.live.remove(handle);
+                        self.owned.live.remove(handle);
                     }
                 }
                 _ => {}
@@ -153,7 +156,7 @@ impl<'a> Ctx<'a> {
         Ok(match plan {
             ArgPlan::Value(v) => v,
             ArgPlan::Address(a) => self.translate(a),
-            ArgPlan::Range { what, addr, len } => match self.addrs.translate_range(addr, len) {
+            ArgPlan::Range { what, addr, len } => match self.tr.addrs.translate_range(addr, len) {
                 Ok(_) => self.translate(addr),
                 Err(holder) => {
                     return Err(EventError::OutOfRange {
@@ -169,13 +172,14 @@ impl<'a> Ctx<'a> {
             // is a default stream here.
             ArgPlan::MemHandle(0) => 0,
             ArgPlan::MemHandle(h) => self
+                .tr
                 .handles
                 .get(&h)
                 .copied()
                 .ok_or(EventError::UnknownHandle(h))?,
             ArgPlan::Context(0) => 0,
             ArgPlan::Context(h) => match self.handle(h) {
-                Err(EventError::UnknownHandle(_)) => self.adopt_primary_context(h)?,
+                Err(EventError::UnknownHandle(_)) => self.tr.adopt_primary_context(self.rt, h)?,
                 other => other?,
             },
             ArgPlan::OutSlot | ArgPlan::InOutSlot(_) => {
@@ -195,7 +199,7 @@ impl<'a> Ctx<'a> {
                 let n = usize::try_from(n).unwrap_or(usize::MAX);
                 let buf = crate::pages::Pages::new(n)?;
                 let aligned = buf.addr();
-                self.registered.insert(aligned, buf);
+                self.owned.registered.insert(aligned, buf);
                 bufs.registering = Some(aligned);
                 aligned
             }
@@ -254,8 +258,8 @@ impl<'a> Ctx<'a> {
                 bufs.keep.last().map(|d| d.as_ptr() as u64).unwrap_or(0)
             }
             ArgPlan::LaunchAttr(a) => {
-                let addrs = &self.addrs;
-                let handles = &self.handles;
+                let addrs = &self.tr.addrs;
+                let handles = &self.tr.handles;
                 let planned = super::launchcfg::plan_attrs(
                     vec![a],
                     |v| match addrs.translate(v) {
@@ -307,7 +311,7 @@ impl<'a> Ctx<'a> {
                 bufs.alloc_node = Some((head, descs));
                 ptr
             }
-            ArgPlan::Object { surface, captured } => self.objects.get(surface, captured)?,
+            ArgPlan::Object { surface, captured } => self.owned.objects.get(surface, captured)?,
             ArgPlan::Layout { name, raw } => {
                 bufs.keep.push(self.rebuild_layout(name, &raw)?);
                 bufs.keep.last().map(|d| d.as_ptr() as u64).unwrap_or(0)

@@ -11,6 +11,7 @@
 //! (a byte the launch never writes cannot pass), launches, waits for the stream and
 //! compares every D2H node, as for any D2H copy.
 
+use std::collections::HashMap;
 use std::os::raw::{c_int, c_void};
 
 use hrr_archive::api::sigs;
@@ -20,8 +21,8 @@ use hrr_archive::api::{
 use hrr_archive::payload::{BlobRef, Payload};
 use hrr_archive::Event;
 
-use super::observe;
-use super::{Ctx, EvResult, EventError};
+use super::error::{EvResult, EventError};
+use super::Ctx;
 use crate::compare::Want;
 
 /// One copy node's host buffer: its address and length.
@@ -29,6 +30,16 @@ use crate::compare::Want;
 pub(super) struct NodeBuffer {
     pub(super) at: u64,
     pub(super) len: usize,
+}
+
+/// Graphs' state at replay: the host buffers of copy nodes, and the graphs missing a node.
+#[derive(Default)]
+pub(super) struct Graphs {
+    /// Host buffers of graph copy nodes, by the sequence id of the call that made the
+    /// node (page-locked in `Owned::registered`).
+    pub(super) nodes: HashMap<u64, NodeBuffer>,
+    /// Graphs (by captured handle) missing a node replay could not rebuild, and which.
+    pub(super) broken: HashMap<u64, String>,
 }
 
 /// The node a call was captured into a graph as, from its payload (None: it ran when it
@@ -48,6 +59,76 @@ fn node_blobs(p: &Payload, field: u16) -> Result<Vec<(u64, BlobRef)>, EventError
             ))
         })
         .collect()
+}
+
+impl Graphs {
+    /// An unreplayable call that added a node to a graph (field 2: the graph) leaves that
+    /// graph short of the node: it is marked, so its instantiation fails naming the node
+    /// instead of running without it (`--continue-on-error` goes past the call itself).
+    pub(super) fn note_missing_node(&mut self, ev: &Event, p: &Payload) {
+        let Ok(api) = p.str(fid::API_NAME, "api") else {
+            return;
+        };
+        if !api.contains("GraphAdd") {
+            return;
+        }
+        if let Some(graph) = p.get(2).and_then(|f| f.as_u64().ok()) {
+            let why = format!("node seq {} ({api}) could not be rebuilt", ev.header.seq);
+            self.broken.entry(graph).or_insert(why);
+        }
+    }
+
+    /// Refuses to instantiate a graph missing a node, naming it; a child-graph node of such
+    /// a graph passes the mark on to its parent.
+    pub(super) fn refuse_broken_graph(
+        &mut self,
+        vendor: Vendor,
+        desc: &ApiDesc,
+        p: &Payload,
+    ) -> EvResult {
+        let graph_param = |name: &str| {
+            desc.param_index(name)
+                .and_then(|i| p.get(ApiDesc::field_id(i)))
+                .and_then(|f| f.as_u64().ok())
+        };
+        match desc.id {
+            api::id::GraphClone => {
+                if let Some(why) = graph_param("graph").and_then(|g| self.broken.get(&g)) {
+                    let why = why.clone();
+                    if let Some(clone) = graph_param("clone") {
+                        self.broken.entry(clone).or_insert(why);
+                    }
+                }
+                Ok(())
+            }
+            api::id::GraphAddChildGraphNode => {
+                if let (Some(parent), Some(child)) = (graph_param("graph"), graph_param("child")) {
+                    if let Some(why) = self.broken.get(&child).cloned() {
+                        self.broken.entry(parent).or_insert(why);
+                    }
+                }
+                Ok(())
+            }
+            api::id::GraphInstantiate
+            | api::id::HipGraphInstantiate
+            | api::id::GraphInstantiateWithFlags
+            | api::id::GraphInstantiateWithParams => {
+                let Some(graph) = graph_param("graph") else {
+                    return Ok(());
+                };
+                match self.broken.get(&graph) {
+                    Some(why) => Err(EventError::Unreplayable {
+                        api: desc.symbol(vendor).unwrap_or(desc.name).to_string(),
+                        reason: format!(
+                            "graph {graph:#x} is missing a node: {why}; it is not run short of it"
+                        ),
+                    }),
+                    None => Ok(()),
+                }
+            }
+            _ => Ok(()),
+        }
+    }
 }
 
 impl Ctx<'_> {
@@ -85,70 +166,7 @@ impl Ctx<'_> {
             }
         }
         for (co, name) in wanted {
-            let _ = self.function(&co, &name);
-        }
-    }
-
-    /// An unreplayable call that added a node to a graph (field 2: the graph) leaves that
-    /// graph short of the node: it is marked, so its instantiation fails naming the node
-    /// instead of running without it (`--continue-on-error` goes past the call itself).
-    pub(super) fn note_missing_node(&mut self, ev: &Event, p: &Payload) {
-        let Ok(api) = p.str(fid::API_NAME, "api") else {
-            return;
-        };
-        if !api.contains("GraphAdd") {
-            return;
-        }
-        if let Some(graph) = p.get(2).and_then(|f| f.as_u64().ok()) {
-            let why = format!("node seq {} ({api}) could not be rebuilt", ev.header.seq);
-            self.broken_graphs.entry(graph).or_insert(why);
-        }
-    }
-
-    /// Refuses to instantiate a graph missing a node, naming it; a child-graph node of such
-    /// a graph passes the mark on to its parent.
-    pub(super) fn refuse_broken_graph(&mut self, desc: &ApiDesc, p: &Payload) -> EvResult {
-        let graph_param = |name: &str| {
-            desc.param_index(name)
-                .and_then(|i| p.get(ApiDesc::field_id(i)))
-                .and_then(|f| f.as_u64().ok())
-        };
-        match desc.id {
-            api::id::GraphClone => {
-                if let Some(why) = graph_param("graph").and_then(|g| self.broken_graphs.get(&g)) {
-                    let why = why.clone();
-                    if let Some(clone) = graph_param("clone") {
-                        self.broken_graphs.entry(clone).or_insert(why);
-                    }
-                }
-                Ok(())
-            }
-            api::id::GraphAddChildGraphNode => {
-                if let (Some(parent), Some(child)) = (graph_param("graph"), graph_param("child")) {
-                    if let Some(why) = self.broken_graphs.get(&child).cloned() {
-                        self.broken_graphs.entry(parent).or_insert(why);
-                    }
-                }
-                Ok(())
-            }
-            api::id::GraphInstantiate
-            | api::id::HipGraphInstantiate
-            | api::id::GraphInstantiateWithFlags
-            | api::id::GraphInstantiateWithParams => {
-                let Some(graph) = graph_param("graph") else {
-                    return Ok(());
-                };
-                match self.broken_graphs.get(&graph) {
-                    Some(why) => Err(EventError::Unreplayable {
-                        api: desc.symbol(self.rt.vendor).unwrap_or(desc.name).to_string(),
-                        reason: format!(
-                            "graph {graph:#x} is missing a node: {why}; it is not run short of it"
-                        ),
-                    }),
-                    None => Ok(()),
-                }
-            }
-            _ => Ok(()),
+            let _ = self.code.function(self.rt, self.proc_, &co, &name);
         }
     }
 
@@ -156,7 +174,7 @@ impl Ctx<'_> {
     /// a graph's copies run asynchronously at each launch), made once.
     pub(super) fn node_buffer(&mut self, seq: u64, len: u64) -> Result<NodeBuffer, EventError> {
         let n = self.host_len(len, "a graph copy node's host side")?;
-        if let Some(b) = self.nodes.get(&seq) {
+        if let Some(b) = self.graphs.nodes.get(&seq) {
             return Ok(*b);
         }
         let buf = crate::pages::Pages::new(n)?;
@@ -168,9 +186,9 @@ impl Ctx<'_> {
             self.rt
                 .call_table(api::id::HostRegister, &[at, n as u64, 0])
         };
-        self.registered.insert(at, buf);
+        self.owned.registered.insert(at, buf);
         let b = NodeBuffer { at, len: n };
-        self.nodes.insert(seq, b);
+        self.graphs.nodes.insert(seq, b);
         Ok(b)
     }
 
@@ -206,7 +224,7 @@ impl Ctx<'_> {
 
     /// The node a graph launch names, which replay must have built.
     fn launched_node(&self, seq: u64, r: &BlobRef) -> Result<NodeBuffer, EventError> {
-        let b = self.nodes.get(&seq).copied().ok_or_else(|| {
+        let b = self.graphs.nodes.get(&seq).copied().ok_or_else(|| {
             EventError::Inconsistent(format!(
                 "the graph launch names node seq {seq}, which replay never built as a graph copy"
             ))
@@ -273,10 +291,10 @@ impl Ctx<'_> {
                     want,
                 });
             }
-            self.counts.failed_as_captured += 1;
+            self.checks.counts.failed_as_captured += 1;
             return Ok(());
         }
-        self.check_ret(ev, RetPolicy::Exact, ret)?;
+        self.checks.check_ret(ev, RetPolicy::Exact, ret)?;
         if let (0, Some(f)) = (ret, p.get(fid::GRAPH_FAULT)) {
             // A kernel of the graph faulted at capture: the wait returns that sticky error
             // here too, or the replay has diverged; no output was written either time.
@@ -303,15 +321,9 @@ impl Ctx<'_> {
         for (seq, b, expected) in outputs {
             let found = self.node_bytes(b).to_vec();
             let key = (ev.header.seq, seq);
-            let v = observe::judge(
-                self.learner.as_deref_mut(),
-                self.comparison.as_ref(),
-                key,
-                Want::Bytes(&expected),
-                &found,
-            )?;
+            let v = self.checks.judge(key, Want::Bytes(&expected), &found)?;
             let api = format!("{name} (D2H node seq {seq})");
-            self.record_check(ev.header.seq, api, expected.len(), v);
+            self.checks.record(ev.header.seq, api, expected.len(), v);
         }
         Ok(())
     }

@@ -15,7 +15,8 @@ use hrr_archive::api::{fid, semantic, Vendor};
 use hrr_archive::payload::Payload;
 use hrr_archive::Event;
 
-use super::{Ctx, EvResult, EventError};
+use super::error::{EvResult, EventError};
+use super::Ctx;
 
 /// The call that replays one kernel-node record, by record kind and vendor.
 pub(super) fn replay_call(kind: u16, vendor: Vendor) -> Option<&'static str> {
@@ -123,12 +124,12 @@ impl Ctx<'_> {
             Some(true) => {
                 if kind == semantic::GRAPH_KERNEL_NODE {
                     // A node belongs to its graph: mapped, never released on its own.
-                    self.handles.insert(captured_node, out as u64);
+                    self.tr.handles.insert(captured_node, out as u64);
                 }
                 Ok(())
             }
             Some(false) => {
-                self.counts.failed_as_captured += 1;
+                self.checks.counts.failed_as_captured += 1;
                 Ok(())
             }
             None => Err(EventError::LaunchReturnCode {

@@ -9,7 +9,8 @@ use hrr_archive::api::{fid, Vendor};
 use hrr_archive::payload::Payload;
 use hrr_archive::Event;
 
-use super::{Ctx, EvResult, EventError};
+use super::error::{EvResult, EventError};
+use super::Ctx;
 use crate::translate::Translated;
 
 /// Where each argument starts in one block: every argument at a 16-byte boundary
@@ -64,37 +65,6 @@ fn snapshot_target(first: Translated, last: Translated, len: u64, data_len: usiz
 }
 
 impl Ctx<'_> {
-    /// The replay module of a captured code object, loaded on first use.
-    fn module(&mut self, code_object: &str) -> Result<u64, EventError> {
-        if let Some(m) = self.modules.get(code_object) {
-            return Ok(*m);
-        }
-        let m = self.load_module(code_object)?;
-        self.modules.insert(code_object.to_string(), m);
-        Ok(m)
-    }
-
-    /// Loads a captured code object as a new replay module.
-    fn load_module(&mut self, code_object: &str) -> Result<u64, EventError> {
-        let image = self.proc_.load_code_object(code_object)?;
-        let load = match self.rt.vendor {
-            Vendor::Cuda => "cuModuleLoadData",
-            Vendor::Hip => "hipModuleLoadData",
-        };
-        // SAFETY: cuModuleLoadData / hipModuleLoadData have this C type.
-        let f = unsafe { self.rt.typed::<sigs::ModuleLoadData>(load) }?;
-        let mut m: *mut c_void = std::ptr::null_mut();
-        // SAFETY: the image is copied by the driver before the call returns.
-        let r = unsafe { f(&mut m, image.as_ptr().cast()) };
-        if r != 0 {
-            return Err(EventError::Call {
-                call: format!("{load} of code object {code_object}"),
-                code: r,
-            });
-        }
-        Ok(m as u64)
-    }
-
     /// The program's module (or library) load: its own replay instance, loaded now.
     pub(super) fn replay_module_load(&mut self, ev: &Event) -> EvResult {
         let p = Payload::parse(&ev.payload)?;
@@ -103,38 +73,13 @@ impl Ctx<'_> {
             return Ok(()); // the load failed at capture: nothing was loaded
         }
         let co = p.str(fid::CODE_OBJECT, "code object")?.to_string();
-        let m = self.load_module(&co)?;
-        if let Some(old) = self.module_instances.insert(handle, m) {
+        let m = super::code::load_module(self.rt, self.proc_, &co)?;
+        if let Some(old) = self.code.module_instances.insert(handle, m) {
             // A handle reused after an unload capture did not see.
-            self.forget_functions_of(handle);
-            let _ = self.unload_module(old);
+            self.code.forget_functions_of(handle);
+            let _ = super::code::unload_module(self.rt, old);
         }
         Ok(())
-    }
-
-    /// Drops the functions looked up in captured module `module`, which is going: the
-    /// driver may hand their captured handles out again, for another module's functions.
-    fn forget_functions_of(&mut self, module: u64) {
-        let gone: Vec<u64> = self
-            .function_module
-            .iter()
-            .filter(|(_, m)| **m == module)
-            .map(|(f, _)| *f)
-            .collect();
-        for f in gone {
-            self.function_module.remove(&f);
-            if let Some(rf) = self.function_instances.remove(&f) {
-                self.param_sizes.remove(&rf);
-            }
-        }
-    }
-
-    fn unload_module(&mut self, m: u64) -> Result<std::os::raw::c_int, EventError> {
-        let unload = match self.rt.vendor {
-            Vendor::Cuda => "cuModuleUnload",
-            Vendor::Hip => "hipModuleUnload",
-        };
-        Ok(self.rt.call_ptr(unload, m)?)
     }
 
     /// `cuModuleUnload` / `cuLibraryUnload` / `hipModuleUnload`: the instance goes.
@@ -144,9 +89,9 @@ impl Ctx<'_> {
         if ev.header.ret != 0 {
             return Ok(());
         }
-        if let Some(m) = self.module_instances.remove(&handle) {
-            self.forget_functions_of(handle);
-            let r = self.unload_module(m)?;
+        if let Some(m) = self.code.module_instances.remove(&handle) {
+            self.code.forget_functions_of(handle);
+            let r = super::code::unload_module(self.rt, m)?;
             if r != 0 {
                 return Err(EventError::Call {
                     call: "unloading the module".into(),
@@ -168,19 +113,19 @@ impl Ctx<'_> {
         }
         // A live module first: a stale function handle (its module unloaded) is never
         // consulted, and a live module and a live kernel never share an address.
-        let (f, module) = match self.module_instances.get(&of) {
+        let (f, module) = match self.code.module_instances.get(&of) {
             Some(&m) => {
                 let name = p.str(fid::NAME, "kernel name")?.to_string();
-                (self.get_function(m, &name)?, of)
+                (self.code.get_function(self.rt, m, &name)?, of)
             }
-            None => match self.function_instances.get(&of) {
+            None => match self.code.function_instances.get(&of) {
                 // cuKernelGetFunction: the function behind a kernel, of its module.
-                Some(&f) => (f, self.function_module.get(&of).copied().unwrap_or(0)),
+                Some(&f) => (f, self.code.function_module.get(&of).copied().unwrap_or(0)),
                 None => return Ok(()), // a module capture saw no load of: launched by code object
             },
         };
-        self.function_instances.insert(handle, f);
-        self.function_module.insert(handle, module);
+        self.code.function_instances.insert(handle, f);
+        self.code.function_module.insert(handle, module);
         Ok(())
     }
 
@@ -196,10 +141,10 @@ impl Ctx<'_> {
         let instance = p
             .get(fid::HANDLE)
             .and_then(|f| f.as_u64().ok())
-            .and_then(|h| self.module_instances.get(&h).copied());
+            .and_then(|h| self.code.module_instances.get(&h).copied());
         let module = match instance {
             Some(m) => m,
-            None => self.module(&co)?,
+            None => self.code.module(self.rt, self.proc_, &co)?,
         };
         let get = match self.rt.vendor {
             Vendor::Cuda => "cuModuleGetGlobal_v2",
@@ -231,50 +176,8 @@ impl Ctx<'_> {
                 "variable {name}: {bytes} bytes in the replay module, {size} at capture"
             )));
         }
-        self.addrs.insert(captured, size, dptr);
+        self.tr.addrs.insert(captured, size, dptr);
         Ok(())
-    }
-
-    pub(super) fn function(&mut self, code_object: &str, name: &str) -> Result<u64, EventError> {
-        if let Some(f) = self.functions.get(code_object).and_then(|m| m.get(name)) {
-            return Ok(*f);
-        }
-        let module = self.module(code_object)?;
-        let func = self.get_function(module, name)?;
-        self.functions
-            .entry(code_object.to_string())
-            .or_default()
-            .insert(name.to_string(), func);
-        Ok(func)
-    }
-
-    /// The function `name` of the replay module `module`, or of its replacement's module
-    /// (`--replace-kernel`).
-    fn get_function(&mut self, module: u64, name: &str) -> Result<u64, EventError> {
-        let replaced = self.replacement_module(name)?;
-        let module = replaced.unwrap_or(module);
-        let get = match self.rt.vendor {
-            Vendor::Cuda => "cuModuleGetFunction",
-            Vendor::Hip => "hipModuleGetFunction",
-        };
-        // SAFETY: cuModuleGetFunction / hipModuleGetFunction have this C type.
-        let g = unsafe { self.rt.typed::<sigs::ModuleGetFunction>(get) }?;
-        let cname = std::ffi::CString::new(name)
-            .map_err(|_| EventError::Inconsistent(format!("kernel name {name:?} holds a NUL")))?;
-        let mut func: *mut c_void = std::ptr::null_mut();
-        // SAFETY: an out pointer to a local, replay's module, a NUL-terminated name.
-        let r = unsafe { g(&mut func, module as usize as *mut c_void, cname.as_ptr()) };
-        if r != 0 {
-            let from = match replaced {
-                Some(_) => " in its replacement (--replace-kernel)",
-                None => "",
-            };
-            return Err(EventError::Call {
-                call: format!("{get}({name}){from}"),
-                code: r,
-            });
-        }
-        Ok(func as u64)
     }
 
     /// Restores the pinned host memory a kernel reads directly, as it was at capture.
@@ -297,8 +200,8 @@ impl Ctx<'_> {
                     d
                 }
             };
-            let first = self.addrs.translate(start);
-            let last = self.addrs.translate(end);
+            let first = self.tr.addrs.translate(start);
+            let last = self.tr.addrs.translate(end);
             let Some(a) = snapshot_target(first, last, len, data.len()) else {
                 return Err(EventError::Inconsistent(format!(
                     "pinned snapshot of {len} bytes at {start:#x} maps to no replay pinned allocation of that size"
@@ -343,7 +246,7 @@ impl Ctx<'_> {
                 translate_pointer_words(slot, words.value, |v| self.translate(v))?;
             }
             if let Some(words) = arg.get(fid::ARG_OBJECT_WORDS) {
-                let objects = &self.objects;
+                let objects = &self.owned.objects;
                 super::textures::map_object_words(slot, words.value, |v| objects.in_argument(v))?;
             }
         }
@@ -353,12 +256,12 @@ impl Ctx<'_> {
         let instance = p
             .handle(fid::KERNEL, "kernel")
             .ok()
-            .and_then(|k| self.function_instances.get(&k).copied());
+            .and_then(|k| self.code.function_instances.get(&k).copied());
         let func = match instance {
             Some(f) => f,
-            None => self.function(co, &name)?,
+            None => self.code.function(self.rt, self.proc_, co, &name)?,
         };
-        self.check_arguments(func, &name, &values)?;
+        self.code.check_arguments(self.rt, func, &name, &values)?;
         let params: Vec<*mut c_void> = offsets
             .iter()
             .map(|&at| arg_block[pad + at..].as_mut_ptr().cast())
@@ -375,36 +278,6 @@ impl Ctx<'_> {
         })
     }
 
-    /// The driver reads one argument per parameter of the kernel, of the parameter's
-    /// size: a record giving other arguments (a damaged or edited archive, a capture that
-    /// could not describe the kernel) is refused by name, never launched to have the
-    /// driver read past them. CUDA only, where the driver describes replay's function
-    /// (`cuFuncGetParamInfo`, CUDA 12.4 on); the answer is kept per function.
-    fn check_arguments(&mut self, func: u64, name: &str, values: &[&[u8]]) -> EvResult {
-        if self.rt.vendor != Vendor::Cuda {
-            return Ok(());
-        }
-        let rt = self.rt;
-        let Some(sizes) = &*self
-            .param_sizes
-            .entry(func)
-            .or_insert_with(|| param_sizes(rt, func))
-        else {
-            return Ok(());
-        };
-        if values.len() == sizes.len()
-            && values.iter().zip(sizes).all(|(v, &s)| v.len() as u64 == s)
-        {
-            return Ok(());
-        }
-        let given: Vec<usize> = values.iter().map(|v| v.len()).collect();
-        Err(EventError::Inconsistent(format!(
-            "kernel {name} takes {} parameter(s) of {sizes:?} bytes, the record gives {} argument(s) of {given:?} bytes: launched so, the kernel would read parameters that are not there",
-            sizes.len(),
-            values.len()
-        )))
-    }
-
     /// A launch call's result against capture's: the runtime's and the driver's error
     /// numbers differ, so success and failure are compared.
     pub(super) fn launch_outcome(
@@ -416,12 +289,12 @@ impl Ctx<'_> {
     ) -> EvResult {
         match (ev.header.ret == 0, r == 0) {
             (true, true) => {
-                self.counts.kernels_launched += 1;
+                self.checks.counts.kernels_launched += 1;
                 crate::watchdog::launched(ev.header.seq, &kernel);
                 Ok(())
             }
             (false, false) => {
-                self.counts.failed_as_captured += 1;
+                self.checks.counts.failed_as_captured += 1;
                 Ok(())
             }
             _ => Err(EventError::LaunchReturnCode {
@@ -431,6 +304,16 @@ impl Ctx<'_> {
                 want: ev.header.ret,
             }),
         }
+    }
+
+    /// Whether `--kernel-filter` leaves out the launch at `seq` of kernel `name` (counted;
+    /// the D2H checks after the first one left out are skipped: `Checks::record`).
+    pub(super) fn filtered_out(&mut self, seq: u64, name: &str) -> bool {
+        let out = self.code.filtered_out(name);
+        if out {
+            self.checks.filtered(seq);
+        }
+        out
     }
 
     pub(super) fn replay_launch(&mut self, ev: &Event) -> EvResult {
@@ -467,24 +350,6 @@ impl Ctx<'_> {
         }
         self.launch_outcome(ev, launch, l.name, r)
     }
-}
-
-/// The sizes of a CUDA function's parameters (`cuFuncGetParamInfo` until the index past
-/// the last, CUDA_ERROR_INVALID_VALUE), or None where the driver cannot describe it.
-fn param_sizes(rt: &crate::runtime::Runtime, func: u64) -> Option<Vec<u64>> {
-    // SAFETY: cuFuncGetParamInfo has this C type.
-    let f = unsafe { rt.typed_if_present::<sigs::FuncGetParamInfo>("cuFuncGetParamInfo") }?;
-    let mut sizes = Vec::new();
-    for i in 0..4096usize {
-        let (mut off, mut size) = (0usize, 0usize);
-        // SAFETY: replay's own function handle and out pointers to locals.
-        match unsafe { f(func as usize as *mut c_void, i, &mut off, &mut size) } {
-            0 => sizes.push(size as u64),
-            1 => return Some(sizes),
-            _ => return None,
-        }
-    }
-    None
 }
 
 /// A launch ready to issue: the replay function, the shape, and the argument pointers

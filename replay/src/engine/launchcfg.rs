@@ -18,8 +18,9 @@ use hrr_archive::api::{fid, semantic, Vendor};
 use hrr_archive::payload::Payload;
 use hrr_archive::Event;
 
+use super::error::{EvResult, EventError};
 use super::kernels::PreparedLaunch;
-use super::{Ctx, EvResult, EventError};
+use super::Ctx;
 
 /// A function setting as recorded, with the value replay passes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -187,10 +188,10 @@ impl Ctx<'_> {
         let instance = p
             .u64(fid::HOST_STUB, "function")
             .ok()
-            .and_then(|h| self.function_instances.get(&h).copied());
+            .and_then(|h| self.code.function_instances.get(&h).copied());
         let func = match instance {
             Some(f) => f,
-            None => self.function(&co, &name)?,
+            None => self.code.function(self.rt, self.proc_, &co, &name)?,
         } as usize as *mut c_void;
         let r = match s.value {
             Some(v) => {
@@ -211,7 +212,7 @@ impl Ctx<'_> {
             Vendor::Cuda => match (ev.header.ret == 0, r == 0) {
                 (true, true) => Ok(()),
                 (false, false) => {
-                    self.counts.failed_as_captured += 1;
+                    self.checks.counts.failed_as_captured += 1;
                     Ok(())
                 }
                 _ => Err(EventError::LaunchReturnCode {
@@ -221,7 +222,9 @@ impl Ctx<'_> {
                     want: ev.header.ret,
                 }),
             },
-            Vendor::Hip => self.check_ret(ev, hrr_archive::api::RetPolicy::Exact, r),
+            Vendor::Hip => self
+                .checks
+                .check_ret(ev, hrr_archive::api::RetPolicy::Exact, r),
         }
     }
 
@@ -231,8 +234,8 @@ impl Ctx<'_> {
         let id = ev.header.api_id;
         let attrs = if id == semantic::LAUNCH_KERNEL_EX {
             let recorded = recorded_attrs(&p)?;
-            let addrs = &self.addrs;
-            let handles = &self.handles;
+            let addrs = &self.tr.addrs;
+            let handles = &self.tr.handles;
             plan_attrs(
                 recorded,
                 |v| match addrs.translate(v) {

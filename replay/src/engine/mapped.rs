@@ -10,8 +10,8 @@ use hrr_archive::api::{self, fid};
 use hrr_archive::payload::Payload;
 use hrr_archive::Event;
 
-use super::observe;
-use super::{Ctx, EvResult, EventError};
+use super::error::{EvResult, EventError};
+use super::Ctx;
 use crate::compare::compare;
 use crate::stability::Classified;
 use crate::translate::Translated;
@@ -104,8 +104,8 @@ impl Ctx<'_> {
             ))
         })?;
         let Some(at) = target(
-            self.addrs.translate(start),
-            self.addrs.translate(last),
+            self.tr.addrs.translate(start),
+            self.tr.addrs.translate(last),
             size,
         ) else {
             return Err(EventError::Inconsistent(format!(
@@ -120,8 +120,7 @@ impl Ctx<'_> {
         let found = unsafe { std::slice::from_raw_parts(at as usize as *const u8, len) };
         let v = match compare(&expected, found) {
             None => Classified::Pass,
-            Some(mismatch) => observe::by_declared(
-                self.comparison.as_ref(),
+            Some(mismatch) => self.checks.by_declared(
                 &expected,
                 found,
                 Classified::Mismatch {
@@ -134,7 +133,7 @@ impl Ctx<'_> {
         let api = format!(
             "MappedOutput (allocation {start:#x}, {size} bytes, after {sync} at seq {sync_seq}, written by the launch at seq {launch})"
         );
-        self.record_check(ev.header.seq, api, len, Some(v));
+        self.checks.record(ev.header.seq, api, len, Some(v));
         Ok(())
     }
 

@@ -20,9 +20,10 @@ fn device_location(b: &[u8]) -> Option<u64> {
         .and_then(|id| u64::try_from(id).ok())
 }
 
-use super::Ctx;
+use super::owned::Owned;
+use crate::runtime::Runtime;
 
-impl Ctx<'_> {
+impl Owned {
     /// Notes the device whose current pool a successful call set (`RowHook::DevicePoolSet`).
     pub(super) fn note_device_pool(
         &mut self,
@@ -47,21 +48,15 @@ impl Ctx<'_> {
 
     /// Gives each device the program changed its default pool back. Failures change no
     /// result: the device is checked before the next archive (`--serve`).
-    pub(super) fn restore_device_pools(&mut self) {
+    pub(super) fn restore_device_pools(&mut self, rt: &Runtime) {
         for device in std::mem::take(&mut self.pool_devices) {
             let mut pool: u64 = 0;
             let slot = &mut pool as *mut u64 as u64;
             // SAFETY: DeviceGetDefaultMemPool(pool*, int device): `slot` is a live u64.
-            let got = unsafe {
-                self.rt
-                    .call_table(api::id::DeviceGetDefaultMemPool, &[slot, device])
-            };
+            let got = unsafe { rt.call_table(api::id::DeviceGetDefaultMemPool, &[slot, device]) };
             if matches!(got, Ok(0)) && pool != 0 {
                 // SAFETY: DeviceSetMemPool(int device, pool): the device's own default pool.
-                let _ = unsafe {
-                    self.rt
-                        .call_table(api::id::DeviceSetMemPool, &[device, pool])
-                };
+                let _ = unsafe { rt.call_table(api::id::DeviceSetMemPool, &[device, pool]) };
             }
         }
     }

@@ -7,13 +7,14 @@
 use hrr_archive::fill::Fill;
 use hrr_contract::{Comparison, DeclaredMatch, UnstableCheck};
 
-use super::{Ctx, EventError};
+use super::checks::Checks;
+use super::error::EventError;
 use crate::compare::{compare_want, mismatch_failure, Want};
 use crate::declared;
 use crate::stability::{Classified, Learner};
 
 /// The verdict on check `key` (sequence id, graph node or 0): None in a learning run.
-pub(super) fn judge(
+fn judge(
     learner: Option<&mut Learner>,
     declared: Option<&Comparison>,
     key: (u64, u64),
@@ -55,7 +56,7 @@ pub(super) fn judge(
 /// A mismatch that the declared comparison accepts becomes `Declared`; one it does not
 /// (or with none declared) gets the cause replay can name (`declared::name_cause`).
 /// Every other verdict is kept.
-pub(super) fn by_declared(
+fn by_declared(
     declared: Option<&Comparison>,
     expected: &[u8],
     found: &[u8],
@@ -80,7 +81,7 @@ pub(super) fn by_declared(
 /// complemented (`Fill::matches_then_complement`), and that complement is returned, for
 /// the next copy into the buffer to need no poisoning of its own (`poison_for_fill`).
 /// Stability runs keep the result as it is.
-pub(super) fn judge_reused(
+fn judge_reused(
     learner: Option<&mut Learner>,
     declared: Option<&Comparison>,
     key: (u64, u64),
@@ -99,10 +100,47 @@ pub(super) fn judge_reused(
     judge(learner, declared, key, expected, found).map(|v| (v, None))
 }
 
-impl Ctx<'_> {
+impl Checks<'_> {
+    /// `judge` with this replay's learner and declared comparison.
+    pub(super) fn judge(
+        &mut self,
+        key: (u64, u64),
+        expected: Want<'_>,
+        found: &[u8],
+    ) -> Result<Option<Classified>, EventError> {
+        judge(
+            self.learner.as_deref_mut(),
+            self.comparison.as_ref(),
+            key,
+            expected,
+            found,
+        )
+    }
+
+    /// `judge_reused` with this replay's learner and declared comparison.
+    pub(super) fn judge_reused(
+        &mut self,
+        key: (u64, u64),
+        expected: Want<'_>,
+        found: &mut [u8],
+    ) -> Result<(Option<Classified>, Option<Fill>), EventError> {
+        judge_reused(
+            self.learner.as_deref_mut(),
+            self.comparison.as_ref(),
+            key,
+            expected,
+            found,
+        )
+    }
+
+    /// `by_declared` with this replay's declared comparison.
+    pub(super) fn by_declared(&self, expected: &[u8], found: &[u8], v: Classified) -> Classified {
+        by_declared(self.comparison.as_ref(), expected, found, v)
+    }
+
     /// Counts a judged check (nothing for a learning run's None) and records its
     /// failure or its unstable bytes.
-    pub(super) fn record_check(
+    pub(super) fn record(
         &mut self,
         seq: u64,
         api: String,
@@ -128,7 +166,7 @@ impl Ctx<'_> {
         if let Some((u, verdict)) = v.unstable() {
             self.counts.unstable_bytes += u.bytes;
             self.unstable.push(UnstableCheck {
-                pid: self.proc_.entry.pid,
+                pid: self.pid,
                 seq,
                 api: api.clone(),
                 bytes: expected_len as u64,
@@ -143,7 +181,7 @@ impl Ctx<'_> {
             Classified::Declared(o) => {
                 self.counts.d2h_declared_match += 1;
                 self.declared.push(DeclaredMatch {
-                    pid: self.proc_.entry.pid,
+                    pid: self.pid,
                     seq,
                     api,
                     bytes: expected_len as u64,
@@ -155,8 +193,7 @@ impl Ctx<'_> {
             Classified::AllUnstable(_) => self.counts.d2h_all_unstable += 1,
             Classified::Mismatch { mismatch, unstable } => {
                 self.counts.d2h_fail += 1;
-                let mut f =
-                    mismatch_failure(self.proc_.entry.pid, seq, api, expected_len, mismatch);
+                let mut f = mismatch_failure(self.pid, seq, api, expected_len, mismatch);
                 if unstable.bytes > 0 {
                     f.message += &format!(
                         " (stable bytes only: {} differed between {runs} replays and were excluded)",

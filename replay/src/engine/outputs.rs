@@ -5,8 +5,10 @@
 use hrr_archive::api::{self, ApiDesc, ParamKind};
 use hrr_archive::payload::Payload;
 
+use super::error::{EvResult, EventError};
 use super::generic::CallBuffers;
-use super::{Ctx, EvResult, EventError, Resource};
+use super::owned::Resource;
+use super::Ctx;
 
 impl Ctx<'_> {
     /// Records what the call created or released: captured addresses mapped to replay
@@ -42,9 +44,12 @@ impl Ctx<'_> {
                         }
                         let h = desc.param_index(height).map(|j| args[j]).unwrap_or(0);
                         if ret == 0 && replay != 0 {
-                            self.addrs
-                                .insert(captured, captured_pitch.saturating_mul(h), replay);
-                            self.live.insert(replay, Resource::DeviceMemory);
+                            self.tr.addrs.insert(
+                                captured,
+                                captured_pitch.saturating_mul(h),
+                                replay,
+                            );
+                            self.owned.live.insert(replay, Resource::DeviceMemory);
                         }
                     }
                 }
@@ -58,23 +63,23 @@ impl Ctx<'_> {
                 ParamKind::OutMemPool | ParamKind::OutDevicePool => {
                     let replay = slot.next().map(|s| s[0]).unwrap_or(0);
                     if let Some(captured) = captured_out(id) {
-                        self.handles.insert(captured, replay);
+                        self.tr.handles.insert(captured, replay);
                     }
                     // A created pool is replay's until the program destroys it; a
                     // device's pool is the device's.
                     if ret == 0 && replay != 0 && param.kind == ParamKind::OutMemPool {
-                        self.live.insert(replay, Resource::MemPool);
+                        self.owned.live.insert(replay, Resource::MemPool);
                     }
                 }
                 ParamKind::FreeMemPool if ret == 0 => {
-                    self.live.remove(&args[i]);
+                    self.owned.live.remove(&args[i]);
                 }
                 ParamKind::RegisterHostPtr(len) if ret == 0 => {
                     if let (Some(captured), Some(buf)) =
                         (p.get(id).and_then(|f| f.as_u64().ok()), bufs.registering)
                     {
                         let size = desc.param_index(len).map(|j| args[j]).unwrap_or(0);
-                        self.addrs.insert(captured, size, buf);
+                        self.tr.addrs.insert(captured, size, buf);
                     }
                 }
                 ParamKind::OutDevPtr(len)
@@ -87,11 +92,11 @@ impl Ctx<'_> {
                     let in_graph = p.get(api::CAPTURE_FIELD).is_some();
                     if let (Some(captured), true) = (captured_out(id), ret == 0 && replay != 0) {
                         let size = desc.param_index(len).map(|j| args[j]).unwrap_or(0);
-                        self.addrs.insert(captured, size, replay);
+                        self.tr.addrs.insert(captured, size, replay);
                         if in_graph {
-                            self.graph_memory.insert(captured);
+                            self.tr.graph_memory.insert(captured);
                         } else {
-                            self.graph_memory.remove(&captured);
+                            self.tr.graph_memory.remove(&captured);
                         }
                     }
                     // Memory a graph allocates is the graph's to release.
@@ -102,7 +107,7 @@ impl Ctx<'_> {
                         } else {
                             Resource::PinnedHostMemory
                         };
-                        self.live.insert(replay, kind);
+                        self.owned.live.insert(replay, kind);
                     }
                 }
                 ParamKind::OutStream
@@ -111,7 +116,7 @@ impl Ctx<'_> {
                 | ParamKind::OutGraphExec => {
                     let replay = slot.next().map(|s| s[0]).unwrap_or(0);
                     if let Some(captured) = captured_out(id) {
-                        self.handles.insert(captured, replay);
+                        self.tr.handles.insert(captured, replay);
                     }
                     if ret == 0 && replay != 0 {
                         let kind = match param.kind {
@@ -120,7 +125,7 @@ impl Ctx<'_> {
                             ParamKind::OutGraph => Resource::Graph,
                             _ => Resource::GraphExec,
                         };
-                        self.live.insert(replay, kind);
+                        self.owned.live.insert(replay, kind);
                     }
                 }
                 ParamKind::MemAllocNodeParams if ret == 0 => {
@@ -137,8 +142,8 @@ impl Ctx<'_> {
                     ) {
                         // The graph owns the allocation: mapped like any, released by it.
                         let replay = word(head, m::DPTR).unwrap_or(0);
-                        self.addrs.insert(at, size, replay);
-                        self.graph_memory.insert(at);
+                        self.tr.addrs.insert(at, size, replay);
+                        self.tr.graph_memory.insert(at);
                     }
                 }
                 ParamKind::OutArray(_)
@@ -146,7 +151,7 @@ impl Ctx<'_> {
                 | ParamKind::OutArrayLevel(_) => {
                     let replay = slot.next().map(|s| s[0]).unwrap_or(0);
                     if let Some(captured) = captured_out(id) {
-                        self.handles.insert(captured, replay);
+                        self.tr.handles.insert(captured, replay);
                     }
                     // A level belongs to its mipmapped array.
                     let owned = match param.kind {
@@ -155,71 +160,74 @@ impl Ctx<'_> {
                         _ => None,
                     };
                     if let (Some(kind), true) = (owned, ret == 0 && replay != 0) {
-                        self.live.insert(replay, kind);
+                        self.owned.live.insert(replay, kind);
                     }
                 }
                 ParamKind::OutTextureObject | ParamKind::OutSurfaceObject => {
                     let replay = slot.next().map(|s| s[0]).unwrap_or(0);
                     let surface = param.kind == ParamKind::OutSurfaceObject;
                     if let (Some(captured), true) = (captured_out(id), ret == 0) {
-                        self.objects.created(surface, captured, replay);
+                        self.owned.objects.created(surface, captured, replay);
                     }
                 }
                 ParamKind::FreeTextureObject | ParamKind::FreeSurfaceObject if ret == 0 => {
                     let surface = param.kind == ParamKind::FreeSurfaceObject;
                     if let Some(captured) = p.get(id).and_then(|f| f.as_u64().ok()) {
-                        self.objects.destroyed(surface, captured);
+                        self.owned.objects.destroyed(surface, captured);
                     }
                 }
                 ParamKind::FreeArray | ParamKind::FreeMipmappedArray if ret == 0 => {
-                    self.live.remove(&args[i]);
+                    self.owned.live.remove(&args[i]);
                 }
                 ParamKind::OutGraphNode => {
                     // A node belongs to its graph: mapped, never released on its own.
                     let replay = slot.next().map(|s| s[0]).unwrap_or(0);
                     if let Some(captured) = captured_out(id) {
-                        self.handles.insert(captured, replay);
+                        self.tr.handles.insert(captured, replay);
                     }
                 }
                 ParamKind::FreeGraph | ParamKind::FreeGraphExec if ret == 0 => {
-                    self.live.remove(&args[i]);
+                    self.owned.live.remove(&args[i]);
                 }
                 ParamKind::FreeDevPtr | ParamKind::FreeHostPtr if ret == 0 => {
                     if let Some(captured) = p.get(id).and_then(|f| f.as_u64().ok()) {
                         // A graph's memory keeps its address for the graph's next launch.
-                        if !self.graph_memory.contains(&captured) {
-                            self.addrs.remove(captured);
+                        if !self.tr.graph_memory.contains(&captured) {
+                            self.tr.addrs.remove(captured);
                         }
                     }
                     // An unregistered stand-in buffer is ours to free.
-                    self.registered.remove(&args[i]);
-                    self.live.remove(&args[i]);
+                    self.owned.registered.remove(&args[i]);
+                    self.owned.live.remove(&args[i]);
                 }
                 ParamKind::OutContext | ParamKind::OutContextRef => {
                     let replay = slot.next().map(|s| s[0]).unwrap_or(0);
                     if let Some(captured) = captured_out(id) {
-                        self.handles.insert(captured, replay);
+                        self.tr.handles.insert(captured, replay);
                     }
                     if ret == 0 && replay != 0 && param.kind == ParamKind::OutContext {
-                        self.live.insert(replay, Resource::Context);
+                        self.owned.live.insert(replay, Resource::Context);
                     }
                 }
                 ParamKind::FreeContext if ret == 0 => {
-                    self.context_destroyed(args[i]);
+                    self.owned.context_destroyed(args[i]);
+                    self.code.context_destroyed();
                 }
                 ParamKind::OutAddressRange(len) => {
                     let replay = slot.next().map(|s| s[0]).unwrap_or(0);
                     if let (Some(captured), true) = (captured_out(id), ret == 0 && replay != 0) {
                         let size = desc.param_index(len).map(|j| args[j]).unwrap_or(0);
-                        self.addrs.insert(captured, size, replay);
-                        self.live.insert(replay, Resource::AddressRange { size });
+                        self.tr.addrs.insert(captured, size, replay);
+                        self.owned
+                            .live
+                            .insert(replay, Resource::AddressRange { size });
                     }
                 }
                 ParamKind::OutMemHandle => {
                     let replay = slot.next().map(|s| s[0]).unwrap_or(0);
                     if let (Some(captured), true) = (captured_out(id), ret == 0 && replay != 0) {
-                        self.handles.insert(captured, replay);
-                        self.live.insert(replay, Resource::MemHandle);
+                        self.tr.handles.insert(captured, replay);
+                        self.owned.live.insert(replay, Resource::MemHandle);
                     }
                 }
                 ParamKind::OutGraphNodeList(count) if ret == 0 => {
@@ -233,19 +241,19 @@ impl Ctx<'_> {
                         let captured = f.as_u64_array()?;
                         // Nodes belong to their graph: mapped, never released on their own.
                         for (c, r) in captured.iter().zip(list.iter().take(written)) {
-                            self.handles.insert(*c, *r);
+                            self.tr.handles.insert(*c, *r);
                         }
                     }
                 }
                 ParamKind::FreeMemHandle if ret == 0 => {
-                    self.live.remove(&args[i]);
+                    self.owned.live.remove(&args[i]);
                 }
                 ParamKind::MapAt(len) if ret == 0 => {
                     let size = desc.param_index(len).map(|j| args[j]).unwrap_or(0);
-                    self.mappings.mapped(args[i], size);
+                    self.owned.mappings.mapped(args[i], size);
                 }
                 ParamKind::UnmapAt if ret == 0 => {
-                    self.mappings.unmapped(args[i]);
+                    self.owned.mappings.unmapped(args[i]);
                 }
                 ParamKind::OutMappedDevPtr(host) => {
                     let replay = slot.next().map(|s| s[0]).unwrap_or(0);
@@ -257,8 +265,8 @@ impl Ctx<'_> {
                         (captured_out(id), captured_host, ret == 0)
                     {
                         // The mapped address covers the rest of the host allocation.
-                        let size = self.addrs.remaining(h).unwrap_or(1);
-                        self.addrs.insert(captured, size, replay);
+                        let size = self.tr.addrs.remaining(h).unwrap_or(1);
+                        self.tr.addrs.insert(captured, size, replay);
                     }
                 }
                 _ => {}

@@ -17,7 +17,9 @@ use std::path::PathBuf;
 use hrr_archive::api::sigs;
 use hrr_archive::api::Vendor;
 
-use super::{Ctx, EventError};
+use super::code::Code;
+use super::error::EventError;
+use crate::runtime::Runtime;
 
 /// One `--replace-kernel`, its code object read when replay started.
 #[derive(Clone, Debug)]
@@ -34,10 +36,14 @@ pub(super) struct Replaced {
     pub(super) lookups: HashMap<String, u64>,
 }
 
-impl Ctx<'_> {
+impl Code {
     /// The module to look kernel `name` up in: a replacement's (loaded on first use), or
     /// None for the captured one.
-    pub(super) fn replacement_module(&mut self, name: &str) -> Result<Option<u64>, EventError> {
+    pub(super) fn replacement_module(
+        &mut self,
+        rt: &Runtime,
+        name: &str,
+    ) -> Result<Option<u64>, EventError> {
         let Some(r) = self.replacements.iter().find(|r| r.name == name) else {
             return Ok(None);
         };
@@ -45,12 +51,12 @@ impl Ctx<'_> {
         if let Some(&m) = self.replaced.modules.get(&r.path) {
             return Ok(Some(m));
         }
-        let load = match self.rt.vendor {
+        let load = match rt.vendor {
             Vendor::Cuda => "cuModuleLoadData",
             Vendor::Hip => "hipModuleLoadData",
         };
         // SAFETY: cuModuleLoadData / hipModuleLoadData have this C type.
-        let f = unsafe { self.rt.typed::<sigs::ModuleLoadData>(load) }?;
+        let f = unsafe { rt.typed::<sigs::ModuleLoadData>(load) }?;
         let mut m: *mut std::ffi::c_void = std::ptr::null_mut();
         // SAFETY: the image lives in `self.replacements` for the whole replay.
         let rc = unsafe { f(&mut m, r.image.as_ptr().cast()) };
@@ -68,29 +74,17 @@ impl Ctx<'_> {
         Ok(Some(m as u64))
     }
 
-    /// Whether `--kernel-filter` leaves out the launch at `seq` of kernel `name` (counted;
-    /// the D2H checks after the first one left out are skipped: `record_check`).
-    pub(super) fn filtered_out(&mut self, seq: u64, name: &str) -> bool {
-        let Some(pattern) = &self.kernel_filter else {
-            return false;
-        };
-        if glob(pattern, name) {
-            return false;
-        }
-        self.counts.kernels_filtered += 1;
-        self.filtered_since.get_or_insert(seq);
-        true
+    /// Whether `--kernel-filter` leaves out a launch of kernel `name`.
+    pub(super) fn filtered_out(&self, name: &str) -> bool {
+        self.kernel_filter
+            .as_deref()
+            .is_some_and(|pattern| !glob(pattern, name))
     }
 
     /// Unloads the replacement modules (the end of the process's replay).
-    pub(super) fn unload_replacements(&mut self) {
-        let modules: Vec<u64> = self.replaced.modules.drain().map(|(_, m)| m).collect();
-        for m in modules {
-            let unload = match self.rt.vendor {
-                Vendor::Cuda => "cuModuleUnload",
-                Vendor::Hip => "hipModuleUnload",
-            };
-            let _ = self.rt.call_ptr(unload, m);
+    pub(super) fn unload_replacements(&mut self, rt: &Runtime) {
+        for (_, m) in self.replaced.modules.drain() {
+            let _ = super::code::unload_module(rt, m);
         }
     }
 }

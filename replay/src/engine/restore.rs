@@ -7,7 +7,8 @@ use hrr_archive::api::{fid, id};
 use hrr_archive::payload::Payload;
 use hrr_archive::Event;
 
-use super::{Ctx, EvResult, EventError};
+use super::error::{EvResult, EventError};
+use super::Ctx;
 use crate::translate::Translated;
 
 /// `cudaMemcpyHostToDevice` / `hipMemcpyHostToDevice`.
@@ -35,7 +36,7 @@ impl Ctx<'_> {
                 "range snapshot of {size} bytes at {start:#x} runs past the address space"
             ))
         })?;
-        let at = match (self.addrs.translate(start), self.addrs.translate(last)) {
+        let at = match (self.tr.addrs.translate(start), self.tr.addrs.translate(last)) {
             (Translated::Mapped(a), Translated::Mapped(b)) if b == a + size - 1 => a,
             _ => {
                 return Err(EventError::Inconsistent(format!(
@@ -58,7 +59,7 @@ impl Ctx<'_> {
                 code: ret,
             });
         }
-        self.counts.range_restored_bytes += size;
+        self.checks.counts.range_restored_bytes += size;
         Ok(())
     }
 }

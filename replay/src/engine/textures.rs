@@ -8,7 +8,9 @@ use std::collections::HashMap;
 use hrr_archive::api::{self, fid, memcpy3d, texture, ApiDesc};
 use hrr_archive::payload::Payload;
 
-use super::{Ctx, EventError};
+use super::error::EventError;
+use super::owned::Resource;
+use super::Ctx;
 use crate::runtime::Runtime;
 
 /// Texture and surface objects: captured handle -> replay's, per class (CUDA numbers
@@ -160,11 +162,11 @@ impl Ctx<'_> {
     /// and fails its check instead of passing by coincidence. Best effort: where the
     /// runtime refuses, replay goes on without it.
     pub(super) fn offset_object_numbering(&mut self, surface: bool) {
-        if std::mem::replace(&mut self.objects.offset[surface as usize], true) {
+        if std::mem::replace(&mut self.owned.objects.offset[surface as usize], true) {
             return;
         }
         if let Some(object) = self.sentinel_object(surface) {
-            self.objects.live.push((surface, object));
+            self.owned.objects.live.push((surface, object));
         }
     }
 
@@ -198,7 +200,7 @@ impl Ctx<'_> {
             if !ok(r) || out == 0 {
                 return None;
             }
-            self.live.insert(out, super::Resource::Array);
+            self.owned.live.insert(out, Resource::Array);
             put(&mut res, 0, &texture::RESOURCE_ARRAY.to_le_bytes());
             put(&mut res, 8, &out.to_le_bytes());
             let mut object = 0u64;
@@ -217,7 +219,7 @@ impl Ctx<'_> {
         if !ok(unsafe { self.rt.call_table(api::id::Malloc, &[out_ptr, bytes]) }) || out == 0 {
             return None;
         }
-        self.live.insert(out, super::Resource::DeviceMemory);
+        self.owned.live.insert(out, Resource::DeviceMemory);
         // SAFETY: Memset over the `bytes` replay just allocated.
         if !ok(unsafe { self.rt.call_table(api::id::Memset, &[out, 0xa5, bytes]) }) {
             return None;
