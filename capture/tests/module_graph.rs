@@ -643,3 +643,112 @@ fn replay_spells_no_c_function_type_and_capture_calls_the_registrys_through_it()
         "real functions of the registry's shims called through a type spelled again: {spelled:?}"
     );
 }
+
+/// Every directory module under `src` (recursively), and its children's names -> sources
+/// (a child directory's `mod.rs` or the `name.rs` beside it), each without its
+/// `#[cfg(test)] mod tests` (which may `use super::*`).
+fn directory_modules(src: &Path) -> Vec<(std::path::PathBuf, BTreeMap<String, String>)> {
+    let mut out = Vec::new();
+    let mut dirs = vec![src.to_path_buf()];
+    while let Some(dir) = dirs.pop() {
+        let mut children: BTreeMap<String, String> = BTreeMap::new();
+        for e in std::fs::read_dir(&dir).unwrap() {
+            let path = e.unwrap().path();
+            let name = path.file_stem().unwrap().to_string_lossy().to_string();
+            if path.is_dir() {
+                // A child directory's own files are read at its level; here it is its
+                // `mod.rs` (or the `name.rs` beside it, read as a file).
+                dirs.push(path.clone());
+                let text = std::fs::read_to_string(path.join("mod.rs")).unwrap_or_default();
+                children.entry(name).or_default().push_str(&text);
+            } else if path.extension().is_some_and(|x| x == "rs")
+                && !["mod", "lib", "main", "tests"].contains(&name.as_str())
+            {
+                let text = std::fs::read_to_string(&path).unwrap();
+                children.entry(name).or_default().push_str(&text);
+            }
+        }
+        for text in children.values_mut() {
+            let code = code_of(text);
+            let end = code.find("#[cfg(test)]\nmod tests").unwrap_or(code.len());
+            *text = code[..end].to_string();
+        }
+        if dir != src {
+            out.push((dir, children));
+        }
+    }
+    out
+}
+
+/// A directory module's children: `super::NAME` naming a sibling is an edge of the
+/// graph; naming anything else (an item of the parent) is an upward use, returned.
+fn sibling_graph(children: &BTreeMap<String, String>) -> (Graph, Vec<String>) {
+    let mut g = Graph::new();
+    let mut upward = Vec::new();
+    for (m, code) in children {
+        let mut uses = BTreeSet::new();
+        for i in word_starts(code, "super::") {
+            let rest = &code[i + "super::".len()..];
+            let names: Vec<String> = match rest.strip_prefix('{') {
+                Some(group) => group[..group.find('}').unwrap_or(group.len())]
+                    .split(',')
+                    .map(|n| ident_at(n.trim_start()).to_string())
+                    .filter(|n| !n.is_empty())
+                    .collect(),
+                None => vec![ident_at(rest).to_string()],
+            };
+            for n in names {
+                if children.contains_key(&n) {
+                    uses.insert(n);
+                } else if n != "super" {
+                    upward.push(format!("{m} uses super::{n}"));
+                }
+            }
+        }
+        uses.remove(m);
+        g.insert(m.clone(), uses);
+    }
+    (g, upward)
+}
+
+#[test]
+fn replays_modules_use_nothing_of_their_parent_and_their_siblings_no_circle() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("../replay/src");
+    let dirs = directory_modules(&src);
+    assert!(
+        dirs.iter().any(|(d, c)| d.ends_with("engine") && c.len() > 20),
+        "replay/src/engine read: {:?}",
+        dirs.iter().map(|(d, _)| d).collect::<Vec<_>>()
+    );
+    for (dir, children) in &dirs {
+        let (g, upward) = sibling_graph(children);
+        assert!(
+            upward.is_empty(),
+            "{}: a module uses an item its parent defines (move it into a sibling both \
+             can use): {upward:?}",
+            dir.display()
+        );
+        if let Some(cycle) = find_cycle(&g) {
+            panic!("{}: the modules form a circle: {}", dir.display(), cycle.join(" -> "));
+        }
+    }
+}
+
+#[test]
+fn the_sibling_reader_sees_upward_uses_and_circles() {
+    let children: BTreeMap<String, String> = [
+        ("a", "use super::b::X;\nuse super::{c, Ctx};"),
+        ("b", "fn f() { super::a::g() }"),
+        ("c", "use super::super::Root;"),
+    ]
+    .into_iter()
+    .map(|(m, t)| (m.to_string(), t.to_string()))
+    .collect();
+    let (g, upward) = sibling_graph(&children);
+    assert_eq!(upward, vec!["a uses super::Ctx", "c uses super::Root"]);
+    assert!(g["a"].contains("b") && g["a"].contains("c"));
+    assert_eq!(
+        find_cycle(&g).unwrap(),
+        vec!["a".to_string(), "b".into(), "a".into()]
+    );
+}

@@ -202,6 +202,59 @@ impl Code {
     }
 }
 
+impl Code {
+    /// The module to look kernel `name` up in: a replacement's (loaded on first use), or
+    /// None for the captured one.
+    pub(super) fn replacement_module(
+        &mut self,
+        rt: &Runtime,
+        name: &str,
+    ) -> Result<Option<u64>, EventError> {
+        let Some(r) = self.replacements.iter().find(|r| r.name == name) else {
+            return Ok(None);
+        };
+        *self.replaced.lookups.entry(name.to_string()).or_default() += 1;
+        if let Some(&m) = self.replaced.modules.get(&r.path) {
+            return Ok(Some(m));
+        }
+        let load = match rt.vendor {
+            Vendor::Cuda => "cuModuleLoadData",
+            Vendor::Hip => "hipModuleLoadData",
+        };
+        // SAFETY: cuModuleLoadData / hipModuleLoadData have this C type.
+        let f = unsafe { rt.typed::<sigs::ModuleLoadData>(load) }?;
+        let mut m: *mut std::ffi::c_void = std::ptr::null_mut();
+        // SAFETY: the image lives in `self.replacements` for the whole replay.
+        let rc = unsafe { f(&mut m, r.image.as_ptr().cast()) };
+        if rc != 0 {
+            return Err(EventError::Call {
+                call: format!(
+                    "{load} of the replacement for {name} ({})",
+                    r.path.display()
+                ),
+                code: rc,
+            });
+        }
+        let path = r.path.clone();
+        self.replaced.modules.insert(path, m as u64);
+        Ok(Some(m as u64))
+    }
+
+    /// Whether `--kernel-filter` leaves out a launch of kernel `name`.
+    pub(super) fn filtered_out(&self, name: &str) -> bool {
+        self.kernel_filter
+            .as_deref()
+            .is_some_and(|pattern| !super::replace::glob(pattern, name))
+    }
+
+    /// Unloads the replacement modules (the end of the process's replay).
+    pub(super) fn unload_replacements(&mut self, rt: &Runtime) {
+        for (_, m) in self.replaced.modules.drain() {
+            let _ = unload_module(rt, m);
+        }
+    }
+}
+
 /// Loads a captured code object as a new replay module.
 pub(super) fn load_module(
     rt: &Runtime,

@@ -8,9 +8,9 @@ use hrr_archive::api::{
 use hrr_archive::payload::{BlobRef, Payload};
 use hrr_archive::Event;
 
+use super::call_buffers::CallBuffers;
+use super::ctx::Ctx;
 use super::error::{EvResult, EventError};
-use super::generic::CallBuffers;
-use super::Ctx;
 use crate::compare::Want;
 use crate::profile::{self, Part};
 use crate::staging::Role;

@@ -12,54 +12,17 @@
 mod plan;
 
 use hrr_archive::api::row_hooks::{self, RowHook};
-use std::collections::HashMap;
 
 use hrr_archive::api::{ApiDesc, CopyDir, ParamKind, INSTANTIATE_PARAMS_SIZE};
 use hrr_archive::payload::Payload;
 use hrr_archive::Event;
 
+use super::call_buffers::{CallBuffers, OUT_SLOT_WORDS};
+use super::ctx::Ctx;
 use super::error::{EvResult, EventError};
-use super::Ctx;
 use crate::runtime::{call_row, RuntimeError};
 use crate::translate::Translated;
 use plan::{copy_dir, packed_side, plan_call, ArgPlan};
-
-/// The words of one out slot (a struct, a value, a list of handles the call writes).
-pub(super) const OUT_SLOT_WORDS: usize = 2048;
-
-/// What the encoded arguments point at, kept alive until the call's results are read.
-#[derive(Default)]
-pub(super) struct CallBuffers<'a> {
-    /// The event's sequence id.
-    pub(super) seq: u64,
-    /// The call failed at capture: a D2H copy of it wrote no result there, so its
-    /// destination is a scratch buffer and nothing is compared (a faulted program's copy).
-    pub(super) failed_at_capture: bool,
-    /// A scratch destination's bytes.
-    pub(super) scratch: Vec<u8>,
-    /// A D2H copy whose output is compared when its `CopyOutput` record arrives.
-    pub(super) deferred: Option<super::deferred::Staged<'a>>,
-    /// The row has a stream (its copy may still run after the call returns).
-    pub(super) streamed: bool,
-    /// Out parameters' slots, and which parameter each belongs to. A slot is larger than
-    /// any runtime's struct a row fills (ROCm 6+'s `hipDeviceProp_tR0600` included).
-    pub(super) slots: Vec<Box<[u64; OUT_SLOT_WORDS]>>,
-    pub(super) slot_of: HashMap<usize, usize>,
-    /// Encoded 3D copy parameters.
-    keep: Vec<Vec<u8>>,
-    /// A D2H copy's (result length, expected length), both in the staging buffers.
-    pub(super) d2h: Option<(usize, usize)>,
-    /// The copy reads a page-locked source after an asynchronous call returns.
-    pub(super) source_in_flight: bool,
-    /// The stand-in buffer being registered.
-    pub(super) registering: Option<u64>,
-    /// A memory allocation node's parameters as passed (the runtime writes the address
-    /// at `mem_alloc_node::DPTR`), and its access descriptors.
-    pub(super) alloc_node: Option<(Vec<u8>, Vec<u8>)>,
-    /// The call is captured into a graph as the node of this sequence id: its host side
-    /// is the node's buffer, and nothing runs until the graph is launched (`graphs`).
-    node: Option<u64>,
-}
 
 impl<'a> Ctx<'a> {
     pub(super) fn replay_generic(&mut self, ev: &Event, desc: &'static ApiDesc) -> EvResult {
@@ -73,8 +36,12 @@ impl<'a> Ctx<'a> {
         self.graphs.refuse_broken_graph(self.rt.vendor, desc, &p)?;
         for hook in row_hooks::of(hrr_archive::api::hip_abi::base_row(desc.id)) {
             match hook {
-                RowHook::TextureObjectNumbering => self.offset_object_numbering(false),
-                RowHook::SurfaceObjectNumbering => self.offset_object_numbering(true),
+                RowHook::TextureObjectNumbering => {
+                    self.owned.offset_object_numbering(self.rt, false)
+                }
+                RowHook::SurfaceObjectNumbering => {
+                    self.owned.offset_object_numbering(self.rt, true)
+                }
                 RowHook::PreloadCapturedKernels => self.preload_captured_kernels(ev.header.seq),
                 RowHook::NoteRuntime | RowHook::DevicePoolSet(_) | RowHook::Destroys => {}
             }
@@ -121,7 +88,16 @@ impl<'a> Ctx<'a> {
         // from capture's (a free the archive says failed but replay's succeeded is
         // forgotten now, never freed again at teardown: issue 20's double free).
         let checked = self.checks.check_ret(ev, desc.ret, ret);
-        self.record_outputs(desc, &p, ret, &args, &bufs)?;
+        super::outputs::record(
+            &mut self.tr,
+            &mut self.owned,
+            &mut self.code,
+            desc,
+            &p,
+            ret,
+            &args,
+            &bufs,
+        )?;
         for hook in row_hooks::of(hrr_archive::api::hip_abi::base_row(desc.id)) {
             match (hook, ret) {
                 (RowHook::DevicePoolSet(from), 0) => {
@@ -228,27 +204,27 @@ impl<'a> Ctx<'a> {
                         let seq = bufs.node.unwrap_or_default();
                         let src = self.node_source(seq, p, id, "source box", Some(total))?;
                         m.src = packed_side(src, host_extent);
-                        self.device_side(&mut m.dst_array, &mut m.dst.ptr)?;
+                        self.tr.device_side(&mut m.dst_array, &mut m.dst.ptr)?;
                     }
                     Some(CopyDir::DeviceToHost) if bufs.node.is_some() => {
                         let seq = bufs.node.unwrap_or_default();
                         m.dst = packed_side(self.node_buffer(seq, total)?.at, host_extent);
-                        self.device_side(&mut m.src_array, &mut m.src.ptr)?;
+                        self.tr.device_side(&mut m.src_array, &mut m.src.ptr)?;
                     }
                     Some(CopyDir::HostToDevice) => {
                         let src = self.stage_source(p, id, "source box", Some(total))?;
                         bufs.source_in_flight = true;
                         m.src = packed_side(src, host_extent);
-                        self.device_side(&mut m.dst_array, &mut m.dst.ptr)?;
+                        self.tr.device_side(&mut m.dst_array, &mut m.dst.ptr)?;
                     }
                     Some(CopyDir::DeviceToHost) => {
                         let dst = self.stage_d2h(p, id, "expected box", total, bufs)?;
                         m.dst = packed_side(dst, host_extent);
-                        self.device_side(&mut m.src_array, &mut m.src.ptr)?;
+                        self.tr.device_side(&mut m.src_array, &mut m.src.ptr)?;
                     }
                     _ => {
-                        self.device_side(&mut m.src_array, &mut m.src.ptr)?;
-                        self.device_side(&mut m.dst_array, &mut m.dst.ptr)?;
+                        self.tr.device_side(&mut m.src_array, &mut m.src.ptr)?;
+                        self.tr.device_side(&mut m.dst_array, &mut m.dst.ptr)?;
                     }
                 }
                 bufs.keep.push(match layout {
@@ -313,7 +289,12 @@ impl<'a> Ctx<'a> {
             }
             ArgPlan::Object { surface, captured } => self.owned.objects.get(surface, captured)?,
             ArgPlan::Layout { name, raw } => {
-                bufs.keep.push(self.rebuild_layout(name, &raw)?);
+                bufs.keep.push(super::textures::rebuild_layout(
+                    &mut self.tr,
+                    self.rt.vendor,
+                    name,
+                    &raw,
+                )?);
                 bufs.keep.last().map(|d| d.as_ptr() as u64).unwrap_or(0)
             }
             ArgPlan::Instantiate {
@@ -329,9 +310,3 @@ impl<'a> Ctx<'a> {
         })
     }
 }
-
-/// No runtime's struct outgrows an out slot (`CallBuffers::slots`).
-const _: () = assert!(
-    OUT_SLOT_WORDS * 8 >= hrr_archive::api::hip_abi::layout::DEVICE_PROP_R0600
-        && OUT_SLOT_WORDS * 8 >= hrr_archive::api::hip_abi::layout::DEVICE_PROP_R0000
-);

@@ -15,8 +15,8 @@ use hrr_archive::api::{fid, semantic, Vendor};
 use hrr_archive::payload::Payload;
 use hrr_archive::Event;
 
+use super::ctx::Ctx;
 use super::error::{EvResult, EventError};
-use super::Ctx;
 
 /// The call that replays one kernel-node record, by record kind and vendor.
 pub(super) fn replay_call(kind: u16, vendor: Vendor) -> Option<&'static str> {

@@ -9,8 +9,8 @@ use hrr_archive::api::{fid, Vendor};
 use hrr_archive::payload::Payload;
 use hrr_archive::Event;
 
+use super::ctx::Ctx;
 use super::error::{EvResult, EventError};
-use super::Ctx;
 use crate::translate::Translated;
 
 /// Where each argument starts in one block: every argument at a 16-byte boundary
@@ -322,7 +322,7 @@ impl Ctx<'_> {
         if self.filtered_out(ev.header.seq, &l.name) {
             return Ok(());
         }
-        let timed = self.timing_start(l.stream)?;
+        let timed = super::timing::start(self.timing.as_mut(), self.rt, l.stream)?;
         let launch = match self.rt.vendor {
             Vendor::Cuda => "cuLaunchKernel",
             Vendor::Hip => "hipModuleLaunchKernel",
@@ -346,7 +346,7 @@ impl Ctx<'_> {
             )
         };
         if r == 0 {
-            self.timing_stop(&l.name, timed, l.stream)?;
+            super::timing::stop(self.timing.as_mut(), self.rt, &l.name, timed, l.stream)?;
         }
         self.launch_outcome(ev, launch, l.name, r)
     }

@@ -18,9 +18,9 @@ use hrr_archive::api::{fid, semantic, Vendor};
 use hrr_archive::payload::Payload;
 use hrr_archive::Event;
 
+use super::ctx::Ctx;
 use super::error::{EvResult, EventError};
 use super::kernels::PreparedLaunch;
-use super::Ctx;
 
 /// A function setting as recorded, with the value replay passes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -266,7 +266,7 @@ impl Ctx<'_> {
         if self.filtered_out(ev.header.seq, &l.name) {
             return Ok(());
         }
-        let timed = self.timing_start(l.stream)?;
+        let timed = super::timing::start(self.timing.as_mut(), self.rt, l.stream)?;
         let (call, r) = match (id, self.rt.vendor) {
             (semantic::LAUNCH_COOPERATIVE, vendor) => {
                 let call = match vendor {
@@ -309,7 +309,7 @@ impl Ctx<'_> {
             }
         };
         if r == 0 {
-            self.timing_stop(&l.name, timed, l.stream)?;
+            super::timing::stop(self.timing.as_mut(), self.rt, &l.name, timed, l.stream)?;
         }
         let kernel = if attrs.is_empty() {
             l.name.clone()

@@ -10,8 +10,8 @@ use hrr_archive::api::{self, fid};
 use hrr_archive::payload::Payload;
 use hrr_archive::Event;
 
+use super::ctx::Ctx;
 use super::error::{EvResult, EventError};
-use super::Ctx;
 use crate::compare::compare;
 use crate::stability::Classified;
 use crate::translate::Translated;

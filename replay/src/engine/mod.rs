@@ -8,12 +8,16 @@
 //! modules and device variables in `kernels`. An event that fails becomes a `Failure`
 //! whose kind its `EventError` variant gives.
 
+mod call_buffers;
 mod checks;
 mod code;
 mod copies;
+mod copy_outputs;
+mod ctx;
 mod deferred;
 mod error;
 mod generic;
+mod graph_launch;
 mod graphs;
 mod kernel_nodes;
 mod kernels;
@@ -25,6 +29,7 @@ mod outputs;
 mod owned;
 mod recent_blobs;
 mod replace;
+mod resource;
 mod restore;
 mod textures;
 mod timing;
@@ -32,7 +37,6 @@ mod translation;
 mod vmm;
 
 use std::collections::HashMap;
-use std::os::raw::c_int;
 
 use hrr_archive::api::{self, fid, semantic, Vendor};
 use hrr_archive::payload::Payload;
@@ -46,6 +50,7 @@ use crate::stability::Learner;
 use crate::staging::Staging;
 use checks::Checks;
 use code::Code;
+use ctx::Ctx;
 use error::EvResult;
 use graphs::Graphs;
 use owned::Owned;
@@ -85,101 +90,11 @@ fn diverged(limit: Option<f64>, failed: u64, checks: u64) -> Option<String> {
     })
 }
 
-/// One process's replay: the archive and runtime it reads, and its state by concern.
-/// Each part has its own methods; a handler here or in a sibling borrows the parts it
-/// changes separately.
-struct Ctx<'a> {
-    rt: &'a Runtime,
-    proc_: &'a ProcessArchive,
-    /// Captured addresses and handles to replay's (`translation`).
-    tr: Translation,
-    /// Modules and functions loaded, replacements, the kernel filter (`code`).
-    code: Code,
-    /// What replay owns on the device until the program releases it (`owned`).
-    owned: Owned,
-    /// Copy nodes' host buffers and graphs missing a node (`graphs`).
-    graphs: Graphs,
-    /// Counts, failures and what checks are judged against (`checks`, `observe`).
-    checks: Checks<'a>,
-    /// Reused host buffers for copies' sources, results and expected bytes.
-    staging: Staging<'a>,
-    /// Asynchronous D2H copies compared when their `CopyOutput` record arrives.
-    deferred: deferred::Deferred<'a>,
-    /// Pinned snapshots' pieces loaded last (`recent_blobs`).
-    recent_blobs: recent_blobs::RecentBlobs,
-    /// `--timing`'s events and totals (None: not timing).
-    timing: Option<timing::Timing>,
-}
-
 /// `CUDA_ERROR_DEINITIALIZED`, `cudaErrorCudartUnloading` and `hipErrorDeinitialized`:
 /// the runtime or driver was being torn down.
 const TORN_DOWN: i32 = 4;
 
-impl<'a> Ctx<'a> {
-    fn fail(&mut self, ev: &Event, e: EventError) {
-        let api = self.event_api_label(ev);
-        self.checks.fail(ev, api, e);
-    }
-
-    /// The replay handle of a captured one (`Translation::handle`).
-    fn handle(&self, captured: u64) -> Result<u64, EventError> {
-        self.tr.handle(captured)
-    }
-
-    /// The replay address of a captured one (`Translation::translate`).
-    fn translate(&mut self, addr: u64) -> u64 {
-        self.tr.translate(addr)
-    }
-
-    /// The API an event stands for; an unreplayable event names the real API it recorded.
-    fn event_api_label(&self, ev: &Event) -> String {
-        if ev.header.api_id == semantic::UNREPLAYABLE {
-            if let Ok(p) = Payload::parse(&ev.payload) {
-                if let Ok(name) = p.str(fid::API_NAME, "api") {
-                    return name.to_string();
-                }
-            }
-        }
-        self.api_label(ev.header.api_id)
-    }
-
-    fn api_label(&self, id: u16) -> String {
-        api::call_name(id, self.rt.vendor)
-    }
-
-    /// Waits for the stream of a copy whose host buffer is about to be read or reused.
-    fn stream_sync(&mut self, stream: u64, what: &str) -> EvResult {
-        match self.wait_stream(stream)? {
-            0 => Ok(()),
-            code => Err(EventError::Call {
-                call: format!("waiting for the copy's stream ({what})"),
-                code,
-            }),
-        }
-    }
-
-    /// Waits for `stream` (the runtime's synchronisation), returning its code.
-    fn wait_stream(&mut self, stream: u64) -> Result<c_int, EventError> {
-        let sync = match self.rt.vendor {
-            Vendor::Cuda => "cudaStreamSynchronize",
-            Vendor::Hip => "hipStreamSynchronize",
-        };
-        let _t = profile::span(Part::Wait);
-        Ok(self.rt.call_ptr(sync, stream)?)
-    }
-
-    /// A host buffer length from the archive, refused above `max_host_bytes`.
-    fn host_len(&self, n: u64, what: &str) -> Result<usize, EventError> {
-        let limit = self.proc_.limits.max_host_bytes;
-        usize::try_from(n)
-            .ok()
-            .filter(|_| n <= limit)
-            .ok_or_else(|| EventError::TooLarge {
-                what: format!("{what}: {n} bytes"),
-                limit: Some(limit),
-            })
-    }
-
+impl Ctx<'_> {
     fn replay_event(&mut self, ev: &Event) -> EvResult {
         if ev.header.flags & RECORD_FLAG_INCOMPLETE != 0 {
             let why = self
@@ -394,7 +309,7 @@ pub fn replay_process<'a>(
     }
     ctx.checks.mark_after_unmodelled(failures);
     drop(drain);
-    let times = ctx.timing_finish().map(timing::Timing::report);
+    let times = ctx.timing.take().map(|t| t.finish(rt).report());
     let release = profile::span(Part::Release);
     ctx.release_all();
     drop(release);

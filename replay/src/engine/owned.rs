@@ -9,6 +9,7 @@ use std::collections::HashMap;
 
 use hrr_archive::api;
 
+use super::resource::Resource;
 use super::{textures, vmm};
 use crate::pages::Pages;
 use crate::runtime::Runtime;
@@ -37,6 +38,13 @@ impl Owned {
     /// replay's to release.
     pub(super) fn context_destroyed(&mut self, ctx: u64) {
         self.live.remove(&ctx);
+    }
+
+    /// `Objects::offset_numbering`, the memory under replay's own object owned here.
+    pub(super) fn offset_object_numbering(&mut self, rt: &Runtime, surface: bool) {
+        if let Some((at, kind)) = self.objects.offset_numbering(rt, surface) {
+            self.live.insert(at, kind);
+        }
     }
 
     /// After a device reset: every allocation, stream, event, pool and object went with
@@ -84,67 +92,6 @@ impl Owned {
             // SAFETY: HostUnregister of a buffer this replay registered; the buffer is
             // dropped only after the call.
             let _ = unsafe { rt.call_table(api::id::HostUnregister, &[*buf]) };
-        }
-    }
-}
-
-/// A device resource a replay owns until the program's own call releases it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) enum Resource {
-    DeviceMemory,
-    PinnedHostMemory,
-    Stream,
-    Event,
-    /// A context the program created (`cuCtxCreate`, `hipCtxCreate`).
-    Context,
-    MemPool,
-    Graph,
-    GraphExec,
-    Array,
-    MipmappedArray,
-    /// Physical memory (`cuMemCreate`, `hipMemCreate`).
-    MemHandle,
-    /// A reserved range of addresses, of `size` bytes (`cuMemAddressReserve`).
-    AddressRange {
-        size: u64,
-    },
-}
-
-impl Resource {
-    /// The API table row that releases it.
-    fn release_row(self) -> u16 {
-        match self {
-            Resource::DeviceMemory => api::id::Free,
-            Resource::PinnedHostMemory => api::id::FreeHost,
-            Resource::Stream => api::id::StreamDestroy,
-            Resource::Event => api::id::EventDestroy,
-            Resource::Context => api::id::CtxDestroy,
-            Resource::MemPool => api::id::MemPoolDestroy,
-            Resource::Graph => api::id::GraphDestroy,
-            Resource::GraphExec => api::id::GraphExecDestroy,
-            Resource::Array => api::id::FreeArray,
-            Resource::MipmappedArray => api::id::FreeMipmappedArray,
-            Resource::MemHandle => api::id::MemRelease,
-            Resource::AddressRange { .. } => api::id::MemAddressFree,
-        }
-    }
-
-    /// The release row's arguments for the handle or address `at`.
-    fn release_args(self, at: u64) -> Vec<u64> {
-        match self {
-            Resource::AddressRange { size } => vec![at, size],
-            _ => vec![at],
-        }
-    }
-
-    /// When it is released at the end: address ranges after the memory mapped into them
-    /// was unmapped and released, contexts last (what was made in one is released while
-    /// it still exists).
-    fn release_order(self) -> u8 {
-        match self {
-            Resource::AddressRange { .. } => 1,
-            Resource::Context => 2,
-            _ => 0,
         }
     }
 }

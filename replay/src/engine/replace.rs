@@ -14,13 +14,6 @@
 use std::collections::HashMap;
 use std::path::PathBuf;
 
-use hrr_archive::api::sigs;
-use hrr_archive::api::Vendor;
-
-use super::code::Code;
-use super::error::EventError;
-use crate::runtime::Runtime;
-
 /// One `--replace-kernel`, its code object read when replay started.
 #[derive(Clone, Debug)]
 pub struct Replacement {
@@ -32,65 +25,12 @@ pub struct Replacement {
 /// The replacement modules this process loaded, and the lookups each name served.
 #[derive(Debug, Default)]
 pub(super) struct Replaced {
-    modules: HashMap<PathBuf, u64>,
+    pub(super) modules: HashMap<PathBuf, u64>,
     pub(super) lookups: HashMap<String, u64>,
 }
 
-impl Code {
-    /// The module to look kernel `name` up in: a replacement's (loaded on first use), or
-    /// None for the captured one.
-    pub(super) fn replacement_module(
-        &mut self,
-        rt: &Runtime,
-        name: &str,
-    ) -> Result<Option<u64>, EventError> {
-        let Some(r) = self.replacements.iter().find(|r| r.name == name) else {
-            return Ok(None);
-        };
-        *self.replaced.lookups.entry(name.to_string()).or_default() += 1;
-        if let Some(&m) = self.replaced.modules.get(&r.path) {
-            return Ok(Some(m));
-        }
-        let load = match rt.vendor {
-            Vendor::Cuda => "cuModuleLoadData",
-            Vendor::Hip => "hipModuleLoadData",
-        };
-        // SAFETY: cuModuleLoadData / hipModuleLoadData have this C type.
-        let f = unsafe { rt.typed::<sigs::ModuleLoadData>(load) }?;
-        let mut m: *mut std::ffi::c_void = std::ptr::null_mut();
-        // SAFETY: the image lives in `self.replacements` for the whole replay.
-        let rc = unsafe { f(&mut m, r.image.as_ptr().cast()) };
-        if rc != 0 {
-            return Err(EventError::Call {
-                call: format!(
-                    "{load} of the replacement for {name} ({})",
-                    r.path.display()
-                ),
-                code: rc,
-            });
-        }
-        let path = r.path.clone();
-        self.replaced.modules.insert(path, m as u64);
-        Ok(Some(m as u64))
-    }
-
-    /// Whether `--kernel-filter` leaves out a launch of kernel `name`.
-    pub(super) fn filtered_out(&self, name: &str) -> bool {
-        self.kernel_filter
-            .as_deref()
-            .is_some_and(|pattern| !glob(pattern, name))
-    }
-
-    /// Unloads the replacement modules (the end of the process's replay).
-    pub(super) fn unload_replacements(&mut self, rt: &Runtime) {
-        for (_, m) in self.replaced.modules.drain() {
-            let _ = super::code::unload_module(rt, m);
-        }
-    }
-}
-
 /// `*` any run of characters, `?` one; everything else itself.
-fn glob(pattern: &str, text: &str) -> bool {
+pub(super) fn glob(pattern: &str, text: &str) -> bool {
     let (p, t): (Vec<char>, Vec<char>) = (pattern.chars().collect(), text.chars().collect());
     let (mut i, mut j, mut star, mut mark) = (0, 0, None, 0);
     while j < t.len() {

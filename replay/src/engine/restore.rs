@@ -7,8 +7,8 @@ use hrr_archive::api::{fid, id};
 use hrr_archive::payload::Payload;
 use hrr_archive::Event;
 
+use super::ctx::Ctx;
 use super::error::{EvResult, EventError};
-use super::Ctx;
 use crate::translate::Translated;
 
 /// `cudaMemcpyHostToDevice` / `hipMemcpyHostToDevice`.

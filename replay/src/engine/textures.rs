@@ -5,12 +5,12 @@
 
 use std::collections::HashMap;
 
-use hrr_archive::api::{self, fid, memcpy3d, texture, ApiDesc};
+use hrr_archive::api::{self, fid, memcpy3d, texture, ApiDesc, Vendor};
 use hrr_archive::payload::Payload;
 
 use super::error::EventError;
-use super::owned::Resource;
-use super::Ctx;
+use super::resource::Resource;
+use super::translation::Translation;
 use crate::runtime::Runtime;
 
 /// Texture and surface objects: captured handle -> replay's, per class (CUDA numbers
@@ -153,133 +153,135 @@ fn put(bytes: &mut [u8], at: usize, v: &[u8]) {
     bytes[at..at + v.len()].copy_from_slice(v);
 }
 
-impl Ctx<'_> {
+impl Objects {
     /// Before the program's first texture (or surface) object is created, replay makes
     /// one of its own, over memory of its own holding other bytes, and keeps it until
     /// the end. A runtime that numbers its objects from small integers (CUDA does) then
     /// never gives the program's objects at replay the numbers they had at capture, so
     /// an object handle a kernel argument passed untranslated reads the wrong texels
     /// and fails its check instead of passing by coincidence. Best effort: where the
-    /// runtime refuses, replay goes on without it.
-    pub(super) fn offset_object_numbering(&mut self, surface: bool) {
-        if std::mem::replace(&mut self.owned.objects.offset[surface as usize], true) {
-            return;
+    /// runtime refuses, replay goes on without it. Returns the memory under the object,
+    /// for the caller to own.
+    pub(super) fn offset_numbering(
+        &mut self,
+        rt: &Runtime,
+        surface: bool,
+    ) -> Option<(u64, Resource)> {
+        if std::mem::replace(&mut self.offset[surface as usize], true) {
+            return None;
         }
-        if let Some(object) = self.sentinel_object(surface) {
-            self.owned.objects.live.push((surface, object));
+        let (object, backing) = sentinel_object(rt, surface);
+        if let Some(object) = object {
+            self.live.push((surface, object));
         }
+        backing
     }
+}
 
-    /// A texture object over a small allocation of replay's own (bytes 0xa5), or a
-    /// surface object over an array of replay's own.
-    fn sentinel_object(&mut self, surface: bool) -> Option<u64> {
-        let vendor = self.rt.vendor;
-        let res_layout = texture::layout("resource_desc", vendor)?;
-        let mut res = vec![0u8; res_layout.size];
-        let mut channel = [0u8; 20];
-        put(&mut channel, 0, &32u32.to_le_bytes());
-        put(&mut channel, 16, &CHANNEL_FLOAT.to_le_bytes());
-        let mut out = 0u64;
-        let out_ptr = &mut out as *mut u64 as u64;
-        let ok = |r: Result<i32, crate::runtime::RuntimeError>| matches!(r, Ok(0));
-        if surface {
-            // SAFETY: MallocArray(&out, &channel, width, 0, flags): the runtime writes the
-            // array into `out` and reads the 20-byte channel descriptor, both live here.
-            let r = unsafe {
-                self.rt.call_table(
-                    api::id::MallocArray,
-                    &[
-                        out_ptr,
-                        channel.as_ptr() as u64,
-                        SENTINEL_TEXELS,
-                        0,
-                        ARRAY_SURFACE_LOAD_STORE,
-                    ],
-                )
-            };
-            if !ok(r) || out == 0 {
-                return None;
-            }
-            self.owned.live.insert(out, Resource::Array);
-            put(&mut res, 0, &texture::RESOURCE_ARRAY.to_le_bytes());
-            put(&mut res, 8, &out.to_le_bytes());
-            let mut object = 0u64;
-            // SAFETY: CreateSurfaceObject(&object, &res): `res` is a resource descriptor
-            // of this runtime's size naming replay's array; `object` receives the handle.
-            let r = unsafe {
-                self.rt.call_table(
-                    api::id::CreateSurfaceObject,
-                    &[&mut object as *mut u64 as u64, res.as_ptr() as u64],
-                )
-            };
-            return (ok(r) && object != 0).then_some(object);
-        }
-        let bytes = SENTINEL_TEXELS * 4;
-        // SAFETY: Malloc(&out, bytes): the runtime writes the allocation into `out`.
-        if !ok(unsafe { self.rt.call_table(api::id::Malloc, &[out_ptr, bytes]) }) || out == 0 {
-            return None;
-        }
-        self.owned.live.insert(out, Resource::DeviceMemory);
-        // SAFETY: Memset over the `bytes` replay just allocated.
-        if !ok(unsafe { self.rt.call_table(api::id::Memset, &[out, 0xa5, bytes]) }) {
-            return None;
-        }
-        let tex_layout = texture::layout("texture_desc", vendor)?;
-        let tex = vec![0u8; tex_layout.size];
-        put(&mut res, 0, &texture::RESOURCE_LINEAR.to_le_bytes());
-        put(&mut res, 8, &out.to_le_bytes());
-        put(&mut res, 16, &channel);
-        put(&mut res, 40, &bytes.to_le_bytes());
-        let mut object = 0u64;
-        // SAFETY: CreateTextureObject(&object, &res, &tex, null): descriptors of this
-        // runtime's sizes (a linear resource over replay's allocation; a zeroed texture
-        // descriptor: wrap, point sampling, element reads), no view.
+/// A texture object over a small allocation of replay's own (bytes 0xa5), or a surface
+/// object over an array of replay's own: the object, and the allocation or array under
+/// it (replay's to release), as far as the runtime made them.
+fn sentinel_object(rt: &Runtime, surface: bool) -> (Option<u64>, Option<(u64, Resource)>) {
+    let vendor = rt.vendor;
+    let Some(res_layout) = texture::layout("resource_desc", vendor) else {
+        return (None, None);
+    };
+    let mut res = vec![0u8; res_layout.size];
+    let mut channel = [0u8; 20];
+    put(&mut channel, 0, &32u32.to_le_bytes());
+    put(&mut channel, 16, &CHANNEL_FLOAT.to_le_bytes());
+    let mut out = 0u64;
+    let out_ptr = &mut out as *mut u64 as u64;
+    let ok = |r: Result<i32, crate::runtime::RuntimeError>| matches!(r, Ok(0));
+    if surface {
+        // SAFETY: MallocArray(&out, &channel, width, 0, flags): the runtime writes the
+        // array into `out` and reads the 20-byte channel descriptor, both live here.
         let r = unsafe {
-            self.rt.call_table(
-                api::id::CreateTextureObject,
+            rt.call_table(
+                api::id::MallocArray,
                 &[
-                    &mut object as *mut u64 as u64,
-                    res.as_ptr() as u64,
-                    tex.as_ptr() as u64,
+                    out_ptr,
+                    channel.as_ptr() as u64,
+                    SENTINEL_TEXELS,
                     0,
+                    ARRAY_SURFACE_LOAD_STORE,
                 ],
             )
         };
-        (ok(r) && object != 0).then_some(object)
-    }
-
-    /// A captured descriptor of layout `name`, rebuilt around replay's arrays and
-    /// allocations.
-    pub(super) fn rebuild_layout(
-        &mut self,
-        name: &'static str,
-        raw: &[u8],
-    ) -> Result<Vec<u8>, EventError> {
-        let layout = texture::layout(name, self.rt.vendor).ok_or_else(|| {
-            EventError::Inconsistent(format!("no {name} layout for this runtime"))
-        })?;
-        texture::rebuild(layout, raw, |meaning, v| match meaning {
-            texture::Meaning::Array | texture::Meaning::MipmappedArray => self.handle(v),
-            texture::Meaning::DevPtr => Ok(self.translate(v)),
-        })
-        .unwrap_or_else(|| {
-            Err(EventError::Inconsistent(format!(
-                "{name} is {} bytes, not {}",
-                raw.len(),
-                layout.size
-            )))
-        })
-    }
-
-    /// One side of a 3D copy on the device: its array mapped, or its pointer translated.
-    pub(super) fn device_side(&mut self, array: &mut u64, ptr: &mut u64) -> Result<(), EventError> {
-        if *array != 0 {
-            *array = self.handle(*array)?;
-        } else {
-            *ptr = self.translate(*ptr);
+        if !ok(r) || out == 0 {
+            return (None, None);
         }
-        Ok(())
+        let backing = Some((out, Resource::Array));
+        put(&mut res, 0, &texture::RESOURCE_ARRAY.to_le_bytes());
+        put(&mut res, 8, &out.to_le_bytes());
+        let mut object = 0u64;
+        // SAFETY: CreateSurfaceObject(&object, &res): `res` is a resource descriptor
+        // of this runtime's size naming replay's array; `object` receives the handle.
+        let r = unsafe {
+            rt.call_table(
+                api::id::CreateSurfaceObject,
+                &[&mut object as *mut u64 as u64, res.as_ptr() as u64],
+            )
+        };
+        return ((ok(r) && object != 0).then_some(object), backing);
     }
+    let bytes = SENTINEL_TEXELS * 4;
+    // SAFETY: Malloc(&out, bytes): the runtime writes the allocation into `out`.
+    if !ok(unsafe { rt.call_table(api::id::Malloc, &[out_ptr, bytes]) }) || out == 0 {
+        return (None, None);
+    }
+    let backing = Some((out, Resource::DeviceMemory));
+    // SAFETY: Memset over the `bytes` replay just allocated.
+    if !ok(unsafe { rt.call_table(api::id::Memset, &[out, 0xa5, bytes]) }) {
+        return (None, backing);
+    }
+    let Some(tex_layout) = texture::layout("texture_desc", vendor) else {
+        return (None, backing);
+    };
+    let tex = vec![0u8; tex_layout.size];
+    put(&mut res, 0, &texture::RESOURCE_LINEAR.to_le_bytes());
+    put(&mut res, 8, &out.to_le_bytes());
+    put(&mut res, 16, &channel);
+    put(&mut res, 40, &bytes.to_le_bytes());
+    let mut object = 0u64;
+    // SAFETY: CreateTextureObject(&object, &res, &tex, null): descriptors of this
+    // runtime's sizes (a linear resource over replay's allocation; a zeroed texture
+    // descriptor: wrap, point sampling, element reads), no view.
+    let r = unsafe {
+        rt.call_table(
+            api::id::CreateTextureObject,
+            &[
+                &mut object as *mut u64 as u64,
+                res.as_ptr() as u64,
+                tex.as_ptr() as u64,
+                0,
+            ],
+        )
+    };
+    ((ok(r) && object != 0).then_some(object), backing)
+}
+
+/// A captured descriptor of layout `name`, rebuilt around replay's arrays and
+/// allocations.
+pub(super) fn rebuild_layout(
+    tr: &mut Translation,
+    vendor: Vendor,
+    name: &'static str,
+    raw: &[u8],
+) -> Result<Vec<u8>, EventError> {
+    let layout = texture::layout(name, vendor)
+        .ok_or_else(|| EventError::Inconsistent(format!("no {name} layout for this runtime")))?;
+    texture::rebuild(layout, raw, |meaning, v| match meaning {
+        texture::Meaning::Array | texture::Meaning::MipmappedArray => tr.handle(v),
+        texture::Meaning::DevPtr => Ok(tr.translate(v)),
+    })
+    .unwrap_or_else(|| {
+        Err(EventError::Inconsistent(format!(
+            "{name} is {} bytes, not {}",
+            raw.len(),
+            layout.size
+        )))
+    })
 }
 
 #[cfg(test)]

@@ -9,7 +9,8 @@ use std::collections::BTreeMap;
 use hrr_archive::api::id;
 use hrr_contract::KernelTime;
 
-use super::{Ctx, EventError};
+use super::error::EventError;
+use crate::runtime::Runtime;
 
 const MAX_PENDING: usize = 4096;
 
@@ -42,77 +43,80 @@ impl Timing {
     }
 }
 
-impl Ctx<'_> {
-    /// Before a launch on `stream`: its start event, recorded, or None (not timing, or
-    /// the stream is capturing).
-    pub(super) fn timing_start(&mut self, stream: u64) -> Result<Option<u64>, EventError> {
-        let Some(t) = self.timing.as_mut() else {
-            return Ok(None);
-        };
-        let mut status = 0i32;
-        // SAFETY: StreamIsCapturing(stream, &status): a stream of this replay (or the
-        // legacy one), an out pointer to a local.
-        let r = match unsafe {
-            self.rt.call_table(
-                id::StreamIsCapturing,
-                &[stream, &mut status as *mut i32 as u64],
-            )
-        } {
-            Ok(r) => r,
-            // A runtime without the query has no stream capture: every stream is idle.
-            Err(crate::runtime::RuntimeError::MissingSymbol { .. }) => 0,
-            Err(e) => return Err(e.into()),
-        };
-        if r != 0 || status != 0 {
-            t.untimed += 1;
-            return Ok(None);
-        }
-        let start = self.timing_event()?;
-        // SAFETY: EventRecord of replay's own event on the launch's stream.
-        let r = unsafe { self.rt.call_table(id::EventRecord, &[start, stream]) }?;
-        let t = self.timing.as_mut().expect("timing is on");
-        if r != 0 {
-            t.free.push(start);
-            t.untimed += 1;
-            return Ok(None);
-        }
-        Ok(Some(start))
+/// Before a launch on `stream`: its start event, recorded, or None (not timing, or the
+/// stream is capturing).
+pub(super) fn start(
+    timing: Option<&mut Timing>,
+    rt: &Runtime,
+    stream: u64,
+) -> Result<Option<u64>, EventError> {
+    let Some(t) = timing else {
+        return Ok(None);
+    };
+    let mut status = 0i32;
+    // SAFETY: StreamIsCapturing(stream, &status): a stream of this replay (or the legacy
+    // one), an out pointer to a local.
+    let r = match unsafe {
+        rt.call_table(
+            id::StreamIsCapturing,
+            &[stream, &mut status as *mut i32 as u64],
+        )
+    } {
+        Ok(r) => r,
+        // A runtime without the query has no stream capture: every stream is idle.
+        Err(crate::runtime::RuntimeError::MissingSymbol { .. }) => 0,
+        Err(e) => return Err(e.into()),
+    };
+    if r != 0 || status != 0 {
+        t.untimed += 1;
+        return Ok(None);
     }
-
-    /// After the launch of `name` that `start` began: its stop event, and the pair kept.
-    pub(super) fn timing_stop(
-        &mut self,
-        name: &str,
-        start: Option<u64>,
-        stream: u64,
-    ) -> Result<(), EventError> {
-        let Some(start) = start else { return Ok(()) };
-        let stop = self.timing_event()?;
-        // SAFETY: EventRecord of replay's own event on the launch's stream.
-        let r = unsafe { self.rt.call_table(id::EventRecord, &[stop, stream]) }?;
-        let t = self.timing.as_mut().expect("timing is on");
-        if r != 0 {
-            t.free.extend([start, stop]);
-            t.untimed += 1;
-            return Ok(());
-        }
-        t.pending.push((name.to_string(), start, stop));
-        if t.pending.len() > MAX_PENDING {
-            self.timing_read();
-        }
-        Ok(())
+    let start = t.event(rt)?;
+    // SAFETY: EventRecord of replay's own event on the launch's stream.
+    let r = unsafe { rt.call_table(id::EventRecord, &[start, stream]) }?;
+    if r != 0 {
+        t.free.push(start);
+        t.untimed += 1;
+        return Ok(None);
     }
+    Ok(Some(start))
+}
 
-    fn timing_event(&mut self) -> Result<u64, EventError> {
-        if let Some(e) = self.timing.as_mut().and_then(|t| t.free.pop()) {
+/// After the launch of `name` that `start` began: its stop event, and the pair kept.
+pub(super) fn stop(
+    timing: Option<&mut Timing>,
+    rt: &Runtime,
+    name: &str,
+    start: Option<u64>,
+    stream: u64,
+) -> Result<(), EventError> {
+    let (Some(t), Some(start)) = (timing, start) else {
+        return Ok(());
+    };
+    let stop = t.event(rt)?;
+    // SAFETY: EventRecord of replay's own event on the launch's stream.
+    let r = unsafe { rt.call_table(id::EventRecord, &[stop, stream]) }?;
+    if r != 0 {
+        t.free.extend([start, stop]);
+        t.untimed += 1;
+        return Ok(());
+    }
+    t.pending.push((name.to_string(), start, stop));
+    if t.pending.len() > MAX_PENDING {
+        t.read(rt);
+    }
+    Ok(())
+}
+
+impl Timing {
+    fn event(&mut self, rt: &Runtime) -> Result<u64, EventError> {
+        if let Some(e) = self.free.pop() {
             return Ok(e);
         }
         let mut slot = 0u64;
         // SAFETY: EventCreateWithFlags(&slot, 0): a timing event written into `slot`.
-        let r = unsafe {
-            self.rt
-                .call_table(id::EventCreateWithFlags, &[&mut slot as *mut u64 as u64, 0])
-        }?;
+        let r =
+            unsafe { rt.call_table(id::EventCreateWithFlags, &[&mut slot as *mut u64 as u64, 0]) }?;
         if r != 0 {
             return Err(EventError::Call {
                 call: "creating a --timing event".into(),
@@ -123,47 +127,37 @@ impl Ctx<'_> {
     }
 
     /// Reads every pending pair (waiting for its stop event) into the per-name totals.
-    pub(super) fn timing_read(&mut self) {
-        let Some(t) = self.timing.as_mut() else {
-            return;
-        };
-        let pending = std::mem::take(&mut t.pending);
-        let mut times = Vec::with_capacity(pending.len());
-        for (name, start, stop) in pending {
+    fn read(&mut self, rt: &Runtime) {
+        for (name, start, stop) in std::mem::take(&mut self.pending) {
             let mut ms = 0f32;
             // SAFETY: replay's own recorded events; an out pointer to a local.
             let ok = unsafe {
-                self.rt.call_table(id::EventSynchronize, &[stop]) == Ok(0)
-                    && self.rt.call_table(
+                rt.call_table(id::EventSynchronize, &[stop]) == Ok(0)
+                    && rt.call_table(
                         id::EventElapsedTime,
                         &[&mut ms as *mut f32 as u64, start, stop],
                     ) == Ok(0)
             };
-            times.push((name, start, stop, ok.then_some(f64::from(ms))));
-        }
-        let t = self.timing.as_mut().expect("timing is on");
-        for (name, start, stop, ms) in times {
-            t.free.extend([start, stop]);
-            match ms {
-                Some(ms) => {
-                    let e = t.by_name.entry(name).or_insert((0, 0.0, 0.0));
-                    e.0 += 1;
-                    e.1 += ms;
-                    e.2 = e.2.max(ms);
-                }
-                None => t.untimed += 1,
+            self.free.extend([start, stop]);
+            if ok {
+                let e = self.by_name.entry(name).or_insert((0, 0.0, 0.0));
+                let ms = f64::from(ms);
+                e.0 += 1;
+                e.1 += ms;
+                e.2 = e.2.max(ms);
+            } else {
+                self.untimed += 1;
             }
         }
     }
 
     /// Reads what is pending and destroys the events (the end of the process).
-    pub(super) fn timing_finish(&mut self) -> Option<Timing> {
-        self.timing_read();
-        let mut t = self.timing.take()?;
-        for e in t.free.drain(..) {
+    pub(super) fn finish(mut self, rt: &Runtime) -> Timing {
+        self.read(rt);
+        for e in self.free.drain(..) {
             // SAFETY: replay's own event, no longer recorded anywhere.
-            let _ = unsafe { self.rt.call_table(id::EventDestroy, &[e]) };
+            let _ = unsafe { rt.call_table(id::EventDestroy, &[e]) };
         }
-        Some(t)
+        self
     }
 }

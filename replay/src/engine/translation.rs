@@ -80,6 +80,16 @@ impl Translation {
         Ok(ctx)
     }
 
+    /// One side of a 3D copy on the device: its array mapped, or its pointer translated.
+    pub(super) fn device_side(&mut self, array: &mut u64, ptr: &mut u64) -> Result<(), EventError> {
+        if *array != 0 {
+            *array = self.handle(*array)?;
+        } else {
+            *ptr = self.translate(*ptr);
+        }
+        Ok(())
+    }
+
     /// After a device reset: nothing captured before it may be translated to a stale
     /// address or handle.
     pub(super) fn reset(&mut self) {

@@ -11,8 +11,9 @@ use hrr_archive::api::{
 };
 use hrr_archive::payload::Payload;
 
-use super::OUT_SLOT_WORDS;
-use crate::engine::{textures, EventError};
+use crate::engine::call_buffers::OUT_SLOT_WORDS;
+use crate::engine::error::EventError;
+use crate::engine::textures;
 
 /// `cudaStreamCaptureModeRelaxed` / `hipStreamCaptureModeRelaxed`.
 const CAPTURE_MODE_RELAXED: u64 = 2;
