@@ -103,13 +103,6 @@ impl<'a> Ctx<'a> {
 
     /// A host buffer length from the archive, refused above `max_host_bytes`.
     pub(super) fn host_len(&self, n: u64, what: &str) -> Result<usize, EventError> {
-        let limit = self.proc_.limits.max_host_bytes;
-        usize::try_from(n)
-            .ok()
-            .filter(|_| n <= limit)
-            .ok_or_else(|| EventError::TooLarge {
-                what: format!("{what}: {n} bytes"),
-                limit: Some(limit),
-            })
+        super::error::host_len(self.proc_, n, what)
     }
 }

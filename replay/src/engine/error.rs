@@ -13,6 +13,22 @@ use crate::staging::NoMemory;
 /// Why an event could not be replayed (turned into a Failure with its seq and API).
 pub(super) type EvResult = Result<(), EventError>;
 
+/// A host buffer length from the archive, refused above the process's `max_host_bytes`.
+pub(super) fn host_len(
+    proc_: &hrr_archive::ProcessArchive,
+    n: u64,
+    what: &str,
+) -> Result<usize, EventError> {
+    let limit = proc_.limits.max_host_bytes;
+    usize::try_from(n)
+        .ok()
+        .filter(|_| n <= limit)
+        .ok_or_else(|| EventError::TooLarge {
+            what: format!("{what}: {n} bytes"),
+            limit: Some(limit),
+        })
+}
+
 #[derive(Debug, thiserror::Error)]
 pub enum EventError {
     /// Capture recorded the call as one replay cannot re-execute.

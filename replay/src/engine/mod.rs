@@ -165,7 +165,13 @@ impl Ctx<'_> {
             semantic::UNMODELLED_CALL => Ok(()),
             semantic::COPY_OUTPUT => self.replay_copy_output(ev),
             semantic::MAPPED_OUTPUT => self.replay_mapped_output(ev),
-            semantic::RANGE_RESTORE => self.replay_range_restore(ev),
+            semantic::RANGE_RESTORE => restore::replay_range_restore(
+                self.rt,
+                self.proc_,
+                &self.tr,
+                &mut self.checks.counts,
+                ev,
+            ),
             // Where a range capture's range starts or ends: nothing to re-execute.
             semantic::RANGE_MARK => Ok(()),
             semantic::UNREPLAYABLE => {
