@@ -716,7 +716,8 @@ fn replays_modules_use_nothing_of_their_parent_and_their_siblings_no_circle() {
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("../replay/src");
     let dirs = directory_modules(&src);
     assert!(
-        dirs.iter().any(|(d, c)| d.ends_with("engine") && c.len() > 20),
+        dirs.iter()
+            .any(|(d, c)| d.ends_with("engine") && c.len() > 20),
         "replay/src/engine read: {:?}",
         dirs.iter().map(|(d, _)| d).collect::<Vec<_>>()
     );
@@ -729,7 +730,11 @@ fn replays_modules_use_nothing_of_their_parent_and_their_siblings_no_circle() {
             dir.display()
         );
         if let Some(cycle) = find_cycle(&g) {
-            panic!("{}: the modules form a circle: {}", dir.display(), cycle.join(" -> "));
+            panic!(
+                "{}: the modules form a circle: {}",
+                dir.display(),
+                cycle.join(" -> ")
+            );
         }
     }
 }
