@@ -3,6 +3,7 @@
 //! the `hip` twins) and the cooperative and extended launches (`cudaLaunchCooperativeKernel`,
 //! `hipLaunchCooperativeKernel`, `hipModuleLaunchCooperativeKernel`, `hipExtLaunchKernel`)
 //! and their driver forms (`cuFuncSetAttribute`, `cuKernelSetAttribute`,
+//! `cudaKernelSetAttributeForDevice` for a kernel handle,
 //! `cuFuncSetCacheConfig`, `cuKernelSetCacheConfig`, `cuFuncSetSharedMemConfig`,
 //! `cuLaunchCooperativeKernel` and its `_ptsz` form), which nvcc's static runtime calls.
 //!
@@ -213,6 +214,40 @@ pub unsafe extern "C" fn cuKernelSetAttribute(
     // SAFETY: the program's own arguments.
     let ret = unsafe { f(attrib, value, kernel, dev) };
     record_driver_attribute("cuKernelSetAttribute", kernel, attrib, value, ret);
+    ret
+}
+
+/// `cudaKernelSetAttributeForDevice(cudaKernel_t, cudaFuncAttribute, int value, int
+/// device)`: as `cudaFuncSetAttribute`, for a kernel handle (`cudaGetKernel`,
+/// `cudaLibraryGetKernel`): replay sets it on its own function of that name, on its one
+/// device.
+///
+/// # Safety
+/// Called by the program in place of the runtime's function.
+#[no_mangle]
+pub unsafe extern "C" fn cudaKernelSetAttributeForDevice(
+    kernel: *mut c_void,
+    attr: c_int,
+    value: c_int,
+    device: c_int,
+) -> c_int {
+    let real = real!(cudaKernelSetAttributeForDevice: unsafe extern "C" fn(*mut c_void, c_int, c_int, c_int) -> c_int);
+    let Some(f) = real.for_shim() else {
+        return NO_REAL_FUNCTION;
+    };
+    // SAFETY: the program's own arguments.
+    let ret = unsafe { f(kernel, attr, value, device) };
+    let setting = FuncSetting::Attribute {
+        attr: attr as i64,
+        value: value as i64,
+    };
+    record_setting(
+        Vendor::Cuda,
+        "cudaKernelSetAttributeForDevice",
+        kernel,
+        setting,
+        ret,
+    );
     ret
 }
 

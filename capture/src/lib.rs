@@ -41,7 +41,8 @@
 //!   record; `register`: code-object registration; `modules`: the module API;
 //!   `launchcfg`: function attributes and configurations, cooperative and extended
 //!   launches;
-//!   `symbols`: copies to and from device variables; `unreplayable`: calls recorded as
+//!   `symbols`: copies to and from device variables; `symbol_nodes`: graph copy nodes to
+//!   and from them; `unreplayable`: calls recorded as
 //!   unreplayable; `driver`: the driver's module loads from files, globals, unloads, the
 //!   library API and `cuLaunchKernelEx`; `driver_graph`: the driver's graph-building
 //!   calls whose C types differ from their runtime twins'; `graph_launch`: graph launches and the host side
@@ -106,6 +107,7 @@ pub mod say;
 pub mod shims;
 mod sig_check;
 pub mod state;
+pub mod symbol_nodes;
 pub mod symbols;
 pub mod unreplayable;
 pub mod unseen;

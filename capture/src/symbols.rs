@@ -38,7 +38,7 @@ fn symbol_address(vendor: Vendor, symbol: *const c_void) -> Option<u64> {
 
 /// Resolves and (the first time) records a variable's address; None when it cannot be
 /// resolved (the copy then goes through unrecorded and is noted in the manifest).
-fn resolve(vendor: Vendor, symbol: *const c_void, api: &'static str) -> Option<u64> {
+pub(crate) fn resolve(vendor: Vendor, symbol: *const c_void, api: &'static str) -> Option<u64> {
     let cap = state::current()?;
     let dptr = symbol_address(vendor, symbol)?;
     let var = cap.kernels.var_info(symbol as u64)?;
@@ -109,7 +109,7 @@ pub unsafe extern "C" fn hipGetSymbolAddress(
     get_symbol_address(Vendor::Hip, "hipGetSymbolAddress", f, dev_ptr, symbol)
 }
 
-fn unrecorded(api: &'static str) {
+pub(crate) fn unrecorded(api: &'static str) {
     if let Some(cap) = state::current() {
         cap.writer().note_unreplayable(
             api,

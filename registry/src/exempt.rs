@@ -257,6 +257,17 @@ pub const EXEMPT: &[Exemption] = &[
         ],
     },
     Exemption {
+        reason: "discards: the program declares it will not read the ranges before writing them again, and leaving their bytes as they are is one of the contents a discard allows (a discard that also prefetches is a hint besides)",
+        symbols: &[
+            "cudaMemDiscardBatchAsync", "cudaMemDiscardBatchAsync_ptsz",
+            "cudaMemDiscardAndPrefetchBatchAsync", "cudaMemDiscardAndPrefetchBatchAsync_ptsz",
+            "cuMemDiscardBatchAsync", "cuMemDiscardBatchAsync_ptsz",
+            "cuMemDiscardAndPrefetchBatchAsync", "cuMemDiscardAndPrefetchBatchAsync_ptsz",
+            "hipMemDiscardBatchAsync", "hipDrvMemDiscardBatchAsync",
+            "hipMemDiscardAndPrefetchBatchAsync", "hipDrvMemDiscardAndPrefetchBatchAsync",
+        ],
+    },
+    Exemption {
         reason: "the end and the undoing of a code-object registration capture recorded (__cudaRegisterFatBinary and its functions and variables)",
         symbols: &["__cudaRegisterFatBinaryEnd", "__cudaUnregisterFatBinary", "__hipUnregisterFatBinary"],
     },

@@ -52,6 +52,7 @@ pub const HAND_WRITTEN: &[HandWritten] = hand_written! {
     (cudaFuncSetAttribute, Cuda, [k::FUNC_SET_ATTRIBUTE], launchcfg),
     (cuFuncSetAttribute, Cuda, [k::FUNC_SET_ATTRIBUTE], launchcfg),
     (cuKernelSetAttribute, Cuda, [k::FUNC_SET_ATTRIBUTE], launchcfg),
+    (cudaKernelSetAttributeForDevice, Cuda, [k::FUNC_SET_ATTRIBUTE], launchcfg),
     (cuFuncSetCacheConfig, Cuda, [k::FUNC_SET_CACHE_CONFIG], launchcfg),
     (cuKernelSetCacheConfig, Cuda, [k::FUNC_SET_CACHE_CONFIG], launchcfg),
     (cuFuncSetSharedMemConfig, Cuda, [k::FUNC_SET_SHARED_MEM_CONFIG], launchcfg),
@@ -110,6 +111,20 @@ pub const HAND_WRITTEN: &[HandWritten] = hand_written! {
     (hipMemcpyFromSymbol, Hip, [k::SYMBOL_ADDRESS, id::Memcpy], symbols),
     (hipMemcpyToSymbolAsync, Hip, [k::SYMBOL_ADDRESS, id::MemcpyAsync], symbols),
     (hipMemcpyFromSymbolAsync, Hip, [k::SYMBOL_ADDRESS, id::MemcpyAsync], symbols),
+    // Graph copy nodes to and from variables: the variable's address once, then the node
+    // as the 1D copy-node row.
+    (cudaGraphAddMemcpyNodeToSymbol, Cuda, [k::SYMBOL_ADDRESS, id::GraphAddMemcpyNode1D], symbol_nodes),
+    (cudaGraphAddMemcpyNodeFromSymbol, Cuda, [k::SYMBOL_ADDRESS, id::GraphAddMemcpyNode1D], symbol_nodes),
+    (cudaGraphMemcpyNodeSetParamsToSymbol, Cuda, [k::SYMBOL_ADDRESS, id::GraphMemcpyNodeSetParams1D], symbol_nodes),
+    (cudaGraphMemcpyNodeSetParamsFromSymbol, Cuda, [k::SYMBOL_ADDRESS, id::GraphMemcpyNodeSetParams1D], symbol_nodes),
+    (cudaGraphExecMemcpyNodeSetParamsToSymbol, Cuda, [k::SYMBOL_ADDRESS, id::GraphExecMemcpyNodeSetParams1D], symbol_nodes),
+    (cudaGraphExecMemcpyNodeSetParamsFromSymbol, Cuda, [k::SYMBOL_ADDRESS, id::GraphExecMemcpyNodeSetParams1D], symbol_nodes),
+    (hipGraphAddMemcpyNodeToSymbol, Hip, [k::SYMBOL_ADDRESS, id::GraphAddMemcpyNode1D], symbol_nodes),
+    (hipGraphAddMemcpyNodeFromSymbol, Hip, [k::SYMBOL_ADDRESS, id::GraphAddMemcpyNode1D], symbol_nodes),
+    (hipGraphMemcpyNodeSetParamsToSymbol, Hip, [k::SYMBOL_ADDRESS, id::GraphMemcpyNodeSetParams1D], symbol_nodes),
+    (hipGraphMemcpyNodeSetParamsFromSymbol, Hip, [k::SYMBOL_ADDRESS, id::GraphMemcpyNodeSetParams1D], symbol_nodes),
+    (hipGraphExecMemcpyNodeSetParamsToSymbol, Hip, [k::SYMBOL_ADDRESS, id::GraphExecMemcpyNodeSetParams1D], symbol_nodes),
+    (hipGraphExecMemcpyNodeSetParamsFromSymbol, Hip, [k::SYMBOL_ADDRESS, id::GraphExecMemcpyNodeSetParams1D], symbol_nodes),
     // Profiler range markers: where a range capture starts and ends (`api::work`).
     (cudaProfilerStart, Cuda, [k::RANGE_RESTORE, k::RANGE_MARK], range),
     (cudaProfilerStop, Cuda, [k::RANGE_MARK], range),
