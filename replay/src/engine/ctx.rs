@@ -23,8 +23,8 @@ use crate::runtime::Runtime;
 use crate::staging::Staging;
 
 /// One process's replay: the archive and runtime it reads, and its state by concern.
-/// Each part has its own methods; a handler here or in a sibling borrows the parts it
-/// changes separately.
+/// Each part has its own methods; a handler borrows the parts it changes separately
+/// (`outputs::record` and `restore::replay_range_restore` take only those parts).
 pub(super) struct Ctx<'a> {
     pub(super) rt: &'a Runtime,
     pub(super) proc_: &'a ProcessArchive,
@@ -49,6 +49,7 @@ pub(super) struct Ctx<'a> {
 }
 
 impl<'a> Ctx<'a> {
+    /// Records event `ev`'s failure under the API it stands for.
     pub(super) fn fail(&mut self, ev: &Event, e: EventError) {
         let api = self.event_api_label(ev);
         self.checks.fail(ev, api, e);

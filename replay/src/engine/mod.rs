@@ -1,12 +1,14 @@
 //! The replay engine: re-issues a process's events in sequence order on the GPU,
 //! rebuilding handles and addresses, and checks every device-to-host result.
 //!
-//! This module owns the per-process state (`Ctx`), the dispatch of an event to its
-//! handler, and what a replay releases at its end. Generic table rows are replayed in
-//! `generic` (decode -> policy -> encode per parameter kind) and `outputs` (what a call
-//! created); copies' host side and the D2H check in `copies` and `compare`; kernels,
-//! modules and device variables in `kernels`. An event that fails becomes a `Failure`
-//! whose kind its `EventError` variant gives.
+//! This module owns the dispatch of an event to its handler, a device reset, what a
+//! replay releases at its end, and `replay_process`. The per-process state is `ctx::Ctx`,
+//! made of parts by concern (translation, code, owned resources, graphs, checks,
+//! staging, pending outputs, timing), each in its own file with its own methods.
+//! Generic table rows are replayed in `generic` (decode -> policy -> encode per
+//! parameter kind) and `outputs` (what a call created); copies' host side and the D2H
+//! check in `copies` and `compare`; kernels, modules and device variables in `kernels`.
+//! An event that fails becomes a `Failure` whose kind its `EventError` variant gives.
 
 mod call_buffers;
 mod checks;
