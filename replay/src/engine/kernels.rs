@@ -1,6 +1,6 @@
-//! Kernels and device variables: code objects loaded as modules on first use, kernel
-//! launches (arguments laid out, pointers inside them translated, pinned snapshots
-//! restored) and `__device__` variables' addresses mapped to the replay module's.
+//! Kernel launches: arguments laid out, pointers and object handles inside them
+//! translated, pinned snapshots restored, the function found by code object or by the
+//! program's own lookup (`Code`), the launch's outcome against capture's.
 
 use std::os::raw::{c_int, c_uint, c_void};
 
@@ -65,121 +65,6 @@ fn snapshot_target(first: Translated, last: Translated, len: u64, data_len: usiz
 }
 
 impl Ctx<'_> {
-    /// The program's module (or library) load: its own replay instance, loaded now.
-    pub(super) fn replay_module_load(&mut self, ev: &Event) -> EvResult {
-        let p = Payload::parse(&ev.payload)?;
-        let handle = p.handle(fid::HANDLE, "module")?;
-        if ev.header.ret != 0 || handle == 0 {
-            return Ok(()); // the load failed at capture: nothing was loaded
-        }
-        let co = p.str(fid::CODE_OBJECT, "code object")?.to_string();
-        let m = super::code::load_module(self.rt, self.proc_, &co)?;
-        if let Some(old) = self.code.module_instances.insert(handle, m) {
-            // A handle reused after an unload capture did not see.
-            self.code.forget_functions_of(handle);
-            let _ = super::code::unload_module(self.rt, old);
-        }
-        Ok(())
-    }
-
-    /// `cuModuleUnload` / `cuLibraryUnload` / `hipModuleUnload`: the instance goes.
-    pub(super) fn replay_module_unload(&mut self, ev: &Event) -> EvResult {
-        let p = Payload::parse(&ev.payload)?;
-        let handle = p.handle(fid::HANDLE, "module")?;
-        if ev.header.ret != 0 {
-            return Ok(());
-        }
-        if let Some(m) = self.code.module_instances.remove(&handle) {
-            self.code.forget_functions_of(handle);
-            let r = super::code::unload_module(self.rt, m)?;
-            if r != 0 {
-                return Err(EventError::Call {
-                    call: "unloading the module".into(),
-                    code: r,
-                });
-            }
-        }
-        Ok(())
-    }
-
-    /// A function (or library kernel) looked up in a module instance, or (for
-    /// `cuKernelGetFunction`) the function behind a kernel: mapped to replay's.
-    pub(super) fn replay_get_function(&mut self, ev: &Event) -> EvResult {
-        let p = Payload::parse(&ev.payload)?;
-        let handle = p.handle(fid::HANDLE, "function")?;
-        let of = p.handle(fid::KERNEL, "module")?;
-        if ev.header.ret != 0 || handle == 0 {
-            return Ok(());
-        }
-        // A live module first: a stale function handle (its module unloaded) is never
-        // consulted, and a live module and a live kernel never share an address.
-        let (f, module) = match self.code.module_instances.get(&of) {
-            Some(&m) => {
-                let name = p.str(fid::NAME, "kernel name")?.to_string();
-                (self.code.get_function(self.rt, m, &name)?, of)
-            }
-            None => match self.code.function_instances.get(&of) {
-                // cuKernelGetFunction: the function behind a kernel, of its module.
-                Some(&f) => (f, self.code.function_module.get(&of).copied().unwrap_or(0)),
-                None => return Ok(()), // a module capture saw no load of: launched by code object
-            },
-        };
-        self.code.function_instances.insert(handle, f);
-        self.code.function_module.insert(handle, module);
-        Ok(())
-    }
-
-    /// A `__device__`/`__constant__` variable's captured address, mapped to the same
-    /// variable in the replay module (`cuModuleGetGlobal` / `hipModuleGetGlobal`).
-    pub(super) fn replay_symbol_address(&mut self, ev: &Event) -> EvResult {
-        let p = Payload::parse(&ev.payload)?;
-        let name = p.str(fid::NAME, "variable name")?.to_string();
-        let co = p.str(fid::CODE_OBJECT, "code object")?.to_string();
-        let captured = p.devptr(fid::DEVICE_ADDRESS, "device address")?;
-        let size = p.u64(fid::SIZE, "size")?;
-        // A driver global names its module instance; a `__device__` variable its code object.
-        let instance = p
-            .get(fid::HANDLE)
-            .and_then(|f| f.as_u64().ok())
-            .and_then(|h| self.code.module_instances.get(&h).copied());
-        let module = match instance {
-            Some(m) => m,
-            None => self.code.module(self.rt, self.proc_, &co)?,
-        };
-        let get = match self.rt.vendor {
-            Vendor::Cuda => "cuModuleGetGlobal_v2",
-            Vendor::Hip => "hipModuleGetGlobal",
-        };
-        // SAFETY: cuModuleGetGlobal_v2 / hipModuleGetGlobal have this C type.
-        let g = unsafe { self.rt.typed::<sigs::ModuleGetGlobal>(get) }?;
-        let cname = std::ffi::CString::new(name.as_str())
-            .map_err(|_| EventError::Inconsistent(format!("variable name {name:?} holds a NUL")))?;
-        let mut dptr: u64 = 0;
-        let mut bytes: usize = 0;
-        // SAFETY: out pointers to locals, replay's module, a NUL-terminated name.
-        let r = unsafe {
-            g(
-                &mut dptr,
-                &mut bytes,
-                module as usize as *mut c_void,
-                cname.as_ptr(),
-            )
-        };
-        if r != 0 {
-            return Err(EventError::Call {
-                call: format!("{get}({name})"),
-                code: r,
-            });
-        }
-        if bytes as u64 != size {
-            return Err(EventError::Inconsistent(format!(
-                "variable {name}: {bytes} bytes in the replay module, {size} at capture"
-            )));
-        }
-        self.tr.addrs.insert(captured, size, dptr);
-        Ok(())
-    }
-
     /// Restores the pinned host memory a kernel reads directly, as it was at capture.
     pub(super) fn restore_pinned_snapshots(&mut self, p: &Payload) -> EvResult {
         for snap in p.all(fid::PINNED_SNAPSHOT) {

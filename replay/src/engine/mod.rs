@@ -26,6 +26,7 @@ mod kernels;
 mod launchcfg;
 mod mapped;
 mod mempool;
+mod modules;
 mod observe;
 mod outputs;
 mod owned;
@@ -145,13 +146,23 @@ impl Ctx<'_> {
             | semantic::REGISTER_FUNCTION
             | semantic::REGISTER_VAR
             | semantic::UNREGISTER_FAT_BINARY => Ok(()),
-            semantic::MODULE_LOAD => self.replay_module_load(ev),
-            semantic::MODULE_GET_FUNCTION => self.replay_get_function(ev),
-            semantic::MODULE_UNLOAD => self.replay_module_unload(ev),
+            semantic::MODULE_LOAD => {
+                modules::replay_module_load(self.rt, self.proc_, &mut self.code, ev)
+            }
+            semantic::MODULE_GET_FUNCTION => {
+                modules::replay_get_function(self.rt, &mut self.code, ev)
+            }
+            semantic::MODULE_UNLOAD => modules::replay_module_unload(self.rt, &mut self.code, ev),
             semantic::LAUNCH_KERNEL
             | semantic::LAUNCH_KERNEL_BY_HANDLE
             | semantic::MODULE_LAUNCH_KERNEL => self.replay_launch(ev),
-            semantic::SYMBOL_ADDRESS => self.replay_symbol_address(ev),
+            semantic::SYMBOL_ADDRESS => modules::replay_symbol_address(
+                self.rt,
+                self.proc_,
+                &mut self.code,
+                &mut self.tr,
+                ev,
+            ),
             semantic::FUNC_SET_ATTRIBUTE
             | semantic::FUNC_SET_CACHE_CONFIG
             | semantic::FUNC_SET_SHARED_MEM_CONFIG => self.replay_func_setting(ev),
