@@ -6,6 +6,7 @@
 
 #include <pthread.h>
 #include <stdint.h>
+#include <sys/mman.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,12 +19,40 @@ static const struct si_graph_hooks* graph;
 
 void si_set_graph_hooks(const struct si_graph_hooks* h) { graph = h; }
 
+/* on_request.c's behaviour on request by environment variable (installed at load). */
+static const struct si_request_hooks* requests;
+void si_set_request_hooks(const struct si_request_hooks* h) { requests = h; }
+
+/* $HRR_STAND_IN_DEVICE_MEMORY=BYTES (a K, M or G suffix allowed), else 16 GiB. */
+size_t si_device_memory(void) {
+    static size_t bytes;
+    if (!bytes) {
+        const char* v = getenv("HRR_STAND_IN_DEVICE_MEMORY");
+        char* end = 0;
+        unsigned long long n = v ? strtoull(v, &end, 10) : 0;
+        if (n && end) {
+            if (*end == 'K' || *end == 'k') n <<= 10;
+            else if (*end == 'M' || *end == 'm') n <<= 20;
+            else if (*end == 'G' || *end == 'g') n <<= 30;
+        }
+        bytes = n ? (size_t)n : (size_t)16 << 30;
+    }
+    return bytes;
+}
+
 struct si_counts si_counts;
 int si_sticky;
 
 static pthread_mutex_t mu = PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP;
 void si_lock(void) { pthread_mutex_lock(&mu); }
 void si_unlock(void) { pthread_mutex_unlock(&mu); }
+/* Held across fork, as a real runtime keeps its state consistent: a child forked while
+ * another thread is inside the runtime finds it free. */
+static void child_lock(void) {
+    pthread_mutex_t fresh = PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP;
+    mu = fresh;
+}
+__attribute__((constructor)) static void lock_across_fork(void) { pthread_atfork(si_lock, si_unlock, child_lock); }
 
 /* ---- memory ---- */
 
@@ -33,16 +62,35 @@ struct alloc {
     enum si_mem kind;
     /* Memory someone else owns (a VMM mapping, vmm.c): never freed here. */
     int borrowed;
+    /* Freed device memory, its pages released and its addresses kept reserved (the order
+     * it was freed in: the oldest is unmapped past MAX_FREED). */
+    uint64_t freed;
 };
 static struct alloc* allocs;
-static size_t nallocs, cap_allocs;
+static size_t nallocs, cap_allocs, nfreed;
+static uint64_t frees;
 static size_t device_bytes;
+#define MAX_FREED 4096
 
-static struct alloc* find(const void* p) {
+/* The allocation (live or freed) containing p. */
+static struct alloc* find_any(const void* p) {
     for (size_t i = 0; i < nallocs; i++)
         if ((const char*)p >= allocs[i].p && (const char*)p < allocs[i].p + allocs[i].n)
             return &allocs[i];
     return 0;
+}
+static struct alloc* find(const void* p) {
+    struct alloc* a = find_any(p);
+    return a && !a->freed ? a : 0;
+}
+int si_freed(const void* p) {
+    struct alloc* a = p ? find_any(p) : 0;
+    return a && a->freed;
+}
+
+static size_t page_round(size_t n) {
+    size_t pg = (size_t)sysconf(_SC_PAGESIZE);
+    return (n + pg - 1) / pg * pg;
 }
 
 static int add(char* p, size_t n, enum si_mem kind) {
@@ -61,13 +109,21 @@ int si_alloc(void** out, size_t n, enum si_mem kind) {
     if (!out) return SI_INVALID_VALUE;
     *out = 0;
     if (n == 0) return SI_OK;
-    if (kind == SI_DEVICE && n > SI_DEVICE_MEMORY - device_bytes) return SI_NO_MEMORY;
+    if (kind == SI_DEVICE && (n > si_device_memory() || device_bytes > si_device_memory() - n))
+        return SI_NO_MEMORY;
     /* Device memory is zeroed: a kernel never runs, so whatever a program reads back from
      * memory it never wrote is the same at capture and at replay. */
-    char* p = calloc(1, n);
-    if (!p) return SI_NO_MEMORY;
+    char* p;
+    if (kind == SI_DEVICE) {
+        p = mmap(0, page_round(n), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+        if (p == MAP_FAILED) return SI_NO_MEMORY;
+    } else {
+        p = calloc(1, n);
+        if (!p) return SI_NO_MEMORY;
+    }
     if (add(p, n, kind)) {
-        free(p);
+        if (kind == SI_DEVICE) munmap(p, page_round(n));
+        else free(p);
         return SI_NO_MEMORY;
     }
     if (kind == SI_DEVICE) device_bytes += n;
@@ -75,8 +131,24 @@ int si_alloc(void** out, size_t n, enum si_mem kind) {
     return SI_OK;
 }
 
+/* Forgets a; device memory's pages are released and its addresses stay reserved. */
 static void drop(struct alloc* a) {
-    if (a->kind == SI_DEVICE && !a->borrowed) device_bytes -= a->n;
+    if (a->kind == SI_DEVICE && !a->borrowed) {
+        device_bytes -= a->n;
+        size_t len = page_round(a->n);
+        madvise(a->p, len, MADV_DONTNEED);
+        mprotect(a->p, len, PROT_NONE);
+        a->freed = ++frees;
+        if (++nfreed > MAX_FREED) {
+            struct alloc* old = 0;
+            for (size_t i = 0; i < nallocs; i++)
+                if (allocs[i].freed && (!old || allocs[i].freed < old->freed)) old = &allocs[i];
+            munmap(old->p, page_round(old->n));
+            nfreed--;
+            *old = allocs[--nallocs];
+        }
+        return;
+    }
     if (a->kind != SI_REGISTERED && !a->borrowed) free(a->p);
     *a = allocs[--nallocs];
 }
@@ -88,8 +160,9 @@ int si_free(void* p, enum si_mem kind) {
 }
 
 int si_free_now(void* p, enum si_mem kind) {
-    struct alloc* a = find(p);
-    if (!a || a->p != (char*)p || a->kind != kind || a->borrowed) return SI_INVALID_VALUE;
+    struct alloc* a = find_any(p);
+    if (a && a->freed && a->p == (char*)p) requests->double_free(p);
+    if (!a || a->freed || a->p != (char*)p || a->kind != kind || a->borrowed) return SI_INVALID_VALUE;
     drop(a);
     return SI_OK;
 }
@@ -129,12 +202,17 @@ int si_lookup(const void* p, enum si_mem* kind, size_t* left) {
 }
 
 /* A range that starts in an allocation must end in it; one that must be device-side
- * (kind says so) must start in one. */
+ * (kind says so) must start in one; none may start in freed device memory. */
 static int side_ok(const void* p, size_t span, int must_be_device) {
     size_t left;
     if (span == 0) return 1;
     if (!p) return 0;
+    if (si_freed(p)) {
+        requests->out_of_bounds(p, span);
+        return 0;
+    }
     if (!si_lookup(p, 0, &left)) return !must_be_device;
+    if (span > left) requests->out_of_bounds(p, span);
     return span <= left;
 }
 
@@ -174,33 +252,12 @@ void si_run_op(struct op* o) {
     run(o);
 }
 
-/* Nondeterminism on demand, for tests of replay's stability runs (harness/tests/
- * stability.rs): HRR_STAND_IN_VARY="START:LEN" XORs bytes [START, START+LEN) of the first
- * row of every device-to-host copy's result with a nonzero hash of the process id and a
- * count of such copies (replays in one process, and processes, see other bytes), as a
- * float atomic sum's low bytes vary from run to run. Unset: nothing. */
-static void vary_result(struct op* o) {
-    static unsigned count;
-    const char* v = getenv("HRR_STAND_IN_VARY");
-    enum si_mem k;
-    size_t left;
-    if (!v || !si_lookup(o->src, &k, &left) || k == SI_PINNED || k == SI_REGISTERED ||
-        (si_lookup(o->dst, &k, &left) && (k == SI_DEVICE || k == SI_SYMBOL)))
-        return;
-    char* colon = strchr(v, ':');
-    size_t start = strtoul(v, 0, 10), len = colon ? strtoul(colon + 1, 0, 10) : 0;
-    unsigned x = ((unsigned)getpid() << 16) ^ ++count;
-    x *= 0x9e3779b1u;
-    x ^= x >> 15;
-    for (size_t i = start; i < start + len && i < o->width; i++) o->dst[i] ^= (char)(x | 1);
-}
-
 static void run(struct op* o) {
     switch (o->kind) {
     case OP_COPY:
         for (size_t r = 0; r < o->height; r++)
             memmove(o->dst + r * o->dpitch, o->src + r * o->spitch, o->width);
-        vary_result(o);
+        requests->result(o);
         si_counts.copies++;
         si_counts.copied_bytes += o->width * o->height;
         break;
@@ -242,14 +299,18 @@ static void run(struct op* o) {
     }
 }
 
+/* Runs the oldest operation of s (which has one). */
+static void run_oldest(si_stream* s) {
+    struct op* o = s->head;
+    s->head = o->next;
+    if (!s->head) s->tail = 0;
+    s->queued--;
+    run(o);
+    free(o);
+}
+
 static void drain(si_stream* s) {
-    struct op* o;
-    while ((o = s->head)) {
-        s->head = o->next;
-        if (!s->head) s->tail = 0;
-        run(o);
-        free(o);
-    }
+    while (s->head) run_oldest(s);
 }
 
 static int push(si_stream* s, struct op* o) {
@@ -266,10 +327,14 @@ static int push(si_stream* s, struct op* o) {
     } else if (!(s->flags & 1)) {
         drain(&null_stream);
     }
+    /* A stream holds so much work: past it, issuing waits for the oldest to run, as a
+     * GPU runtime's push buffer blocks when full. */
+    if (s->queued >= SI_MAX_QUEUED) run_oldest(s);
     o->next = 0;
     if (s->tail) s->tail->next = o;
     else s->head = o;
     s->tail = o;
+    s->queued++;
     return SI_OK;
 }
 
@@ -335,7 +400,7 @@ int si_device_sync_checked(void) {
     for (si_stream* t = streams; t; t = t->next_live)
         if (t->capture) r = graph->capture_invalidate(t->capture);
     if (r == SI_OK) si_device_sync();
-    return r;
+    return r == SI_OK ? requests->sync() : r;
 }
 
 si_stream* si_all_streams(void) { return streams; }
@@ -464,22 +529,18 @@ int si_event_record(si_event* e, si_stream* s) {
 int si_event_sync(si_event* e) {
     if (!e) return SI_INVALID_HANDLE;
     if (e->cap_graph) return SI_CAPTURED_EVENT;
-    while (e->done_epoch < e->epoch && e->stream && e->stream->head) {
-        si_stream* s = e->stream;
-        struct op* o = s->head;
-        s->head = o->next;
-        if (!s->head) s->tail = 0;
-        run(o);
-        free(o);
-    }
+    while (e->done_epoch < e->epoch && e->stream && e->stream->head) run_oldest(e->stream);
     return SI_OK;
 }
 
+/* Not done yet: the work makes progress (its stream's oldest operation runs) and the
+ * answer is "not ready", as a GPU's would be while the work before the event runs. */
 int si_event_query(si_event* e) {
     if (!e) return SI_INVALID_HANDLE;
     if (e->cap_graph) return SI_CAPTURED_EVENT;
     if (e->done_epoch >= e->epoch) return SI_OK;
-    si_event_sync(e);
+    if (e->stream && e->stream->head) run_oldest(e->stream);
+    else si_event_sync(e);
     return SI_NOT_READY;
 }
 
@@ -506,7 +567,7 @@ int si_stream_wait_event(si_stream* s, si_event* e) {
 void si_reset_device(void) {
     si_device_sync(); /* every queue is empty after this */
     for (size_t i = nallocs; i-- > 0;)
-        if ((allocs[i].kind == SI_DEVICE && !allocs[i].borrowed) || allocs[i].kind == SI_PINNED)
+        if ((allocs[i].kind == SI_DEVICE && !allocs[i].borrowed && !allocs[i].freed) || allocs[i].kind == SI_PINNED)
             drop(&allocs[i]);
     while (streams) {
         si_stream* s = streams;

@@ -36,8 +36,9 @@ enum si_err {
     SI_CAPTURED_EVENT = 907,
 };
 
-/* The stand-in device's memory: 16 GiB, the figure properties report. */
-#define SI_DEVICE_MEMORY ((size_t)16 << 30)
+/* The stand-in device's memory, the figure properties report: 16 GiB, or
+ * $HRR_STAND_IN_DEVICE_MEMORY. */
+size_t si_device_memory(void);
 
 enum si_mem { SI_DEVICE, SI_PINNED, SI_REGISTERED, SI_SYMBOL };
 
@@ -46,7 +47,9 @@ enum si_mem { SI_DEVICE, SI_PINNED, SI_REGISTERED, SI_SYMBOL };
 void si_lock(void);
 void si_unlock(void);
 
-/* Memory. */
+/* Memory. Device memory is mapped pages of its own: freed, its addresses stay reserved and
+ * inaccessible, so a later use of a freed device pointer is refused (SI_INVALID_VALUE), never
+ * a use of someone else's memory (the last 4096 freed ranges are kept so). */
 int si_alloc(void** out, size_t n, enum si_mem kind);
 int si_free(void* p, enum si_mem kind);
 /* Frees without waiting for the device (a stream-ordered free, run in its stream's order). */
@@ -58,6 +61,8 @@ int si_register(void* p, size_t n);
 int si_unregister(void* p);
 /* The live allocation containing p, its kind, and the bytes from p to its end; 0 if none. */
 int si_lookup(const void* p, enum si_mem* kind, size_t* left);
+/* Whether p lies in a freed device allocation (still reserved). */
+int si_freed(const void* p);
 /* Copy kinds as both vendors number them: 0 H2H, 1 H2D, 2 D2H, 3 D2D, 4 default. */
 int si_check_copy(void* dst, size_t dspan, const void* src, size_t sspan, int kind);
 /* A device reset: waits for all work, then frees device and pinned memory and destroys

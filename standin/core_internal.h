@@ -21,9 +21,12 @@ struct op {
     si_graph* graph; /* OP_GRAPH: the executable graph run */
 };
 
+/* The most operations a stream holds (core.c's push runs the oldest past it). */
+#define SI_MAX_QUEUED 1024
 struct si_stream {
     unsigned flags; /* bit 0: non-blocking (does not wait for the null stream) */
     struct op *head, *tail;
+    size_t queued; /* operations in the queue */
     si_stream* next_live;
     /* Stream capture (graph.c): the graph this stream's work goes to, its mode, whether it
      * began the capture, and the nodes its next operation depends on. */
@@ -77,3 +80,15 @@ struct si_graph_hooks {
     void (*graph_run)(si_graph* x);
 };
 void si_set_graph_hooks(const struct si_graph_hooks* h);
+
+/* What core asks of on_request.c (behaviour on request by environment variable), through
+ * hooks it installs when the library is loaded: a program's device synchronisation (a
+ * hang, a fault made sticky; returns si_sticky), a refused out-of-bounds range (its log
+ * line), a double free (its abort), a device-to-host result just written (varied, skewed). */
+struct si_request_hooks {
+    int (*sync)(void);
+    void (*out_of_bounds)(const void* p, size_t n);
+    void (*double_free)(const void* p);
+    void (*result)(struct op* o);
+};
+void si_set_request_hooks(const struct si_request_hooks* h);

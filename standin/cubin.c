@@ -1,8 +1,11 @@
 /* CUDA device code for the stand-in CUDA runtime: fat binaries (magic 0xBA55ED50, entries
- * of kind 2 = cubin with their sm number), cubins (ELF64, EM_CUDA) and PTX text. Kernels
- * and their parameter layouts come from what the code records: a cubin's
- * `.nv.info.NAME` section (EIATTR_KPARAM_INFO: ordinal, offset, size) and PTX `.entry`
- * parameter lists. Compressed fat binary entries are refused by name. */
+ * of kind 2 = cubin and kind 1 = PTX, each with its sm number), cubins (ELF64, EM_CUDA) and
+ * PTX text. A fat binary's cubin for the device is taken; without one, its newest PTX for
+ * an older or equal virtual architecture, as the driver JIT-compiles it. Kernels and their
+ * parameter layouts come from what the code records: a cubin's `.nv.info.NAME` section
+ * (EIATTR_KPARAM_INFO: ordinal, offset, size) and PTX `.entry` parameter lists; PTX's
+ * module-scope `.global` and `.const` variables are its globals (zero-initialised: PTX
+ * initialisers are not read). Compressed fat binary entries are refused by name. */
 #define _GNU_SOURCE
 #include <ctype.h>
 #include <stdio.h>
@@ -72,6 +75,7 @@ const char* si_cuda_cubin(const unsigned char* p, size_t n, struct si_image* out
 }
 
 /* `.param .u64 name`, `.param .align 8 .b8 name[24]`: size and alignment. */
+static const char* ptx_globals(const char* text, size_t n, struct si_image* out);
 static int ptx_param(const char* s, const char* end, uint32_t* size, uint32_t* align) {
     const char* t = strstr(s, ".param");
     if (!t || t >= end) return 0;
@@ -146,6 +150,49 @@ const char* si_cuda_ptx(const char* text, size_t n, struct si_image* out) {
             k->kernarg_size = offset;
         }
     }
+    return ptx_globals(text, n, out);
+}
+
+/* Module-scope `.global`/`.const` declarations (brace depth 0): `.visible .global .align 4
+ * .b8 table[16];` is a 16-byte global `table`. */
+static const char* ptx_globals(const char* text, size_t n, struct si_image* out) {
+    const char* end = text + n;
+    int depth = 0;
+    for (const char* q = text; q < end; q++) {
+        if (*q == '{') depth++;
+        else if (*q == '}') depth--;
+        else if (*q == '/' && q + 1 < end && q[1] == '/') {
+            while (q < end && *q != '\n') q++;
+        } else if (!depth && *q == '.' && (!strncmp(q, ".global", 7) || !strncmp(q, ".const", 6)) &&
+                   q + 7 < end && isspace((unsigned char)q[*(q + 1) == 'g' ? 7 : 6])) {
+            const char* semi = memchr(q, ';', (size_t)(end - q));
+            if (!semi) return "a PTX variable without its `;`";
+            uint32_t size, align;
+            /* The type is read as a parameter's is (ptx_param looks for `.param`). */
+            char decl[512];
+            size_t len = (size_t)(semi - q);
+            if (len + 8 > sizeof decl) return "a PTX variable declaration too long";
+            memcpy(decl, ".param ", 7);
+            memcpy(decl + 7, q, len);
+            decl[7 + len] = 0;
+            char* eq = strchr(decl, '=');
+            if (eq) *eq = 0; /* an initialiser: not read */
+            const char* dend = decl + strlen(decl);
+            if (ptx_param(decl, dend, &size, &align) <= 0) return "a PTX variable of an unknown type";
+            /* The name: the last identifier before `[` or the end. */
+            const char* ne = strchr(decl, '[');
+            if (!ne) ne = dend;
+            while (ne > decl && isspace((unsigned char)ne[-1])) ne--;
+            const char* nb = ne;
+            while (nb > decl && (isalnum((unsigned char)nb[-1]) || nb[-1] == '_' || nb[-1] == '$')) nb--;
+            if (nb == ne) return "a PTX variable without a name";
+            struct si_global* gs = realloc(out->globals, (out->nglobals + 1) * sizeof *gs);
+            if (!gs) return "out of memory";
+            out->globals = gs;
+            gs[out->nglobals++] = (struct si_global){strndup(nb, (size_t)(ne - nb)), size, 0};
+            q = semi;
+        }
+    }
     return 0;
 }
 
@@ -164,7 +211,9 @@ const char* si_cuda_image(const unsigned char* p, size_t n, const char* arch, st
     if (n < 16 || u32(p) != 0xBA55ED50) return si_cuda_ptx((const char*)p, n, out);
     uint64_t hsize = u16(p + 6), total = u64(p + 8);
     if (!inside(hsize, total, n)) return "a fat binary larger than its image";
-    unsigned want = (unsigned)atoi(arch + 3);
+    unsigned want = (unsigned)atoi(arch + 3), ptx_sm = 0;
+    const unsigned char* ptx = 0;
+    uint64_t ptx_size = 0;
     for (uint64_t at = hsize; at + 64 <= hsize + total;) {
         const unsigned char* e = p + at;
         unsigned kind = u16(e), ehsize = u32(e + 4);
@@ -177,8 +226,14 @@ const char* si_cuda_image(const unsigned char* p, size_t n, const char* arch, st
             if (err) return err;
             return 0;
         }
+        if (kind == 1 && sm <= want && (!ptx || sm > ptx_sm) && !(flags & 0x2000)) {
+            ptx = p + at + ehsize;
+            ptx_size = psize;
+            ptx_sm = sm;
+        }
         at += ehsize + psize;
     }
+    if (ptx) return si_cuda_ptx((const char*)ptx, strnlen((const char*)ptx, ptx_size), out);
     *no_entry = 1;
     return "the fat binary has no cubin for this GPU";
 }

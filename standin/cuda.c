@@ -77,7 +77,7 @@ cudaError_t cudaGetDeviceProperties(struct cudaDeviceProp* p, int d) {
     if (d != 0) RET(cudaErrorInvalidDevice);
     memset(p, 0, sizeof *p);
     snprintf(p->name, sizeof p->name, "HRR stand-in (%s, no GPU)", arch());
-    p->totalGlobalMem = SI_DEVICE_MEMORY;
+    p->totalGlobalMem = si_device_memory();
     p->sharedMemPerBlock = 48 << 10;
     p->regsPerBlock = 65536;
     p->warpSize = 32;

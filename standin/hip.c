@@ -157,7 +157,7 @@ hipError_t hipGetDeviceProperties(hipDeviceProp_t* p, int d) {
     memset(p, 0, sizeof *p);
     snprintf(p->name, sizeof p->name, "HRR stand-in (%s, no GPU)", arch());
     snprintf(p->gcnArchName, sizeof p->gcnArchName, "%s", arch());
-    p->totalGlobalMem = SI_DEVICE_MEMORY;
+    p->totalGlobalMem = si_device_memory();
     p->sharedMemPerBlock = 64 << 10;
     p->regsPerBlock = 65536;
     p->warpSize = gfx9() ? 64 : 32;
@@ -308,8 +308,8 @@ hipError_t hipMallocPitch(void** p, size_t* pitch, size_t width, size_t height) 
 hipError_t hipMemGetInfo(size_t* free_, size_t* total) {
     ENTER;
     if (!free_ || !total) RET(hipErrorInvalidValue);
-    *total = SI_DEVICE_MEMORY;
-    *free_ = SI_DEVICE_MEMORY - si_device_bytes();
+    *total = si_device_memory();
+    *free_ = si_device_memory() - si_device_bytes();
     RET(hipSuccess);
 }
 

@@ -9,7 +9,7 @@
 //!
 //! Needs cc.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use hrr_archive::api::{fid, id, semantic, BLOB_FIELD, POLLS_SKIPPED_FIELD};
@@ -17,20 +17,60 @@ use hrr_archive::payload::Payload;
 use hrr_archive::{Archive, Limits, ProcessArchive};
 
 mod common;
-#[path = "common/stand_in.rs"]
-mod stand_in;
 use common::capture_so;
-use stand_in::StandIn;
 
-/// The stand-in driver and the driver-API program built in a scratch directory named
-/// after `tag`.
-fn build(tag: &str) -> StandIn {
-    StandIn::build_over(
-        "driver.c",
-        &format!("driver-{tag}"),
-        "driver_program.c",
-        &[],
-    )
+/// A scratch directory (removed when dropped) with the stand-in driver and the driver-API
+/// program built in it. This test's driver is still its own (tests/stand_in/driver.c, not
+/// standin/: the repository's stand-in has no driver-API memory, copy, stream, context,
+/// library or graph entry points yet).
+struct DriverDir {
+    dir: PathBuf,
+    exe: PathBuf,
+}
+
+impl DriverDir {
+    fn path(&self) -> &Path {
+        &self.dir
+    }
+}
+
+impl Drop for DriverDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+/// The stand-in driver (soname libcuda.so.1) and the driver-API program built in a
+/// scratch directory named after `tag`.
+fn build(tag: &str) -> DriverDir {
+    let dir = std::env::temp_dir().join(format!("hrr-capture-driver-{tag}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/stand_in");
+    let s = |p: PathBuf| p.to_string_lossy().into_owned();
+    common::cc(&[
+        "-O1".into(),
+        "-shared".into(),
+        "-fPIC".into(),
+        "-pthread".into(),
+        "-Wl,-soname,libcuda.so.1".into(),
+        "-o".into(),
+        s(dir.join("libcuda.so.1")),
+        s(src.join("driver.c")),
+    ]);
+    let exe = dir.join("program");
+    common::cc(&[
+        "-O1".into(),
+        "-pthread".into(),
+        "-o".into(),
+        s(exe.clone()),
+        s(src.join("driver_program.c")),
+        format!("-L{}", dir.display()),
+        "-l:libcuda.so.1".into(),
+        format!("-Wl,-rpath,{}", dir.display()),
+        "-ldl".into(),
+    ]);
+    DriverDir { dir, exe }
 }
 
 fn payload(p: &ProcessArchive, i: usize) -> Payload<'_> {

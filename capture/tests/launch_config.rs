@@ -21,7 +21,9 @@ fn payload(p: &ProcessArchive, i: usize) -> Payload<'_> {
 
 #[test]
 fn settings_cooperative_and_attributed_launches_and_pools_are_recorded() {
-    let s = StandIn::build("launch-config", "launch_config.c");
+    let Some(s) = StandIn::build("launch-config", "launch_config.c") else {
+        return;
+    };
     let out = s.path().join("archive");
     let run = s.command(&out, &[]).output().unwrap();
     let stdout = String::from_utf8_lossy(&run.stdout);
@@ -30,9 +32,15 @@ fn settings_cooperative_and_attributed_launches_and_pools_are_recorded() {
         "{}",
         String::from_utf8_lossy(&run.stderr)
     );
-    // The program saw the runtime's results.
+    // The program saw the runtime's results: success, and for the setting of a kernel it
+    // never registered cudaErrorInvalidDeviceFunction (98).
     for line in stdout.lines() {
-        assert!(line.ends_with("=0"), "{line}");
+        let want = if line.starts_with("func_attribute_unregistered=") {
+            "=98"
+        } else {
+            "=0"
+        };
+        assert!(line.ends_with(want), "{line}");
     }
     assert_eq!(stdout.lines().count(), 19, "{stdout}");
 
@@ -91,10 +99,10 @@ fn settings_cooperative_and_attributed_launches_and_pools_are_recorded() {
     assert_eq!(attr.i64(fid::FUNC_ATTRIBUTE, "attr").unwrap(), 8);
     assert_eq!(attr.i64(fid::CONFIG_VALUE, "value").unwrap(), 64 * 1024);
     assert_eq!(payload(p, 4).i64(fid::CONFIG_VALUE, "cache").unwrap(), 1);
-    // cudaDeviceGetLimit(&v, 2): the value the runtime wrote.
+    // cudaDeviceGetLimit(&v, 2): the value the runtime wrote (the 8 MiB malloc heap).
     assert_eq!(
         payload(p, 7).u64(ApiDesc::field_id(0), "value").unwrap(),
-        3072
+        8 << 20
     );
 
     // Pool attribute values at their width: the threshold a u64, the reuse flag an int.
@@ -105,9 +113,11 @@ fn settings_cooperative_and_attributed_launches_and_pools_are_recorded() {
     assert_eq!(props.len(), 88);
     assert_eq!((props[0], props[8]), (1, 1));
     assert_eq!(props[16..24], [0x44; 8]);
+    // The pool the runtime made: the one allocated from, then destroyed.
     let pool = payload(p, 10).handle(1, "pool").unwrap();
-    assert_eq!(pool, 0x7001);
+    assert_ne!(pool, 0);
     assert_eq!(payload(p, 13).handle(3, "pool").unwrap(), pool);
+    assert_eq!(payload(p, 20).handle(1, "pool").unwrap(), pool);
 
     // Both launches carry the arguments, each a pointer into a stream-ordered allocation.
     for i in [14, 15] {

@@ -1,5 +1,5 @@
 //! Asynchronous D2H copies into page-locked memory, through the stand-in runtime
-//! (tests/stand_in/runtime.c: a copy happens only when a stream, an event or the device
+//! (standin/: a copy happens only when its stream, an event after it or the device
 //! is waited for) under libhrr_capture.so: each copy's record says its output is
 //! pending, and exactly one `CopyOutput` record, written by a reader thread once the
 //! copy completed (a blocking copy's snapshotted when its call returned), carries the
@@ -67,8 +67,9 @@ fn outputs(p: &ProcessArchive) -> Vec<(u64, usize, Vec<u8>)> {
     out
 }
 
-fn run(mode: &str) -> (StandIn, Archive) {
-    let si = StandIn::build(&format!("outputs-{mode}"), "outputs.c");
+/// The program run in `mode` under capture and its archive; None after a skip.
+fn run(mode: &str) -> Option<(StandIn, Archive)> {
+    let si = StandIn::build(&format!("outputs-{mode}"), "outputs.c")?;
     let out = si.path().join("archive");
     let r = si.command(&out, &[mode]).output().unwrap();
     let stdout = String::from_utf8_lossy(&r.stdout);
@@ -79,12 +80,14 @@ fn run(mode: &str) -> (StandIn, Archive) {
     let a = Archive::open(&out, Limits::default())
         .unwrap_or_else(|e| panic!("{e}\ncapture said: {}", String::from_utf8_lossy(&r.stderr)));
     assert!(a.is_complete());
-    (si, a)
+    Some((si, a))
 }
 
 #[test]
 fn each_async_output_is_read_when_its_copy_completes_before_the_program_sees_it() {
-    let (_si, a) = run("sync");
+    let Some((_si, a)) = run("sync") else {
+        return;
+    };
     let p = &a.processes[0];
     let (aa, b, c) = (pattern(7, 1), pattern(13, 2), pattern(5, 3));
     let got = outputs(p);
@@ -127,7 +130,9 @@ fn each_async_output_is_read_when_its_copy_completes_before_the_program_sees_it(
 
 #[test]
 fn a_copy_the_program_never_waited_for_is_read_at_exit() {
-    let (_si, a) = run("exit");
+    let Some((_si, a)) = run("exit") else {
+        return;
+    };
     let p = &a.processes[0];
     let got = outputs(p);
     assert_eq!(got.len(), 9);

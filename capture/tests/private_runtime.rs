@@ -1,11 +1,12 @@
-//! Libraries with a private runtime, against the stand-in runtime (`tests/stand_in/
-//! runtime.c` as libcudart.so.13): a program built by nvcc with `-cudart shared` loads a
+//! Libraries with a private runtime, against the stand-in runtime (standin/, as
+//! libcudart.so.13): a program built by nvcc with `-cudart shared` loads a
 //! shared library nvcc built with its default static runtime (its GPU code registers
 //! with its own copy of the runtime). On x86_64 capture interposes the driver lookups
 //! such a runtime makes, so the library is not refused for being loaded (elsewhere it is
 //! named among the unmodelled calls); the same library built with `-cudart shared`, and
-//! the program alone, are never named. Needs nvcc and cc (`hrr_testkit`: skipped, saying
-//! so, where one is missing; a failure under `CI=true` or `HRR_REQUIRE_ALL=1`).
+//! the program alone, are never named. Needs nvcc, cc and the CUDA 13 headers
+//! (`hrr_testkit`: skipped, saying so, where one is missing; a failure under `CI=true` or
+//! `HRR_REQUIRE_ALL=1`).
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -40,22 +41,14 @@ impl Drop for Built {
     }
 }
 
-fn build(nvcc: &Path) -> Built {
+/// The stand-in and the programs built into a fresh directory; None after a skip.
+fn build(nvcc: &Path) -> Option<Built> {
     let dir = std::env::temp_dir().join(format!("hrr-capture-private-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/stand_in");
     let d = |n: &str| dir.join(n).to_string_lossy().into_owned();
-    run(Command::new("cc").args([
-        "-O1",
-        "-shared",
-        "-fPIC",
-        "-pthread",
-        "-Wl,-soname,libcudart.so.13",
-        "-o",
-        &d("libcudart.so.13"),
-        &src.join("runtime.c").to_string_lossy(),
-    ]));
+    hrr_testkit::standin::cuda(&dir, None, &[])?;
     let lib = src.join("private_runtime_lib.cu");
     // nvcc's default: the static runtime inside the library.
     run(Command::new(nvcc)
@@ -79,10 +72,10 @@ fn build(nvcc: &Path) -> Built {
         .arg(d("main"))
         .arg(src.join("private_runtime_main.cu"))
         .arg("-ldl"));
-    Built {
+    Some(Built {
         main: dir.join("main"),
         dir,
-    }
+    })
 }
 
 /// The program with `lib` (if any), natively and under capture; the archive of the
@@ -136,7 +129,9 @@ fn a_library_with_its_own_static_runtime_loaded_but_unused_is_not_refused() {
     let Some([nvcc, _]) = hrr_testkit::tools([&tools::NVCC, &tools::CC]) else {
         return;
     };
-    let b = build(&nvcc);
+    let Some(b) = build(&nvcc) else {
+        return;
+    };
     // x86_64: a private CUDA runtime reaches the driver only through the lookups capture
     // interposes (capture/src/lookup.rs), so its work would be recorded at the driver;
     // loaded and never called, as here, it did nothing to record. Refusal is by use, not

@@ -1,5 +1,5 @@
 //! Range capture (`HRR_CAPTURE_RANGE=profiler[:N]`, `nvtx:NAME[:N]`) through the stand-in runtime
-//! (tests/stand_in/runtime.c) under libhrr_capture.so: before the range only set-up is
+//! (standin/) under libhrr_capture.so: before the range only set-up is
 //! recorded (the allocation, not the copy or the memset); at its start a `RangeRestore`
 //! holds the allocation's bytes as they were, then a `RangeMark` with the snapshot's
 //! size; inside, the program's launch and D2H copy; after the stop, nothing; and of the
@@ -28,7 +28,9 @@ fn expected_device_bytes(memset_len: usize) -> Vec<u8> {
 
 #[test]
 fn only_set_up_before_the_range_then_its_snapshot_and_its_work() {
-    let si = StandIn::build("range", "range_program.c");
+    let Some(si) = StandIn::build("range", "range_program.c") else {
+        return;
+    };
     let out = si.path().join("archive");
     let r = si
         .command(&out, &["2"])
@@ -112,7 +114,9 @@ fn only_set_up_before_the_range_then_its_snapshot_and_its_work() {
 
 #[test]
 fn a_range_that_never_starts_is_said_and_an_unknown_trigger_turns_capture_off() {
-    let si = StandIn::build("range-missing", "range_program.c");
+    let Some(si) = StandIn::build("range-missing", "range_program.c") else {
+        return;
+    };
     let out = si.path().join("archive");
     let r = si
         .command(&out, &["1"])
@@ -159,7 +163,7 @@ fn a_range_that_never_starts_is_said_and_an_unknown_trigger_turns_capture_off() 
 fn nvtx_program(tag: &str) -> Option<StandIn> {
     let include = hrr_testkit::tool(&hrr_testkit::tools::NVTX_HEADERS)?;
     let flag = format!("-I{}", include.display());
-    Some(StandIn::build_with(tag, "nvtx_program.c", &[&flag]))
+    StandIn::build_with(tag, "nvtx_program.c", &[&flag])
 }
 
 /// The archive's api ids after the `RangeRestore`, and the snapshot's bytes.

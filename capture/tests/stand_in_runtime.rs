@@ -1,14 +1,13 @@
-//! A C program makes one call of each kind capture records, against a stand-in CUDA
-//! runtime and driver (tests/stand_in/runtime.c: host memory for device memory, launches
-//! that do nothing), under libhrr_capture.so. The archive must hold what capture's
+//! A C program makes one call of each kind capture records, against the stand-in CUDA
+//! runtime and driver (standin/: host memory for device memory, launches that do
+//! nothing), under libhrr_capture.so. The archive must hold what capture's
 //! contract says: each call's record with the runtime's return code, copies' bytes,
 //! launches' names, layouts, pointer words and pinned snapshots, registrations, module
 //! loads, symbol addresses, unreplayable calls, and the runtime metadata; and the program
 //! sees the runtime's results (999 where the runtime lacks a function).
 //!
-//! Needs cc (and nm for the export test); both come with the toolchain's linker.
-
-use std::process::Command;
+//! Needs cc and the CUDA 13 headers (the stand-in is built against them): skipped through
+//! `hrr_testkit` where one is missing (a failure under `CI=true`).
 
 use hrr_archive::api::{fid, id, semantic, BLOB_FIELD};
 use hrr_archive::payload::Payload;
@@ -17,7 +16,6 @@ use hrr_archive::{Archive, Limits, ProcessArchive};
 mod common;
 #[path = "common/stand_in.rs"]
 mod stand_in;
-use common::capture_so;
 use stand_in::StandIn;
 
 /// The program's own report: name -> return code it saw.
@@ -37,16 +35,11 @@ fn payload(p: &ProcessArchive, i: usize) -> Payload<'_> {
 
 #[test]
 fn each_kind_of_call_is_recorded_as_capture_promises() {
-    let dir = StandIn::build("stand-in", "program.c");
-    let exe = dir.exe.clone();
+    let Some(dir) = StandIn::build("stand-in", "program.c") else {
+        return;
+    };
     let out = dir.path().join("archive");
-    let run = Command::new(&exe)
-        .env("HRR_CAPTURE_OUTPUT", &out)
-        .env("LD_PRELOAD", capture_so())
-        // KB-sized archives: the machine's free space is not under test here.
-        .env("HRR_CAPTURE_DISK_RESERVE", "16M")
-        .output()
-        .unwrap();
+    let run = dir.command(&out, &[]).output().unwrap();
     let stderr = String::from_utf8_lossy(&run.stderr);
     assert!(run.status.success(), "{stderr}");
     let seen = results(&String::from_utf8_lossy(&run.stdout));
@@ -101,6 +94,8 @@ fn each_kind_of_call_is_recorded_as_capture_promises() {
             id::EventCreate,
             id::EventCreate,
             id::EventRecord,
+            id::EventRecord,
+            id::EventSynchronize,
             id::EventElapsedTime,
             semantic::UNREPLAYABLE,
             id::FreeHost,
@@ -108,10 +103,11 @@ fn each_kind_of_call_is_recorded_as_capture_promises() {
             id::StreamDestroy,
         ]
     );
-    assert!(p
-        .events
-        .iter()
-        .all(|e| e.header.ret == 0 && e.header.flags == 0));
+    let odd: Vec<(usize, u16, i32, u32)> = (p.events.iter().enumerate())
+        .filter(|(_, e)| e.header.ret != 0 || e.header.flags != 0)
+        .map(|(i, e)| (i, e.header.api_id, e.header.ret, e.header.flags as u32))
+        .collect();
+    assert!(odd.is_empty(), "(index, api, ret, flags): {odd:?}");
 
     // The H2D source and the D2H expected bytes: the same 64 bytes, i * 3 (the async
     // copy's read only once its stream was waited for).
@@ -159,19 +155,22 @@ fn each_kind_of_call_is_recorded_as_capture_promises() {
 
     // The module: the PTX text and its NUL.
     let m = payload(p, 20);
-    assert_eq!(m.u64(fid::SIZE, "size").unwrap(), 55);
-    let unrep = payload(p, 27);
+    let ptx = ".version 8.0\n.target sm_90\n\
+               .visible .entry module_kernel(.param .u64 a, .param .u64 b)\n{\n ret;\n}\n";
+    assert_eq!(m.u64(fid::SIZE, "size").unwrap(), ptx.len() as u64 + 1);
+    let unrep = payload(p, 29);
     assert_eq!(
         unrep.str(fid::API_NAME, "api").unwrap(),
         "cudaStreamAddCallback"
     );
 
     let r = &p.manifest.runtime;
+    let version = dir.cuda.version().to_string();
     assert_eq!(
         (r.vendor.as_str(), r.runtime_version.as_str()),
-        ("cuda", "12040")
+        ("cuda", version.as_str())
     );
-    assert_eq!(r.devices[0].name, "Stand-in GPU");
+    assert_eq!(r.devices[0].name, "HRR stand-in (sm_90, no GPU)");
     assert_eq!(r.devices[0].arch, "sm_90");
     assert_eq!(p.manifest.unreplayable_apis.len(), 1);
     assert!(p.manifest.capture_failures.is_empty());

@@ -1,4 +1,5 @@
-//! Calls capture does not model, against the stand-in runtime (`tests/stand_in/unseen.c`):
+//! Calls capture does not model, against the stand-in runtime built with its pass-through
+//! probes (standin/cuda_probes.c), from a program (`tests/stand_in/unseen.c`):
 //! the pass-through forwards arguments (eight integers and pointers, doubles mixed with
 //! integers, some on the stack) and return values unchanged through its first-call path
 //! and its resolved slot; the first call of each API is recorded with its name and
@@ -30,7 +31,11 @@ fn lines(stdout: &str) -> BTreeMap<String, String> {
 
 #[test]
 fn unmodelled_calls_pass_through_unchanged_and_are_counted_and_named() {
-    let s = StandIn::build("unseen", "unseen.c");
+    // The stand-in with its pass-through probes (standin/cuda_probes.c).
+    let Some(s) = StandIn::build_over(None, &["-DHRR_STAND_IN_PROBES"], "unseen", "unseen.c", &[])
+    else {
+        return;
+    };
     let out = s.path().join("archive");
     // Natively first: what the program prints is what it must print under capture.
     let native = std::process::Command::new(&s.exe).output().unwrap();

@@ -13,6 +13,8 @@
 //!
 //! - [`built`](mod@built): what other workspace packages build and a test runs (capture,
 //!   replay), shared and never built by a test: missing or stale fails naming the command.
+//! - [`standin`]: the repository's one stand-in runtime (`standin/`), built by a test
+//!   from the file list `standin/sources.txt`.
 //!
 //! The skip directory is `HRR_TEST_SKIPS`, else `hrr-test-skips` in the target directory
 //! the test binary was built in. Each test process appends to a file of its own, one line
@@ -23,6 +25,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 pub mod built;
+pub mod standin;
 pub mod tools;
 pub use tools::{find, Tool};
 

@@ -22,18 +22,6 @@ pub fn cc(args: &[String]) {
     );
 }
 
-/// The stand-in HIP runtime's sources, from the list the harness builds it from.
-fn standin_sources(root: &Path) -> Vec<String> {
-    let list =
-        std::fs::read_to_string(root.join("standin/sources.txt")).expect("standin/sources.txt");
-    list.lines()
-        .filter(|l| !l.trim_start().starts_with('#'))
-        .find_map(|l| l.strip_prefix("amd "))
-        .and_then(|l| l.split_once(':'))
-        .map(|(_, files)| files.split_whitespace().map(String::from).collect())
-        .expect("an amd line in standin/sources.txt")
-}
-
 /// Builds the stand-in HIP runtime (standin/, against HIP's headers) into
 /// `dir/libamdhip64.so.5`, and `program` (a file under tests/stand_in/) against it into
 /// `dir/program`, with `extra` appended to the program's command line; the program's path.
@@ -45,11 +33,9 @@ pub fn build_hip_program(dir: &Path, program: &str, extra: &[String]) -> PathBuf
     args.push("-Wl,-soname,libamdhip64.so.5".into());
     args.push("-o".into());
     args.push(dir.join("libamdhip64.so.5").display().to_string());
-    args.extend(
-        standin_sources(&root)
-            .iter()
-            .map(|f| root.join("standin").join(f).display().to_string()),
-    );
+    // The list the harness builds it from (standin/sources.txt), read now.
+    let (_, files) = hrr_testkit::standin::sources("amd");
+    args.extend(files.iter().map(|f| f.display().to_string()));
     args.push("-lpthread".into());
     cc(&args);
     let exe = dir.join("program");

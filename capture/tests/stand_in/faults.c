@@ -1,4 +1,4 @@
-// Programs for capture's fault tests, against the stand-in runtime (runtime.c). The
+// Programs for capture's fault tests, against the stand-in runtime (standin/). The
 // first argument picks one:
 //   steady THREADS  THREADS threads (the main one included) launch a kernel forever;
 //                   after each launch returns, the thread writes {tid, count, time} (16
@@ -33,6 +33,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "fatbin.h"
+
 typedef struct { unsigned x, y, z; } dim3;
 int cudaGetDeviceCount(int*);
 int cudaMalloc(void**, size_t);
@@ -47,12 +49,12 @@ int cudaLaunchKernel(const void*, dim3, dim3, void**, size_t, void*);
 
 enum { H2D = 1, D2H = 2 };
 static void stub(void) {}
-static unsigned long long fatbin[2 + 8] = {0x0010000100000000ull | 0xBA55ED50ull, 64, 7, 7, 7};
-static struct { int magic, version; const void* data; void* unused; } wrapper = {0x466243b1, 1, fatbin, 0};
+// A kernel of two 8-byte parameters.
+HRR_FATBIN(fatbin, ".version 8.0\n.target sm_90\n.visible .entry kernel(.param .u64 a, .param .u64 b)\n{\n ret;\n}\n");
 static void* dev;
 
 static void register_kernel(void) {
-    void** h = __cudaRegisterFatBinary(&wrapper);
+    void** h = __cudaRegisterFatBinary(&fatbin_wrapper);
     __cudaRegisterFunction(h, (const char*)stub, "kernel", "kernel", -1, 0, 0, 0, 0, 0);
     __cudaRegisterFatBinaryEnd(h);
 }

@@ -5,6 +5,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "fatbin.h"
+
 typedef struct { unsigned x, y, z; } dim3;
 typedef struct { unsigned id; char pad[4]; unsigned char val[64]; } launch_attr;
 typedef struct { dim3 grid, block; size_t shmem; void* stream; launch_attr* attrs; unsigned num_attrs; } launch_config;
@@ -30,11 +32,11 @@ int cudaDeviceGetDefaultMemPool(void**, int);
 
 static void stub(void) {}
 static void unregistered(void) {}
-static unsigned long long fatbin[2 + 8] = {0x0010000100000000ull | 0xBA55ED50ull, 64, 1, 2, 3};
-static struct { int magic, version; const void* data; void* unused; } wrapper = {0x466243b1, 1, fatbin, 0};
+// A kernel of two 8-byte parameters.
+HRR_FATBIN(fatbin, ".version 8.0\n.target sm_90\n.visible .entry kernel(.param .u64 a, .param .u64 b)\n{\n ret;\n}\n");
 
 int main(void) {
-    void** h = __cudaRegisterFatBinary(&wrapper);
+    void** h = __cudaRegisterFatBinary(&fatbin_wrapper);
     __cudaRegisterFunction(h, (const char*)stub, "kernel", "kernel", -1, 0, 0, 0, 0, 0);
     __cudaRegisterFatBinaryEnd(h);
     void* s = 0;

@@ -1,8 +1,10 @@
-// Makes one call of each kind capture records, against the stand-in runtime, and prints
-// what the program itself saw (the return codes must be the runtime's).
+// Makes one call of each kind capture records, against the stand-in runtime (standin/),
+// and prints what the program itself saw (the return codes must be the runtime's).
 #include <dlfcn.h>
 #include <stdio.h>
 #include <string.h>
+
+#include "fatbin.h"
 
 typedef struct { unsigned x, y, z; } dim3;
 typedef struct { dim3 grid, block; size_t shmem; void* stream; void* attrs; unsigned num_attrs; } launch_config;
@@ -21,6 +23,7 @@ int cudaStreamDestroy(void*);
 int cudaStreamSynchronize(void*);
 int cudaEventCreate(void**);
 int cudaEventRecord(void*, void*);
+int cudaEventSynchronize(void*);
 int cudaEventElapsedTime(float*, void*, void*);
 int cudaStreamAddCallback(void*, void*, void*, unsigned);
 void** __cudaRegisterFatBinary(void*);
@@ -42,15 +45,16 @@ static void stub(void) {}
 static char table_shadow[16];
 static void on_stream(void) {}
 
-// A fat binary: header (magic, version 1, header size 16) and 64 bytes of payload.
-static unsigned long long fatbin[2 + 8] = {0x0010000100000000ull | 0xBA55ED50ull, 64, 1, 2, 3};
-static struct { int magic, version; const void* data; void* unused; } wrapper = {0x466243b1, 1, fatbin, 0};
-static const char ptx[] = ".version 8.0\n.target sm_90\n.entry module_kernel()\n{\n}\n";
+// The registered code: a kernel of two 8-byte parameters and a 16-byte variable.
+HRR_FATBIN(fatbin, ".version 8.0\n.target sm_90\n.const .align 1 .b8 table[16];\n"
+                   ".visible .entry kernel(.param .u64 a, .param .u64 b)\n{\n ret;\n}\n");
+static const char ptx[] = ".version 8.0\n.target sm_90\n"
+                          ".visible .entry module_kernel(.param .u64 a, .param .u64 b)\n{\n ret;\n}\n";
 
 int main(void) {
     int n = 0;
     printf("count=%d\n", cudaGetDeviceCount(&n));
-    void** h = __cudaRegisterFatBinary(&wrapper);
+    void** h = __cudaRegisterFatBinary(&fatbin_wrapper);
     __cudaRegisterFunction(h, (const char*)stub, "kernel", "kernel", -1, 0, 0, 0, 0, 0);
     __cudaRegisterVar(h, table_shadow, table_shadow, "table", 0, sizeof table_shadow, 1, 0);
     __cudaRegisterFatBinaryEnd(h);
@@ -99,6 +103,8 @@ int main(void) {
     cudaEventCreate(&e0);
     cudaEventCreate(&e1);
     cudaEventRecord(e0, s);
+    cudaEventRecord(e1, s);
+    cudaEventSynchronize(e1);
     printf("elapsed=%d\n", cudaEventElapsedTime(&ms, e0, e1));
     printf("callback=%d\n", cudaStreamAddCallback(s, (void*)on_stream, 0, 0));
     // Exported by capture, not by this runtime: the shim has no real function to call.

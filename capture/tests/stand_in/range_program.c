@@ -1,10 +1,12 @@
 // A program with work before, inside and after a profiler range (tests/range.rs): the
-// stand-in runtime's "device" memory is host memory, so the snapshot at the range's start
+// stand-in runtime's (standin/) "device" memory is host memory, so the snapshot at the range's start
 // must hold what the copy and the memset before it left there. Two fat binaries are
 // registered; only the first one's kernel is launched, inside the range, so the range
 // archive keeps that one's registrations and leaves the other's out.
 #include <stdio.h>
 #include <stddef.h>
+
+#include "fatbin.h"
 
 int cudaMalloc(void** p, size_t n);
 int cudaFree(void* p);
@@ -19,15 +21,11 @@ void __cudaRegisterFunction(void**, const char*, char*, const char*, int, void*,
 typedef struct { unsigned x, y, z; } dim3;
 int cudaLaunchKernel(const void*, dim3, dim3, void**, size_t, void*);
 
-// Fat binaries: header (magic, version 1, header size 16), then 16 bytes that differ.
-static unsigned long long used_fatbin[4] = {0x0010000100000000ull | 0xBA55ED50ull, 16, 1, 2};
-static unsigned long long unused_fatbin[4] = {0x0010000100000000ull | 0xBA55ED50ull, 16, 3, 4};
-static struct { int magic, version; const void* data; void* unused; } used = {0x466243b1, 1, used_fatbin, 0},
-    unused = {0x466243b1, 1, unused_fatbin, 0};
-// Aligned apart: the stand-in's function handle is its stub's address plus one, which
-// must not be the other stub's.
-__attribute__((aligned(64))) static void used_stub(void) {}
-__attribute__((aligned(64))) static void unused_stub(void) {}
+// Two fat binaries, each with one kernel of no parameters.
+HRR_FATBIN(used, ".version 8.0\n.target sm_90\n.visible .entry used()\n{\n ret;\n}\n");
+HRR_FATBIN(unused, ".version 8.0\n.target sm_90\n.visible .entry unused()\n{\n ret;\n}\n");
+static void used_stub(void) {}
+static void unused_stub(void) {}
 
 static void registers(void* wrapper, void (*stub)(void), char* name) {
     void** h = __cudaRegisterFatBinary(wrapper);
@@ -39,8 +37,8 @@ int main(int argc, char** argv) {
     int ranges = argc > 1 ? argv[1][0] - '0' : 1;
     int* d = NULL;
     int h[1024], out[1024];
-    registers(&used, used_stub, "used");
-    registers(&unused, unused_stub, "unused");
+    registers(&used_wrapper, used_stub, "used");
+    registers(&unused_wrapper, unused_stub, "unused");
     dim3 one = {1, 1, 1};
     for (int i = 0; i < 1024; ++i) h[i] = i * 3 + 1;
     if (cudaMalloc((void**)&d, sizeof h)) return 2;
