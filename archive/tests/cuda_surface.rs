@@ -17,8 +17,8 @@ use hrr_archive::api::surface::unmodelled_surface;
 
 /// Today's shares (modelled or exempt), in percent, which the headers' functions may not
 /// fall below. Issue 22's goal is 90% of the runtime's.
-const RUNTIME_FLOOR: f64 = 78.9;
-const DRIVER_FLOOR: f64 = 58.7;
+const RUNTIME_FLOOR: f64 = 81.6;
+const DRIVER_FLOOR: f64 = 59.0;
 
 /// The functions a header declares: the identifier before `(` after the calling
 /// convention macro (`CUDARTAPI`, `CUDAAPI`), each once.
