@@ -478,6 +478,32 @@ pub struct Failure {
     pub after_unmodelled_call: bool,
 }
 
+impl Failure {
+    /// A failure of event `seq` of process `pid` with no byte comparison behind it (a
+    /// return code, a refusal, an error), not marked as after an unmodelled call.
+    pub fn event(
+        pid: u32,
+        seq: u64,
+        api: impl Into<String>,
+        kind: FailureKind,
+        message: impl Into<String>,
+    ) -> Failure {
+        Failure {
+            pid,
+            seq,
+            api: api.into(),
+            kind,
+            message: message.into(),
+            bytes: None,
+            differing_bytes: None,
+            first_differing_offset: None,
+            expected_hex: None,
+            found_hex: None,
+            after_unmodelled_call: false,
+        }
+    }
+}
+
 /// What a replay did, summed over an archive's processes.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Counts {

@@ -126,19 +126,13 @@ mod tests {
     }
 
     fn failure(seq: u64) -> Failure {
-        Failure {
-            pid: 7,
+        Failure::event(
+            7,
             seq,
-            api: "cudaDeviceSynchronize".into(),
-            kind: FailureKind::ReturnCode,
-            message: "returned 0, capture returned 715".into(),
-            bytes: None,
-            differing_bytes: None,
-            first_differing_offset: None,
-            expected_hex: None,
-            found_hex: None,
-            after_unmodelled_call: false,
-        }
+            "cudaDeviceSynchronize",
+            FailureKind::ReturnCode,
+            "returned 0, capture returned 715",
+        )
     }
 
     #[test]

@@ -424,22 +424,16 @@ fn replay(
             lookups: n,
         });
         if n == 0 {
-            result.failures.push(Failure {
-                pid: 0,
-                seq: 0,
-                api: "--replace-kernel".into(),
-                message: format!(
+            result.failures.push(Failure::event(
+                0,
+                0,
+                "--replace-kernel",
+                FailureKind::Error,
+                format!(
                     "--replace-kernel {}: the archive looked up no kernel of that name, so nothing was replaced (hrr-replay --events lists its kernels by mangled name)",
                     r.name
                 ),
-                kind: FailureKind::Error,
-                bytes: None,
-                differing_bytes: None,
-                first_differing_offset: None,
-                expected_hex: None,
-                found_hex: None,
-                after_unmodelled_call: false,
-            });
+            ));
         }
     }
     if req.timing {

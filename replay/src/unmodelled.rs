@@ -138,18 +138,14 @@ impl Refusal {
     pub fn failures(&self) -> Vec<Failure> {
         self.calls
             .iter()
-            .map(|c| Failure {
-                pid: c.pid,
-                seq: c.first_seq,
-                api: c.api.clone(),
-                kind: FailureKind::Unmodelled,
-                message: format!("not modelled by capture: {}", describe(c)),
-                bytes: None,
-                differing_bytes: None,
-                first_differing_offset: None,
-                expected_hex: None,
-                found_hex: None,
-                after_unmodelled_call: false,
+            .map(|c| {
+                Failure::event(
+                    c.pid,
+                    c.first_seq,
+                    c.api.clone(),
+                    FailureKind::Unmodelled,
+                    format!("not modelled by capture: {}", describe(c)),
+                )
             })
             .collect()
     }

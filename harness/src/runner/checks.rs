@@ -242,19 +242,7 @@ mod tests {
     }
 
     fn failure(kind: FailureKind, api: &str, message: &str) -> Failure {
-        Failure {
-            pid: 10,
-            seq: 7,
-            api: api.into(),
-            kind,
-            message: message.into(),
-            bytes: None,
-            differing_bytes: None,
-            first_differing_offset: None,
-            expected_hex: None,
-            found_hex: None,
-            after_unmodelled_call: false,
-        }
+        Failure::event(10, 7, api, kind, message)
     }
 
     #[test]

@@ -64,19 +64,13 @@ impl<'a> Checks<'a> {
         if e.refuses_archive() && self.refused.is_none() {
             self.refused = Some(format!("pid {} seq {} {api}: {e}", self.pid, ev.header.seq));
         }
-        self.failures.push(Failure {
-            pid: self.pid,
-            seq: ev.header.seq,
+        self.failures.push(Failure::event(
+            self.pid,
+            ev.header.seq,
             api,
-            kind: e.kind(),
-            message: e.to_string(),
-            bytes: None,
-            differing_bytes: None,
-            first_differing_offset: None,
-            expected_hex: None,
-            found_hex: None,
-            after_unmodelled_call: false,
-        });
+            e.kind(),
+            e.to_string(),
+        ));
     }
 
     /// A call's return code against capture's, as the row's policy says; a failure

@@ -19,19 +19,13 @@ fn the_verdict_needs_a_passed_check_and_no_failure() {
     );
     let mut r = result();
     r.counts.d2h_pass = 3;
-    r.failures.push(Failure {
-        pid: 1,
-        seq: 2,
-        api: "cudaMemcpy".into(),
-        kind: FailureKind::ReturnCode,
-        message: "returned 1, capture returned 0".into(),
-        bytes: None,
-        differing_bytes: None,
-        first_differing_offset: None,
-        expected_hex: None,
-        found_hex: None,
-        after_unmodelled_call: false,
-    });
+    r.failures.push(Failure::event(
+        1,
+        2,
+        "cudaMemcpy",
+        FailureKind::ReturnCode,
+        "returned 1, capture returned 0",
+    ));
     assert_eq!(verdict(&mut r), ReplayExit::Fail);
     assert_eq!(
         (r.verdict, r.reason.as_str()),
