@@ -26,6 +26,9 @@ pub struct Config {
     pub mapped_output_max: u64,
     /// HRR_CAPTURE_RANGE=profiler[:N] or nvtx:NAME[:N]: record only that range (`range`).
     pub range: Option<hrr_contract::CaptureRange>,
+    /// HRR_CAPTURE_MANAGED_SNAPSHOTS=every: snapshot managed memory at every launch, also
+    /// while an earlier launch reaching it is in flight (`pinned`); default `settled`.
+    pub managed_snapshots_every: bool,
 }
 
 /// The pinned-snapshot cap when HRR_CAPTURE_PINNED_SNAPSHOT_MAX is unset: 1 GiB.
@@ -47,6 +50,7 @@ pub enum ConfigError {
     /// The value's own problem, as the archive's size parser names it.
     MappedOutputMax(String),
     Range(String),
+    ManagedSnapshots(String),
 }
 
 impl std::fmt::Display for ConfigError {
@@ -71,6 +75,10 @@ impl std::fmt::Display for ConfigError {
             ConfigError::MappedOutputMax(why) => {
                 write!(f, "HRR_CAPTURE_MAPPED_OUTPUT_MAX: {why}")
             }
+            ConfigError::ManagedSnapshots(v) => write!(
+                f,
+                "HRR_CAPTURE_MANAGED_SNAPSHOTS={v:?} is not settled (the default) or every"
+            ),
             ConfigError::Range(v) => write!(
                 f,
                 "HRR_CAPTURE_RANGE={v:?} is not {}",
@@ -149,12 +157,18 @@ pub fn from(get: impl Fn(&str) -> Option<OsString>) -> Result<Option<Config>, Co
             .map_err(|e| ConfigError::MappedOutputMax(e.to_string()))?;
     }
     let range = text("HRR_CAPTURE_RANGE").map(|v| range(&v)).transpose()?;
+    let managed_snapshots_every = match text("HRR_CAPTURE_MANAGED_SNAPSHOTS").as_deref() {
+        None | Some("settled") => false,
+        Some("every") => true,
+        Some(v) => return Err(ConfigError::ManagedSnapshots(v.to_string())),
+    };
     Ok(Some(Config {
         output,
         settings: s,
         pinned_snapshot_max,
         mapped_output_max,
         range,
+        managed_snapshots_every,
     }))
 }
 
@@ -276,6 +290,25 @@ mod tests {
         let e = cap("plenty").unwrap_err().to_string();
         assert!(
             e.starts_with("HRR_CAPTURE_MAPPED_OUTPUT_MAX: ") && e.contains("\"plenty\""),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn managed_snapshots_are_settled_unless_every_is_asked_and_a_bad_value_is_named() {
+        let every = |v: &str| {
+            cfg(&[
+                ("HRR_CAPTURE_OUTPUT", "/tmp/x"),
+                ("HRR_CAPTURE_MANAGED_SNAPSHOTS", v),
+            ])
+            .map(|c| c.unwrap().managed_snapshots_every)
+        };
+        assert_eq!(every(""), Ok(false));
+        assert_eq!(every("settled"), Ok(false));
+        assert_eq!(every("every"), Ok(true));
+        let e = every("always").unwrap_err().to_string();
+        assert!(
+            e.starts_with("HRR_CAPTURE_MANAGED_SNAPSHOTS=\"always\"") && e.contains("every"),
             "{e}"
         );
     }

@@ -55,6 +55,15 @@ pub fn note_launch(stream: u64, seq: Option<u64>, allocs: &[(u64, u64)]) {
     with(|t| t.reaches.launch(stream, seq, allocs));
 }
 
+/// The latest launch capture has not seen completed that reaches into `[start, start +
+/// size)`: while there is one, the kernel may still be writing the memory.
+pub fn in_flight(start: u64, size: u64) -> Option<u64> {
+    if !ANY.load(Ordering::Relaxed) {
+        return None;
+    }
+    with(|t| t.reaches.open_launch(start, size))
+}
+
 /// The tracker's lock (a leaf: held by nothing that takes another lock), for the fork
 /// protocol (`fork.rs`).
 pub fn fork_locks() -> [&'static dyn ForkLock; 1] {

@@ -9,14 +9,31 @@
 //! and written. A program whose launches read a large buffer again and again, each
 //! changing a part of it, pays one hashing pass per launch, not a copy and a write of
 //! the whole buffer (issue 22's unified-memory shape: 16 launches over a 256 MiB managed
-//! buffer).
+//! buffer). Managed memory is read through the host or by the copy engine (`dma`),
+//! whichever has cost that allocation less (`read_choice`).
+//!
+//! A managed allocation that an earlier launch still in flight reaches (`mapped::in_flight`:
+//! no synchronisation capture saw has completed it) is not snapshotted: until then the
+//! host cannot write it without racing that kernel, and its content is what the kernels
+//! make, which replay makes too. A snapshot taken then would record a kernel's output
+//! half written, and replay would write that back under its own kernels. The launch names
+//! the allocation and the launch in flight instead (`SNAPSHOT_IN_FLIGHT`).
+//! `HRR_CAPTURE_MANAGED_SNAPSHOTS=every` takes every snapshot, for a program whose host
+//! writes a managed buffer's other bytes while a kernel runs on it.
 
 use hrr_archive::api::fid;
 use hrr_archive::hash::ContentHash;
 use hrr_archive::payload::PayloadWriter;
 use hrr_archive::ArchiveError;
 
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Mutex;
+use std::time::Instant;
+
+use crate::alloc::Space;
 use crate::ffi::host_bytes;
+use crate::read_choice::{Costs, Way};
 use crate::state::Capture;
 
 /// Why a launch's pinned memory was not recorded (the launch is then incomplete).
@@ -59,26 +76,139 @@ pub fn snapshot_pinned(
     for &(start, len) in pinned {
         // A copy's pending read of this memory first: the snapshot must see its bytes.
         crate::outputs::wait_overlapping(start, start.saturating_add(len));
-        // SAFETY: a live pinned host allocation of `len` bytes from the allocation table.
-        let bytes = unsafe { host_bytes(start, len) };
-        let pieces: Vec<&[u8]> = bytes.chunks(SNAPSHOT_PIECE as usize).collect();
-        let hashes = piece_hashes(&pieces);
-        let mut at = start;
-        for (piece, hash) in pieces.iter().zip(hashes) {
-            let w = cap.writer();
-            // A kernel launched with this memory may be writing it now: new content is
-            // copied once and the copy is what is named and stored.
-            let r = match w.stored_blob(hash, piece.len() as u64) {
-                Some(r) => r,
-                None => w.put_blob_volatile(piece).map_err(SnapshotError::Store)?,
-            };
-            let mut s = PayloadWriter::new();
-            s.u64(fid::SNAPSHOT_START, at)
-                .u64(fid::SNAPSHOT_SIZE, piece.len() as u64)
-                .blob(fid::SNAPSHOT_BYTES, r);
-            p.nested(fid::PINNED_SNAPSHOT, &s);
-            at += piece.len() as u64;
+        let managed = matches!(cap.allocs.lookup(start), Some((_, _, Space::Managed)));
+        if managed && !cap.managed_snapshots_every {
+            if let Some(launch) = crate::mapped::in_flight(start, len) {
+                let mut s = PayloadWriter::new();
+                s.u64(fid::SNAPSHOT_START, start)
+                    .u64(fid::SNAPSHOT_SIZE, len)
+                    .u64(fid::SNAPSHOT_IN_FLIGHT_LAUNCH, launch);
+                p.nested(fid::SNAPSHOT_IN_FLIGHT, &s);
+                IN_FLIGHT_SKIPS.fetch_add(1, Ordering::Relaxed);
+                continue;
+            }
         }
+        let way = if managed { choose(start) } else { Way::Host };
+        let t0 = Instant::now();
+        if way == Way::Copy {
+            if snapshot_by_copy(cap, p, start, len)? {
+                observe(start, |c| c.observe(Way::Copy, elapsed_ns(t0), len));
+                continue;
+            }
+            observe(start, Costs::copy_unavailable);
+        }
+        // SAFETY: a live pinned host or managed allocation of `len` bytes from the
+        // allocation table.
+        let bytes = unsafe { host_bytes(start, len) };
+        // A kernel launched with this memory may be writing it now: new content is
+        // copied once and the copy is what is named and stored.
+        record_pieces(cap, p, start, bytes, true)?;
+        if managed {
+            observe(start, |c| c.observe(Way::Host, elapsed_ns(t0), len));
+        }
+    }
+    Ok(())
+}
+
+/// Managed snapshots not taken because a launch reaching the memory was in flight.
+static IN_FLIGHT_SKIPS: AtomicU64 = AtomicU64::new(0);
+
+/// How many managed snapshots were not taken, a launch reaching the memory in flight
+/// (said at exit).
+pub fn in_flight_skips() -> u64 {
+    IN_FLIGHT_SKIPS.load(Ordering::Relaxed)
+}
+
+/// What reading each managed allocation's snapshots cost so far, by its start
+/// (`read_choice`). Only ever tried: a thread finding it taken reads through the host and
+/// learns nothing.
+static COSTS: Mutex<Option<HashMap<u64, Costs>>> = Mutex::new(None);
+/// Allocations remembered at most; past it the table starts again.
+const COSTS_KEPT: usize = 4096;
+
+fn choose(start: u64) -> Way {
+    match COSTS.try_lock() {
+        Ok(mut t) => t
+            .get_or_insert_with(HashMap::new)
+            .get(&start)
+            .copied()
+            .unwrap_or_default()
+            .choose(),
+        Err(_) => Way::Host,
+    }
+}
+
+fn observe(start: u64, f: impl FnOnce(&mut Costs)) {
+    if let Ok(mut t) = COSTS.try_lock() {
+        let t = t.get_or_insert_with(HashMap::new);
+        if t.len() >= COSTS_KEPT && !t.contains_key(&start) {
+            t.clear();
+        }
+        f(t.entry(start).or_default());
+    }
+}
+
+fn elapsed_ns(t0: Instant) -> u64 {
+    u64::try_from(t0.elapsed().as_nanos()).unwrap_or(u64::MAX)
+}
+
+/// Managed memory read by the copy engine (`dma`), a batch of pieces at a time, so its
+/// pages stay where the program put them. Ok(false), with nothing recorded, when the copy
+/// path is not there for the first batch: the caller reads through the host. A later
+/// batch the copy path refuses is read through the host.
+fn snapshot_by_copy(
+    cap: &Capture,
+    p: &mut PayloadWriter,
+    start: u64,
+    len: u64,
+) -> Result<bool, SnapshotError> {
+    let mut off = 0u64;
+    while off < len {
+        let n = (len - off).min(crate::dma::STAGING_BYTES as u64);
+        let at = start + off;
+        // SAFETY: [at, at + n) lies inside the managed allocation [start, start + len).
+        let read =
+            unsafe { crate::dma::read(at, n as usize, |b| record_pieces(cap, p, at, b, false)) };
+        match read {
+            Some(r) => r?,
+            None if off == 0 => return Ok(false),
+            None => {
+                // SAFETY: as above; host-readable managed memory.
+                let bytes = unsafe { host_bytes(at, n) };
+                record_pieces(cap, p, at, bytes, true)?;
+            }
+        }
+        off += n;
+    }
+    Ok(true)
+}
+
+/// One PINNED_SNAPSHOT field per piece of `bytes`, which lie at `start`: a piece stored
+/// already is named by its hash alone. `volatile`: something may write `bytes` meanwhile
+/// (the program's own memory), so new content is copied once before it is stored.
+fn record_pieces(
+    cap: &Capture,
+    p: &mut PayloadWriter,
+    start: u64,
+    bytes: &[u8],
+    volatile: bool,
+) -> Result<(), SnapshotError> {
+    let pieces: Vec<&[u8]> = bytes.chunks(SNAPSHOT_PIECE as usize).collect();
+    let hashes = piece_hashes(&pieces);
+    let mut at = start;
+    for (piece, hash) in pieces.iter().zip(hashes) {
+        let w = cap.writer();
+        let r = match w.stored_blob(hash, piece.len() as u64) {
+            Some(r) => r,
+            None if volatile => w.put_blob_volatile(piece).map_err(SnapshotError::Store)?,
+            None => w.put_blob(piece).map_err(SnapshotError::Store)?,
+        };
+        let mut s = PayloadWriter::new();
+        s.u64(fid::SNAPSHOT_START, at)
+            .u64(fid::SNAPSHOT_SIZE, piece.len() as u64)
+            .blob(fid::SNAPSHOT_BYTES, r);
+        p.nested(fid::PINNED_SNAPSHOT, &s);
+        at += piece.len() as u64;
     }
     Ok(())
 }

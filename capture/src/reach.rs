@@ -122,6 +122,15 @@ impl Reaches {
         by_start.into_values().filter(|c| !still(c)).collect()
     }
 
+    /// The latest launch not yet completed that reaches into `[start, start + size)`.
+    pub fn open_launch(&self, start: u64, size: u64) -> Option<u64> {
+        self.open
+            .iter()
+            .filter(|r| r.start < start.saturating_add(size) && start < r.start + r.size)
+            .map(|r| r.launch_seq)
+            .max()
+    }
+
     /// A device reset or a freed allocation: its reaches are gone.
     pub fn forget(&mut self, start: u64) {
         self.open.retain(|r| r.start != start);
@@ -132,6 +141,25 @@ impl Reaches {
 mod tests {
     use super::*;
     use crate::pending::ALL;
+
+    #[test]
+    fn an_allocation_is_in_flight_until_a_synchronisation_completes_its_launches() {
+        let mut r = Reaches::default();
+        assert_eq!(r.open_launch(0x1000, 64), None);
+        r.launch(0x50, 10, &[(0x1000, 64)]);
+        r.launch(0x60, 11, &[(0x1000, 64), (0x3000, 4)]);
+        assert_eq!(r.open_launch(0x1000, 64), Some(11));
+        assert_eq!(r.open_launch(0x3000, 4), Some(11));
+        assert_eq!(r.open_launch(0x2000, 8), None, "not reached");
+        r.complete(r.stream_cover(0x60));
+        assert_eq!(
+            r.open_launch(0x1000, 64),
+            Some(10),
+            "the other stream's still runs"
+        );
+        r.complete(ALL);
+        assert_eq!(r.open_launch(0x1000, 64), None);
+    }
 
     #[test]
     fn a_device_synchronisation_completes_every_launch_once() {

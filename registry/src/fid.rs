@@ -34,6 +34,13 @@ pub const PINNED_SNAPSHOT: u16 = 15;
 pub const SNAPSHOT_START: u16 = 1;
 pub const SNAPSHOT_SIZE: u16 = 2;
 pub const SNAPSHOT_BYTES: u16 = 3;
+/// Repeated on a launch, one per managed allocation its arguments reach that capture did
+/// not snapshot because an earlier launch reaching it was still in flight (the host
+/// cannot have written it without racing that kernel; replay keeps what its own kernels
+/// made): nested {SNAPSHOT_START, SNAPSHOT_SIZE, SNAPSHOT_IN_FLIGHT_LAUNCH}.
+pub const SNAPSHOT_IN_FLIGHT: u16 = 22;
+/// Inside a SNAPSHOT_IN_FLIGHT: the sequence id of the launch still in flight.
+pub const SNAPSHOT_IN_FLIGHT_LAUNCH: u16 = 4;
 
 // Launch configuration (semantic kinds 121-126); ids 40-49 are theirs.
 /// A function attribute as the program passed it (`cudaFuncAttribute` /

@@ -103,3 +103,21 @@ pub type GraphKernelNodeSetParams = unsafe extern "C" fn(*mut c_void, *const c_v
 /// `cuda/cu/hipGraphExecKernelNodeSetParams(exec, node, const params*)`.
 pub type GraphExecKernelNodeSetParams =
     unsafe extern "C" fn(*mut c_void, *mut c_void, *const c_void) -> c_int;
+
+/// `cuStreamCreate(CUstream*, unsigned)`, `hipStreamCreateWithFlags(hipStream_t*,
+/// unsigned)`: a stream with flags (capture's own copy stream, non-blocking).
+pub type StreamCreateFlags = unsafe extern "C" fn(*mut *mut c_void, c_uint) -> c_int;
+
+/// `cuMemHostAlloc(void**, size_t, unsigned)`, `hipHostMalloc(void**, size_t, unsigned)`:
+/// page-locked host memory with flags (capture's staging buffer).
+pub type HostAllocFlags = unsafe extern "C" fn(*mut *mut c_void, usize, c_uint) -> c_int;
+
+/// `cuMemcpyDtoHAsync_v2(void* dst, CUdeviceptr src, size_t, CUstream)`.
+pub type DtoHAsync = unsafe extern "C" fn(*mut c_void, u64, usize, *mut c_void) -> c_int;
+
+/// `hipMemcpyAsync(void* dst, const void* src, size_t, hipMemcpyKind, hipStream_t)`.
+pub type MemcpyAsync =
+    unsafe extern "C" fn(*mut c_void, *const c_void, usize, c_int, *mut c_void) -> c_int;
+
+/// `cuCtxGetCurrent(CUcontext*)`.
+pub type CtxGetCurrent = unsafe extern "C" fn(*mut *mut c_void) -> c_int;

@@ -67,7 +67,7 @@ impl AddressMap {
     }
 
     /// The tightest allocation holding `addr`: (captured start, size, replay start).
-    fn holder(&self, addr: u64) -> Option<(u64, u64, u64)> {
+    pub fn holder(&self, addr: u64) -> Option<(u64, u64, u64)> {
         let mut best: Option<(u64, u64, u64)> = None;
         for (&start, &(size, replay)) in self.by_start.range(..=addr).rev() {
             if addr < start.saturating_add(size) {

@@ -15,7 +15,7 @@ use super::deferred::Deferred;
 use super::error::{EvResult, EventError};
 use super::graphs::Graphs;
 use super::owned::Owned;
-use super::recent_blobs::RecentBlobs;
+use super::snapshots::Snapshots;
 use super::timing::Timing;
 use super::translation::Translation;
 use crate::profile::{self, Part};
@@ -42,8 +42,8 @@ pub(super) struct Ctx<'a> {
     pub(super) staging: Staging<'a>,
     /// Asynchronous D2H copies compared when their `CopyOutput` record arrives.
     pub(super) deferred: Deferred<'a>,
-    /// Pinned snapshots' pieces loaded last (`recent_blobs`).
-    pub(super) recent_blobs: RecentBlobs,
+    /// Pinned snapshots restored before launches (`snapshots`).
+    pub(super) snapshots: Snapshots,
     /// `--timing`'s events and totals (None: not timing).
     pub(super) timing: Option<Timing>,
 }

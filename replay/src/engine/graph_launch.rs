@@ -134,7 +134,7 @@ impl Ctx<'_> {
             let _t = crate::profile::span(crate::profile::Part::Load);
             self.proc_.load_blob_into(&r, self.node_bytes(b))?;
         }
-        self.restore_pinned_snapshots(&p)?;
+        self.snapshots.restore(self.rt, self.proc_, &self.tr, &p)?;
         let mut outputs = Vec::new();
         for (seq, r) in node_blobs(&p, fid::GRAPH_OUTPUT)? {
             let b = self.launched_node(seq, &r)?;

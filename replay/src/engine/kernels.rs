@@ -11,7 +11,6 @@ use hrr_archive::Event;
 
 use super::ctx::Ctx;
 use super::error::{EvResult, EventError};
-use crate::translate::Translated;
 
 /// Where each argument starts in one block: every argument at a 16-byte boundary
 /// (parameters are read at their natural alignment), and the block's length.
@@ -50,57 +49,7 @@ pub(super) fn translate_pointer_words(
     Ok(())
 }
 
-/// Where a pinned snapshot of `len` bytes captured at some address is restored: both
-/// its ends must map into one replay allocation, `len` bytes apart, and the snapshot
-/// must hold `len` bytes.
-fn snapshot_target(first: Translated, last: Translated, len: u64, data_len: usize) -> Option<u64> {
-    match (first, last) {
-        (Translated::Mapped(a), Translated::Mapped(b))
-            if b == a + len.max(1) - 1 && data_len as u64 == len =>
-        {
-            Some(a)
-        }
-        _ => None,
-    }
-}
-
 impl Ctx<'_> {
-    /// Restores the pinned host memory a kernel reads directly, as it was at capture.
-    pub(super) fn restore_pinned_snapshots(&mut self, p: &Payload) -> EvResult {
-        for snap in p.all(fid::PINNED_SNAPSHOT) {
-            let snap = snap.as_nested()?;
-            let start = snap.u64(fid::SNAPSHOT_START, "snapshot start")?;
-            let len = snap.u64(fid::SNAPSHOT_SIZE, "snapshot size")?;
-            let r = snap.blob(fid::SNAPSHOT_BYTES, "snapshot bytes")?;
-            let Some(end) = start.checked_add(len.max(1) - 1) else {
-                return Err(EventError::Inconsistent(format!(
-                    "pinned snapshot of {len} bytes at {start:#x} runs past the address space"
-                )));
-            };
-            let data = match self.recent_blobs.get(&r.hash) {
-                Some(d) if d.len() as u64 == r.len => d,
-                _ => {
-                    let d = std::rc::Rc::new(self.proc_.load_blob(&r)?);
-                    self.recent_blobs.keep(r.hash, d.clone());
-                    d
-                }
-            };
-            let first = self.tr.addrs.translate(start);
-            let last = self.tr.addrs.translate(end);
-            let Some(a) = snapshot_target(first, last, len, data.len()) else {
-                return Err(EventError::Inconsistent(format!(
-                    "pinned snapshot of {len} bytes at {start:#x} maps to no replay pinned allocation of that size"
-                )));
-            };
-            // SAFETY: [a, a+len) lies inside one replay pinned host allocation (both
-            // ends map into the same range), which replay allocated and owns.
-            unsafe {
-                std::ptr::copy_nonoverlapping(data.as_ptr(), a as usize as *mut u8, len as usize)
-            };
-        }
-        Ok(())
-    }
-
     /// A launch record's kernel, shape and arguments, ready for whichever launch call
     /// its path takes: pinned snapshots restored, every argument's bytes in one
     /// 16-byte-aligned block with pointer words translated in place.
@@ -111,7 +60,7 @@ impl Ctx<'_> {
         let block: [u64; 3] = p.u64_array_of(fid::BLOCK, "block")?;
         let shmem = p.u64(fid::SHARED_MEM, "shared memory")?;
         let stream = self.handle(p.handle(fid::STREAM, "stream")?)?;
-        self.restore_pinned_snapshots(p)?;
+        self.snapshots.restore(self.rt, self.proc_, &self.tr, p)?;
         let args: Vec<Payload> = p
             .all(fid::ARG)
             .map(|a| a.as_nested())
@@ -291,16 +240,5 @@ mod tests {
         assert_eq!(slot, [1u8; 12]);
         let e = translate_pointer_words(&mut slot, &[0u8; 5], |_| 0).unwrap_err();
         assert!(e.to_string().contains("not whole words"), "{e}");
-    }
-
-    #[test]
-    fn snapshots_land_only_in_one_allocation_of_their_size() {
-        use Translated::*;
-        assert_eq!(snapshot_target(Mapped(100), Mapped(109), 10, 10), Some(100));
-        // Ends in different allocations, a short snapshot, or an unmapped end: refused.
-        assert_eq!(snapshot_target(Mapped(100), Mapped(500), 10, 10), None);
-        assert_eq!(snapshot_target(Mapped(100), Mapped(109), 10, 9), None);
-        assert_eq!(snapshot_target(Unmapped, Mapped(109), 10, 10), None);
-        assert_eq!(snapshot_target(Mapped(100), Mapped(100), 0, 0), Some(100));
     }
 }

@@ -34,6 +34,7 @@ mod recent_blobs;
 mod replace;
 mod resource;
 mod restore;
+mod snapshots;
 mod textures;
 mod timing;
 mod translation;
@@ -126,6 +127,7 @@ impl Ctx<'_> {
                 // The reset would drop the staging buffers' registrations under them,
                 // and the events of copies still waiting for their outputs.
                 self.staging.unpin_all();
+                self.snapshots.release(self.rt);
                 self.compare_all_waiting()?;
                 self.deferred.release(self.rt);
             }
@@ -214,6 +216,7 @@ impl Ctx<'_> {
         self.owned.release(self.rt);
         self.code.release(self.rt);
         self.staging.unpin_all();
+        self.snapshots.release(self.rt);
     }
 }
 
@@ -260,7 +263,7 @@ pub fn replay_process<'a>(
         ),
         staging: Staging::new(rt, proc_.limits.max_host_bytes),
         deferred: deferred::Deferred::default(),
-        recent_blobs: recent_blobs::RecentBlobs::default(),
+        snapshots: snapshots::Snapshots::default(),
         timing: opts.timing.then(timing::Timing::default),
     };
     let events = profile::span(Part::Events);

@@ -94,6 +94,11 @@ pub(super) fn record(
                 if let (Some(captured), true) = (captured_out(id), ret == 0 && replay != 0) {
                     let size = desc.param_index(len).map(|j| args[j]).unwrap_or(0);
                     tr.addrs.insert(captured, size, replay);
+                    if matches!(param.kind, ParamKind::OutManagedPtr(_)) {
+                        tr.managed.insert(captured);
+                    } else {
+                        tr.managed.remove(&captured);
+                    }
                     if in_graph {
                         tr.graph_memory.insert(captured);
                     } else {

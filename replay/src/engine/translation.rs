@@ -21,6 +21,9 @@ pub(super) struct Translation {
     pub(super) graph_memory: HashSet<u64>,
     /// Address-shaped values inside no live allocation, passed as null.
     pub(super) untranslated: u64,
+    /// Captured starts of managed allocations (`cudaMallocManaged` and its twins): their
+    /// snapshots are restored by copy (`snapshots`).
+    pub(super) managed: HashSet<u64>,
 }
 
 impl Translation {
@@ -95,5 +98,6 @@ impl Translation {
     pub(super) fn reset(&mut self) {
         self.addrs = AddressMap::default();
         self.handles.clear();
+        self.managed.clear();
     }
 }

@@ -1,0 +1,196 @@
+//! Pinned snapshots restored before a launch: the content capture recorded of each
+//! page-locked host or managed allocation the launch's arguments reach
+//! (`capture::pinned`), written back where replay's allocation of it lies.
+//!
+//! Page-locked host memory is written by the host. Managed memory is written by the copy
+//! engine, from the piece page-locked once, on a replay-private non-blocking stream that
+//! is waited for before the launch: a host write would migrate every page of it to the
+//! host and the kernel would migrate them back (on the H200, 118 ms per launch for a
+//! 256 MiB buffer against 5 ms by copy: `bench/RESULTS.md`, 2026-12-04). The restore is
+//! complete when the launch is issued either way, as capture's read was when it was.
+
+use std::rc::Rc;
+
+use hrr_archive::api::{fid, id};
+use hrr_archive::payload::Payload;
+use hrr_archive::ProcessArchive;
+
+use super::error::{EvResult, EventError};
+use super::recent_blobs::{Piece, RecentBlobs};
+use super::translation::Translation;
+use crate::pages::Pages;
+use crate::runtime::Runtime;
+use crate::translate::Translated;
+
+/// `cudaMemcpyHostToDevice`, `hipMemcpyHostToDevice`.
+const HOST_TO_DEVICE: u64 = 1;
+/// `cudaStreamNonBlocking`, `hipStreamNonBlocking`.
+const NON_BLOCKING: u64 = 1;
+
+/// Where a pinned snapshot of `len` bytes captured at some address is restored: both
+/// its ends must map into one replay allocation, `len` bytes apart, and the snapshot
+/// must hold `len` bytes.
+fn snapshot_target(first: Translated, last: Translated, len: u64, data_len: usize) -> Option<u64> {
+    match (first, last) {
+        (Translated::Mapped(a), Translated::Mapped(b))
+            if b == a + len.max(1) - 1 && data_len as u64 == len =>
+        {
+            Some(a)
+        }
+        _ => None,
+    }
+}
+
+/// The pieces loaded last and the stream managed memory is restored on.
+#[derive(Default)]
+pub(super) struct Snapshots {
+    recent: RecentBlobs,
+    /// Replay's own copy stream (0: not made yet).
+    stream: u64,
+}
+
+impl Snapshots {
+    /// Restores the pinned host and managed memory a kernel reads directly, as it was
+    /// at capture.
+    pub(super) fn restore(
+        &mut self,
+        rt: &Runtime,
+        proc_: &ProcessArchive,
+        tr: &Translation,
+        p: &Payload,
+    ) -> EvResult {
+        for snap in p.all(fid::PINNED_SNAPSHOT) {
+            let snap = snap.as_nested()?;
+            let start = snap.u64(fid::SNAPSHOT_START, "snapshot start")?;
+            let len = snap.u64(fid::SNAPSHOT_SIZE, "snapshot size")?;
+            let r = snap.blob(fid::SNAPSHOT_BYTES, "snapshot bytes")?;
+            let Some(end) = start.checked_add(len.max(1) - 1) else {
+                return Err(EventError::Inconsistent(format!(
+                    "pinned snapshot of {len} bytes at {start:#x} runs past the address space"
+                )));
+            };
+            let data = match self.recent.get(&r.hash) {
+                Some(d) if d.bytes().len() as u64 == r.len => d,
+                _ => {
+                    let n = super::error::host_len(proc_, r.len, "a pinned snapshot's piece")?;
+                    let mut pages = Pages::new(n)?;
+                    proc_.load_blob_into(&r, pages.as_mut_slice())?;
+                    let d = Rc::new(Piece::new(pages));
+                    let dropped = self.recent.keep(r.hash, d.clone());
+                    unregister(rt, &dropped);
+                    d
+                }
+            };
+            let first = tr.addrs.translate(start);
+            let last = tr.addrs.translate(end);
+            let Some(a) = snapshot_target(first, last, len, data.bytes().len()) else {
+                return Err(EventError::Inconsistent(format!(
+                    "pinned snapshot of {len} bytes at {start:#x} maps to no replay pinned allocation of that size"
+                )));
+            };
+            let managed = tr
+                .addrs
+                .holder(start)
+                .is_some_and(|(s, _, _)| tr.managed.contains(&s));
+            if managed && len > 0 {
+                self.copy_in(rt, a, &data, start)?;
+            } else {
+                // SAFETY: [a, a+len) lies inside one replay pinned host allocation (both
+                // ends map into the same range), which replay allocated and owns.
+                unsafe {
+                    std::ptr::copy_nonoverlapping(
+                        data.bytes().as_ptr(),
+                        a as usize as *mut u8,
+                        len as usize,
+                    )
+                };
+            }
+        }
+        Ok(())
+    }
+
+    /// Writes `piece` at managed address `at` by the copy engine and waits for it.
+    fn copy_in(&mut self, rt: &Runtime, at: u64, piece: &Piece, captured: u64) -> EvResult {
+        let len = piece.bytes().len() as u64;
+        let src = piece.bytes().as_ptr() as u64;
+        if !piece.registered.get() {
+            // SAFETY: HostRegister of the piece's own pages, unregistered before they are
+            // dropped (`unregister`). A refusal leaves them pageable, which a copy accepts.
+            let r = unsafe { rt.call_table(id::HostRegister, &[src, len, 0]) }?;
+            piece.registered.set(r == 0);
+        }
+        if self.stream == 0 {
+            let mut s: u64 = 0;
+            // SAFETY: the out pointer is a local of ours.
+            let r = unsafe {
+                rt.call_table(
+                    id::StreamCreateWithFlags,
+                    &[&mut s as *mut u64 as u64, NON_BLOCKING],
+                )
+            }?;
+            if r != 0 || s == 0 {
+                return Err(EventError::Call {
+                    call: "creating replay's stream for managed snapshots".into(),
+                    code: r,
+                });
+            }
+            self.stream = s;
+        }
+        // SAFETY: `at` starts `len` bytes of one replay managed allocation (both ends of
+        // the snapshot translated into it); `src` holds `len` bytes, kept alive by the
+        // caller's `Rc` until the stream is waited for below.
+        let r = unsafe {
+            rt.call_table(
+                id::MemcpyAsync,
+                &[at, src, len, HOST_TO_DEVICE, self.stream],
+            )
+        }?;
+        // SAFETY: replay's own stream.
+        let w = unsafe { rt.call_table(id::StreamSynchronize, &[self.stream]) }?;
+        match (r, w) {
+            (0, 0) => Ok(()),
+            (0, code) | (code, _) => Err(EventError::Call {
+                call: format!("restoring the {len}-byte managed snapshot at {captured:#x} by copy"),
+                code,
+            }),
+        }
+    }
+
+    /// Unregisters every piece and destroys the stream: before a device reset (which
+    /// drops both under them) and when the process's replay ends.
+    pub(super) fn release(&mut self, rt: &Runtime) {
+        let all = self.recent.take_all();
+        unregister(rt, &all);
+        if self.stream != 0 {
+            // SAFETY: replay's own stream, not used after this.
+            let _ = unsafe { rt.call_table(id::StreamDestroy, &[self.stream]) };
+            self.stream = 0;
+        }
+    }
+}
+
+/// Unregisters the registered ones of `pieces` (their pages are unmapped when the last
+/// `Rc` goes).
+fn unregister(rt: &Runtime, pieces: &[Rc<Piece>]) {
+    for p in pieces.iter().filter(|p| p.registered.get()) {
+        // SAFETY: pages this piece registered and still owns.
+        let _ = unsafe { rt.call_table(id::HostUnregister, &[p.bytes().as_ptr() as u64]) };
+        p.registered.set(false);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn snapshots_land_only_in_one_allocation_of_their_size() {
+        use Translated::*;
+        assert_eq!(snapshot_target(Mapped(100), Mapped(109), 10, 10), Some(100));
+        // Ends in different allocations, a short snapshot, or an unmapped end: refused.
+        assert_eq!(snapshot_target(Mapped(100), Mapped(500), 10, 10), None);
+        assert_eq!(snapshot_target(Mapped(100), Mapped(109), 10, 9), None);
+        assert_eq!(snapshot_target(Unmapped, Mapped(109), 10, 10), None);
+        assert_eq!(snapshot_target(Mapped(100), Mapped(100), 0, 0), Some(100));
+    }
+}
