@@ -16,8 +16,10 @@ use hrr_archive::api::exported_symbols;
 use hrr_archive::api::surface::unmodelled_surface;
 
 /// Today's shares (modelled or exempt), in percent, which the headers' functions may not
-/// fall below. Issue 22's goal is 90% of the runtime's.
-const RUNTIME_FLOOR: f64 = 81.6;
+/// fall below. Issue 22's goal is 90% of the runtime's. (The runtime's was 81.7% until
+/// the shims that record every call as unreplayable were counted as refused, as replay
+/// treats them: 80.2%.)
+const RUNTIME_FLOOR: f64 = 80.1;
 const DRIVER_FLOOR: f64 = 59.0;
 
 /// The functions a header declares: the identifier before `(` after the calling

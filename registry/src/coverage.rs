@@ -1,14 +1,15 @@
 //! How much of each runtime's surface capture covers, and by which rule: a function is
 //! modelled (a table row or a hand-written shim: recorded and replayed), exempt (passed
 //! through and counted by a stated rule in `exempt`: replay does not refuse it), or
-//! refused (passed through and counted: replay refuses the archive, naming it at its
-//! first call). Pure: [`classify`] one symbol, [`summary`] a list of them.
+//! refused (passed through and counted, or recorded only as unreplayable
+//! (`unreplayable_only`): replay refuses the archive, naming it at its first call). Pure: [`classify`] one symbol, [`summary`] a list of them.
 //! `hrr-replay --info` prints the figures for every surface list;
 //! `archive/tests/cuda_surface.rs` checks CUDA 13's headers against them.
 
 use std::collections::BTreeSet;
 
 use super::surface::{SurfaceList, SURFACE_LISTS};
+use super::hand_written::unreplayable_only;
 use super::{exempt_reason, exported_symbols};
 
 /// The rule that covers one function.
@@ -22,7 +23,15 @@ pub enum Coverage {
     Refused,
 }
 
-/// The rule covering `symbol`, given the symbols capture exports (`modelled`).
+/// The symbols capture records and replay replays: every exported one but those recorded
+/// only as unreplayable.
+fn replayed() -> BTreeSet<&'static str> {
+    let refused: BTreeSet<&str> = unreplayable_only().collect();
+    exported_symbols().filter(|s| !refused.contains(s)).collect()
+}
+
+/// The rule covering `symbol`, given the symbols capture records and replay replays
+/// (`modelled`).
 pub fn classify_in(modelled: &BTreeSet<&str>, symbol: &str) -> Coverage {
     if modelled.contains(symbol) {
         Coverage::Modelled
@@ -35,7 +44,7 @@ pub fn classify_in(modelled: &BTreeSet<&str>, symbol: &str) -> Coverage {
 
 /// The rule covering `symbol`.
 pub fn classify(symbol: &str) -> Coverage {
-    classify_in(&exported_symbols().collect(), symbol)
+    classify_in(&replayed(), symbol)
 }
 
 /// Counts of one list of functions by rule.
@@ -76,7 +85,7 @@ impl std::fmt::Display for Summary {
 
 /// Counts `symbols` by the rule covering each.
 pub fn summary<'a>(symbols: impl IntoIterator<Item = &'a str>) -> Summary {
-    let modelled: BTreeSet<&str> = exported_symbols().collect();
+    let modelled = replayed();
     let mut s = Summary::default();
     for sym in symbols {
         match classify_in(&modelled, sym) {
@@ -108,6 +117,10 @@ mod tests {
             Coverage::Exempt(_)
         ));
         assert_eq!(classify("cuMemExportToShareableHandle"), Coverage::Refused);
+        // Recorded, but only as unreplayable: replay refuses it by name.
+        assert_eq!(classify("cudaLaunchHostFunc"), Coverage::Refused);
+        // Unreplayable in some uses only: modelled.
+        assert_eq!(classify("cudaGraphAddKernelNode"), Coverage::Modelled);
         let s = summary([
             "cudaMalloc",
             "cudaGetErrorString",

@@ -209,6 +209,15 @@ pub const PROCESS_HOOKS: &[(&str, &str)] = &[
     ("InitializeInjectionNvtx2", "nvtx"),
 ];
 
+/// The hand-written symbols whose every call is recorded as unreplayable (a host
+/// callback, an IPC handle): exported, and refused by replay, so not modelled.
+pub fn unreplayable_only() -> impl Iterator<Item = &'static str> {
+    HAND_WRITTEN
+        .iter()
+        .filter(|h| h.records == [super::semantic::UNREPLAYABLE])
+        .map(|h| h.symbol)
+}
+
 /// Every symbol libhrr_capture.so exports: each vendor symbol of each table row, each
 /// hand-written one, then the process hooks.
 pub fn exported_symbols() -> impl Iterator<Item = &'static str> {
