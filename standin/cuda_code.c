@@ -189,50 +189,20 @@ cudaError_t cudaLaunchKernel(const void* stub, dim3 g, dim3 b, void** args, size
     ENTER;
     RET(launch_args(by_stub(stub), g, b, shmem, s, args));
 }
-/* A cooperative grid must be resident at once: one multiprocessor of 2048 threads and
- * 32 blocks (cudaGetDeviceProperties). */
-static int cooperative_fits(dim3 g, dim3 b) {
-    uint64_t threads = (uint64_t)b.x * b.y * b.z, blocks = (uint64_t)g.x * g.y * g.z;
-    return !threads || threads > 1024 || (blocks <= 2048 / threads && blocks <= 32);
-}
-
-/* Launch attributes (the runtime's and the driver's share numbers and layouts): those
- * modelled are checked as a GPU checks them; any other is refused as not supported. */
-static int launch_attrs(const cudaLaunchAttribute* a, unsigned n, dim3 g, dim3 b) {
-    if (n && !a) return cudaErrorInvalidValue;
-    for (unsigned i = 0; i < n; i++) {
-        switch (a[i].id) {
-        case cudaLaunchAttributeCooperative:
-            if (a[i].val.cooperative && !cooperative_fits(g, b)) return cudaErrorCooperativeLaunchTooLarge;
-            break;
-        case cudaLaunchAttributeClusterDimension: {
-            unsigned x = a[i].val.clusterDim.x, y = a[i].val.clusterDim.y, z = a[i].val.clusterDim.z;
-            if (!x || !y || !z || g.x % x || g.y % y || g.z % z || x * y * z > 8) return cudaErrorInvalidClusterSize;
-            break;
-        }
-        case cudaLaunchAttributePriority:
-            break; /* any value: the runtime clamps it to the device's range */
-        default:
-            return cudaErrorNotSupported;
-        }
-    }
-    return cudaSuccess;
-}
-
 cudaError_t cudaLaunchKernelExC(const cudaLaunchConfig_t* c, const void* stub, void** args) {
     (void)args;
     ENTER;
     if (!c) RET(cudaErrorInvalidValue);
     struct kfn* f = by_stub(stub);
     if (!f) f = by_handle(stub); /* a cudaKernel_t is accepted as the function too */
-    int r = launch_attrs(c->attrs, c->numAttrs, c->gridDim, c->blockDim);
+    int r = si_cuda_launch_attrs(c->attrs, c->numAttrs, c->gridDim, c->blockDim);
     if (r) RET(r);
     RET(launch(f, c->gridDim, c->blockDim, c->dynamicSmemBytes, c->stream));
 }
 cudaError_t cudaLaunchCooperativeKernel(const void* stub, dim3 g, dim3 b, void** args, size_t shmem, cudaStream_t s) {
     ENTER;
     if (!args) RET(cudaErrorInvalidValue);
-    if (!cooperative_fits(g, b)) RET(cudaErrorCooperativeLaunchTooLarge);
+    if (!si_cuda_cooperative_fits(g, b)) RET(cudaErrorCooperativeLaunchTooLarge);
     RET(launch(by_stub(stub), g, b, shmem, s));
 }
 
@@ -606,7 +576,7 @@ CUresult cuLaunchCooperativeKernel(CUfunction f, unsigned gx, unsigned gy, unsig
     dim3 g = {gx, gy, gz}, b = {bx, by, bz};
     if (!params) return CUDA_ERROR_INVALID_VALUE;
     si_lock();
-    int r = cooperative_fits(g, b) ? launch(by_handle(f), g, b, shmem, s) : cudaErrorCooperativeLaunchTooLarge;
+    int r = si_cuda_cooperative_fits(g, b) ? launch(by_handle(f), g, b, shmem, s) : cudaErrorCooperativeLaunchTooLarge;
     si_unlock();
     return driver_result(r);
 }
@@ -615,7 +585,7 @@ CUresult cuLaunchKernelEx(const CUlaunchConfig* c, CUfunction f, void** params, 
     if (!c || (params && extra)) return CUDA_ERROR_INVALID_VALUE;
     dim3 g = {c->gridDimX, c->gridDimY, c->gridDimZ}, b = {c->blockDimX, c->blockDimY, c->blockDimZ};
     si_lock();
-    int r = launch_attrs((const cudaLaunchAttribute*)c->attrs, c->numAttrs, g, b);
+    int r = si_cuda_launch_attrs((const cudaLaunchAttribute*)c->attrs, c->numAttrs, g, b);
     if (!r) r = launch(by_handle(f), g, b, c->sharedMemBytes, c->hStream);
     si_unlock();
     return driver_result(r);
