@@ -159,7 +159,30 @@ const char* cudaGetErrorString(cudaError_t e) {
 
 /* ---- memory ---- */
 
-cudaError_t cudaMalloc(void** p, size_t n) { ENTER; RET(si_alloc(p, n, SI_DEVICE)); }
+/* The driver's allocation, which the runtime's reaches through the exported symbol (as the
+ * real runtime reaches the driver's), so an interposer sees both calls. */
+CUresult cuMemAlloc(CUdeviceptr* d, size_t n) {
+    if (!d || !n) return CUDA_ERROR_INVALID_VALUE;
+    void* p = 0;
+    si_lock();
+    int r = si_sticky ? si_sticky : si_alloc(&p, n, SI_DEVICE);
+    if (!r) *d = (CUdeviceptr)(uintptr_t)p;
+    si_unlock();
+    return (CUresult)r;
+}
+CUresult cuMemFree(CUdeviceptr d) {
+    si_lock();
+    int r = si_sticky ? si_sticky : si_free((void*)(uintptr_t)d, SI_DEVICE);
+    si_unlock();
+    return (CUresult)r;
+}
+cudaError_t cudaMalloc(void** p, size_t n) {
+    CUdeviceptr d = 0;
+    int r = !p ? cudaErrorInvalidValue : n ? (int)cuMemAlloc(&d, n) : cudaSuccess; /* outside the lock */
+    ENTER;
+    if (!r) *p = (void*)(uintptr_t)d;
+    RET(r);
+}
 cudaError_t cudaFree(void* p) { ENTER; RET(si_free(p, SI_DEVICE)); }
 cudaError_t cudaMallocHost(void** p, size_t n) { ENTER; RET(si_alloc(p, n, SI_PINNED)); }
 cudaError_t cudaHostAlloc(void** p, size_t n, unsigned f) { (void)f; ENTER; RET(si_alloc(p, n, SI_PINNED)); }

@@ -1,7 +1,8 @@
 /* The stand-in CUDA runtime's code: fat binaries nvcc's constructors register, kernel
  * handles (`__cudaGetKernel`, `cudaGetFuncBySymbol`) and their parameter layouts
  * (`cuKernelGetParamInfo`, `cuFuncGetParamInfo`, from the cubin), launches (checked,
- * counted, never run), modules loaded through the driver API, and device variables. */
+ * counted, never run), modules and libraries loaded through the driver API (a library's
+ * kernels are CUkernel handles, each with its one CUfunction), and device variables. */
 #define _GNU_SOURCE
 #include <cuda.h>
 #include <stdio.h>
@@ -21,6 +22,8 @@ struct kfn {
     const void* module;
     struct kfn* next;
     int max_dynamic_shmem; /* cudaFuncAttributeMaxDynamicSharedMemorySize; 0: the default 48 KiB */
+    int is_kernel;         /* a library's CUkernel (cuLibraryGetKernel) */
+    struct kfn* function;  /* a CUkernel's CUfunction (cuKernelGetFunction), made once */
 };
 static struct kfn* kfns;
 
@@ -186,50 +189,20 @@ cudaError_t cudaLaunchKernel(const void* stub, dim3 g, dim3 b, void** args, size
     ENTER;
     RET(launch_args(by_stub(stub), g, b, shmem, s, args));
 }
-/* A cooperative grid must be resident at once: one multiprocessor of 2048 threads and
- * 32 blocks (cudaGetDeviceProperties). */
-static int cooperative_fits(dim3 g, dim3 b) {
-    uint64_t threads = (uint64_t)b.x * b.y * b.z, blocks = (uint64_t)g.x * g.y * g.z;
-    return !threads || threads > 1024 || (blocks <= 2048 / threads && blocks <= 32);
-}
-
-/* Launch attributes (the runtime's and the driver's share numbers and layouts): those
- * modelled are checked as a GPU checks them; any other is refused as not supported. */
-static int launch_attrs(const cudaLaunchAttribute* a, unsigned n, dim3 g, dim3 b) {
-    if (n && !a) return cudaErrorInvalidValue;
-    for (unsigned i = 0; i < n; i++) {
-        switch (a[i].id) {
-        case cudaLaunchAttributeCooperative:
-            if (a[i].val.cooperative && !cooperative_fits(g, b)) return cudaErrorCooperativeLaunchTooLarge;
-            break;
-        case cudaLaunchAttributeClusterDimension: {
-            unsigned x = a[i].val.clusterDim.x, y = a[i].val.clusterDim.y, z = a[i].val.clusterDim.z;
-            if (!x || !y || !z || g.x % x || g.y % y || g.z % z || x * y * z > 8) return cudaErrorInvalidClusterSize;
-            break;
-        }
-        case cudaLaunchAttributePriority:
-            break; /* any value: the runtime clamps it to the device's range */
-        default:
-            return cudaErrorNotSupported;
-        }
-    }
-    return cudaSuccess;
-}
-
 cudaError_t cudaLaunchKernelExC(const cudaLaunchConfig_t* c, const void* stub, void** args) {
     (void)args;
     ENTER;
     if (!c) RET(cudaErrorInvalidValue);
     struct kfn* f = by_stub(stub);
     if (!f) f = by_handle(stub); /* a cudaKernel_t is accepted as the function too */
-    int r = launch_attrs(c->attrs, c->numAttrs, c->gridDim, c->blockDim);
+    int r = si_cuda_launch_attrs(c->attrs, c->numAttrs, c->gridDim, c->blockDim);
     if (r) RET(r);
     RET(launch(f, c->gridDim, c->blockDim, c->dynamicSmemBytes, c->stream));
 }
 cudaError_t cudaLaunchCooperativeKernel(const void* stub, dim3 g, dim3 b, void** args, size_t shmem, cudaStream_t s) {
     ENTER;
     if (!args) RET(cudaErrorInvalidValue);
-    if (!cooperative_fits(g, b)) RET(cudaErrorCooperativeLaunchTooLarge);
+    if (!si_cuda_cooperative_fits(g, b)) RET(cudaErrorCooperativeLaunchTooLarge);
     RET(launch(by_stub(stub), g, b, shmem, s));
 }
 
@@ -288,16 +261,22 @@ cudaError_t __cudaPopCallConfiguration(dim3* g, dim3* b, size_t* shmem, void* s)
 struct module {
     struct si_image im;
     struct module* next;
+    int library; /* loaded by cuLibraryLoadData: a CUlibrary, not a CUmodule */
+    void* file;  /* cuModuleLoad's copy of the file */
 };
 static struct module* modules;
 
-static struct module* live_module(const void* h) {
+static struct module* live_any(const void* h) {
     for (struct module* m = modules; m; m = m->next)
         if ((const void*)m == h) return m;
     return 0;
 }
+static struct module* live_module(const void* h) {
+    struct module* m = live_any(h);
+    return m && !m->library ? m : 0;
+}
 
-CUresult cuModuleLoadData(CUmodule* out, const void* image) {
+static CUresult load(CUmodule* out, const void* image, int library, void* file) {
     if (!out || !image) return CUDA_ERROR_INVALID_VALUE;
     si_lock();
     const unsigned char* p = image;
@@ -336,19 +315,51 @@ CUresult cuModuleLoadData(CUmodule* out, const void* image) {
         }
     si_counts.code_objects++;
     si_counts.kernels += m->im.nkernels;
+    m->library = library;
+    m->file = file;
     m->next = modules;
     modules = m;
     *out = (CUmodule)m;
     si_unlock();
     return CUDA_SUCCESS;
 }
+CUresult cuModuleLoadData(CUmodule* out, const void* image) { return load(out, image, 0, 0); }
 CUresult cuModuleLoadDataEx(CUmodule* out, const void* image, unsigned n, CUjit_option* o, void** v) {
     (void)n; (void)o; (void)v;
     return cuModuleLoadData(out, image);
 }
-CUresult cuModuleUnload(CUmodule h) {
+/* A module file: read whole (a NUL after it, for PTX text), kept while the module lives. */
+CUresult cuModuleLoad(CUmodule* out, const char* path) {
+    if (!out || !path) return CUDA_ERROR_INVALID_VALUE;
+    FILE* f = fopen(path, "rb");
+    if (!f) return CUDA_ERROR_FILE_NOT_FOUND;
+    char* buf = 0;
+    size_t n = 0, cap = 0, got;
+    do {
+        if (n + 4097 > cap) {
+            char* b = realloc(buf, cap = 2 * cap + 8192);
+            if (!b) break;
+            buf = b;
+        }
+        got = fread(buf + n, 1, cap - n - 1, f);
+        n += got;
+    } while (got);
+    fclose(f);
+    if (!buf) return CUDA_ERROR_OUT_OF_MEMORY;
+    buf[n] = 0;
+    CUresult r = n ? load(out, buf, 0, buf) : CUDA_ERROR_INVALID_IMAGE;
+    if (r) free(buf);
+    return r;
+}
+CUresult cuLibraryLoadData(CUlibrary* out, const void* code, CUjit_option* jo, void** jv, unsigned nj,
+                           CUlibraryOption* lo, void** lv, unsigned nl) {
+    (void)jo; (void)jv; (void)nj; (void)lo; (void)lv; (void)nl;
+    return load((CUmodule*)out, code, 1, 0);
+}
+static CUresult unload(const void* h, int library) {
     si_lock();
-    struct module* m = live_module(h);
+    struct module* m = live_any(h);
+    if (m && m->library != library) m = 0;
     if (!m) {
         si_unlock();
         return CUDA_ERROR_INVALID_HANDLE;
@@ -379,14 +390,18 @@ CUresult cuModuleUnload(CUmodule h) {
         }
     }
     si_image_free(&m->im);
+    free(m->file);
     free(m);
     si_unlock();
     return CUDA_SUCCESS;
 }
-CUresult cuModuleGetFunction(CUfunction* out, CUmodule h, const char* name) {
+CUresult cuModuleUnload(CUmodule h) { return unload(h, 0); }
+CUresult cuLibraryUnload(CUlibrary h) { return unload(h, 1); }
+static CUresult get_function(struct kfn** out, const void* h, const char* name, int library) {
     if (!out || !name) return CUDA_ERROR_INVALID_VALUE;
     si_lock();
-    struct module* m = live_module(h);
+    struct module* m = live_any(h);
+    if (m && m->library != library) m = 0;
     CUresult r = CUDA_SUCCESS;
     const struct si_kernel* k = m ? si_image_kernel(&m->im, name) : 0;
     struct kfn* f = k ? calloc(1, sizeof *f) : 0;
@@ -394,9 +409,33 @@ CUresult cuModuleGetFunction(CUfunction* out, CUmodule h, const char* name) {
     else if (!k) r = CUDA_ERROR_NOT_FOUND;
     else if (!f) r = CUDA_ERROR_OUT_OF_MEMORY;
     else {
-        *f = (struct kfn){0, k, m, kfns};
+        *f = (struct kfn){0, k, m, kfns, 0, library, 0};
         kfns = f;
-        *out = (CUfunction)f;
+        *out = f;
+    }
+    si_unlock();
+    return r;
+}
+CUresult cuModuleGetFunction(CUfunction* out, CUmodule h, const char* name) {
+    return get_function((struct kfn**)out, h, name, 0);
+}
+CUresult cuLibraryGetKernel(CUkernel* out, CUlibrary h, const char* name) {
+    return get_function((struct kfn**)out, h, name, 1);
+}
+/* A CUkernel's function in the current context (one device: one function per kernel). */
+CUresult cuKernelGetFunction(CUfunction* out, CUkernel k) {
+    if (!out) return CUDA_ERROR_INVALID_VALUE;
+    si_lock();
+    struct kfn* f = by_handle(k);
+    CUresult r = CUDA_SUCCESS;
+    if (!f || !f->is_kernel) r = CUDA_ERROR_INVALID_HANDLE;
+    else if (!f->function && !(f->function = calloc(1, sizeof *f->function))) r = CUDA_ERROR_OUT_OF_MEMORY;
+    else {
+        if (!f->function->k) {
+            *f->function = (struct kfn){0, f->k, f->module, kfns, 0, 0, 0};
+            kfns = f->function;
+        }
+        *out = (CUfunction)f->function;
     }
     si_unlock();
     return r;
@@ -414,12 +453,30 @@ CUresult cuModuleGetGlobal_v2(CUdeviceptr* d, size_t* bytes, CUmodule h, const c
     si_unlock();
     return r;
 }
+/* `extra`'s argument buffer (CU_LAUNCH_PARAM_BUFFER_POINTER and _SIZE, then _END): its
+ * size must be the kernel's parameter block's. */
+static int extra_ok(const struct kfn* f, void** extra) {
+    const void* buf = 0;
+    size_t size = (size_t)-1;
+    for (int i = 0; extra[i] != CU_LAUNCH_PARAM_END; i += 2) {
+        if (i >= 16) return 0;
+        if (extra[i] == CU_LAUNCH_PARAM_BUFFER_POINTER) buf = extra[i + 1];
+        else if (extra[i] == CU_LAUNCH_PARAM_BUFFER_SIZE && extra[i + 1]) size = *(const size_t*)extra[i + 1];
+        else return 0;
+    }
+    return buf && (!f || size == f->k->kernarg_size);
+}
 CUresult cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
                         unsigned shmem, CUstream s, void** params, void** extra) {
     if (params && extra) return CUDA_ERROR_INVALID_VALUE;
     si_lock();
     dim3 g = {gx, gy, gz}, b = {bx, by, bz};
-    int r = launch_args(by_handle(f), g, b, shmem, s, params);
+    struct kfn* fn = by_handle(f);
+    if (extra && !extra_ok(fn, extra)) {
+        si_unlock();
+        return CUDA_ERROR_INVALID_VALUE;
+    }
+    int r = launch_args(fn, g, b, shmem, s, params);
     si_unlock();
     /* The runtime's numbers, as the driver's: invalid value, handle, configuration. */
     return r == 0 ? CUDA_SUCCESS : r == cudaErrorInvalidDeviceFunction ? CUDA_ERROR_INVALID_HANDLE
@@ -500,6 +557,14 @@ CUresult cuFuncSetAttribute(CUfunction f, CUfunction_attribute a, int v) {
     si_unlock();
     return driver_result(r);
 }
+CUresult cuKernelSetCacheConfig(CUkernel k, CUfunc_cache c, CUdevice dev) {
+    if (dev != 0) return CUDA_ERROR_INVALID_DEVICE;
+    si_lock();
+    struct kfn* f = by_handle(k);
+    int r = !f || !f->is_kernel ? cudaErrorInvalidDeviceFunction : (unsigned)c <= CU_FUNC_CACHE_PREFER_EQUAL ? 0 : cudaErrorInvalidValue;
+    si_unlock();
+    return driver_result(r);
+}
 CUresult cuFuncSetCacheConfig(CUfunction f, CUfunc_cache c) {
     si_lock();
     int r = !by_handle(f) ? cudaErrorInvalidDeviceFunction : (unsigned)c <= CU_FUNC_CACHE_PREFER_EQUAL ? 0 : cudaErrorInvalidValue;
@@ -511,7 +576,7 @@ CUresult cuLaunchCooperativeKernel(CUfunction f, unsigned gx, unsigned gy, unsig
     dim3 g = {gx, gy, gz}, b = {bx, by, bz};
     if (!params) return CUDA_ERROR_INVALID_VALUE;
     si_lock();
-    int r = cooperative_fits(g, b) ? launch(by_handle(f), g, b, shmem, s) : cudaErrorCooperativeLaunchTooLarge;
+    int r = si_cuda_cooperative_fits(g, b) ? launch(by_handle(f), g, b, shmem, s) : cudaErrorCooperativeLaunchTooLarge;
     si_unlock();
     return driver_result(r);
 }
@@ -520,7 +585,7 @@ CUresult cuLaunchKernelEx(const CUlaunchConfig* c, CUfunction f, void** params, 
     if (!c || (params && extra)) return CUDA_ERROR_INVALID_VALUE;
     dim3 g = {c->gridDimX, c->gridDimY, c->gridDimZ}, b = {c->blockDimX, c->blockDimY, c->blockDimZ};
     si_lock();
-    int r = launch_attrs((const cudaLaunchAttribute*)c->attrs, c->numAttrs, g, b);
+    int r = si_cuda_launch_attrs((const cudaLaunchAttribute*)c->attrs, c->numAttrs, g, b);
     if (!r) r = launch(by_handle(f), g, b, c->sharedMemBytes, c->hStream);
     si_unlock();
     return driver_result(r);
@@ -543,6 +608,16 @@ cudaError_t cudaGraphExecKernelNodeSetParams(cudaGraphExec_t x, cudaGraphNode_t 
                                              const struct cudaKernelNodeParams* p) {
     ENTER;
     RET(si_graph_exec_of(x) && node && p && by_stub(p->func) ? cudaSuccess : cudaErrorInvalidValue);
+}
+/* CUDA_KERNEL_NODE_PARAMS v2, what cuda.h binds a program's cuGraphAddKernelNode to: the
+ * function, else the CUkernel (`kern`), must be known. */
+CUresult cuGraphAddKernelNode_v2(CUgraphNode* out, CUgraph g, const CUgraphNode* d, size_t n,
+                                 const CUDA_KERNEL_NODE_PARAMS_v2* p) {
+    si_lock();
+    int ok = p && (p->func ? by_handle(p->func) != 0 : by_handle(p->kern) != 0);
+    int r = ok ? si_graph_add_empty((si_node**)out, si_graph_of(g), (si_node* const*)d, n) : 0;
+    si_unlock();
+    return !ok ? CUDA_ERROR_INVALID_HANDLE : r ? CUDA_ERROR_INVALID_VALUE : CUDA_SUCCESS;
 }
 /* The unversioned symbols (CUDA_KERNEL_NODE_PARAMS v1), which replay calls; cuda.h maps
  * the names onto the _v2 forms. */
@@ -578,4 +653,10 @@ cudaError_t __cudaLaunchKernel_ptsz(const void* kernel, dim3 g, dim3 b, void** a
 cudaError_t cudaLaunchKernel_ptsz(const void* stub, dim3 g, dim3 b, void** args, size_t shmem, cudaStream_t s);
 cudaError_t cudaLaunchKernel_ptsz(const void* stub, dim3 g, dim3 b, void** args, size_t shmem, cudaStream_t s) {
     return cudaLaunchKernel(stub, g, b, args, shmem, s ? s : cudaStreamPerThread);
+}
+CUresult cuLaunchKernel_ptsz(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
+                             unsigned bz, unsigned shmem, CUstream s, void** params, void** extra);
+CUresult cuLaunchKernel_ptsz(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
+                             unsigned bz, unsigned shmem, CUstream s, void** params, void** extra) {
+    return cuLaunchKernel(f, gx, gy, gz, bx, by, bz, shmem, s ? s : CU_STREAM_PER_THREAD, params, extra);
 }

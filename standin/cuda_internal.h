@@ -1,4 +1,4 @@
-/* What the stand-in CUDA runtime's two files (cuda.c, cuda_code.c) share: the
+/* What the stand-in CUDA runtime's files (cuda.c, cuda_code.c, cuda_launch.c, cuda_driver.c...) share: the
  * lock-and-return macros, the last error, the device's target. */
 #pragma once
 #include <cuda_runtime_api.h>
@@ -8,6 +8,10 @@
 extern __thread cudaError_t si_cuda_last_error;
 /* The device's target: $HRR_STAND_IN_ARCH, default sm_90. */
 const char* si_cuda_arch(void);
+/* Launch attributes (cuda_launch.c): 0 when a GPU would take them for a grid g of blocks b,
+ * else the runtime's error; and whether a cooperative grid fits on the device at once. */
+int si_cuda_launch_attrs(const cudaLaunchAttribute* a, unsigned n, dim3 g, dim3 b);
+int si_cuda_cooperative_fits(dim3 g, dim3 b);
 /* A broken binary: says what and stops the program. */
 void si_cuda_broken(const char* what, const char* detail) __attribute__((noreturn));
 

@@ -1,5 +1,5 @@
 //! Asynchronous D2H copies whose expected output capture attached later, in a
-//! `CopyOutput` record, replayed against the stand-in runtime (tests/stand_in/cuda.c: an
+//! `CopyOutput` record, replayed against the stand-in runtime (standin/: an
 //! asynchronous copy into host memory lands only when a stream, an event or the device
 //! is waited for): replay compares when the attaching record arrives, after waiting for
 //! its own event, so a check made before the copy landed cannot pass; the one-byte edit

@@ -236,12 +236,13 @@ fn each_module_load_is_its_own_instance_with_its_own_globals() {
     let d = tempfile::tempdir().unwrap();
     let a = d.path().join("a");
     let w = seeds::writer(&a, Compression::None);
-    let co = w.put_code_object(b"\x7fELF stand-in module").unwrap();
+    let image = stand_in::ptx(&[], &[("vec_bias", 16)]);
+    let co = w.put_code_object(&image).unwrap();
     for (module, global) in [(0x30u64, 0xa000u64), (0x40, 0xb000)] {
         event(&w, semantic::MODULE_LOAD, |p| {
             p.handle(fid::HANDLE, module)
                 .str(fid::CODE_OBJECT, &co.to_hex())
-                .u64(fid::SIZE, 20);
+                .u64(fid::SIZE, image.len() as u64);
         });
         event(&w, semantic::SYMBOL_ADDRESS, |p| {
             p.u64(fid::HOST_STUB, 0)

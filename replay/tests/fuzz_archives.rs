@@ -13,7 +13,7 @@
 //! Every mutation is opened, its events decoded and rendered, its blobs and code objects
 //! loaded and the copy repaired, in-process (a panic is caught and counted); and each
 //! goes through the binary once, the mode taking turns: `--info`, `--events`,
-//! `--repair`, and replay against the stand-in runtime (`tests/stand_in/cuda.c`, where a
+//! `--repair`, and replay against the stand-in runtime (standin/, where a
 //! read past replay's buffers is a crash). A binary run is killed after
 //! `RUN_TIMEOUT` (a hang); exit 101 is a panic, a signal an abort or crash; its peak
 //! memory is the child's `ru_maxrss` from wait4. Limits: 64 MiB per file and host

@@ -1,7 +1,7 @@
 //! Hostile archives through the hrr-replay binary, each once a reported defect: manifest
 //! and event strings that drive a terminal, a 1D upload whose count runs past its blob,
 //! and a download count far beyond the limits. Replay runs against the stand-in runtime
-//! (`tests/stand_in/cuda.c`), so a read past replay's own buffer is a crash here.
+//! (standin/), so a read past replay's own buffer is a crash here.
 
 #[path = "common/seeds.rs"]
 mod seeds;

@@ -1,9 +1,10 @@
 //! Launch configuration and stream-ordered memory through the hrr-replay binary, against
-//! the stand-in runtime (`tests/stand_in/cuda.c`), which checks what a GPU checks: a
+//! the repository's stand-in runtime (standin/), which checks what a GPU checks: a
 //! launch with more than 48 KiB of dynamic shared memory needs the function's attribute
 //! raised first, a cluster dimension must divide the grid, an access policy window's base
-//! must be device memory, launch events and pools must be ones it made, and pool
-//! properties must carry no host pointer. Archives are written as capture writes them
+//! must be device memory, launch events and pools must be ones it made, pool
+//! properties must carry no host pointer, and an attribute id CUDA 13 does not define is
+//! an invalid value. Archives are written as capture writes them
 //! (`capture/tests/launch_config.rs` checks capture's side).
 
 // The writer and the row encodings only; the rich archive is the fuzzer's.
@@ -40,6 +41,9 @@ enum Variant {
     UnknownEvent,
     /// The program ends with its own pool as the device's current pool, not destroyed.
     LeavesPoolSet,
+    /// The attributed launch also carries an id CUDA 13 does not define (a newer
+    /// runtime's), which replay keeps verbatim.
+    NewerAttribute,
 }
 
 fn append(w: &ProcessWriter, id: u16, p: &PayloadWriter) {
@@ -84,7 +88,7 @@ fn attr(p: &mut PayloadWriter, id: u32, words: &[u64]) {
 fn write(root: &Path, v: Variant) {
     let w = seeds::writer(root, Compression::None);
     let code = w
-        .put_code_object(b"\x7fELF stand-in code object")
+        .put_code_object(&stand_in::ptx(&[("k", &[8])], &[]))
         .unwrap()
         .to_hex();
     append(
@@ -147,8 +151,8 @@ fn write(root: &Path, v: Variant) {
         semantic::LAUNCH_COOPERATIVE,
         &launch(&code, 0, 4, &[DEV_A]),
     );
-    // Cluster {2,1,1}, an access policy window on DEV_A + 64, a completion event, and an
-    // id CUDA 13 does not define (kept verbatim).
+    // Cluster {2,1,1}, an access policy window on DEV_A + 64, a completion event, and (one
+    // variant) an id CUDA 13 does not define (kept verbatim).
     let mut ex = launch(&code, 64 << 10, 8, &[DEV_A]);
     attr(&mut ex, 4, &[0x0000_0001_0000_0002, 1]);
     attr(&mut ex, 1, &[DEV_A + 64, 4096]);
@@ -158,7 +162,9 @@ fn write(root: &Path, v: Variant) {
         EVENT
     };
     attr(&mut ex, 12, &[event]);
-    attr(&mut ex, 77, &[5]);
+    if v == Variant::NewerAttribute {
+        attr(&mut ex, 77, &[5]);
+    }
     append(&w, semantic::LAUNCH_KERNEL_EX, &ex);
 
     // Stream-ordered memory: the default pool, a created pool, allocations from both.
@@ -426,6 +432,21 @@ fn a_launch_attribute_replay_cannot_honour_fails_naming_it() {
     assert_eq!(
         failures(&r),
         ["LaunchKernelEx: cannot honour launch attribute LaunchCompletionEvent: event 0x9990 was never created in this capture"]
+    );
+}
+
+/// An attribute id CUDA 13 does not define reaches the runtime verbatim (named by its
+/// number): the stand-in, a CUDA 13 runtime, refuses it as an invalid value, and replay
+/// names the launch and its attributes.
+#[test]
+fn an_attribute_id_replay_does_not_know_is_passed_verbatim() {
+    let Some((code, r)) = replay(Variant::NewerAttribute) else {
+        return;
+    };
+    assert_eq!(code, Some(1));
+    assert_eq!(
+        failures(&r),
+        ["LaunchKernelEx: cuLaunchKernelEx of k with launch attributes [ClusterDimension, AccessPolicyWindow, LaunchCompletionEvent, attribute 77] returned 1, capture returned 0"]
     );
 }
 

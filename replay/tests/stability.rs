@@ -1,4 +1,4 @@
-//! `--stability-runs N` against the stand-in runtime (tests/stand_in/cuda.c), which
+//! `--stability-runs N` against the stand-in runtime (standin/'s on_request.c), which
 //! makes device-to-host results vary on demand (`HRR_STAND_IN_VARY`: bytes that differ
 //! in every result, as a float atomic sum does from run to run) or go wrong alike
 //! (`HRR_STAND_IN_SKEW`: one byte wrong in every result, a regression). Bytes the

@@ -1,5 +1,7 @@
-// A driver-API program for capture's GPU-free test (against driver.c): each call once,
-// its return code printed as name=code. argv[1] is a module file (PTX text).
+// A driver-API program for capture's GPU-free test (against the stand-in of standin/, as
+// libcuda.so.1): each call once, its return code printed as name=code, and the handles the
+// test looks for in the archive as "handle name=0x...". argv[1] is a module file (PTX
+// text defining a kernel `k` of two 8-byte parameters and a 16-byte global `var`).
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -53,7 +55,10 @@ int cuGraphExecMemcpyNodeSetParams(void*, void*, const void*, void*);
 int cuLaunchCooperativeKernel(void*, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, void*, void**);
 int cuKernelSetCacheConfig(void*, int, int);
 int cuFuncSetCacheConfig(void*, int);
+int cuEventCreate(void**, unsigned);
+int cuEventRecord(void*, void*);
 int cuEventQuery(void*);
+int cuEventDestroy_v2(void*);
 
 #define CALL(name, call) printf("%s=%d\n", name, (call))
 
@@ -64,7 +69,9 @@ int main(int argc, char** argv) {
     CALL("init", cuInit(0));
     CALL("device", cuDeviceGet(&dev, 0));
     // A zero-filled CUctxCreateParams (no affinity, no CIG): it means what NULL means.
-    struct { void* affinity; int affinity_count; void* cig; } params = {0, 0, 0};
+    // (memset: the padding after the count too, which an initialiser leaves undefined.)
+    struct { void* affinity; int affinity_count; void* cig; } params;
+    memset(&params, 0, sizeof params);
     CALL("ctx", cuCtxCreate_v4(&ctx, &params, 0, dev));
     CALL("runtime_malloc", cudaMalloc(&rt, 64));
     CUdeviceptr d = 0;
@@ -98,7 +105,8 @@ int main(int argc, char** argv) {
     size_t packed_size = sizeof packed;
     void* extra[] = {(void*)1, &packed, (void*)2, &packed_size, (void*)0};
     CALL("launch_extra", cuLaunchKernel(fn, 2, 1, 1, 64, 1, 1, 0, stream, NULL, extra));
-    static const char ptx[] = ".version 8.0\n.target sm_90\n";
+    static const char ptx[] = ".version 8.0\n.target sm_90\n.address_size 64\n"
+                              ".visible .entry k(.param .u64 k_a, .param .u64 k_b)\n{\n ret;\n}\n";
     CALL("library", cuLibraryLoadData(&lib, ptx, NULL, NULL, 0, NULL, NULL, 0));
     CALL("kernel", cuLibraryGetKernel(&kernel, lib, "k"));
     CALL("kernel_launch", cuLaunchKernel(kernel, 1, 1, 1, 32, 1, 1, 0, NULL, (void*[]){&d, &global}, NULL));
@@ -149,9 +157,13 @@ int main(int argc, char** argv) {
     CALL("cooperative", cuLaunchCooperativeKernel(kfn, 2, 1, 1, 32, 1, 1, 0, stream, (void*[]){&d, &d}));
     CALL("kernel_cache", cuKernelSetCacheConfig(kernel, 1, dev));
     CALL("func_cache", cuFuncSetCacheConfig(kfn, 2));
-    // Polling until the work is done: one record for the run, one for the result.
+    // Polling an event recorded after the stream's queued work until the work is done: one
+    // record for the run, one for the result.
+    void* event = 0;
+    CALL("event", cuEventCreate(&event, 0));
+    CALL("record", cuEventRecord(event, stream));
     int polls = 0, q;
-    while ((q = cuEventQuery((void*)0xe7)) == 600) ++polls;
+    while ((q = cuEventQuery(event)) == 600) ++polls;
     printf("polls=%d\n", polls);
     CALL("poll_done", q);
     // The per-thread default stream forms a per-thread program's static runtime calls.
@@ -162,7 +174,10 @@ int main(int argc, char** argv) {
     CALL("free_host", cuMemFreeHost(mapped));
     CALL("free", cuMemFree_v2(d));
     CALL("stream_destroy", cuStreamDestroy_v2(stream));
+    CALL("event_destroy", cuEventDestroy_v2(event));
     CALL("ctx_destroy", cuCtxDestroy_v2(ctx));
+    printf("handle ctx=%p\nhandle stream=%p\nhandle module=%p\nhandle kernel=%p\nhandle function=%p\n", ctx,
+           stream, module, kernel, kfn);
     // The program's own checks: the copies saw what the stand-in device holds.
     if (memcmp(host, again, 256) != 0 || cur != ctx || global_size != 16) return 1;
     return 0;

@@ -66,7 +66,12 @@ pub fn rich_archive(root: &Path, compression: Compression, rounds: u32) {
     let mut p = PayloadWriter::new();
     p.handle(ApiDesc::field_id(0), 0x5500);
     w.append(id::StreamCreate, 0, 1, 0, p.as_bytes()).unwrap();
-    let code = w.put_code_object(b"\x7fELF stand-in code object").unwrap();
+    // PTX defining each round's kernel: a pointer and the round (u32).
+    let names: Vec<String> = (0..rounds).map(|r| format!("kernel_{r}")).collect();
+    let kernels: Vec<(&str, &[usize])> = names.iter().map(|n| (n.as_str(), &[8, 4][..])).collect();
+    let code = w
+        .put_code_object(&crate::stand_in::ptx(&kernels, &[]))
+        .unwrap();
     for round in 0..rounds {
         // Patterned (compressible) and varied bytes.
         let data: Vec<u8> = (0..8192u32)
