@@ -275,6 +275,7 @@ static void run(struct op* o) {
     case OP_LAUNCH:
         si_counts.launches++;
         if (o->value && !si_sticky) si_sticky = o->value;
+        if (o->kernel && !si_sticky) o->kernel(o); /* a kernel the stand-in runs (kernels.c) */
         break;
     case OP_EVENT:
         if (o->event->done_epoch < o->epoch) {
@@ -374,6 +375,8 @@ int si_stream_destroy(si_stream* s) {
 int si_stream_sync(si_stream* s) {
     if (!s) return SI_INVALID_HANDLE;
     if (s->capture) return graph->capture_invalidate(s->capture);
+    int r = graph->capture_unsafe(); /* another thread's global capture forbids it */
+    if (r) return r;
     if (s == &null_stream) si_legacy_sync();
     else drain(s);
     return SI_OK;
@@ -464,12 +467,19 @@ static int fault_mark(const char* kernel) {
     return code;
 }
 
-int si_enqueue_launch(si_stream* s, const char* kernel) {
+int si_enqueue_launch_op(si_stream* s, const char* kernel, const struct op* body) {
     struct op* o = new_op(OP_LAUNCH);
     if (!o) return SI_NO_MEMORY;
+    if (body) {
+        *o = *body;
+        o->kind = OP_LAUNCH;
+        o->next = 0;
+    }
     o->value = fault_mark(kernel);
     return push(s, o);
 }
+
+int si_enqueue_launch(si_stream* s, const char* kernel) { return si_enqueue_launch_op(s, kernel, 0); }
 
 int si_enqueue_host_fn(si_stream* s, void (*fn)(void*), void* data) {
     if (!fn) return SI_INVALID_VALUE;

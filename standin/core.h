@@ -1,6 +1,7 @@
 /* The vendor-neutral core of the stand-in runtimes (standin/hip.c, standin/cuda.c): a
  * device whose memory is host memory, streams that run their work in order when waited
- * for, events, and a count of kernel launches (no kernel runs). Every check a GPU runtime
+ * for, events, and a count of kernel launches (no GPU code runs; kernels.c runs the few
+ * kernels the stand-in knows by name on the host, below). Every check a GPU runtime
  * makes on a range, handle or configuration is made here and fails with the error code
  * both vendors give it (their numbers agree for everything used here). */
 #pragma once
@@ -105,6 +106,27 @@ int si_enqueue_copy2d(si_stream* s, void* dst, size_t dpitch, const void* src, s
 int si_enqueue_memset2d(si_stream* s, void* dst, size_t pitch, int value, size_t width,
                         size_t height, size_t elem);
 int si_enqueue_launch(si_stream* s, const char* kernel);
+
+/* Kernels the stand-in runs (kernels.c). A launch is a kernel's name and parameter sizes
+ * (from its code object), its grid and block, and its argument pointers (each at its
+ * parameter's bytes; null where the caller has none). A kernel known by name and layout
+ * (kernels.c's table: `hrr_xor_bytes(unsigned char* p, unsigned long long key)`, thread i
+ * xors p[i] with the key's low byte) runs its body on the host, over the bytes, when the
+ * launch or the graph kernel node runs, its arguments read when the launch or node was
+ * made; any other kernel does nothing (a launch is counted, a node is an empty node). */
+typedef struct si_graph si_graph;
+typedef struct si_node si_node;
+struct si_launch {
+    const char* name;
+    int nparams;
+    const uint32_t* param_size;
+    unsigned grid[3], block[3];
+    void** args;
+};
+int si_enqueue_kernel(si_stream* s, const struct si_launch* l);
+int si_graph_add_kernel(si_node** out, si_graph* g, si_node* const* deps, size_t n, const struct si_launch* l);
+/* A kernel node's launch replaced: in its graph, or (exec set) in that executable graph. */
+int si_graph_set_kernel(si_graph* exec, const void* node, const struct si_launch* l);
 int si_enqueue_host_fn(si_stream* s, void (*fn)(void*), void* data);
 int si_enqueue_stream_callback(si_stream* s, void (*fn)(void*, int, void*), void* handle,
                                void* data);
@@ -154,6 +176,8 @@ int si_graph_add_memset2d(si_node** out, si_graph* g, si_node* const* deps, size
 int si_graph_add_empty(si_node** out, si_graph* g, si_node* const* deps, size_t n);
 int si_graph_add_event(si_node** out, si_graph* g, si_node* const* deps, size_t n, si_event* e,
                        int wait);
+/* A host node: fn(data) runs on the host when the node runs. */
+int si_graph_add_host(si_node** out, si_graph* g, si_node* const* deps, size_t n, void (*fn)(void*), void* data);
 int si_graph_add_child(si_node** out, si_graph* g, si_node* const* deps, size_t n, si_graph* child);
 /* Graph memory (CUDA): an allocation node reserves device memory for the graph's life and
  * returns its address; a free node must name an allocation node's address in g. */
@@ -168,7 +192,7 @@ int si_graph_add_free(si_node** out, si_graph* g, si_node* const* deps, size_t n
 /* A memcpy node's new 1D copy: in its graph, or (exec set) in that executable graph. */
 int si_graph_set_copy1d(si_graph* exec, const void* node, void* dst, const void* src, size_t count);
 /* n edges from[i] -> to[i] of g added (add) or removed; an added edge must point back to an
- * earlier node (nodes run in the order added), else SI_NOT_SUPPORTED. */
+ * earlier node (a graph never holds a cycle), else SI_NOT_SUPPORTED. */
 int si_graph_edges(si_graph* g, si_node* const* from, si_node* const* to, size_t n, int add);
 /* Stream capture. Modes as both vendors number them: 0 global, 1 thread-local, 2 relaxed. */
 int si_capture_begin(si_stream* s, int mode);
@@ -178,6 +202,10 @@ int si_capture_end(si_stream* s, si_graph** out);
 /* Status as both vendors number it: 0 none, 1 active, 2 invalidated. */
 int si_capture_status(si_stream* s, int* status, unsigned long long* id);
 int si_exchange_capture_mode(int* mode);
+/* A potentially unsafe call (a stream synchronisation, a module load) made by this thread
+ * while captures are open: 0 where the capture modes allow it; else the capture that
+ * forbids it is invalidated and the error to give is returned. */
+int si_capture_unsafe(void);
 
 /* Stream-ordered memory pools (pool.c). The default pool is the device's from the start. */
 typedef struct si_pool si_pool;

@@ -1,9 +1,14 @@
-/* What core.c shares with graph.c (graphs and stream capture) alone: the queued operation,
- * the stream and the event. Vendor files use core.h. */
+/* What core.c shares with graph.c (graphs and stream capture), on_request.c and kernels.c
+ * (kernels run on the host) alone: the queued operation, the stream and the event. Vendor
+ * files use core.h. */
 #pragma once
+#include <pthread.h>
 #include <time.h>
 
 #include "core.h"
+
+/* The most 8-byte argument words of a kernel the stand-in runs (kernels.c). */
+#define SI_HOST_KERNEL_ARGS 4
 
 enum op_kind { OP_COPY, OP_MEMSET, OP_LAUNCH, OP_EVENT, OP_WAIT, OP_HOST_FN, OP_CALLBACK, OP_GRAPH, OP_EMPTY };
 struct op {
@@ -19,6 +24,11 @@ struct op {
     void (*callback)(void*, int, void*);
     void *handle, *data;
     si_graph* graph; /* OP_GRAPH: the executable graph run */
+    /* OP_LAUNCH of a kernel the stand-in runs (kernels.c): its body, its argument words
+     * (copied when the launch or node was made), its threads (grid times block). */
+    void (*kernel)(const struct op* o);
+    uint64_t kargs[SI_HOST_KERNEL_ARGS];
+    size_t threads;
 };
 
 /* The most operations a stream holds (core.c's push runs the oldest past it). */
@@ -33,6 +43,7 @@ struct si_stream {
     si_graph* capture;
     int capture_mode, capture_origin;
     int capture_to_graph; /* the origin captures into the program's own graph */
+    pthread_t capture_thread; /* the thread that began the capture */
     unsigned long long capture_id;
     si_node** tails;
     size_t ntails;
@@ -52,6 +63,13 @@ struct si_event {
 
 /* Runs one operation now (graph launches run their nodes' operations through it). */
 void si_run_op(struct op* o);
+/* Queues a launch of the kernel named so, doing what body does (a copy is queued; null:
+ * nothing), on s. */
+int si_enqueue_launch_op(si_stream* s, const char* kernel, const struct op* body);
+/* graph.c: a node doing o (copied); kernel: a kernel node, whose operation
+ * si_graph_set_op may replace (in its graph, or with exec set in that executable graph). */
+int si_graph_add_op(si_node** out, si_graph* g, si_node* const* deps, size_t n, const struct op* o, int kernel);
+int si_graph_set_op(si_graph* exec, const void* node, const struct op* o);
 /* Queues o (calloc'd; taken) on s, as every enqueue does. */
 int si_enqueue_op(si_stream* s, struct op* o);
 si_stream* si_all_streams(void);
@@ -78,6 +96,7 @@ struct si_graph_hooks {
     void (*capture_forget)(si_event* e);
     int (*capture_invalidate)(si_graph* g);
     void (*graph_run)(si_graph* x);
+    int (*capture_unsafe)(void);
 };
 void si_set_graph_hooks(const struct si_graph_hooks* h);
 

@@ -4,8 +4,9 @@
  * device of core.c, and the driver entry points replay and capture use (modules, launches,
  * parameter layouts). Registration and module loads parse the real fat binaries, cubins
  * and PTX (cubin.c) for the device ($HRR_STAND_IN_ARCH, default sm_90); parameter layouts
- * come from the cubin's .nv.info, as the real driver's do. No kernel runs. This file: the
- * device, memory, streams and events; cuda_code.c: code, launches, variables. */
+ * come from the cubin's .nv.info, as the real driver's do. No GPU code runs: a launch of a
+ * kernel kernels.c knows by name runs there on the host, any other does nothing. This
+ * file: the device, memory, streams and events; cuda_code.c: code, launches, variables. */
 #define _GNU_SOURCE
 #include <cuda.h>
 #include <cuda_runtime_api.h>

@@ -1,7 +1,8 @@
 /* The stand-in CUDA runtime's code: fat binaries nvcc's constructors register, kernel
  * handles (`__cudaGetKernel`, `cudaGetFuncBySymbol`) and their parameter layouts
- * (`cuKernelGetParamInfo`, `cuFuncGetParamInfo`, from the cubin), launches (checked,
- * counted, never run), modules and libraries loaded through the driver API (a library's
+ * (`cuKernelGetParamInfo`, `cuFuncGetParamInfo`, from the cubin), launches (checked and
+ * counted; a kernel kernels.c knows runs there), modules (loading one while a capture
+ * forbids it invalidates the capture) and libraries loaded through the driver API (a library's
  * kernels are CUkernel handles, each with its one CUfunction), and device variables. */
 #define _GNU_SOURCE
 #include <cuda.h>
@@ -166,7 +167,13 @@ CUresult cuFuncGetParamInfo(CUfunction f, size_t i, size_t* off, size_t* size) {
 
 /* ---- launches ---- */
 
-static int launch(const struct kfn* f, dim3 g, dim3 b, size_t shmem, const void* s) {
+int si_cuda_kernel_launch(struct si_launch* l, const void* h, int stub, dim3 g, dim3 b, void** args) {
+    const struct kfn* f = stub ? by_stub(h) : by_handle(h);
+    if (!f) return cudaErrorInvalidDeviceFunction;
+    *l = (struct si_launch){f->k->name, f->k->nparams, f->k->param_size, {g.x, g.y, g.z}, {b.x, b.y, b.z}, args};
+    return 0;
+}
+static int launch(const struct kfn* f, dim3 g, dim3 b, size_t shmem, const void* s, void** args) {
     si_stream* st = si_stream_of(s);
     if (!f) return cudaErrorInvalidDeviceFunction;
     if (!st) return cudaErrorInvalidResourceHandle;
@@ -174,12 +181,14 @@ static int launch(const struct kfn* f, dim3 g, dim3 b, size_t shmem, const void*
     if (b.x > 1024 || b.y > 1024 || b.z > 64 || (uint64_t)b.x * b.y * b.z > 1024) return cudaErrorInvalidConfiguration;
     if (g.y > 65535 || g.z > 65535 || g.x > 0x7fffffffu) return cudaErrorInvalidConfiguration;
     if (shmem > (size_t)(f->max_dynamic_shmem > 48 << 10 ? f->max_dynamic_shmem : 48 << 10)) return cudaErrorInvalidValue;
-    return si_enqueue_launch(st, f->k->name);
+    struct si_launch l;
+    si_cuda_kernel_launch(&l, f, 0, g, b, args);
+    return si_enqueue_kernel(st, &l);
 }
 /* A launch with its arguments: a texture or surface object in them must be live here. */
 static int launch_args(const struct kfn* f, dim3 g, dim3 b, size_t shmem, const void* s, void** args) {
     if (f && si_check_object_args(args, f->k->nparams, f->k->param_size)) return cudaErrorInvalidValue;
-    return launch(f, g, b, shmem, s);
+    return launch(f, g, b, shmem, s, args);
 }
 cudaError_t __cudaLaunchKernel(const void* kernel, dim3 g, dim3 b, void** args, size_t shmem, cudaStream_t s) {
     ENTER;
@@ -190,20 +199,19 @@ cudaError_t cudaLaunchKernel(const void* stub, dim3 g, dim3 b, void** args, size
     RET(launch_args(by_stub(stub), g, b, shmem, s, args));
 }
 cudaError_t cudaLaunchKernelExC(const cudaLaunchConfig_t* c, const void* stub, void** args) {
-    (void)args;
     ENTER;
     if (!c) RET(cudaErrorInvalidValue);
     struct kfn* f = by_stub(stub);
     if (!f) f = by_handle(stub); /* a cudaKernel_t is accepted as the function too */
     int r = si_cuda_launch_attrs(c->attrs, c->numAttrs, c->gridDim, c->blockDim);
     if (r) RET(r);
-    RET(launch(f, c->gridDim, c->blockDim, c->dynamicSmemBytes, c->stream));
+    RET(launch(f, c->gridDim, c->blockDim, c->dynamicSmemBytes, c->stream, args));
 }
 cudaError_t cudaLaunchCooperativeKernel(const void* stub, dim3 g, dim3 b, void** args, size_t shmem, cudaStream_t s) {
     ENTER;
     if (!args) RET(cudaErrorInvalidValue);
     if (!si_cuda_cooperative_fits(g, b)) RET(cudaErrorCooperativeLaunchTooLarge);
-    RET(launch(by_stub(stub), g, b, shmem, s));
+    RET(launch(by_stub(stub), g, b, shmem, s, args));
 }
 
 /* Function settings: the dynamic shared memory limit is kept and enforced at launch
@@ -279,6 +287,11 @@ static struct module* live_module(const void* h) {
 static CUresult load(CUmodule* out, const void* image, int library, void* file) {
     if (!out || !image) return CUDA_ERROR_INVALID_VALUE;
     si_lock();
+    int unsafe = si_capture_unsafe(); /* loading code during a capture invalidates it */
+    if (unsafe) {
+        si_unlock();
+        return (CUresult)unsafe;
+    }
     const unsigned char* p = image;
     uint32_t magic;
     memcpy(&magic, p, 4);
@@ -400,6 +413,11 @@ CUresult cuLibraryUnload(CUlibrary h) { return unload(h, 1); }
 static CUresult get_function(struct kfn** out, const void* h, const char* name, int library) {
     if (!out || !name) return CUDA_ERROR_INVALID_VALUE;
     si_lock();
+    int unsafe = si_capture_unsafe(); /* so does loading a function */
+    if (unsafe) {
+        si_unlock();
+        return (CUresult)unsafe;
+    }
     struct module* m = live_any(h);
     if (m && m->library != library) m = 0;
     CUresult r = CUDA_SUCCESS;
@@ -576,7 +594,7 @@ CUresult cuLaunchCooperativeKernel(CUfunction f, unsigned gx, unsigned gy, unsig
     dim3 g = {gx, gy, gz}, b = {bx, by, bz};
     if (!params) return CUDA_ERROR_INVALID_VALUE;
     si_lock();
-    int r = si_cuda_cooperative_fits(g, b) ? launch(by_handle(f), g, b, shmem, s) : cudaErrorCooperativeLaunchTooLarge;
+    int r = si_cuda_cooperative_fits(g, b) ? launch(by_handle(f), g, b, shmem, s, params) : cudaErrorCooperativeLaunchTooLarge;
     si_unlock();
     return driver_result(r);
 }
@@ -586,63 +604,9 @@ CUresult cuLaunchKernelEx(const CUlaunchConfig* c, CUfunction f, void** params, 
     dim3 g = {c->gridDimX, c->gridDimY, c->gridDimZ}, b = {c->blockDimX, c->blockDimY, c->blockDimZ};
     si_lock();
     int r = si_cuda_launch_attrs((const cudaLaunchAttribute*)c->attrs, c->numAttrs, g, b);
-    if (!r) r = launch(by_handle(f), g, b, c->sharedMemBytes, c->hStream);
+    if (!r) r = launch(by_handle(f), g, b, c->sharedMemBytes, c->hStream, params);
     si_unlock();
     return driver_result(r);
-}
-
-/* Graph kernel nodes: the kernel (a registered stub; for the driver's forms a function
- * handle) must be known; the node then runs in its graph like an empty node, since the
- * stand-in runs no kernel (its launches are not counted in the exit report). */
-cudaError_t cudaGraphAddKernelNode(cudaGraphNode_t* out, cudaGraph_t g, const cudaGraphNode_t* d, size_t n,
-                                   const struct cudaKernelNodeParams* p) {
-    ENTER;
-    if (!p || !by_stub(p->func)) RET(cudaErrorInvalidDeviceFunction);
-    RET(si_graph_add_empty((si_node**)out, si_graph_of(g), (si_node* const*)d, n));
-}
-cudaError_t cudaGraphKernelNodeSetParams(cudaGraphNode_t node, const struct cudaKernelNodeParams* p) {
-    ENTER;
-    RET(node && p && by_stub(p->func) ? cudaSuccess : cudaErrorInvalidValue);
-}
-cudaError_t cudaGraphExecKernelNodeSetParams(cudaGraphExec_t x, cudaGraphNode_t node,
-                                             const struct cudaKernelNodeParams* p) {
-    ENTER;
-    RET(si_graph_exec_of(x) && node && p && by_stub(p->func) ? cudaSuccess : cudaErrorInvalidValue);
-}
-/* CUDA_KERNEL_NODE_PARAMS v2, what cuda.h binds a program's cuGraphAddKernelNode to: the
- * function, else the CUkernel (`kern`), must be known. */
-CUresult cuGraphAddKernelNode_v2(CUgraphNode* out, CUgraph g, const CUgraphNode* d, size_t n,
-                                 const CUDA_KERNEL_NODE_PARAMS_v2* p) {
-    si_lock();
-    int ok = p && (p->func ? by_handle(p->func) != 0 : by_handle(p->kern) != 0);
-    int r = ok ? si_graph_add_empty((si_node**)out, si_graph_of(g), (si_node* const*)d, n) : 0;
-    si_unlock();
-    return !ok ? CUDA_ERROR_INVALID_HANDLE : r ? CUDA_ERROR_INVALID_VALUE : CUDA_SUCCESS;
-}
-/* The unversioned symbols (CUDA_KERNEL_NODE_PARAMS v1), which replay calls; cuda.h maps
- * the names onto the _v2 forms. */
-#undef cuGraphAddKernelNode
-#undef cuGraphKernelNodeSetParams
-#undef cuGraphExecKernelNodeSetParams
-CUresult cuGraphAddKernelNode(CUgraphNode* out, CUgraph g, const CUgraphNode* d, size_t n,
-                              const CUDA_KERNEL_NODE_PARAMS_v1* p) {
-    si_lock();
-    int ok = p && by_handle(p->func);
-    int r = ok ? si_graph_add_empty((si_node**)out, si_graph_of(g), (si_node* const*)d, n) : 0;
-    si_unlock();
-    return !ok ? CUDA_ERROR_INVALID_HANDLE : r ? CUDA_ERROR_INVALID_VALUE : CUDA_SUCCESS;
-}
-CUresult cuGraphKernelNodeSetParams(CUgraphNode node, const CUDA_KERNEL_NODE_PARAMS_v1* p) {
-    si_lock();
-    int ok = node && p && by_handle(p->func);
-    si_unlock();
-    return ok ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
-}
-CUresult cuGraphExecKernelNodeSetParams(CUgraphExec x, CUgraphNode node, const CUDA_KERNEL_NODE_PARAMS_v1* p) {
-    si_lock();
-    int ok = si_graph_exec_of(x) && node && p && by_handle(p->func);
-    si_unlock();
-    return ok ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
 }
 
 /* The per-thread default stream launches (see cuda.c's `_ptsz` forms). */

@@ -111,6 +111,12 @@ cudaError_t cudaGraphCreate(cudaGraph_t* g, unsigned flags) {
     RET(si_graph_create((si_graph**)g));
 }
 cudaError_t cudaGraphDestroy(cudaGraph_t g) { ENTER; RET(si_graph_destroy(si_graph_of(g))); }
+cudaError_t cudaGraphAddHostNode(cudaGraphNode_t* out, cudaGraph_t g, const cudaGraphNode_t* d, size_t n,
+                                 const struct cudaHostNodeParams* p) {
+    ENTER;
+    if (!p) RET(cudaErrorInvalidValue);
+    RET(si_graph_add_host((si_node**)out, si_graph_of(g), NODES(d), n, p->fn, p->userData));
+}
 cudaError_t cudaGraphAddEmptyNode(cudaGraphNode_t* out, cudaGraph_t g, const cudaGraphNode_t* d, size_t n) {
     ENTER;
     RET(si_graph_add_empty((si_node**)out, si_graph_of(g), NODES(d), n));

@@ -12,6 +12,10 @@ const char* si_cuda_arch(void);
  * else the runtime's error; and whether a cooperative grid fits on the device at once. */
 int si_cuda_launch_attrs(const cudaLaunchAttribute* a, unsigned n, dim3 g, dim3 b);
 int si_cuda_cooperative_fits(dim3 g, dim3 b);
+/* The launch (core.h's si_launch) of a kernel handle (a registered stub when stub is set,
+ * else a function or CUkernel handle) with grid g, blocks b and these arguments;
+ * cudaErrorInvalidDeviceFunction for a kernel not known here (cuda_code.c). */
+int si_cuda_kernel_launch(struct si_launch* l, const void* h, int stub, dim3 g, dim3 b, void** args);
 /* A broken binary: says what and stops the program. */
 void si_cuda_broken(const char* what, const char* detail) __attribute__((noreturn));
 

@@ -1,10 +1,13 @@
-/* Graphs and stream capture for the stand-in runtimes (see core.h). A graph is its nodes in
- * the order they were added; every dependency names an earlier node, so that order honours
- * every edge and a launch runs the nodes in it, on the launch stream, when that stream is
- * waited for. Capture turns each operation pushed to a capturing stream into a node that
+/* Graphs and stream capture for the stand-in runtimes (see core.h). A graph is its nodes
+ * with their dependencies (every dependency names an earlier node, so a graph has no
+ * cycle); a launch runs the nodes, on the launch stream, when that stream is waited for,
+ * in an order the dependencies allow but otherwise last added first: not the order they
+ * were added in, so a graph that lost a dependency computes something else, as it may on
+ * a GPU. Capture turns each operation pushed to a capturing stream into a node that
  * depends on the stream's last nodes; an event recorded in the capture carries its nodes to
  * the streams that wait for it (which join the capture). Waiting for a capturing stream
- * invalidates the capture, and EndCapture then fails, as on a GPU. */
+ * invalidates the capture, and EndCapture then fails, as on a GPU; so does a potentially
+ * unsafe call (a stream synchronisation, a module load) the capture modes forbid. */
 #define _GNU_SOURCE
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +21,7 @@ struct si_node {
     si_graph* child; /* a child graph node: its own copy of the graph */
     void* memory;    /* an allocation node's reservation; a free node's address */
     int is_alloc, is_free, has_dependent;
+    int is_kernel; /* a kernel node (its operation replaceable: si_graph_set_op) */
     si_node** deps;
     size_t ndeps;
 };
@@ -151,6 +155,23 @@ int si_graph_add_empty(si_node** out, si_graph* g, si_node* const* deps, size_t 
     return add(out, g, deps, n, &x);
 }
 
+int si_graph_add_op(si_node** out, si_graph* g, si_node* const* deps, size_t n, const struct op* o, int kernel) {
+    if (!out || !o) return SI_INVALID_VALUE;
+    si_node* x;
+    int r = add(out, g, deps, n, &x);
+    if (r) return r;
+    x->op = *o;
+    x->op.next = 0;
+    x->is_kernel = kernel;
+    return SI_OK;
+}
+
+int si_graph_add_host(si_node** out, si_graph* g, si_node* const* deps, size_t n, void (*fn)(void*), void* data) {
+    if (!fn) return SI_INVALID_VALUE;
+    struct op o = {.kind = OP_HOST_FN, .host_fn = fn, .data = data};
+    return si_graph_add_op(out, g, deps, n, &o, 0);
+}
+
 int si_graph_add_event(si_node** out, si_graph* g, si_node* const* deps, size_t n, si_event* e,
                        int wait) {
     if (!out) return SI_INVALID_VALUE;
@@ -163,7 +184,7 @@ int si_graph_add_event(si_node** out, si_graph* g, si_node* const* deps, size_t 
 }
 
 /* A copy of g (its nodes, their operations and edges; child graphs copied too). */
-static si_graph* clone(const si_graph* g) {
+static si_graph* clone_graph(const si_graph* g) {
     si_graph* c = calloc(1, sizeof *c);
     if (!c) return 0;
     for (size_t i = 0; i < g->n; i++) {
@@ -177,8 +198,9 @@ static si_graph* clone(const si_graph* g) {
         }
         x->op = s->op;
         x->is_free = s->is_free;
+        x->is_kernel = s->is_kernel;
         x->memory = s->memory; /* an allocation stays the original graph's */
-        if (s->child && !(x->child = clone(s->child))) {
+        if (s->child && !(x->child = clone_graph(s->child))) {
             free_graph(c);
             return 0;
         }
@@ -188,7 +210,7 @@ static si_graph* clone(const si_graph* g) {
 
 int si_graph_add_child(si_node** out, si_graph* g, si_node* const* deps, size_t n, si_graph* child) {
     if (!out || !child || child->exec) return SI_INVALID_VALUE;
-    si_graph* copy = clone(child);
+    si_graph* copy = clone_graph(child);
     if (!copy) return SI_NO_MEMORY;
     si_node* x;
     int r = add(out, g, deps, n, &x);
@@ -232,7 +254,7 @@ int si_graph_add_free(si_node** out, si_graph* g, si_node* const* deps, size_t n
 
 int si_graph_instantiate(si_graph** exec, si_graph* g) {
     if (!exec || !g || g->exec) return SI_INVALID_VALUE;
-    si_graph* x = clone(g);
+    si_graph* x = clone_graph(g);
     if (!x) return SI_NO_MEMORY;
     x->exec = 1;
     link_graph(x);
@@ -251,23 +273,38 @@ int si_graph_launch(si_graph* x, si_stream* s) {
     return si_enqueue_op(s, o);
 }
 
-void si_graph_run(si_graph* x) {
-    for (size_t i = 0; i < x->n; i++) {
-        si_node* n = x->nodes[i];
-        if (n->child) {
-            si_graph_run(n->child);
-        } else if (n->op.kind == OP_EVENT) {
-            struct op o = n->op;
-            o.epoch = ++o.event->epoch;
-            o.event->stream = 0;
-            si_run_op(&o);
-        } else if (n->op.kind == OP_WAIT) {
-            si_event_sync(n->op.event);
-        } else if (n->op.kind != OP_EMPTY) {
-            struct op o = n->op;
-            si_run_op(&o);
-        }
+static void run_node(si_node* n) {
+    if (n->child) {
+        si_graph_run(n->child);
+    } else if (n->op.kind == OP_EVENT) {
+        struct op o = n->op;
+        o.epoch = ++o.event->epoch;
+        o.event->stream = 0;
+        si_run_op(&o);
+    } else if (n->op.kind == OP_WAIT) {
+        si_event_sync(n->op.event);
+    } else if (n->op.kind != OP_EMPTY) {
+        struct op o = n->op;
+        si_run_op(&o);
     }
+}
+
+/* The nodes whose dependencies have all run are ready; the last added of them runs next.
+ * Every dependency is an earlier node, so one is always ready until all have run. */
+void si_graph_run(si_graph* x) {
+    char* done = calloc(x->n ? x->n : 1, 1);
+    if (!done) return;
+    for (size_t left = x->n; left; left--) {
+        size_t i = x->n;
+        while (i--) {
+            int ready = !done[i];
+            for (size_t d = 0; ready && d < x->nodes[i]->ndeps; d++) ready = done[x->nodes[i]->deps[d]->index];
+            if (ready) break;
+        }
+        run_node(x->nodes[i]);
+        done[i] = 1;
+    }
+    free(done);
 }
 
 /* ---- memcpy-node updates and dependency edges ---- */
@@ -295,11 +332,25 @@ int si_graph_set_copy1d(si_graph* exec, const void* node, void* dst, const void*
         if (!exec->exec || x->index >= exec->n) return SI_INVALID_VALUE;
         x = exec->nodes[x->index];
     }
-    if (x->child || x->op.kind != OP_COPY) return SI_INVALID_VALUE;
+    if (x->child || x->op.kind != OP_COPY || x->is_kernel) return SI_INVALID_VALUE;
     x->op.dst = dst;
     x->op.src = src;
     x->op.dpitch = x->op.spitch = x->op.width = count;
     x->op.height = 1;
+    return SI_OK;
+}
+
+int si_graph_set_op(si_graph* exec, const void* node, const struct op* o) {
+    si_graph* g = owner_of(node);
+    if (!g || !o) return SI_INVALID_VALUE;
+    si_node* x = (si_node*)node;
+    if (exec) {
+        if (!exec->exec || x->index >= exec->n) return SI_INVALID_VALUE;
+        x = exec->nodes[x->index];
+    }
+    if (!x->is_kernel) return SI_INVALID_VALUE;
+    x->op = *o;
+    x->op.next = 0;
     return SI_OK;
 }
 
@@ -310,7 +361,7 @@ int si_graph_edges(si_graph* g, si_node* const* from, si_node* const* to, size_t
         int present = 0;
         for (size_t k = 0; k < to[i]->ndeps; k++) present |= to[i]->deps[k] == from[i];
         if (present == add) return SI_INVALID_VALUE; /* a duplicate, or no such edge */
-        /* Nodes run in the order added: an edge must point back to an earlier node. */
+        /* An edge must point back to an earlier node: a graph never holds a cycle. */
         if (add && from[i]->index > to[i]->index) return SI_NOT_SUPPORTED;
     }
     for (size_t i = 0; i < n; i++) {
@@ -363,6 +414,7 @@ int si_capture_begin(si_stream* s, int mode) {
     s->capture_mode = mode;
     s->capture_origin = 1;
     s->capture_id = ++capture_ids;
+    s->capture_thread = pthread_self();
     s->ntails = 0;
     return SI_OK;
 }
@@ -381,6 +433,7 @@ int si_capture_begin_to(si_stream* s, si_graph* g, si_node* const* deps, size_t 
     s->capture_origin = 1;
     s->capture_to_graph = 1;
     s->capture_id = ++capture_ids;
+    s->capture_thread = pthread_self();
     return SI_OK;
 }
 
@@ -395,6 +448,23 @@ int si_capture_status(si_stream* s, int* status, unsigned long long* id) {
 int si_capture_invalidate(si_graph* g) {
     g->invalid = 1;
     return SI_CAPTURE_UNSUPPORTED;
+}
+
+/* The rules of both runtimes' capture modes: a thread in global mode may make no unsafe
+ * call while it captures in a mode other than relaxed or another thread captures in
+ * global mode; in thread-local mode, only its own captures (not relaxed) forbid it; in
+ * relaxed mode nothing does. */
+int si_capture_unsafe(void) {
+    int r = SI_OK;
+    for (si_stream* t = si_all_streams(); t; t = t->next_live) {
+        if (!t->capture || !t->capture_origin || t->capture->invalid) continue;
+        int mine = pthread_equal(t->capture_thread, pthread_self());
+        int forbids = thread_mode == 2 ? 0
+                      : mine           ? t->capture_mode != 2
+                                       : thread_mode == 0 && t->capture_mode == 0;
+        if (forbids) r = si_capture_invalidate(t->capture);
+    }
+    return r;
 }
 
 void si_capture_forget(si_event* e) {
@@ -419,6 +489,7 @@ int si_capture_op(si_stream* s, struct op* o) {
             s->capture = e->cap_graph;
             s->capture_mode = origin ? origin->capture_mode : 0;
             s->capture_id = origin ? origin->capture_id : 0;
+            s->capture_thread = origin ? origin->capture_thread : pthread_self();
             s->capture_origin = 0;
             r = set_tails(&s->tails, &s->ntails, e->cap_deps, e->ncap);
         } else {
@@ -527,7 +598,7 @@ int si_capture_end(si_stream* s, si_graph** out) {
 }
 
 static const struct si_graph_hooks hooks = {
-    si_capture_op, si_capture_event, si_capture_forget, si_capture_invalidate, si_graph_run,
+    si_capture_op, si_capture_event, si_capture_forget, si_capture_invalidate, si_graph_run, si_capture_unsafe,
 };
 
 __attribute__((constructor)) static void install_graph_hooks(void) { si_set_graph_hooks(&hooks); }

@@ -1,16 +1,20 @@
 //! Stream capture into a graph, end to end without a GPU: a C program
 //! (tests/stand_in/graph_program.c) captures two streams joined by events in global mode
 //! while a second thread copies on a stream of its own, then launches the graph three
-//! times with new input, against a stand-in runtime (tests/stand_in/graph_runtime.c) that
+//! times with new input, against the stand-in runtime (standin/, `hrr_testkit::standin`) that
 //! enforces stream capture's rules: waiting for a capturing stream, or for any stream
 //! from a thread in global mode while another thread captures globally, invalidates the
 //! capture and EndCapture fails. The program must run under libhrr_capture.so as it runs
 //! without it; the archive must hold each launch's input and output; replay against the
 //! same runtime must pass every D2H check, and fail exactly an edited graph output.
 //!
-//! Needs cc.
+//! Needs cc and CUDA 13's headers (the stand-in's build; a skip without them, a failure
+//! under `CI=true`).
 
 mod common;
+#[path = "common/stand_in.rs"]
+#[allow(dead_code)] // the library is built here with the programs linked to it
+mod stand_in;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -31,46 +35,26 @@ fn cc(args: &[&str]) {
     );
 }
 
-/// The stand-in runtime (as libcudart.so.13) and the program `name`, built into `dir`.
-fn build(dir: &Path, name: &str) -> (PathBuf, PathBuf) {
-    build_linked(dir, name, &["libcudart.so.13"])
-}
-
-/// [`build`], the program also linked against a copy of the runtime as libcuda.so.1:
-/// capture asks the loaded CUDA driver for kernels' parameter layouts
-/// (`cuFuncGetParamInfo`), which the stand-in answers.
-fn build_with_driver(dir: &Path, name: &str) -> (PathBuf, PathBuf) {
-    build_linked(dir, name, &["libcudart.so.13", "libcuda.so.1"])
-}
-
-fn build_linked(dir: &Path, name: &str, libs: &[&str]) -> (PathBuf, PathBuf) {
+/// The stand-in runtime (standin/, as libcudart.so.13 with libcuda.so.1 beside it, a link
+/// to the same file) and the program `name`, built into `dir`; None where the stand-in
+/// cannot be built here (a skip through `hrr_testkit`). The program links the runtime
+/// alone: a link to the file names its soname, libcudart.so.13, so capture finds the driver
+/// by name on the loader path ([`under_capture`]).
+#[track_caller]
+fn build(dir: &Path, name: &str) -> Option<(PathBuf, PathBuf)> {
+    let cuda = hrr_testkit::standin::cuda(&dir.join("standin"), None, &[])?;
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/stand_in");
-    for l in libs {
-        cc(&[
-            "-O1",
-            "-shared",
-            "-fPIC",
-            &format!("-Wl,-soname,{l}"),
-            "-o",
-            &dir.join(l).to_string_lossy(),
-            &src.join("graph_runtime.c").to_string_lossy(),
-            "-lpthread",
-        ]);
-    }
     let exe = dir.join(name);
     let mut args: Vec<String> = vec![
         "-O1".into(),
         "-o".into(),
         exe.to_string_lossy().into(),
         src.join(format!("{name}.c")).to_string_lossy().into(),
-        format!("-L{}", dir.display()),
-        "-Wl,--no-as-needed".into(),
     ];
-    args.extend(libs.iter().map(|l| format!("-l:{l}")));
-    args.push(format!("-Wl,-rpath,{}", dir.display()));
+    args.extend(cuda.link_args());
     args.push("-lpthread".into());
     cc(&args.iter().map(String::as_str).collect::<Vec<_>>());
-    (dir.join(libs[0]), exe)
+    Some((cuda.lib, exe))
 }
 
 /// The capture library this build of the workspace made (never built here).
@@ -102,18 +86,25 @@ fn replay_with(lib: &Path, archive: &Path, flags: &[&str]) -> ReplayResult {
     r
 }
 
+/// `exe` (linked against the stand-in `lib`) under capture into `out`. The stand-in's
+/// directory is on the loader path, as the harness puts it: capture asks the loaded CUDA
+/// driver for kernels' parameter layouts (`cuFuncGetParamInfo`), finding it by name
+/// (libcuda.so.1, a link to the runtime's file, so the library already loaded).
+fn under_capture(lib: &Path, exe: &Path, out: &Path) -> Command {
+    let mut c = Command::new(exe);
+    c.env("HRR_CAPTURE_OUTPUT", out)
+        .env("LD_PRELOAD", capture_so())
+        .env("LD_LIBRARY_PATH", lib.parent().unwrap())
+        // KB-sized archives: the machine's free space is not under test here.
+        .env("HRR_CAPTURE_DISK_RESERVE", "16M");
+    c
+}
+
 /// Runs `exe args` natively and under capture into `out`: both must exit 0.
-fn native_and_captured(exe: &Path, args: &[&str], out: &Path) {
+fn native_and_captured(lib: &Path, exe: &Path, args: &[&str], out: &Path) {
     let native = Command::new(exe).args(args).output().unwrap();
     assert!(native.status.success(), "native: {native:?}");
-    let run = Command::new(exe)
-        .args(args)
-        .env("HRR_CAPTURE_OUTPUT", out)
-        .env("LD_PRELOAD", capture_so())
-        // KB-sized archives: the machine's free space is not under test here.
-        .env("HRR_CAPTURE_DISK_RESERVE", "16M")
-        .output()
-        .unwrap();
+    let run = under_capture(lib, exe, out).args(args).output().unwrap();
     assert!(run.status.success(), "captured: {run:?}");
 }
 
@@ -121,15 +112,17 @@ fn native_and_captured(exe: &Path, args: &[&str], out: &Path) {
 /// an allocation node and a free node, two kernel nodes in a chain, one updated in the
 /// executable graph between launches, an empty join, an event record node, a child graph
 /// holding the D2H node) is rebuilt node by node with
-/// its dependencies; the stand-in runs ready nodes last added first, so a graph without
-/// them computes something else. A host node is refused by name, and the graph that lacks
+/// its dependencies; the stand-in runs the kernel nodes' `hrr_xor_bytes` over the bytes and
+/// ready nodes last added first, so a graph without them computes something else. A host node is refused by name, and the graph that lacks
 /// it is not instantiated.
 #[test]
 fn an_explicit_graph_is_rebuilt_with_its_dependencies_and_a_host_node_refused() {
     let d = tempfile::tempdir().unwrap();
-    let (lib, exe) = build_with_driver(d.path(), "graph_explicit");
+    let Some((lib, exe)) = build(d.path(), "graph_explicit") else {
+        return;
+    };
     let out = d.path().join("explicit");
-    native_and_captured(&exe, &[], &out);
+    native_and_captured(&lib, &exe, &[], &out);
     let a = Archive::open(&out, Limits::default()).unwrap();
     let p = &a.processes[0];
     let child_node = p
@@ -174,7 +167,7 @@ fn an_explicit_graph_is_rebuilt_with_its_dependencies_and_a_host_node_refused() 
         kn.u64_array(fid::KN_DEPS, "deps").unwrap(),
         vec![first_node]
     );
-    assert_eq!(kp.str(fid::NAME, "name").unwrap(), "xor_kernel");
+    assert_eq!(kp.str(fid::NAME, "name").unwrap(), "hrr_xor_bytes");
     let arg0 = kp.all(fid::ARG).next().unwrap().as_nested().unwrap();
     assert_eq!(
         arg0.u64_array(fid::ARG_POINTER_WORDS, "words").unwrap(),
@@ -188,7 +181,7 @@ fn an_explicit_graph_is_rebuilt_with_its_dependencies_and_a_host_node_refused() 
 
     // A kernel node whose arguments come packed in `extra` is refused by name.
     let out = d.path().join("extra");
-    native_and_captured(&exe, &["extra"], &out);
+    native_and_captured(&lib, &exe, &["extra"], &out);
     let r = replay(&lib, &out);
     assert_eq!(r.failures.len(), 1, "{:?}", r.failures);
     assert_eq!(r.failures[0].api, "cudaGraphAddKernelNode");
@@ -199,7 +192,7 @@ fn an_explicit_graph_is_rebuilt_with_its_dependencies_and_a_host_node_refused() 
     );
 
     let out = d.path().join("host");
-    native_and_captured(&exe, &["host"], &out);
+    native_and_captured(&lib, &exe, &["host"], &out);
     let r = replay(&lib, &out);
     assert_eq!(r.failures.len(), 1, "{:?}", r.failures);
     assert_eq!(r.failures[0].api, "cudaGraphAddHostNode");
@@ -219,18 +212,14 @@ fn an_explicit_graph_is_rebuilt_with_its_dependencies_and_a_host_node_refused() 
 #[test]
 fn a_captured_graph_is_recorded_without_changing_the_program_and_replayed() {
     let d = tempfile::tempdir().unwrap();
-    let (lib, exe) = build(d.path(), "graph_program");
+    let Some((lib, exe)) = build(d.path(), "graph_program") else {
+        return;
+    };
     let native = Command::new(&exe).output().unwrap();
     assert!(native.status.success(), "native: {native:?}");
 
     let out = d.path().join("archive");
-    let run = Command::new(&exe)
-        .env("HRR_CAPTURE_OUTPUT", &out)
-        .env("LD_PRELOAD", capture_so())
-        // KB-sized archives: the machine's free space is not under test here.
-        .env("HRR_CAPTURE_DISK_RESERVE", "16M")
-        .output()
-        .unwrap();
+    let run = under_capture(&lib, &exe, &out).output().unwrap();
     assert_eq!(
         run.status.code(),
         native.status.code(),
@@ -331,10 +320,14 @@ fn launch_kernel(w: &hrr_archive::ProcessWriter, code: &str, stream: u64, args: 
 #[test]
 fn kernels_launched_in_a_capture_are_loaded_before_it() {
     let d = tempfile::tempdir().unwrap();
-    let (lib, _) = build(d.path(), "graph_program");
+    let Some((lib, _)) = build(d.path(), "graph_program") else {
+        return;
+    };
     let root = d.path().join("kernel");
     let w = common::cuda_writer(&root);
-    let code = w.put_code_object(b"\x7fELF stand-in code object").unwrap();
+    let code = w
+        .put_code_object(&stand_in::ptx(&[("kernel", &[8, 8])], &[]))
+        .unwrap();
     let (stream, graph, exec) = (0x5100u64, 0xa0u64, 0xe0u64);
     create_stream(&w, stream);
     let mut p = PayloadWriter::new();
@@ -372,10 +365,14 @@ fn kernels_launched_in_a_capture_are_loaded_before_it() {
 #[test]
 fn a_launch_short_of_its_kernels_parameters_is_refused_by_name() {
     let d = tempfile::tempdir().unwrap();
-    let (lib, _) = build(d.path(), "graph_program");
+    let Some((lib, _)) = build(d.path(), "graph_program") else {
+        return;
+    };
     let root = d.path().join("short");
     let w = common::cuda_writer(&root);
-    let code = w.put_code_object(b"\x7fELF stand-in code object").unwrap();
+    let code = w
+        .put_code_object(&stand_in::ptx(&[("kernel", &[8, 8])], &[]))
+        .unwrap();
     let stream = 0x5100u64;
     create_stream(&w, stream);
     for args in [2, 1] {
@@ -403,9 +400,11 @@ fn a_launch_short_of_its_kernels_parameters_is_refused_by_name() {
 #[test]
 fn device_pointers_inside_copied_bytes_are_translated_both_ways() {
     let d = tempfile::tempdir().unwrap();
-    let (lib, exe) = build(d.path(), "pointer_arrays");
+    let Some((lib, exe)) = build(d.path(), "pointer_arrays") else {
+        return;
+    };
     let out = d.path().join("pointers");
-    native_and_captured(&exe, &[], &out);
+    native_and_captured(&lib, &exe, &[], &out);
     let a = Archive::open(&out, Limits::default()).unwrap();
     let p = &a.processes[0];
     let copies: Vec<Payload> = p

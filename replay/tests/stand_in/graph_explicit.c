@@ -1,6 +1,7 @@
-/* graph_explicit in C against the stand-in runtime (graph_runtime.c): an explicit graph
+/* graph_explicit in C against the stand-in runtime (standin/): an explicit graph
  * of an H2D copy, a memset, a D2D copy after the H2D, two kernel nodes in a chain after
- * it (each xors the bytes with a key), an empty join node, an event record node and a
+ * it (each xors the bytes with a key: the stand-in's
+ * hrr_xor_bytes, which it runs over the bytes), an empty join node, an event record node and a
  * child graph holding the D2H copy; the D2D copy goes through graph memory (an
  * allocation node before it and a free node after it), launched three times with new
  * input, the second kernel's key changed in the executable graph before each launch
@@ -43,15 +44,30 @@ int cudaGraphDestroy(void *);
 #define N 256
 #define M 64
 
-/* The kernel's host stub, and a fat binary holding it: header (magic, version 1, header
- * size 16) and 64 bytes of payload. */
+/* The kernel's host stub, and a fat binary holding its PTX: header (magic, version 1,
+ * header size 16, payload size), one PTX entry (kind 1, its header 64 bytes, sm_52). */
 static void xor_kernel(void) {}
-static unsigned long long fatbin[2 + 8] = {0x0010000100000000ull | 0xBA55ED50ull, 64, 1, 2, 3};
-static struct { int magic, version; const void *data; void *unused; } wrapper = {0x466243b1, 1, fatbin, 0};
+#define PTX ".version 8.0\n.target sm_52\n.address_size 64\n" \
+            ".visible .entry hrr_xor_bytes(.param .u64 p0, .param .u64 p1)\n{\n ret;\n}\n"
+static struct {
+    unsigned magic;
+    unsigned short version, hsize;
+    unsigned long long total;
+    unsigned short kind, eversion;
+    unsigned ehsize;
+    unsigned long long psize;
+    unsigned char pad[12];
+    unsigned sm;
+    unsigned long long pad2, flags, pad3[2];
+    char ptx[(sizeof PTX + 7) / 8 * 8];
+} fatbin = {0xBA55ED50u, 1, 16, 64 + (sizeof PTX + 7) / 8 * 8, 1, 0x101, 64, (sizeof PTX + 7) / 8 * 8, {0}, 52, 0, 0, {0, 0}, PTX};
+static struct { int magic, version; const void *data; void *unused; } wrapper = {0x466243b1, 1, &fatbin, 0};
+static void host_fn(void *data) { (void)data; }
+struct host_params { void (*fn)(void *); void *data; };
 
 int main(int argc, char **argv) {
     void **fat = __cudaRegisterFatBinary(&wrapper);
-    __cudaRegisterFunction(fat, (const char *)xor_kernel, "xor_kernel", "xor_kernel", -1, 0, 0, 0, 0, 0);
+    __cudaRegisterFunction(fat, (const char *)xor_kernel, "hrr_xor_bytes", "hrr_xor_bytes", -1, 0, 0, 0, 0, 0);
     __cudaRegisterFatBinaryEnd(fat);
     unsigned char *h_in, *h_out, *d_in, *d_mid;
     void *s, *ev, *graph, *child, *exec;
@@ -72,6 +88,8 @@ int main(int argc, char **argv) {
     struct alloc_params ap;
     memset(&ap, 0, sizeof ap);
     ap.bytesize = N;
+    int pool[4] = {1, 0, 1, 0}; /* pinned allocations, no handle types, on device 0 */
+    memcpy(ap.pool, pool, sizeof pool);
     CHECK(cudaGraphAddMemAllocNode(&a1, graph, 0, 0, &ap));
     void *before[2] = {n1, a1};
     CHECK(cudaGraphAddMemcpyNode1D(&t1, graph, before, 2, ap.dptr, d_in, N, 3));
@@ -107,7 +125,8 @@ int main(int argc, char **argv) {
     if (argc > 1 && strcmp(argv[1], "host") == 0) {
         void *g2, *h, *x2;
         CHECK(cudaGraphCreate(&g2, 0));
-        CHECK(cudaGraphAddHostNode(&h, g2, 0, 0, 0));
+        struct host_params hp = {host_fn, 0};
+        CHECK(cudaGraphAddHostNode(&h, g2, 0, 0, &hp));
         CHECK(cudaGraphInstantiateWithFlags(&x2, g2, 0));
         CHECK(cudaGraphLaunch(x2, s));
         CHECK(cudaStreamSynchronize(s));

@@ -1,4 +1,4 @@
-/* graph_capture in C against the stand-in runtime (graph_runtime.c): two streams joined
+/* graph_capture in C against the stand-in runtime (standin/): two streams joined
  * by events captured in global mode (H2D, D2D on the forked stream, D2H), while a second
  * thread copies on a stream of its own; one instantiation launched three times with new
  * input, each launch's output checked. Exit 0: right; 1: a wrong result; 2: a call

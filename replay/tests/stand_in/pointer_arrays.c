@@ -1,5 +1,5 @@
 /* Device memory holding device pointers (cuBLAS's batched GEMMs take their matrices this
- * way), against the stand-in runtime (graph_runtime.c): three buffers, an array of their
+ * way), against the stand-in runtime (standin/): three buffers, an array of their
  * addresses uploaded into a fourth, the array read back, and each buffer written through
  * the address read back. Exit 0: right; 1: a wrong result; 2: a call failed (printed). */
 #include <stdio.h>
@@ -8,6 +8,7 @@
 
 int cudaMalloc(void **, size_t);
 int cudaMemcpyAsync(void *, const void *, size_t, int, void *);
+int cudaStreamSynchronize(void *);
 
 #define CHECK(call) do { int e_ = (call); if (e_) { printf("%s failed: %d\n", #call, e_); exit(2); } } while (0)
 #define H2D 1
@@ -24,6 +25,7 @@ int main(void) {
     CHECK(cudaMemcpyAsync(dtable, &table, sizeof table, H2D, 0));
     memset(&back, 0, sizeof back);
     CHECK(cudaMemcpyAsync(&back, dtable, sizeof back, D2H, 0));
+    CHECK(cudaStreamSynchronize(0)); /* an asynchronous copy's result: after the wait */
     if (memcmp(&back, &table, sizeof table)) return 1;
     unsigned char data[64], out[64];
     for (int i = 0; i < 3; i++) {
@@ -32,6 +34,7 @@ int main(void) {
     }
     for (int i = 0; i < 3; i++) {
         CHECK(cudaMemcpyAsync(out, table.buf[i], sizeof out, D2H, 0));
+        CHECK(cudaStreamSynchronize(0));
         if (out[0] != 'a' + i || out[63] != 'a' + i) return 1;
     }
     return 0;
