@@ -8,8 +8,8 @@
 
 use std::collections::BTreeSet;
 
-use super::surface::{SurfaceList, SURFACE_LISTS};
 use super::hand_written::unreplayable_only;
+use super::surface::{SurfaceList, SURFACE_LISTS};
 use super::{exempt_reason, exported_symbols};
 
 /// The rule that covers one function.
@@ -27,7 +27,9 @@ pub enum Coverage {
 /// only as unreplayable.
 fn replayed() -> BTreeSet<&'static str> {
     let refused: BTreeSet<&str> = unreplayable_only().collect();
-    exported_symbols().filter(|s| !refused.contains(s)).collect()
+    exported_symbols()
+        .filter(|s| !refused.contains(s))
+        .collect()
 }
 
 /// The rule covering `symbol`, given the symbols capture records and replay replays
