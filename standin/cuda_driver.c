@@ -68,6 +68,7 @@ static struct ctx* created;
 #define STACK 64
 static __thread struct ctx* stack[STACK];
 static __thread int depth;
+__thread int si_cuda_runtime_bound;
 
 static int live_ctx(const void* c) {
     if (c == (const void*)&primary) return 1;
@@ -127,7 +128,8 @@ CUresult cuCtxSetCurrent(CUcontext c) {
 }
 CUresult cuCtxGetCurrent(CUcontext* c) {
     if (!c) return CUDA_ERROR_INVALID_VALUE;
-    *c = depth ? (CUcontext)stack[depth - 1] : 0;
+    /* The runtime's primary context once a runtime call bound it to this thread. */
+    *c = depth ? (CUcontext)stack[depth - 1] : si_cuda_runtime_bound ? (CUcontext)&primary : 0;
     return CUDA_SUCCESS;
 }
 CUresult cuCtxPushCurrent(CUcontext c) {

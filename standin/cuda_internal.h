@@ -19,7 +19,11 @@ int si_cuda_kernel_launch(struct si_launch* l, const void* h, int stub, dim3 g, 
 /* A broken binary: says what and stops the program. */
 void si_cuda_broken(const char* what, const char* detail) __attribute__((noreturn));
 
-#define ENTER si_lock()
+/* Set on a thread by its first runtime call: the runtime has made device 0's primary
+ * context current there, as the real runtime does (cuCtxGetCurrent returns it when the
+ * thread pushed no context of its own). */
+extern __thread int si_cuda_runtime_bound;
+#define ENTER (si_lock(), si_cuda_runtime_bound = 1)
 #define RET(expr)                                         \
     do {                                                  \
         cudaError_t r_ = si_sticky ? (cudaError_t)si_sticky : (cudaError_t)(expr); \

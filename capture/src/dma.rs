@@ -24,8 +24,8 @@ use hrr_archive::api::{sigs, Vendor};
 
 use crate::capturing;
 
-/// The most bytes staged at once: four snapshot pieces.
-pub const STAGING_BYTES: usize = 4 * crate::pinned::SNAPSHOT_PIECE as usize;
+/// The most bytes staged at once: four snapshot pieces (a piece is a hash-tree leaf).
+pub const STAGING_BYTES: usize = 4 * hrr_archive::hash::TREE_LEAF_BYTES;
 
 /// `CU_STREAM_NON_BLOCKING`, `hipStreamNonBlocking`.
 const NON_BLOCKING: c_uint = 1;

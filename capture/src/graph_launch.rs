@@ -73,7 +73,7 @@ fn before_launch(cap: &Capture, exec: u64, stream: u64) -> Before {
             _ => {}
         }
     }
-    if let Err(e) = snapshot_pinned(cap, &mut p, &pinned) {
+    if let Err(e) = snapshot_pinned(cap, crate::mapped::in_flight, &mut p, &pinned) {
         failure = Some(e.to_string());
     }
     Before {

@@ -27,7 +27,6 @@ use hrr_archive::payload::PayloadWriter;
 use hrr_archive::ArchiveError;
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
 use std::time::Instant;
 
@@ -59,10 +58,13 @@ impl std::fmt::Display for SnapshotError {
 
 impl std::error::Error for SnapshotError {}
 
-/// Appends one PINNED_SNAPSHOT field per (start, len) allocation to the launch record.
+/// Appends one PINNED_SNAPSHOT field per (start, len) allocation to the launch record;
+/// `in_flight(start, len)` names the launch still in flight that reaches the memory, if
+/// any (`mapped::in_flight`).
 #[inline]
 pub fn snapshot_pinned(
     cap: &Capture,
+    in_flight: impl Fn(u64, u64) -> Option<u64>,
     p: &mut PayloadWriter,
     pinned: &[(u64, u64)],
 ) -> Result<(), SnapshotError> {
@@ -78,13 +80,13 @@ pub fn snapshot_pinned(
         crate::outputs::wait_overlapping(start, start.saturating_add(len));
         let managed = matches!(cap.allocs.lookup(start), Some((_, _, Space::Managed)));
         if managed && !cap.managed_snapshots_every {
-            if let Some(launch) = crate::mapped::in_flight(start, len) {
+            if let Some(launch) = in_flight(start, len) {
                 let mut s = PayloadWriter::new();
                 s.u64(fid::SNAPSHOT_START, start)
                     .u64(fid::SNAPSHOT_SIZE, len)
                     .u64(fid::SNAPSHOT_IN_FLIGHT_LAUNCH, launch);
                 p.nested(fid::SNAPSHOT_IN_FLIGHT, &s);
-                IN_FLIGHT_SKIPS.fetch_add(1, Ordering::Relaxed);
+                crate::in_flight::skipped();
                 continue;
             }
         }
@@ -108,15 +110,6 @@ pub fn snapshot_pinned(
         }
     }
     Ok(())
-}
-
-/// Managed snapshots not taken because a launch reaching the memory was in flight.
-static IN_FLIGHT_SKIPS: AtomicU64 = AtomicU64::new(0);
-
-/// How many managed snapshots were not taken, a launch reaching the memory in flight
-/// (said at exit).
-pub fn in_flight_skips() -> u64 {
-    IN_FLIGHT_SKIPS.load(Ordering::Relaxed)
 }
 
 /// What reading each managed allocation's snapshots cost so far, by its start

@@ -485,7 +485,7 @@ extern "C" fn on_exit() {
                 s.code_objects,
                 s.dir.display()
             ));
-            let settled = crate::pinned::in_flight_skips();
+            let settled = crate::in_flight::skips();
             if settled > 0 {
                 note(&format!(
                     "pid {}: {settled} managed-memory snapshots not taken: an earlier launch reaching the memory was still in flight (HRR_CAPTURE_MANAGED_SNAPSHOTS=every takes them)",

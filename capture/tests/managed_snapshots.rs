@@ -3,6 +3,10 @@
 //! the launch in flight (`SNAPSHOT_IN_FLIGHT`); after a synchronisation the next launch
 //! snapshots it again, with the host's write in it. `HRR_CAPTURE_MANAGED_SNAPSHOTS=every`
 //! snapshots at every launch, and a bad value leaves the program unrecorded and unchanged.
+//! The stand-in's driver is there by name (`libcuda.so.1` on the loader path) with the
+//! runtime's primary context current, so the third launch's snapshot is read by copy
+//! (`capture::dma`: an allocation's first snapshot is read through the host, its second
+//! by copy) and its bytes are checked like the others.
 
 use hrr_archive::api::{fid, semantic};
 use hrr_archive::payload::Payload;

@@ -237,7 +237,7 @@ pub unsafe fn launch_payload(
                     ],
                 );
             }
-            if let Err(why) = snapshot_pinned(cap, &mut p, &pinned) {
+            if let Err(why) = snapshot_pinned(cap, crate::mapped::in_flight, &mut p, &pinned) {
                 incomplete = Some(why.to_string());
             }
             noted = pinned;
