@@ -147,14 +147,37 @@ pub fn build_runtime(
     }
     if vendor == Vendor::Nvidia {
         // The driver entry points live in the same library: libcuda.so.1 names it for
-        // replay and for capture's driver look-ups (one process state, one file).
+        // replay and for capture's driver look-ups (one process state, one file). Made
+        // once, never replaced (a link to `lib` already there is the same link).
         let link = out.join("libcuda.so.1");
-        let _ = std::fs::remove_file(&link);
-        std::os::unix::fs::symlink(lib, &link)
-            .map_err(|source| StandInError::Io { path: link, source })?;
+        match std::os::unix::fs::symlink(lib, &link) {
+            Err(e) if e.kind() != std::io::ErrorKind::AlreadyExists => {
+                return Err(StandInError::Io {
+                    path: link,
+                    source: e,
+                })
+            }
+            _ => {}
+        }
     }
-    std::fs::rename(&tmp, &so).map_err(|source| StandInError::Io { path: so, source })?;
+    publish_once(&tmp, &so)?;
     Ok(out)
+}
+
+/// Puts the built library at `so` unless another build of the same inputs got there
+/// first, whose file then stays: a process already running on it finds its driver by
+/// name (`libcuda.so.1`) as the same file, which a replaced one would not be (tests
+/// building the stand-in at once saw capture's driver look-up fail).
+fn publish_once(tmp: &Path, so: &Path) -> Result<(), StandInError> {
+    let r = std::fs::hard_link(tmp, so);
+    let _ = std::fs::remove_file(tmp);
+    match r {
+        Err(e) if e.kind() != std::io::ErrorKind::AlreadyExists => Err(StandInError::Io {
+            path: so.to_path_buf(),
+            source: e,
+        }),
+        _ => Ok(()),
+    }
 }
 
 /// The stand-in build plan: every target some compiler here can link a program for, with
@@ -294,6 +317,22 @@ pub fn family(f: &Family, runtime_dir: &Path, arch: &str, log: &Path) -> Family 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_second_build_of_the_same_inputs_leaves_the_first_library_in_place() {
+        use std::os::unix::fs::MetadataExt;
+        let dir = tempfile::tempdir().unwrap();
+        let so = dir.path().join("libcudart.so.13");
+        let (a, b) = (dir.path().join(".a.tmp"), dir.path().join(".b.tmp"));
+        std::fs::write(&a, b"first").unwrap();
+        std::fs::write(&b, b"second").unwrap();
+        publish_once(&a, &so).unwrap();
+        let ino = std::fs::metadata(&so).unwrap().ino();
+        publish_once(&b, &so).unwrap();
+        assert_eq!(std::fs::metadata(&so).unwrap().ino(), ino, "not replaced");
+        assert_eq!(std::fs::read(&so).unwrap(), b"first");
+        assert!(!a.exists() && !b.exists(), "no temporary left");
+    }
 
     #[test]
     fn every_stand_in_source_is_listed_once_per_vendor_and_exists() {
