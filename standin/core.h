@@ -179,6 +179,10 @@ int si_graph_add_event(si_node** out, si_graph* g, si_node* const* deps, size_t 
 /* A host node: fn(data) runs on the host when the node runs. */
 int si_graph_add_host(si_node** out, si_graph* g, si_node* const* deps, size_t n, void (*fn)(void*), void* data);
 int si_graph_add_child(si_node** out, si_graph* g, si_node* const* deps, size_t n, si_graph* child);
+int si_graph_child_graph(const void* node, si_graph** out);
+int si_graph_nodes(si_graph* g, void** nodes, size_t* count);
+int si_graph_containing(const void* node, si_graph** out);
+int si_graph_exec_set_child(si_graph* exec, const void* node, si_graph* child);
 /* Graph memory (CUDA): an allocation node reserves device memory for the graph's life and
  * returns its address; a free node must name an allocation node's address in g. */
 /* Stream-ordered memory in a capturing stream: allocation and free nodes (graph.c). */
@@ -198,6 +202,7 @@ int si_graph_edges(si_graph* g, si_node* const* from, si_node* const* to, size_t
 int si_capture_begin(si_stream* s, int mode);
 /* Capture into the program's graph g, after its nodes deps (CUDA 12.3+). */
 int si_capture_begin_to(si_stream* s, si_graph* g, si_node* const* deps, size_t n, int mode);
+int si_capture_update_deps(si_stream* s, si_node* const* deps, size_t n, unsigned flags);
 int si_capture_end(si_stream* s, si_graph** out);
 /* Status as both vendors number it: 0 none, 1 active, 2 invalidated. */
 int si_capture_status(si_stream* s, int* status, unsigned long long* id);

@@ -385,6 +385,24 @@ CUresult cuGraphInstantiateWithFlags(CUgraphExec* x, CUgraph g, unsigned long lo
 }
 CUresult cuGraphExecDestroy(CUgraphExec x) { si_lock(); DRET(si_graph_exec_destroy(si_graph_exec_of(x))); }
 CUresult cuGraphLaunch(CUgraphExec x, CUstream s) { si_lock(); DRET(si_graph_launch(si_graph_exec_of(x), si_stream_of(s))); }
+CUresult cuGraphChildGraphNodeGetGraph(CUgraphNode node, CUgraph* g) {
+    si_lock();
+    DRET(si_graph_child_graph(node, (si_graph**)g));
+}
+CUresult cuGraphNodeGetContainingGraph(CUgraphNode node, CUgraph* g) {
+    si_lock();
+    DRET(si_graph_containing(node, (si_graph**)g));
+}
+CUresult cuGraphExecChildGraphNodeSetParams(CUgraphExec x, CUgraphNode node, CUgraph child) {
+    si_lock();
+    DRET(si_graph_exec_set_child(si_graph_exec_of(x), node, si_graph_of(child)));
+}
+CUresult cuStreamUpdateCaptureDependencies_v2(CUstream s, CUgraphNode* d, const CUgraphEdgeData* data, size_t n,
+                                              unsigned flags) {
+    si_lock();
+    if (data) DRET(SI_NOT_SUPPORTED);
+    DRET(si_capture_update_deps(si_stream_of(s), (si_node* const*)d, n, flags));
+}
 CUresult cuGraphAddEmptyNode(CUgraphNode* out, CUgraph g, const CUgraphNode* d, size_t n) {
     si_lock();
     DRET(si_graph_add_empty((si_node**)out, si_graph_of(g), (si_node* const*)d, n));

@@ -191,6 +191,29 @@ cudaError_t cudaGraphAddChildGraphNode(cudaGraphNode_t* out, cudaGraph_t g, cons
     ENTER;
     RET(si_graph_add_child((si_node**)out, si_graph_of(g), NODES(d), n, si_graph_of(child)));
 }
+cudaError_t cudaGraphGetNodes(cudaGraph_t g, cudaGraphNode_t* nodes, size_t* count) {
+    ENTER;
+    RET(si_graph_nodes(si_graph_of(g), (void**)nodes, count));
+}
+cudaError_t cudaGraphChildGraphNodeGetGraph(cudaGraphNode_t node, cudaGraph_t* g) {
+    ENTER;
+    RET(si_graph_child_graph(node, (si_graph**)g));
+}
+cudaError_t cudaGraphNodeGetContainingGraph(cudaGraphNode_t node, cudaGraph_t* g) {
+    ENTER;
+    RET(si_graph_containing(node, (si_graph**)g));
+}
+cudaError_t cudaGraphExecChildGraphNodeSetParams(cudaGraphExec_t x, cudaGraphNode_t node, cudaGraph_t child) {
+    ENTER;
+    RET(si_graph_exec_set_child(si_graph_exec_of(x), node, si_graph_of(child)));
+}
+/* Edge data is not modelled: asking for it fails, never lies. */
+cudaError_t cudaStreamUpdateCaptureDependencies(cudaStream_t s, cudaGraphNode_t* d, const cudaGraphEdgeData* data,
+                                                size_t n, unsigned flags) {
+    ENTER;
+    if (data) RET(cudaErrorNotSupported);
+    RET(si_capture_update_deps(si_stream_of(s), NODES(d), n, flags));
+}
 cudaError_t cudaGraphAddMemAllocNode(cudaGraphNode_t* out, cudaGraph_t g, const cudaGraphNode_t* d, size_t n,
                                      struct cudaMemAllocNodeParams* p) {
     ENTER;

@@ -31,6 +31,7 @@ struct si_graph {
     size_t n, cap;
     int invalid; /* a capture that was waited for */
     int exec;    /* an executable graph (instantiated) */
+    int child;   /* a child-graph node's own copy: its node owns it */
     si_graph* next_live;
 };
 
@@ -60,10 +61,15 @@ static si_graph* live(const void* h, int exec) {
 si_graph* si_graph_of(const void* h) { return h ? live(h, 0) : 0; }
 si_graph* si_graph_exec_of(const void* h) { return h ? live(h, 1) : 0; }
 
+static int unlink_graph(si_graph* g);
+
 static void free_graph(si_graph* g) {
     for (size_t i = 0; i < g->n; i++) {
         si_node* x = g->nodes[i];
-        if (x->child) free_graph(x->child);
+        if (x->child) {
+            unlink_graph(x->child);
+            free_graph(x->child);
+        }
         if (x->is_alloc) si_free(x->memory, SI_DEVICE);
         free(x->deps);
         free(x);
@@ -82,7 +88,7 @@ static int unlink_graph(si_graph* g) {
 }
 
 int si_graph_destroy(si_graph* g) {
-    if (!g || g->exec || !unlink_graph(g)) return SI_INVALID_VALUE;
+    if (!g || g->exec || g->child || !unlink_graph(g)) return SI_INVALID_VALUE;
     free_graph(g);
     return SI_OK;
 }
@@ -204,6 +210,10 @@ static si_graph* clone_graph(const si_graph* g) {
             free_graph(c);
             return 0;
         }
+        if (x->child) { /* a handle the program may ask for (cudaGraphChildGraphNodeGetGraph) */
+            x->child->child = 1;
+            link_graph(x->child);
+        }
     }
     return c;
 }
@@ -219,6 +229,8 @@ int si_graph_add_child(si_node** out, si_graph* g, si_node* const* deps, size_t 
         return r;
     }
     x->child = copy;
+    copy->child = 1;
+    link_graph(copy);
     return SI_OK;
 }
 
@@ -382,6 +394,57 @@ int si_graph_edges(si_graph* g, si_node* const* from, si_node* const* to, size_t
     return SI_OK;
 }
 
+/* A graph's nodes in the order they were added (CUDA's rule: null nodes asks for the count;
+ * slots past the last node are set null, and the count says how many were written). */
+int si_graph_nodes(si_graph* g, void** nodes, size_t* count) {
+    if (!g || !count) return SI_INVALID_VALUE;
+    if (!nodes) {
+        *count = g->n;
+        return SI_OK;
+    }
+    size_t k = *count < g->n ? *count : g->n;
+    for (size_t i = 0; i < *count; i++) nodes[i] = i < k ? g->nodes[i] : 0;
+    *count = k;
+    return SI_OK;
+}
+
+/* A child-graph node's graph (the node's own copy, a live handle its node owns). */
+int si_graph_child_graph(const void* node, si_graph** out) {
+    si_graph* g = owner_of(node);
+    if (!g || !out || !((si_node*)node)->child) return SI_INVALID_VALUE;
+    *out = ((si_node*)node)->child;
+    return SI_OK;
+}
+
+/* The graph a node belongs to. */
+int si_graph_containing(const void* node, si_graph** out) {
+    si_graph* g = owner_of(node);
+    if (!g || !out) return SI_INVALID_VALUE;
+    *out = g;
+    return SI_OK;
+}
+
+/* An executable graph's child-graph node (the node at the graph node's index) given a
+ * copy of child, which must have as many nodes as the one it replaces (CUDA: the same
+ * topology). */
+int si_graph_exec_set_child(si_graph* exec, const void* node, si_graph* child) {
+    si_graph* g = owner_of(node);
+    si_node* x = (si_node*)node;
+    if (!exec || !exec->exec || !g || !child || child->exec || !x->child || x->index >= exec->n)
+        return SI_INVALID_VALUE;
+    si_node* e = exec->nodes[x->index];
+    if (!e->child || e->child->n != child->n) return SI_INVALID_VALUE;
+    si_graph* copy = clone_graph(child);
+    if (!copy) return SI_NO_MEMORY;
+    si_device_sync(); /* a launch still queued runs the old one first */
+    unlink_graph(e->child);
+    free_graph(e->child);
+    copy->child = 1;
+    link_graph(copy);
+    e->child = copy;
+    return SI_OK;
+}
+
 /* ---- stream capture ---- */
 
 int si_exchange_capture_mode(int* mode) {
@@ -435,6 +498,26 @@ int si_capture_begin_to(si_stream* s, si_graph* g, si_node* const* deps, size_t 
     s->capture_id = ++capture_ids;
     s->capture_thread = pthread_self();
     return SI_OK;
+}
+
+/* A capturing stream's next node follows deps instead of (flags 1: set) or besides
+ * (flags 0: add) its last nodes; each must be a node of the capture's graph. */
+int si_capture_update_deps(si_stream* s, si_node* const* deps, size_t n, unsigned flags) {
+    if (!s) return SI_INVALID_HANDLE;
+    if (!s->capture) return SI_ILLEGAL_STATE;
+    if (flags > 1 || (n && !deps)) return SI_INVALID_VALUE;
+    for (size_t i = 0; i < n; i++)
+        if (!has_node(s->capture, deps[i])) return SI_INVALID_VALUE;
+    if (flags == 1) return set_tails(&s->tails, &s->ntails, deps, n);
+    si_node* both[s->ntails + n + 1];
+    memcpy(both, s->tails, s->ntails * sizeof *both);
+    size_t k = s->ntails;
+    for (size_t i = 0; i < n; i++) {
+        int dup = 0;
+        for (size_t j = 0; j < k; j++) dup |= both[j] == deps[i];
+        if (!dup) both[k++] = deps[i];
+    }
+    return set_tails(&s->tails, &s->ntails, both, k);
 }
 
 int si_capture_status(si_stream* s, int* status, unsigned long long* id) {

@@ -112,6 +112,18 @@ hipError_t hipGraphAddEventWaitNode(hipGraphNode_t* out, hipGraph_t g, const hip
     ENTER;
     RET(si_graph_add_event((si_node**)out, si_graph_of(g), NODES(d), n, si_event_of(e), 1));
 }
+hipError_t hipGraphChildGraphNodeGetGraph(hipGraphNode_t node, hipGraph_t* g) {
+    ENTER;
+    RET(si_graph_child_graph(node, (si_graph**)g));
+}
+hipError_t hipGraphExecChildGraphNodeSetParams(hipGraphExec_t x, hipGraphNode_t node, hipGraph_t child) {
+    ENTER;
+    RET(si_graph_exec_set_child(si_graph_exec_of(x), node, si_graph_of(child)));
+}
+hipError_t hipStreamUpdateCaptureDependencies(hipStream_t s, hipGraphNode_t* d, size_t n, unsigned flags) {
+    ENTER;
+    RET(si_capture_update_deps(si_stream_of(s), NODES(d), n, flags));
+}
 hipError_t hipGraphAddChildGraphNode(hipGraphNode_t* out, hipGraph_t g, const hipGraphNode_t* d, size_t n,
                                      hipGraph_t child) {
     ENTER;

@@ -78,13 +78,24 @@ fn every_driver_symbol_is_exported_by_libcuda_and_is_the_name_programs_bind() {
 /// Runtime symbols of CUDA 12 that CUDA 13 dropped; each has a CUDA 13 row beside it.
 const CUDA12_ONLY: &[(&str, &str)] = &[("cudaGetDeviceProperties_v2", "cudaGetDeviceProperties")];
 
+/// Runtime symbols newer than the 13.0 export list (`data/cudart-13.syms`): each must be
+/// one the newer runtime's surface list names (`registry/src/surface/libcudart-13.5.txt`).
+const CUDA13_NEWER: &[&str] = &["cudaGraphNodeGetContainingGraph"];
+
 #[test]
 fn every_runtime_symbol_is_exported_by_libcudart() {
     let rt: HashSet<String> = lines("cudart-13.syms").into_iter().collect();
+    let newer: HashSet<&str> = include_str!("../../registry/src/surface/libcudart-13.5.txt")
+        .lines()
+        .map(str::trim)
+        .collect();
     let symbols = cuda_symbols();
     for s in symbols.iter().filter(|s| s.starts_with("cuda")) {
         match CUDA12_ONLY.iter().find(|(old, _)| old == s) {
             Some((_, new)) => assert!(symbols.contains(new), "{s}: no row for CUDA 13's {new}"),
+            None if CUDA13_NEWER.contains(s) => {
+                assert!(newer.contains(*s), "{s} is not in libcudart-13.5.txt")
+            }
             None => assert!(rt.contains(*s), "{s} is not exported by libcudart.so.13"),
         }
     }

@@ -58,6 +58,10 @@ macro_rules! twin_for {
     (cudaGraphAddDependencies, $id:literal; $($a:tt)*) => { twin_shim!(cuGraphAddDependencies_v2, $id; $($a)*); };
     (cudaGraphRemoveDependencies, $id:literal; $($a:tt)*) => { twin_shim!(cuGraphRemoveDependencies_v2, $id; $($a)*); };
     (cudaStreamBeginCaptureToGraph, $id:literal; $($a:tt)*) => { twin_shim!(cuStreamBeginCaptureToGraph, $id; $($a)*); };
+    (cudaStreamUpdateCaptureDependencies, $id:literal; $($a:tt)*) => { twin_shim!(cuStreamUpdateCaptureDependencies_v2, $id; $($a)*); };
+    (cudaGraphExecChildGraphNodeSetParams, $id:literal; $($a:tt)*) => { twin_shim!(cuGraphExecChildGraphNodeSetParams, $id; $($a)*); };
+    (cudaGraphChildGraphNodeGetGraph, $id:literal; $($a:tt)*) => { twin_shim!(cuGraphChildGraphNodeGetGraph, $id; $($a)*); };
+    (cudaGraphNodeGetContainingGraph, $id:literal; $($a:tt)*) => { twin_shim!(cuGraphNodeGetContainingGraph, $id; $($a)*); };
     ($other:ident, $id:literal; $($a:tt)*) => {};
 }
 

@@ -163,9 +163,10 @@ pub fn decode(desc: &ApiDesc, i: usize, args: &[u64]) -> Param {
         | ParamKind::FreeGraph
         | ParamKind::FreeGraphExec
         | ParamKind::GraphNode => Param::Handle(a),
-        ParamKind::OutGraph | ParamKind::OutGraphExec | ParamKind::OutGraphNode => {
-            Param::OutHandle { at: a }
-        }
+        ParamKind::OutGraph
+        | ParamKind::OutGraphRef
+        | ParamKind::OutGraphExec
+        | ParamKind::OutGraphNode => Param::OutHandle { at: a },
         ParamKind::MemLocation => Param::Struct { at: a, len: 8 },
         ParamKind::GraphNodes(count) => Param::Handles {
             at: a,

@@ -127,6 +127,7 @@ macro_rules! per_thread_for {
     (cudaStreamAttachMemAsync, $id:literal; $($a:tt)*) => { per_thread_shim!(cudaStreamAttachMemAsync_ptsz, $id; $($a)*); };
     (cudaStreamBeginCaptureToGraph, $id:literal; $($a:tt)*) => { per_thread_shim!(cudaStreamBeginCaptureToGraph_ptsz, $id; $($a)*); };
     (cudaStreamGetCaptureInfo, $id:literal; $($a:tt)*) => { per_thread_shim!(cudaStreamGetCaptureInfo_ptsz, $id; $($a)*); };
+    (cudaStreamUpdateCaptureDependencies, $id:literal; $($a:tt)*) => { per_thread_shim!(cudaStreamUpdateCaptureDependencies_ptsz, $id; $($a)*); };
     (cudaStreamCopyAttributes, $id:literal; $($a:tt)*) => { per_thread_shim!(cudaStreamCopyAttributes_ptsz, $id; $($a)*); };
     (cudaStreamSetAttribute, $id:literal; $($a:tt)*) => { per_thread_shim!(cudaStreamSetAttribute_ptsz, $id; $($a)*); };
     (cudaGraphUpload, $id:literal; $($a:tt)*) => { per_thread_shim!(cudaGraphUpload_ptsz, $id; $($a)*); };

@@ -76,6 +76,22 @@ pub const RUNTIME_TWINS: &[(&str, u16)] = &[
         "cuStreamBeginCaptureToGraph",
         super::id::StreamBeginCaptureToGraph,
     ),
+    (
+        "cuStreamUpdateCaptureDependencies_v2",
+        super::id::StreamUpdateCaptureDependencies,
+    ),
+    (
+        "cuGraphExecChildGraphNodeSetParams",
+        super::id::GraphExecChildGraphNodeSetParams,
+    ),
+    (
+        "cuGraphChildGraphNodeGetGraph",
+        super::id::GraphChildGraphNodeGetGraph,
+    ),
+    (
+        "cuGraphNodeGetContainingGraph",
+        super::id::GraphNodeGetContainingGraph,
+    ),
 ];
 
 /// The runtime row driver function `symbol` is recorded as, if it is a twin.

@@ -268,6 +268,13 @@ pub const EXEMPT: &[Exemption] = &[
         ],
     },
     Exemption {
+        reason: "a thread's stream-capture interaction mode exchanged: it decides which calls a capture in progress forbids, never what a graph holds; replay begins every capture relaxed (`ParamKind::CaptureMode`), under which no thread's mode forbids a call, and a call the mode made fail at capture carries that failure in its own record",
+        symbols: &[
+            "cudaThreadExchangeStreamCaptureMode", "cuThreadExchangeStreamCaptureMode",
+            "hipThreadExchangeStreamCaptureMode",
+        ],
+    },
+    Exemption {
         reason: "the end and the undoing of a code-object registration capture recorded (__cudaRegisterFatBinary and its functions and variables)",
         symbols: &["__cudaRegisterFatBinaryEnd", "__cudaUnregisterFatBinary", "__hipUnregisterFatBinary"],
     },

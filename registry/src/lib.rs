@@ -330,6 +330,16 @@ macro_rules! hrr_api_table {
             // the registers the integer parameters leave unused.
             (541, Memset3D, cudaMemset3D, none, Exact; value: ::std::os::raw::c_int => Value, spill_rsi: u64 => SpilledRegister, spill_rdx: u64 => SpilledRegister, spill_rcx: u64 => SpilledRegister, spill_r8: u64 => SpilledRegister, spill_r9: u64 => SpilledRegister, ptr: *mut ::std::os::raw::c_void => DevPtr, pitch: usize => Value, xsize: usize => Value, ysize: usize => Value, width: usize => Value, height: usize => Value, depth: usize => Value),
             (542, Memset3DAsync, cudaMemset3DAsync, none, Exact; value: ::std::os::raw::c_int => Value, stream: *mut ::std::os::raw::c_void => Stream, spill_rdx: u64 => SpilledRegister, spill_rcx: u64 => SpilledRegister, spill_r8: u64 => SpilledRegister, spill_r9: u64 => SpilledRegister, ptr: *mut ::std::os::raw::c_void => DevPtr, pitch: usize => Value, xsize: usize => Value, ysize: usize => Value, width: usize => Value, height: usize => Value, depth: usize => Value),
+            // Stream capture and child graphs, edited (ids 543-547): a capture's dependencies
+            // replaced or added to (CUDA's edge data unrecorded: null, or the record is
+            // incomplete), a child-graph node's graph replaced in an executable graph, the
+            // graph a child-graph node holds and the graph a node belongs to (mapped, owned
+            // by their node and by the program's handle).
+            (543, StreamUpdateCaptureDependencies, cudaStreamUpdateCaptureDependencies, none, Exact; stream: *mut ::std::os::raw::c_void => Stream, deps: *mut ::std::os::raw::c_void => GraphNodes(count), data: *const ::std::os::raw::c_void => UnrecordedStructIn, count: usize => Value, flags: ::std::os::raw::c_uint => Value),
+            (544, HipStreamUpdateCaptureDependencies, none, hipStreamUpdateCaptureDependencies, Exact; stream: *mut ::std::os::raw::c_void => Stream, deps: *mut ::std::os::raw::c_void => GraphNodes(count), count: usize => Value, flags: ::std::os::raw::c_uint => Value),
+            (545, GraphExecChildGraphNodeSetParams, cudaGraphExecChildGraphNodeSetParams, hipGraphExecChildGraphNodeSetParams, Exact; exec: *mut ::std::os::raw::c_void => GraphExec, node: *mut ::std::os::raw::c_void => GraphNode, child: *mut ::std::os::raw::c_void => Graph),
+            (546, GraphChildGraphNodeGetGraph, cudaGraphChildGraphNodeGetGraph, hipGraphChildGraphNodeGetGraph, Exact; node: *mut ::std::os::raw::c_void => GraphNode, graph: *mut *mut ::std::os::raw::c_void => OutGraphRef),
+            (547, GraphNodeGetContainingGraph, cudaGraphNodeGetContainingGraph, none, Exact; node: *mut ::std::os::raw::c_void => GraphNode, graph: *mut *mut ::std::os::raw::c_void => OutGraphRef),
             (46, EventDestroy, cudaEventDestroy, hipEventDestroy, Exact; event: *mut ::std::os::raw::c_void => Event),
             // The driver API (ids 200-299): the cuda column is the exact symbol libcuda.so.1
             // exports and CUDA 13's cuda.h binds a program's call to; replay calls these

@@ -104,6 +104,10 @@ pub enum ParamKind {
     Graph,
     /// `cudaGraph_t*` out: a graph the call creates (or stream capture returns).
     OutGraph,
+    /// `cudaGraph_t*` out: an existing graph the call hands back (a child-graph node's
+    /// graph, a node's containing graph): mapped, never released on its own (its node or
+    /// the program's own handle owns it).
+    OutGraphRef,
     /// A graph being destroyed: mapped, then released from replay's resources.
     FreeGraph,
     /// An executable graph (`cudaGraphExec_t` / `hipGraphExec_t`).

@@ -54,6 +54,10 @@ pub const TABLE_ALIASES: &[(&str, u16)] = &[
         id::StreamBeginCaptureToGraph,
     ),
     ("cudaStreamGetCaptureInfo_ptsz", id::StreamGetCaptureInfo),
+    (
+        "cudaStreamUpdateCaptureDependencies_ptsz",
+        id::StreamUpdateCaptureDependencies,
+    ),
     ("cudaStreamCopyAttributes_ptsz", id::StreamCopyAttributes),
     ("cudaStreamSetAttribute_ptsz", id::StreamSetAttribute),
     ("cudaGraphUpload_ptsz", id::GraphUpload),

@@ -209,6 +209,33 @@ fn an_explicit_graph_is_rebuilt_with_its_dependencies_and_a_host_node_refused() 
     );
 }
 
+/// Graphs edited after they were made (tests/stand_in/graph_edits.c): a child graph asked
+/// for through its node gains a kernel node, a node's containing graph is asked for, the
+/// child is replaced in the executable graph, and a capture into a graph gains a dependency
+/// on an explicit node. Each edit changes what the stand-in computes (ready nodes run last
+/// added first), so replay passes only if it made every edit on its own handles.
+#[test]
+fn graphs_edited_through_child_nodes_and_capture_dependencies_replay() {
+    let d = tempfile::tempdir().unwrap();
+    let Some((lib, exe)) = build(d.path(), "graph_edits") else {
+        return;
+    };
+    let out = d.path().join("edits");
+    native_and_captured(&lib, &exe, &[], &out);
+    let a = Archive::open(&out, Limits::default()).unwrap();
+    let p = &a.processes[0];
+    let count = |k: u16| p.events.iter().filter(|e| e.header.api_id == k).count();
+    assert_eq!(count(id::GraphChildGraphNodeGetGraph), 1);
+    assert_eq!(count(id::GraphNodeGetContainingGraph), 2);
+    assert_eq!(count(id::GraphExecChildGraphNodeSetParams), 1);
+    assert_eq!(count(id::StreamUpdateCaptureDependencies), 1);
+    assert_eq!(count(semantic::UNREPLAYABLE), 0);
+    let r = replay(&lib, &out);
+    assert_eq!(r.verdict, Verdict::Pass, "{:?}", r.failures);
+    assert_eq!((r.counts.d2h_pass, r.counts.d2h_fail), (3, 0));
+    assert_eq!(r.counts.untranslated_pointers, 0);
+}
+
 #[test]
 fn a_captured_graph_is_recorded_without_changing_the_program_and_replayed() {
     let d = tempfile::tempdir().unwrap();

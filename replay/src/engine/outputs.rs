@@ -185,8 +185,9 @@ pub(super) fn record(
             ParamKind::FreeArray | ParamKind::FreeMipmappedArray if ret == 0 => {
                 owned.live.remove(&args[i]);
             }
-            ParamKind::OutGraphNode => {
-                // A node belongs to its graph: mapped, never released on its own.
+            ParamKind::OutGraphNode | ParamKind::OutGraphRef => {
+                // A node belongs to its graph, a child graph to its node: mapped, never
+                // released on their own.
                 let replay = slot.next().map(|s| s[0]).unwrap_or(0);
                 if let Some(captured) = captured_out(id) {
                     tr.handles.insert(captured, replay);

@@ -306,9 +306,10 @@ pub(super) fn plan_call(
             // thread-local mode would forbid the other threads' calls now made beside
             // the capture. The mode never changes what the graph holds.
             ParamKind::CaptureMode => ArgPlan::Value(CAPTURE_MODE_RELAXED),
-            ParamKind::OutGraph | ParamKind::OutGraphExec | ParamKind::OutGraphNode => {
-                ArgPlan::OutSlot
-            }
+            ParamKind::OutGraph
+            | ParamKind::OutGraphRef
+            | ParamKind::OutGraphExec
+            | ParamKind::OutGraphNode => ArgPlan::OutSlot,
             ParamKind::MemLocation => match p.get(ApiDesc::field_id(i)) {
                 Some(f) if !f.is_null() => {
                     let raw = p.bytes(ApiDesc::field_id(i), param.name)?;
