@@ -241,6 +241,24 @@ cudaError_t cudaMallocPitch(void** p, size_t* pitch, size_t w, size_t h) {
     RET(r);
 }
 
+/* A pitched 3D allocation: MallocPitch's pitch, height x depth rows. */
+cudaError_t cudaMalloc3D(struct cudaPitchedPtr* out, struct cudaExtent e) {
+    ENTER;
+    if (!out) RET(cudaErrorInvalidValue);
+    size_t pw = (e.width + 511) & ~(size_t)511, rows = e.height * e.depth;
+    if (pw < e.width || (e.height && rows / e.height != e.depth) || (rows && pw > SIZE_MAX / rows))
+        RET(cudaErrorMemoryAllocation);
+    void* p = 0;
+    int r = si_alloc(&p, pw * rows, SI_DEVICE);
+    if (!r) {
+        out->ptr = p;
+        out->pitch = pw;
+        out->xsize = e.width;
+        out->ysize = e.height;
+    }
+    RET(r);
+}
+
 static int span2d(size_t pitch, size_t w, size_t h, size_t* out) {
     if (!w || !h) { *out = 0; return 1; }
     if (w > pitch || h - 1 > (SIZE_MAX - w) / pitch) return 0;
@@ -300,6 +318,28 @@ static int copy3d(const struct cudaMemcpy3DParms* p, si_stream* st, int sync) {
 }
 cudaError_t cudaMemcpy3D(const struct cudaMemcpy3DParms* p) { ENTER; RET(copy3d(p, si_stream_of(0), 1)); }
 cudaError_t cudaMemcpy3DAsync(const struct cudaMemcpy3DParms* p, cudaStream_t s) { ENTER; RET(copy3d(p, si_stream_of(s), 0)); }
+/* A 3D copy between devices: the stand-in has one, so both sides are device 0's, a device
+ * to device copy of the same box. */
+static int peer3d(const struct cudaMemcpy3DPeerParms* p, si_stream* s, int sync) {
+    if (!p) return SI_INVALID_VALUE;
+    if (p->srcDevice != 0 || p->dstDevice != 0) return SI_INVALID_DEVICE;
+    struct cudaMemcpy3DParms c;
+    memset(&c, 0, sizeof c);
+    c.srcArray = p->srcArray;
+    c.srcPos = p->srcPos;
+    c.srcPtr = p->srcPtr;
+    c.dstArray = p->dstArray;
+    c.dstPos = p->dstPos;
+    c.dstPtr = p->dstPtr;
+    c.extent = p->extent;
+    c.kind = cudaMemcpyDeviceToDevice;
+    return copy3d(&c, s, sync);
+}
+cudaError_t cudaMemcpy3DPeer(const struct cudaMemcpy3DPeerParms* p) { ENTER; RET(peer3d(p, si_stream_of(0), 1)); }
+cudaError_t cudaMemcpy3DPeerAsync(const struct cudaMemcpy3DPeerParms* p, cudaStream_t s) {
+    ENTER;
+    RET(peer3d(p, si_stream_of(s), 0));
+}
 static int memset2d(void* d, size_t pitch, int v, size_t w, size_t h, si_stream* st) {
     size_t n, left;
     if (!st) return cudaErrorInvalidResourceHandle;

@@ -85,6 +85,7 @@ pub mod launch;
 pub mod launchcfg;
 pub mod lookup;
 pub mod mapped;
+pub mod memory3d;
 pub mod modules;
 pub mod namespaces;
 pub mod nvtx;

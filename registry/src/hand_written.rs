@@ -171,6 +171,13 @@ pub const HAND_WRITTEN: &[HandWritten] = hand_written! {
     (cuGraphAddMemcpyNode, Cuda, [id::GraphAddMemcpyNode, k::UNREPLAYABLE], driver_graph),
     (cuGraphMemcpyNodeSetParams, Cuda, [id::GraphMemcpyNodeSetParams, k::UNREPLAYABLE], driver_graph),
     (cuGraphExecMemcpyNodeSetParams, Cuda, [id::GraphExecMemcpyNodeSetParams, k::UNREPLAYABLE], driver_graph),
+    // 3D allocations and peer copies recorded as the rows they equal: a pitched
+    // allocation of height x depth rows, a 3D copy within one device (between two:
+    // unreplayable by name).
+    (cudaMalloc3D, Cuda, [id::MallocPitch], memory3d),
+    (hipMalloc3D, Hip, [id::MallocPitch], memory3d),
+    (cudaMemcpy3DPeer, Cuda, [id::Memcpy3D, k::UNREPLAYABLE], memory3d),
+    (cudaMemcpy3DPeerAsync, Cuda, [id::Memcpy3DAsync, k::UNREPLAYABLE], memory3d),
     // Graph launches: the host side of the graph's copy nodes at each launch.
     (cudaGraphLaunch, Cuda, [k::GRAPH_LAUNCH], graph_launch),
     (cuGraphLaunch, Cuda, [k::GRAPH_LAUNCH], graph_launch),

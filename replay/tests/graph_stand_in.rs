@@ -1,4 +1,5 @@
-//! Stream capture into a graph, end to end without a GPU: a C program
+//! Programs against the stand-in runtime, end to end without a GPU (graphs, and the 3D
+//! allocations and copies recorded as the rows they equal). Stream capture into a graph: a C program
 //! (tests/stand_in/graph_program.c) captures two streams joined by events in global mode
 //! while a second thread copies on a stream of its own, then launches the graph three
 //! times with new input, against the stand-in runtime (standin/, `hrr_testkit::standin`) that
@@ -234,6 +235,41 @@ fn graphs_edited_through_child_nodes_and_capture_dependencies_replay() {
     assert_eq!(r.verdict, Verdict::Pass, "{:?}", r.failures);
     assert_eq!((r.counts.d2h_pass, r.counts.d2h_fail), (3, 0));
     assert_eq!(r.counts.untranslated_pointers, 0);
+}
+
+/// 3D allocations and peer copies (tests/stand_in/memory3d.c): `cudaMalloc3D` is recorded
+/// as the pitched allocation it equals, a 3D peer copy within the device as the 3D copy it
+/// equals, and the boxes land where the program put them at replay; a peer copy naming a
+/// second device is refused by name.
+#[test]
+fn malloc3d_and_peer_copies_within_a_device_replay_and_between_devices_are_refused() {
+    let d = tempfile::tempdir().unwrap();
+    let Some((lib, exe)) = build(d.path(), "memory3d") else {
+        return;
+    };
+    let out = d.path().join("one");
+    native_and_captured(&lib, &exe, &[], &out);
+    let a = Archive::open(&out, Limits::default()).unwrap();
+    let p = &a.processes[0];
+    let count = |k: u16| p.events.iter().filter(|e| e.header.api_id == k).count();
+    assert_eq!(count(id::MallocPitch), 2);
+    // Two whole copies in, the first box (async), the second, the whole copy out.
+    assert_eq!((count(id::Memcpy3D), count(id::Memcpy3DAsync)), (4, 1));
+    assert_eq!(count(semantic::UNREPLAYABLE), 0);
+    let r = replay(&lib, &out);
+    assert_eq!(r.verdict, Verdict::Pass, "{:?}", r.failures);
+    assert_eq!((r.counts.d2h_pass, r.counts.d2h_fail), (1, 0));
+
+    let out = d.path().join("two");
+    native_and_captured(&lib, &exe, &["two"], &out);
+    let r = replay(&lib, &out);
+    assert_eq!(r.failures.len(), 1, "{:?}", r.failures);
+    assert_eq!(r.failures[0].api, "cudaMemcpy3DPeer");
+    assert!(
+        r.failures[0].message.contains("between two devices"),
+        "{}",
+        r.failures[0].message
+    );
 }
 
 #[test]
