@@ -4,8 +4,11 @@
 //! pointer's first two words are its address and pitch, the row's two outputs; replay
 //! requires the pitch it gets to be the captured one). `cudaMemcpy3DPeer[Async]` within
 //! one device is a device-to-device 3D copy of the same box: recorded as `Memcpy3D[Async]`
-//! with the peer struct's sides and kind `cudaMemcpyDeviceToDevice`. A peer copy between
-//! two devices is recorded unreplayable by name (replay runs on one device).
+//! with the peer struct's sides and kind `cudaMemcpyDeviceToDevice`; the driver's
+//! `cuMemcpy3DPeer[Async]` (what nvcc's static runtime makes of them) within one context
+//! as `cuMemcpy3D[Async]_v2`, whose struct is the peer one with the two context words
+//! reserved (zero). A peer copy between two devices or contexts is recorded unreplayable
+//! by name (replay runs on one device).
 
 use std::os::raw::{c_int, c_void};
 
@@ -34,11 +37,18 @@ mod peer {
     pub const SIZE: usize = 168;
 }
 
+/// Offsets of `CUDA_MEMCPY3D_PEER`'s context words, which are `CUDA_MEMCPY3D`'s reserved
+/// ones (the two structs are otherwise the same 200 bytes).
+mod drv_peer {
+    pub const SRC_CONTEXT: usize = 64;
+    pub const DST_CONTEXT: usize = 152;
+    pub const SIZE: usize = 200;
+}
+
 /// `cudaMemcpyDeviceToDevice`.
 const DEVICE_TO_DEVICE: u32 = 3;
 
-const BETWEEN_DEVICES: &str =
-    "copies a 3D box between two devices, which replay (on one device) does not re-create";
+const BETWEEN_DEVICES: &str = "copies a 3D box between two devices or contexts, which replay (on one device) does not re-create";
 
 fn malloc3d(vendor: Vendor, out: *mut c_void, e: Extent, call: impl FnOnce() -> c_int) -> c_int {
     let Some(desc) = api::desc(api::id::MallocPitch) else {
@@ -79,17 +89,38 @@ unsafe fn as_device_copy(p: *const u8) -> Option<[u8; memcpy3d::SIZE]> {
     Some(parms)
 }
 
-/// Records a peer copy as `row` (its first argument the equivalent 3D struct, then
-/// `rest`), or unreplayable between two devices; the real call is made once.
+/// The `CUDA_MEMCPY3D` a driver peer copy within one context is: the same struct with
+/// the context words zero. None: a null struct, or two contexts.
+///
+/// # Safety
+/// `p` is null or points at a `CUDA_MEMCPY3D_PEER` the program passed.
+unsafe fn as_context_copy(p: *const u8) -> Option<Vec<u8>> {
+    if p.is_null() {
+        return None;
+    }
+    // SAFETY: the caller's struct, 200 bytes, read once.
+    let mut raw = unsafe { std::slice::from_raw_parts(p, drv_peer::SIZE) }.to_vec();
+    let word = |at: usize| u64::from_le_bytes(raw[at..at + 8].try_into().unwrap_or([0; 8]));
+    if word(drv_peer::SRC_CONTEXT) != word(drv_peer::DST_CONTEXT) {
+        return None;
+    }
+    for at in [drv_peer::SRC_CONTEXT, drv_peer::DST_CONTEXT] {
+        raw[at..at + 8].fill(0);
+    }
+    Some(raw)
+}
+
+/// Records a peer copy as `row` (its first argument `same`, the equivalent struct, then
+/// `rest`), or unreplayable between two devices (`same` None); the real call is made once.
 fn peer_copy(
     api_name: &'static str,
+    same: Option<&[u8]>,
     p: *const c_void,
     row: u16,
     rest: &[u64],
     call: impl FnOnce() -> c_int,
 ) -> c_int {
-    // SAFETY: the program's struct (or null), as the runtime reads it.
-    match (unsafe { as_device_copy(p.cast()) }, api::desc(row)) {
+    match (same, api::desc(row)) {
         (Some(parms), Some(desc)) => {
             let mut args = vec![parms.as_ptr() as u64];
             args.extend_from_slice(rest);
@@ -123,37 +154,52 @@ macro_rules! malloc3d_shim {
 malloc3d_shim!(cudaMalloc3D, Vendor::Cuda);
 malloc3d_shim!(hipMalloc3D, Vendor::Hip);
 
-/// # Safety
-/// Called by the program with the runtime function's own argument.
-#[no_mangle]
-pub unsafe extern "C" fn cudaMemcpy3DPeer(p: *const c_void) -> c_int {
-    let Some(f) = real!(cudaMemcpy3DPeer: unsafe extern "C" fn(*const c_void) -> c_int).for_shim()
-    else {
-        return NO_REAL_FUNCTION;
+/// The peer-copy shims: a synchronous and an asynchronous form per API, each reading the
+/// program's struct through `$same` into the equivalent one, recorded as `$row`.
+macro_rules! peer_shims {
+    ($sync:ident, $row:expr, $async_:ident, $async_row:expr, $same:ident) => {
+        /// # Safety
+        /// Called by the program with the runtime or driver function's own argument.
+        #[no_mangle]
+        pub unsafe extern "C" fn $sync(p: *const c_void) -> c_int {
+            let Some(f) = real!($sync: unsafe extern "C" fn(*const c_void) -> c_int).for_shim() else {
+                return NO_REAL_FUNCTION;
+            };
+            // SAFETY: the program's struct (or null), as the runtime reads it.
+            let same = unsafe { $same(p.cast()) };
+            // SAFETY: the program's own argument, passed on unchanged.
+            let call = || unsafe { f(p) };
+            peer_copy(stringify!($sync), same.as_ref().map(|a| &a[..]), p, $row, &[], call)
+        }
+
+        /// # Safety
+        /// Called by the program with the runtime or driver function's own arguments.
+        #[no_mangle]
+        pub unsafe extern "C" fn $async_(p: *const c_void, stream: *mut c_void) -> c_int {
+            let Some(f) = real!($async_: unsafe extern "C" fn(*const c_void, *mut c_void) -> c_int).for_shim() else {
+                return NO_REAL_FUNCTION;
+            };
+            // SAFETY: the program's struct (or null), as the runtime reads it.
+            let same = unsafe { $same(p.cast()) };
+            // SAFETY: the program's own arguments, passed on unchanged.
+            let call = || unsafe { f(p, stream) };
+            let rest = [stream as u64];
+            peer_copy(stringify!($async_), same.as_ref().map(|a| &a[..]), p, $async_row, &rest, call)
+        }
     };
-    // SAFETY: the program's own argument, passed on unchanged.
-    peer_copy("cudaMemcpy3DPeer", p, api::id::Memcpy3D, &[], || unsafe {
-        f(p)
-    })
 }
 
-/// # Safety
-/// Called by the program with the runtime function's own arguments.
-#[no_mangle]
-pub unsafe extern "C" fn cudaMemcpy3DPeerAsync(p: *const c_void, stream: *mut c_void) -> c_int {
-    let Some(f) =
-        real!(cudaMemcpy3DPeerAsync: unsafe extern "C" fn(*const c_void, *mut c_void) -> c_int)
-            .for_shim()
-    else {
-        return NO_REAL_FUNCTION;
-    };
-    // SAFETY: the program's own arguments, passed on unchanged.
-    let call = || unsafe { f(p, stream) };
-    peer_copy(
-        "cudaMemcpy3DPeerAsync",
-        p,
-        api::id::Memcpy3DAsync,
-        &[stream as u64],
-        call,
-    )
-}
+peer_shims!(
+    cudaMemcpy3DPeer,
+    api::id::Memcpy3D,
+    cudaMemcpy3DPeerAsync,
+    api::id::Memcpy3DAsync,
+    as_device_copy
+);
+peer_shims!(
+    cuMemcpy3DPeer,
+    api::id::DrvMemcpy3D,
+    cuMemcpy3DPeerAsync,
+    api::id::DrvMemcpy3DAsync,
+    as_context_copy
+);

@@ -178,6 +178,8 @@ pub const HAND_WRITTEN: &[HandWritten] = hand_written! {
     (hipMalloc3D, Hip, [id::MallocPitch], memory3d),
     (cudaMemcpy3DPeer, Cuda, [id::Memcpy3D, k::UNREPLAYABLE], memory3d),
     (cudaMemcpy3DPeerAsync, Cuda, [id::Memcpy3DAsync, k::UNREPLAYABLE], memory3d),
+    (cuMemcpy3DPeer, Cuda, [id::DrvMemcpy3D, k::UNREPLAYABLE], memory3d),
+    (cuMemcpy3DPeerAsync, Cuda, [id::DrvMemcpy3DAsync, k::UNREPLAYABLE], memory3d),
     // Graph launches: the host side of the graph's copy nodes at each launch.
     (cudaGraphLaunch, Cuda, [k::GRAPH_LAUNCH], graph_launch),
     (cuGraphLaunch, Cuda, [k::GRAPH_LAUNCH], graph_launch),
