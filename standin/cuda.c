@@ -225,6 +225,12 @@ cudaError_t cudaMemAdvise(const void* p, size_t n, enum cudaMemoryAdvise advice,
     if (!managed_range(p, n)) RET(cudaErrorInvalidValue);
     RET(cudaSuccess);
 }
+/* The stand-in imports no external memory: no handle is one. */
+cudaError_t cudaDestroyExternalMemory(cudaExternalMemory_t m) {
+    ENTER;
+    (void)m;
+    RET(cudaErrorInvalidResourceHandle);
+}
 cudaError_t cudaStreamAttachMemAsync(cudaStream_t s, void* p, size_t n, unsigned flags) {
     ENTER;
     (void)flags;

@@ -290,6 +290,12 @@ hipError_t hipMemAdvise(const void* p, size_t n, hipMemoryAdvise advice, int dev
     if (!managed_range(p, n)) RET(hipErrorInvalidValue);
     RET(hipSuccess);
 }
+/* The stand-in imports no external memory: no handle is one. */
+hipError_t hipDestroyExternalMemory(hipExternalMemory_t m) {
+    ENTER;
+    (void)m;
+    RET(hipErrorInvalidHandle);
+}
 hipError_t hipStreamAttachMemAsync(hipStream_t s, void* p, size_t n, unsigned flags) {
     ENTER;
     (void)flags;

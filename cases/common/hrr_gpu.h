@@ -156,6 +156,7 @@
 #define hipStreamEndCapture cudaStreamEndCapture
 #define hipStreamIsCapturing cudaStreamIsCapturing
 #define hipThreadExchangeStreamCaptureMode cudaThreadExchangeStreamCaptureMode
+#define hipDestroyExternalMemory cudaDestroyExternalMemory
 #define hipGraphInstantiateWithFlags cudaGraphInstantiateWithFlags
 #define hipGraphLaunch cudaGraphLaunch
 #define hipGraphExecDestroy cudaGraphExecDestroy

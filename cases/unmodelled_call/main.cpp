@@ -1,7 +1,8 @@
 // unmodelled_call: the program calls an API capture does not model and the API table
-// does not exempt (hipThreadExchangeStreamCaptureMode / cudaThreadExchangeStreamCaptureMode,
-// a stream-capture setting: no row, no hand-written shim; cudaSetDeviceFlags, used here
-// before, is a table row now),
+// does not exempt (hipDestroyExternalMemory / cudaDestroyExternalMemory of no handle: it
+// fails and changes nothing, and external memory stays unmodelled; cudaSetDeviceFlags and
+// then cudaThreadExchangeStreamCaptureMode, used here before, are a row and an exemption
+// now),
 // then copies and launches as usual. Capture's counting pass-through forwards it
 // unchanged and records its first call; replay refuses the archive naming it, its count
 // and its first sequence id (the harness replays with --continue-on-error, so every
@@ -18,11 +19,9 @@ __global__ void triple(int* p, int n) {
 
 int main() {
     const int n = 4096;
-    // Relaxed for this thread, and the previous mode back: nothing the program does
-    // changes, the call is only seen.
-    hipStreamCaptureMode mode = hipStreamCaptureModeRelaxed;
-    CHECK(hipThreadExchangeStreamCaptureMode(&mode));
-    CHECK(hipThreadExchangeStreamCaptureMode(&mode));
+    // No external memory was imported: the call fails, whatever it answers, and the
+    // program goes on; the call is only seen.
+    (void)hipDestroyExternalMemory(nullptr);
     int* d = nullptr;
     CHECK(hipMalloc((void**)&d, n * sizeof(int)));
     triple<<<n / 256, 256>>>(d, n);

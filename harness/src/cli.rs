@@ -169,8 +169,9 @@ pub struct RunArgs {
     /// needed; host cases still run): GPU cases report `compiled-not-run`, never `pass`.
     #[arg(long)]
     pub compile_only: bool,
-    /// Run the GPU cases against the stand-in runtimes of standin/ (no GPU: host memory,
-    /// no kernel runs): capture, archive, replay and the checks that stay meaningful.
+    /// Run the GPU cases against the stand-in runtimes of standin/ (no GPU: host memory;
+    /// the cases' kernels do not run, only the stand-in's own test kernel would): capture,
+    /// archive, replay and the checks that stay meaningful.
     /// Reported as `stand-in`, never as a GPU pass.
     #[arg(long, conflicts_with = "compile_only")]
     pub stand_in: bool,
