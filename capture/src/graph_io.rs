@@ -60,6 +60,14 @@ pub struct Registry {
     copy_nodes: HashMap<(u64, u64), u64>,
     /// Each explicit memcpy node's graph.
     node_graph: HashMap<u64, u64>,
+    /// Each child-graph node: its graph and the host side of the child it was given.
+    child_nodes: HashMap<u64, (u64, Vec<NodeIo>)>,
+    /// A child-graph node's own graph (`cudaGraphChildGraphNodeGetGraph`): the node that
+    /// holds it, whose graph gains every node added to it.
+    parents: HashMap<u64, u64>,
+    /// The host side a child-graph node has in an executable graph since its child was
+    /// replaced there (`cudaGraphExecChildGraphNodeSetParams`), by (exec, node).
+    exec_children: HashMap<(u64, u64), Vec<NodeIo>>,
 }
 
 impl Registry {
@@ -68,14 +76,60 @@ impl Registry {
         match of {
             NodeOf::Capture(CAPTURE_INVALIDATED) => {}
             NodeOf::Capture(id) => self.building.entry(id).or_default().push(io),
-            NodeOf::Graph(g) => self.graphs.entry(g).or_default().push(io),
+            NodeOf::Graph(g) => {
+                // A child-graph node's own graph: its node's graph runs what it gains.
+                let mut at = Some(g);
+                for _ in 0..64 {
+                    let Some(g) = at else { break };
+                    self.graphs.entry(g).or_default().push(io);
+                    at = None;
+                    if let Some((parent, held)) =
+                        (self.parents.get(&g)).and_then(|node| self.child_nodes.get_mut(node))
+                    {
+                        held.push(io);
+                        at = Some(*parent);
+                    }
+                }
+            }
         }
     }
-    /// A child-graph node: `parent` runs a copy of `child`'s nodes (their buffers are the
-    /// child's: the same host memory).
-    pub fn add_child(&mut self, parent: u64, child: u64) {
+    /// Child-graph node `node`: `parent` runs a copy of `child`'s nodes (their buffers are
+    /// the child's: the same host memory).
+    pub fn add_child(&mut self, parent: u64, node: u64, child: u64) {
         let nodes = self.graphs.get(&child).cloned().unwrap_or_default();
-        self.graphs.entry(parent).or_default().extend(nodes);
+        self.graphs
+            .entry(parent)
+            .or_default()
+            .extend(nodes.iter().copied());
+        self.child_nodes.insert(node, (parent, nodes));
+    }
+    /// `inner` is child-graph node `node`'s own graph: what it gains, the node's graph runs.
+    pub fn child_graph(&mut self, node: u64, inner: u64) {
+        if matches!(self.child_nodes.get(&node), Some((parent, _)) if *parent != inner) {
+            self.parents.insert(inner, node);
+        }
+    }
+    /// Child-graph node `node` of executable graph `exec` now runs a copy of `child`: the
+    /// host side of the child it had is gone from `exec`, `child`'s joins it.
+    pub fn replace_exec_child(&mut self, exec: u64, node: u64, child: u64) {
+        let new = self.graphs.get(&child).cloned().unwrap_or_default();
+        let old = (self.exec_children.get(&(exec, node)))
+            .or_else(|| self.child_nodes.get(&node).map(|(_, io)| io))
+            .cloned()
+            .unwrap_or_default();
+        let mut all = self
+            .execs
+            .get(&exec)
+            .map(|v| v.to_vec())
+            .unwrap_or_default();
+        for n in &old {
+            if let Some(i) = all.iter().position(|x| x == n) {
+                all.remove(i);
+            }
+        }
+        all.extend(new.iter().copied());
+        self.execs.insert(exec, all.into());
+        self.exec_children.insert((exec, node), new);
     }
     /// Sequence `id` ended; `graph` is what it returned (0: none, it was invalidated). A
     /// capture into the program's own graph (`cudaStreamBeginCaptureToGraph`) adds to the
@@ -166,11 +220,16 @@ impl Registry {
     }
     pub fn destroy_graph(&mut self, graph: u64) {
         self.graphs.remove(&graph);
+        self.child_nodes.retain(|_, (parent, _)| *parent != graph);
+        let nodes = &self.child_nodes;
+        self.parents
+            .retain(|inner, node| *inner != graph && nodes.contains_key(node));
         self.copy_nodes.retain(|(at, _), _| *at != graph);
         self.node_graph.retain(|_, g| *g != graph);
     }
     pub fn destroy_exec(&mut self, exec: u64) {
         self.execs.remove(&exec);
+        self.exec_children.retain(|(at, _), _| *at != exec);
         self.copy_nodes.retain(|(at, _), _| *at != exec);
     }
     /// The host side of executable graph `exec` (empty for one capture never saw built).
@@ -277,7 +336,19 @@ pub fn after_row(before: BeforeRow, row: u16, args: &[u64], ret: i32) {
                 with(|r| r.instantiate(args[1], exec));
             }
         }
-        id::GraphAddChildGraphNode if ret == 0 => with(|r| r.add_child(args[1], args[4])),
+        id::GraphAddChildGraphNode => {
+            if let Some(node) = out(0) {
+                with(|r| r.add_child(args[1], node, args[4]));
+            }
+        }
+        id::GraphChildGraphNodeGetGraph => {
+            if let Some(inner) = out(1) {
+                with(|r| r.child_graph(args[0], inner));
+            }
+        }
+        id::GraphExecChildGraphNodeSetParams if ret == 0 => {
+            with(|r| r.replace_exec_child(args[0], args[1], args[2]))
+        }
         id::GraphClone => {
             if let Some(clone) = out(0) {
                 with(|r| r.clone_graph(args[1], clone));
@@ -357,11 +428,36 @@ mod tests {
     }
 
     #[test]
+    fn a_child_graph_edited_or_replaced_is_followed_into_its_parent() {
+        let mut r = Registry::default();
+        r.add(NodeOf::Graph(0xc0), out(3));
+        r.add_child(0xa0, 0xb0, 0xc0);
+        // The node's own graph (0xd0) gains a node: so does its parent, not the child given.
+        r.child_graph(0xb0, 0xd0);
+        r.add(NodeOf::Graph(0xd0), out(6));
+        assert_eq!(r.graphs[&0xa0], vec![out(3), out(6)]);
+        assert_eq!(r.graphs[&0xc0], vec![out(3)]);
+        r.add(NodeOf::Graph(0xa0), out(4));
+        r.instantiate(0xa0, 0xe0);
+        // The child replaced in the executable graph: its host side out, the new one's in.
+        r.add(NodeOf::Graph(0xc1), out(7));
+        r.replace_exec_child(0xe0, 0xb0, 0xc1);
+        assert_eq!(&*r.of_exec(0xe0), &[out(4), out(7)]);
+        r.add(NodeOf::Graph(0xc2), out(8));
+        r.replace_exec_child(0xe0, 0xb0, 0xc2);
+        assert_eq!(&*r.of_exec(0xe0), &[out(4), out(8)]);
+        r.destroy_exec(0xe0);
+        assert!(r.exec_children.is_empty());
+        r.destroy_graph(0xa0);
+        assert!(r.parents.is_empty() && r.child_nodes.is_empty());
+    }
+
+    #[test]
     fn an_explicit_graph_gains_its_nodes_and_its_childrens() {
         let mut r = Registry::default();
         r.add(NodeOf::Graph(0xc0), out(3));
         r.add(NodeOf::Graph(0xa0), out(4));
-        r.add_child(0xa0, 0xc0);
+        r.add_child(0xa0, 0xb0, 0xc0);
         r.instantiate(0xa0, 0xe0);
         assert_eq!(&*r.of_exec(0xe0), &[out(4), out(3)]);
         // A node added after instantiation is not in that executable graph.
