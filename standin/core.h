@@ -180,6 +180,7 @@ int si_graph_add_event(si_node** out, si_graph* g, si_node* const* deps, size_t 
 int si_graph_add_host(si_node** out, si_graph* g, si_node* const* deps, size_t n, void (*fn)(void*), void* data);
 int si_graph_add_child(si_node** out, si_graph* g, si_node* const* deps, size_t n, si_graph* child);
 int si_graph_child_graph(const void* node, si_graph** out);
+int si_graph_set_host(si_graph* exec, const void* node, void (*fn)(void*), void* data);
 int si_graph_nodes(si_graph* g, void** nodes, size_t* count);
 int si_graph_containing(const void* node, si_graph** out);
 int si_graph_exec_set_child(si_graph* exec, const void* node, si_graph* child);

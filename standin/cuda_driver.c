@@ -385,6 +385,10 @@ CUresult cuGraphInstantiateWithFlags(CUgraphExec* x, CUgraph g, unsigned long lo
 }
 CUresult cuGraphExecDestroy(CUgraphExec x) { si_lock(); DRET(si_graph_exec_destroy(si_graph_exec_of(x))); }
 CUresult cuGraphLaunch(CUgraphExec x, CUstream s) { si_lock(); DRET(si_graph_launch(si_graph_exec_of(x), si_stream_of(s))); }
+CUresult cuLaunchHostFunc(CUstream s, CUhostFn fn, void* data) {
+    si_lock();
+    DRET(si_enqueue_host_fn(si_stream_of(s), fn, data));
+}
 CUresult cuGraphChildGraphNodeGetGraph(CUgraphNode node, CUgraph* g) {
     si_lock();
     DRET(si_graph_child_graph(node, (si_graph**)g));

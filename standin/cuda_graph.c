@@ -117,6 +117,16 @@ cudaError_t cudaGraphAddHostNode(cudaGraphNode_t* out, cudaGraph_t g, const cuda
     if (!p) RET(cudaErrorInvalidValue);
     RET(si_graph_add_host((si_node**)out, si_graph_of(g), NODES(d), n, p->fn, p->userData));
 }
+cudaError_t cudaGraphHostNodeSetParams(cudaGraphNode_t node, const struct cudaHostNodeParams* p) {
+    ENTER;
+    if (!p) RET(cudaErrorInvalidValue);
+    RET(si_graph_set_host(0, node, p->fn, p->userData));
+}
+cudaError_t cudaGraphExecHostNodeSetParams(cudaGraphExec_t x, cudaGraphNode_t node, const struct cudaHostNodeParams* p) {
+    ENTER;
+    if (!p) RET(cudaErrorInvalidValue);
+    RET(si_graph_set_host(si_graph_exec_of(x), node, p->fn, p->userData));
+}
 cudaError_t cudaGraphAddEmptyNode(cudaGraphNode_t* out, cudaGraph_t g, const cudaGraphNode_t* d, size_t n) {
     ENTER;
     RET(si_graph_add_empty((si_node**)out, si_graph_of(g), NODES(d), n));

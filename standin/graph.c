@@ -366,6 +366,22 @@ int si_graph_set_op(si_graph* exec, const void* node, const struct op* o) {
     return SI_OK;
 }
 
+/* A host node's function and data replaced (in its graph, or with exec set in that
+ * executable graph). */
+int si_graph_set_host(si_graph* exec, const void* node, void (*fn)(void*), void* data) {
+    si_graph* g = owner_of(node);
+    if (!g || !fn) return SI_INVALID_VALUE;
+    si_node* x = (si_node*)node;
+    if (exec) {
+        if (!exec->exec || x->index >= exec->n) return SI_INVALID_VALUE;
+        x = exec->nodes[x->index];
+    }
+    if (x->op.kind != OP_HOST_FN) return SI_INVALID_VALUE;
+    x->op.host_fn = fn;
+    x->op.data = data;
+    return SI_OK;
+}
+
 int si_graph_edges(si_graph* g, si_node* const* from, si_node* const* to, size_t n, int add) {
     if (!g || g->exec || (n && (!from || !to))) return SI_INVALID_VALUE;
     for (size_t i = 0; i < n; i++) {

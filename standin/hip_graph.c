@@ -112,6 +112,22 @@ hipError_t hipGraphAddEventWaitNode(hipGraphNode_t* out, hipGraph_t g, const hip
     ENTER;
     RET(si_graph_add_event((si_node**)out, si_graph_of(g), NODES(d), n, si_event_of(e), 1));
 }
+hipError_t hipGraphAddHostNode(hipGraphNode_t* out, hipGraph_t g, const hipGraphNode_t* d, size_t n,
+                               const hipHostNodeParams* p) {
+    ENTER;
+    if (!p) RET(hipErrorInvalidValue);
+    RET(si_graph_add_host((si_node**)out, si_graph_of(g), NODES(d), n, p->fn, p->userData));
+}
+hipError_t hipGraphHostNodeSetParams(hipGraphNode_t node, const hipHostNodeParams* p) {
+    ENTER;
+    if (!p) RET(hipErrorInvalidValue);
+    RET(si_graph_set_host(0, node, p->fn, p->userData));
+}
+hipError_t hipGraphExecHostNodeSetParams(hipGraphExec_t x, hipGraphNode_t node, const hipHostNodeParams* p) {
+    ENTER;
+    if (!p) RET(hipErrorInvalidValue);
+    RET(si_graph_set_host(si_graph_exec_of(x), node, p->fn, p->userData));
+}
 hipError_t hipGraphChildGraphNodeGetGraph(hipGraphNode_t node, hipGraph_t* g) {
     ENTER;
     RET(si_graph_child_graph(node, (si_graph**)g));

@@ -80,7 +80,7 @@ const CUDA12_ONLY: &[(&str, &str)] = &[("cudaGetDeviceProperties_v2", "cudaGetDe
 
 /// Runtime symbols newer than the 13.0 export list (`data/cudart-13.syms`): each must be
 /// one the newer runtime's surface list names (`registry/src/surface/libcudart-13.5.txt`).
-const CUDA13_NEWER: &[&str] = &["cudaGraphNodeGetContainingGraph"];
+const CUDA13_NEWER: &[&str] = &["cudaGraphNodeGetContainingGraph", "cudaLaunchHostFunc_v2"];
 
 #[test]
 fn every_runtime_symbol_is_exported_by_libcudart() {

@@ -27,9 +27,12 @@ macro_rules! twin_shim {
                 return unsafe { f($($p),*) };
             };
             let args = [$(FfiArg::to_u64($p)),*];
-            crate::generic::capture_row(desc, Vendor::Cuda, &args, || {
-                // SAFETY: the program's own arguments, passed on unchanged.
-                unsafe { f($($p),*) }
+            crate::generic::capture_row_passing(desc, Vendor::Cuda, &args, &args, |a| {
+                #[allow(unused_mut, unused_variables)] // a row without parameters
+                let mut a = a.iter().copied();
+                // SAFETY: the program's own arguments, passed on unchanged (a host
+                // function wrapped: capture's trampoline, which calls the program's).
+                unsafe { f($(<$t as FfiArg>::from_u64(a.next().unwrap_or(0))),*) }
             })
         }
     };
@@ -62,6 +65,12 @@ macro_rules! twin_for {
     (cudaGraphExecChildGraphNodeSetParams, $id:literal; $($a:tt)*) => { twin_shim!(cuGraphExecChildGraphNodeSetParams, $id; $($a)*); };
     (cudaGraphChildGraphNodeGetGraph, $id:literal; $($a:tt)*) => { twin_shim!(cuGraphChildGraphNodeGetGraph, $id; $($a)*); };
     (cudaGraphNodeGetContainingGraph, $id:literal; $($a:tt)*) => { twin_shim!(cuGraphNodeGetContainingGraph, $id; $($a)*); };
+    (cudaLaunchHostFunc, $id:literal; $($a:tt)*) => { twin_shim!(cuLaunchHostFunc, $id; $($a)*); };
+    (cudaLaunchHostFunc_v2, $id:literal; $($a:tt)*) => { twin_shim!(cuLaunchHostFunc_v2, $id; $($a)*); };
+    (cudaStreamAddCallback, $id:literal; $($a:tt)*) => { twin_shim!(cuStreamAddCallback, $id; $($a)*); };
+    (cudaGraphAddHostNode, $id:literal; $($a:tt)*) => { twin_shim!(cuGraphAddHostNode, $id; $($a)*); };
+    (cudaGraphHostNodeSetParams, $id:literal; $($a:tt)*) => { twin_shim!(cuGraphHostNodeSetParams, $id; $($a)*); };
+    (cudaGraphExecHostNodeSetParams, $id:literal; $($a:tt)*) => { twin_shim!(cuGraphExecHostNodeSetParams, $id; $($a)*); };
     ($other:ident, $id:literal; $($a:tt)*) => {};
 }
 

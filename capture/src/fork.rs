@@ -93,6 +93,7 @@ extern "C" fn child() {
     reader::fork_child_forget();
     reads::fork_child_forget();
     events::fork_child_forget();
+    crate::host_fns::fork_child_forget();
 }
 
 extern "C" fn on_load() {

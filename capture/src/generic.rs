@@ -188,6 +188,26 @@ fn poll_run(desc: &ApiDesc, args: &[u64], ret: c_int) -> Poll {
         .unwrap_or(Poll::Record { skipped: 0 })
 }
 
+/// [`capture_row`] for the generated shims: `recorded` are the arguments as recorded,
+/// `raw` the program's own, which `call` passes on, except where a host function is
+/// wrapped (`host_fns::wrap`: capture's trampoline in its place).
+pub fn capture_row_passing(
+    desc: &'static ApiDesc,
+    vendor: Vendor,
+    recorded: &[u64],
+    raw: &[u64],
+    call: impl FnOnce(&[u64]) -> c_int,
+) -> c_int {
+    match crate::host_fns::wrap(desc, vendor, recorded, raw) {
+        Some(w) => capture_row(desc, vendor, recorded, || {
+            let ret = call(w.args());
+            w.settle(ret);
+            ret
+        }),
+        None => capture_row(desc, vendor, recorded, || call(raw)),
+    }
+}
+
 /// Captures one call of a generic table row. `call` makes the real call exactly once.
 pub fn capture_row(
     desc: &'static ApiDesc,
@@ -232,6 +252,10 @@ pub fn capture_row(
             // Either direction: the node's host side is unknown.
             rec.failure = Some(why.clone());
         }
+        if let (ReadPlan::ReadNow, Some(why), 0) = (&rec.read, before.source_unknown, ret) {
+            rec.failure = Some(why.to_string());
+        }
+        crate::host_fns::after_row(desc, args, ret);
         // A synchronisation the program observes: the pending reads it covers first.
         outputs::after_row(desc, args, ret);
         for i in 0..desc.params.len() {

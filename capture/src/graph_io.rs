@@ -28,6 +28,8 @@ pub enum NodeIo {
     Output { seq: u64, region: HostRegion },
     /// A kernel node reads `len` bytes of pinned host memory at `start`.
     Pinned { start: u64, len: u64 },
+    /// A host node runs the program's host code (`host_fns`).
+    Host,
 }
 
 impl NodeIo {

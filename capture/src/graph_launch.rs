@@ -73,6 +73,14 @@ fn before_launch(cap: &Capture, exec: u64, stream: u64) -> Before {
             _ => {}
         }
     }
+    // Host bytes read now that a host node of the graph, or a host function queued before
+    // it, may write before the graph reads them.
+    let reads = !pinned.is_empty() || nodes.iter().any(|n| matches!(n, NodeIo::Input { .. }));
+    if reads && nodes.contains(&NodeIo::Host) {
+        failure = Some(crate::host_fns::HOST_NODE_INPUTS.to_string());
+    } else if reads && crate::host_fns::pending() {
+        failure = Some(crate::host_fns::PENDING_SOURCE.to_string());
+    }
     if let Err(e) = snapshot_pinned(cap, crate::mapped::in_flight, &mut p, &pinned) {
         failure = Some(e.to_string());
     }
@@ -99,11 +107,15 @@ fn after_launch(cap: &Capture, vendor: Vendor, api: &str, stream: u64, ret: c_in
     } = b;
     let nodes = &nodes[..];
     let has_outputs = nodes.iter().any(|n| matches!(n, NodeIo::Output { .. }));
+    let runs_host = nodes.contains(&NodeIo::Host);
     // The stream's capture state, asked once and only when something depends on it.
-    let capture =
-        (ret == 0 && (has_outputs || !reached.is_empty())).then(|| stream_capture(vendor, stream));
+    let capture = (ret == 0 && (has_outputs || runs_host || !reached.is_empty()))
+        .then(|| stream_capture(vendor, stream));
     // Launched into a capturing stream, the graph ran nothing: there is nothing to note.
     let ran = capture == Some(StreamCapture::Idle);
+    if ran && runs_host {
+        crate::host_fns::graph_launched(vendor, stream);
+    }
     if let (Some(capture), true) = (capture, has_outputs) {
         match read_plan(capture, stream) {
             ReadPlan::ReadNow => {

@@ -79,6 +79,7 @@ pub mod fork;
 pub mod generic;
 pub mod graph_io;
 pub mod graph_launch;
+pub mod host_fns;
 pub mod in_flight;
 pub mod kernel_node;
 pub mod launch;

@@ -168,6 +168,9 @@ pub fn decode(desc: &ApiDesc, i: usize, args: &[u64]) -> Param {
         | ParamKind::OutGraphExec
         | ParamKind::OutGraphNode => Param::OutHandle { at: a },
         ParamKind::MemLocation => Param::Struct { at: a, len: 8 },
+        // The program's host code and its data: their addresses, for the reader.
+        ParamKind::HostFn | ParamKind::StreamCallback | ParamKind::HostFnData => Param::Value(a),
+        ParamKind::HostNodeParams => Param::Struct { at: a, len: 16 },
         ParamKind::GraphNodes(count) => Param::Handles {
             at: a,
             n: arg(count),

@@ -46,11 +46,15 @@ macro_rules! per_thread_shim {
                 // SAFETY: the program's own arguments, passed on unchanged.
                 return unsafe { f($($p),*) };
             };
-            let mut args = [$(FfiArg::to_u64($p)),*];
+            let raw = [$(FfiArg::to_u64($p)),*];
+            let mut args = raw;
             recorded_args(desc, &mut args);
-            crate::generic::capture_row(desc, Vendor::Cuda, &args, || {
-                // SAFETY: the program's own arguments, passed on unchanged.
-                unsafe { f($($p),*) }
+            crate::generic::capture_row_passing(desc, Vendor::Cuda, &args, &raw, |a| {
+                #[allow(unused_mut, unused_variables)] // a row without parameters
+                let mut a = a.iter().copied();
+                // SAFETY: the program's own arguments, passed on unchanged (a host
+                // function wrapped: capture's trampoline, which calls the program's).
+                unsafe { f($(<$t as FfiArg>::from_u64(a.next().unwrap_or(0))),*) }
             })
         }
     };
@@ -128,6 +132,8 @@ macro_rules! per_thread_for {
     (cudaStreamBeginCaptureToGraph, $id:literal; $($a:tt)*) => { per_thread_shim!(cudaStreamBeginCaptureToGraph_ptsz, $id; $($a)*); };
     (cudaStreamGetCaptureInfo, $id:literal; $($a:tt)*) => { per_thread_shim!(cudaStreamGetCaptureInfo_ptsz, $id; $($a)*); };
     (cudaStreamUpdateCaptureDependencies, $id:literal; $($a:tt)*) => { per_thread_shim!(cudaStreamUpdateCaptureDependencies_ptsz, $id; $($a)*); };
+    (cudaLaunchHostFunc, $id:literal; $($a:tt)*) => { per_thread_shim!(cudaLaunchHostFunc_ptsz, $id; $($a)*); };
+    (cudaStreamAddCallback, $id:literal; $($a:tt)*) => { per_thread_shim!(cudaStreamAddCallback_ptsz, $id; $($a)*); };
     (cudaStreamCopyAttributes, $id:literal; $($a:tt)*) => { per_thread_shim!(cudaStreamCopyAttributes_ptsz, $id; $($a)*); };
     (cudaStreamSetAttribute, $id:literal; $($a:tt)*) => { per_thread_shim!(cudaStreamSetAttribute_ptsz, $id; $($a)*); };
     (cudaGraphUpload, $id:literal; $($a:tt)*) => { per_thread_shim!(cudaGraphUpload_ptsz, $id; $($a)*); };

@@ -25,11 +25,15 @@ macro_rules! shim_for {
                 return unsafe { f($($p),*) };
             };
             // A per-thread default stream form records its null stream as hipStreamPerThread.
-            let mut args = [$(FfiArg::to_u64($p)),*];
+            let raw = [$(FfiArg::to_u64($p)),*];
+            let mut args = raw;
             hrr_archive::api::hip_abi::recorded_args(desc, &mut args);
-            crate::generic::capture_row(desc, Vendor::$vendor, &args, || {
-                // SAFETY: the program's own arguments, passed on unchanged.
-                unsafe { f($($p),*) }
+            crate::generic::capture_row_passing(desc, Vendor::$vendor, &args, &raw, |a| {
+                #[allow(unused_mut, unused_variables)] // a row without parameters
+                let mut a = a.iter().copied();
+                // SAFETY: the program's own arguments, passed on unchanged (a host
+                // function wrapped: capture's trampoline, which calls the program's).
+                unsafe { f($(<$t as FfiArg>::from_u64(a.next().unwrap_or(0))),*) }
             })
         }
     };

@@ -1,5 +1,4 @@
-//! Calls no other process can reproduce: host callbacks (they run this program's code),
-//! IPC handles (they name another process's memory) and multi-device cooperative
+//! Calls no other process can reproduce: IPC handles (they name another process's memory) and multi-device cooperative
 //! launches. Each is passed through unchanged, recorded as an `UNREPLAYABLE` event with its name, reason and raw
 //! arguments, listed in the manifest, and warned about once on stderr; replay refuses it
 //! by name.
@@ -15,9 +14,6 @@ use hrr_archive::writer::current_tid;
 use crate::real::NO_REAL_FUNCTION;
 use crate::state::{self, guarded};
 
-const HOST_CODE: &str =
-    "runs a host function of the captured program, which no other process can execute";
-const HOST_NODE: &str = "adds a graph node that runs a host function of the captured program, which no other process can execute";
 const IPC: &str = "creates an inter-process handle to memory or an event of the captured process, which does not exist at replay";
 
 const MULTI_DEVICE: &str =
@@ -71,65 +67,9 @@ macro_rules! unreplayable_shim {
     (@usize $arg:ident) => { usize };
 }
 
-unreplayable_shim!(
-    cudaStreamAddCallback,
-    Vendor::Cuda,
-    HOST_CODE,
-    stream,
-    callback,
-    user_data,
-    flags
-);
-unreplayable_shim!(
-    cudaLaunchHostFunc,
-    Vendor::Cuda,
-    HOST_CODE,
-    stream,
-    func,
-    user_data
-);
 unreplayable_shim!(cudaIpcGetMemHandle, Vendor::Cuda, IPC, handle, dev_ptr);
 unreplayable_shim!(cudaIpcGetEventHandle, Vendor::Cuda, IPC, handle, event);
-unreplayable_shim!(
-    hipStreamAddCallback,
-    Vendor::Hip,
-    HOST_CODE,
-    stream,
-    callback,
-    user_data,
-    flags
-);
-unreplayable_shim!(
-    hipLaunchHostFunc,
-    Vendor::Hip,
-    HOST_CODE,
-    stream,
-    func,
-    user_data
-);
 unreplayable_shim!(hipIpcGetMemHandle, Vendor::Hip, IPC, handle, dev_ptr);
-// Graph nodes replay cannot rebuild; field 2 is the graph they were added to (replay
-// refuses to instantiate it, naming the node).
-unreplayable_shim!(
-    cudaGraphAddHostNode,
-    Vendor::Cuda,
-    HOST_NODE,
-    node,
-    graph,
-    deps,
-    count,
-    params
-);
-unreplayable_shim!(
-    hipGraphAddHostNode,
-    Vendor::Hip,
-    HOST_NODE,
-    node,
-    graph,
-    deps,
-    count,
-    params
-);
 unreplayable_shim!(hipIpcGetEventHandle, Vendor::Hip, IPC, handle, event);
 unreplayable_shim!(
     hipLaunchCooperativeKernelMultiDevice,

@@ -158,11 +158,10 @@ fn each_kind_of_call_is_recorded_as_capture_promises() {
     let ptx = ".version 8.0\n.target sm_90\n\
                .visible .entry module_kernel(.param .u64 a, .param .u64 b)\n{\n ret;\n}\n";
     assert_eq!(m.u64(fid::SIZE, "size").unwrap(), ptx.len() as u64 + 1);
-    let unrep = payload(p, 29);
-    assert_eq!(
-        unrep.str(fid::API_NAME, "api").unwrap(),
-        "cudaStreamAddCallback"
-    );
+    // The stream callback: a row of its own (replayed as an ordering point), the
+    // program's function recorded as its address.
+    assert_eq!(p.events[29].header.api_id, id::StreamAddCallback);
+    assert_ne!(payload(p, 29).u64(2, "callback").unwrap(), 0);
 
     let r = &p.manifest.runtime;
     let version = dir.cuda.version().to_string();
@@ -172,6 +171,7 @@ fn each_kind_of_call_is_recorded_as_capture_promises() {
     );
     assert_eq!(r.devices[0].name, "HRR stand-in (sm_90, no GPU)");
     assert_eq!(r.devices[0].arch, "sm_90");
-    assert_eq!(p.manifest.unreplayable_apis.len(), 1);
+    // cudaIpcGetMemHandle has no real function here: nothing was called, nothing recorded.
+    assert!(p.manifest.unreplayable_apis.is_empty());
     assert!(p.manifest.capture_failures.is_empty());
 }

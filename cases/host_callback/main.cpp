@@ -1,7 +1,8 @@
 // host_callback: a host callback enqueued on a stream (hipStreamAddCallback: HIP 5.2
-// has no hipLaunchHostFunc). No other process can run this
-// program's host code, so the call is unreplayable: capture records it and lists it in
-// the manifest; replay refuses it by name and still checks every other result.
+// has no hipLaunchHostFunc) after a kernel. No other process can run this program's
+// host code: replay keeps the callback as an ordering point on its stream, running its own
+// function that does nothing, and checks every result. (Had the callback written host
+// memory a copy queued after it reads, capture would say so by name: capture/src/host_fns.rs.)
 #include "../common/hrr_gpu.h"
 
 #include <atomic>

@@ -120,7 +120,9 @@ mod tests {
         ));
         assert_eq!(classify("cuMemExportToShareableHandle"), Coverage::Refused);
         // Recorded, but only as unreplayable: replay refuses it by name.
-        assert_eq!(classify("cudaLaunchHostFunc"), Coverage::Refused);
+        assert_eq!(classify("cudaIpcGetMemHandle"), Coverage::Refused);
+        // Host functions: replayed as ordering points.
+        assert_eq!(classify("cudaLaunchHostFunc"), Coverage::Modelled);
         // Unreplayable in some uses only: modelled.
         assert_eq!(classify("cudaGraphAddKernelNode"), Coverage::Modelled);
         let s = summary([

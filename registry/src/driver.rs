@@ -92,6 +92,19 @@ pub const RUNTIME_TWINS: &[(&str, u16)] = &[
         "cuGraphNodeGetContainingGraph",
         super::id::GraphNodeGetContainingGraph,
     ),
+    // Host functions and host nodes (CUDA_HOST_NODE_PARAMS is cudaHostNodeParams).
+    ("cuLaunchHostFunc", super::id::LaunchHostFunc),
+    ("cuLaunchHostFunc_v2", super::id::LaunchHostFuncV2),
+    ("cuStreamAddCallback", super::id::StreamAddCallback),
+    ("cuGraphAddHostNode", super::id::GraphAddHostNode),
+    (
+        "cuGraphHostNodeSetParams",
+        super::id::GraphHostNodeSetParams,
+    ),
+    (
+        "cuGraphExecHostNodeSetParams",
+        super::id::GraphExecHostNodeSetParams,
+    ),
 ];
 
 /// The runtime row driver function `symbol` is recorded as, if it is a twin.

@@ -138,18 +138,13 @@ pub const HAND_WRITTEN: &[HandWritten] = hand_written! {
     (roctxRangePop, Hip, [k::RANGE_MARK], nvtx),
     (roctxRangeStartA, Hip, [k::RANGE_RESTORE, k::RANGE_MARK], nvtx),
     (roctxRangeStop, Hip, [k::RANGE_MARK], nvtx),
-    // Calls no other process can reproduce: passed through, recorded as unreplayable.
-    (cudaStreamAddCallback, Cuda, [k::UNREPLAYABLE], unreplayable),
-    (cudaLaunchHostFunc, Cuda, [k::UNREPLAYABLE], unreplayable),
+    // Calls no other process can reproduce: passed through, recorded as unreplayable (IPC
+    // handles name this process's memory; host functions are table rows: `host_fns`).
     (cudaIpcGetMemHandle, Cuda, [k::UNREPLAYABLE], unreplayable),
     (cudaIpcGetEventHandle, Cuda, [k::UNREPLAYABLE], unreplayable),
-    (hipStreamAddCallback, Hip, [k::UNREPLAYABLE], unreplayable),
-    (hipLaunchHostFunc, Hip, [k::UNREPLAYABLE], unreplayable),
     (hipIpcGetMemHandle, Hip, [k::UNREPLAYABLE], unreplayable),
     (hipIpcGetEventHandle, Hip, [k::UNREPLAYABLE], unreplayable),
     (hipLaunchCooperativeKernelMultiDevice, Hip, [k::UNREPLAYABLE], unreplayable),
-    (cudaGraphAddHostNode, Cuda, [k::UNREPLAYABLE], unreplayable),
-    (hipGraphAddHostNode, Hip, [k::UNREPLAYABLE], unreplayable),
     (cudaGraphAddKernelNode, Cuda, [k::GRAPH_KERNEL_NODE, k::UNREPLAYABLE], kernel_node),
     (hipGraphAddKernelNode, Hip, [k::GRAPH_KERNEL_NODE, k::UNREPLAYABLE], kernel_node),
     // Node parameter updates capture does not follow yet.

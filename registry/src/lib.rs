@@ -340,6 +340,15 @@ macro_rules! hrr_api_table {
             (545, GraphExecChildGraphNodeSetParams, cudaGraphExecChildGraphNodeSetParams, hipGraphExecChildGraphNodeSetParams, Exact; exec: *mut ::std::os::raw::c_void => GraphExec, node: *mut ::std::os::raw::c_void => GraphNode, child: *mut ::std::os::raw::c_void => Graph),
             (546, GraphChildGraphNodeGetGraph, cudaGraphChildGraphNodeGetGraph, hipGraphChildGraphNodeGetGraph, Exact; node: *mut ::std::os::raw::c_void => GraphNode, graph: *mut *mut ::std::os::raw::c_void => OutGraphRef),
             (547, GraphNodeGetContainingGraph, cudaGraphNodeGetContainingGraph, none, Exact; node: *mut ::std::os::raw::c_void => GraphNode, graph: *mut *mut ::std::os::raw::c_void => OutGraphRef),
+            // Host functions (ids 548-553): replayed as ordering points, replay's own function
+            // that does nothing in place of the program's (`host_fns` in capture says which
+            // host bytes a pending one leaves unknown).
+            (548, LaunchHostFunc, cudaLaunchHostFunc, hipLaunchHostFunc, Exact; stream: *mut ::std::os::raw::c_void => Stream, func: *mut ::std::os::raw::c_void => HostFn, data: *mut ::std::os::raw::c_void => HostFnData),
+            (549, StreamAddCallback, cudaStreamAddCallback, hipStreamAddCallback, Exact; stream: *mut ::std::os::raw::c_void => Stream, callback: *mut ::std::os::raw::c_void => StreamCallback, data: *mut ::std::os::raw::c_void => HostFnData, flags: ::std::os::raw::c_uint => Value),
+            (550, GraphAddHostNode, cudaGraphAddHostNode, hipGraphAddHostNode, Exact; node: *mut *mut ::std::os::raw::c_void => OutGraphNode, graph: *mut ::std::os::raw::c_void => Graph, deps: *mut ::std::os::raw::c_void => GraphNodes(count), count: usize => Value, params: *const ::std::os::raw::c_void => HostNodeParams),
+            (551, GraphHostNodeSetParams, cudaGraphHostNodeSetParams, hipGraphHostNodeSetParams, Exact; node: *mut ::std::os::raw::c_void => GraphNode, params: *const ::std::os::raw::c_void => HostNodeParams),
+            (552, GraphExecHostNodeSetParams, cudaGraphExecHostNodeSetParams, hipGraphExecHostNodeSetParams, Exact; exec: *mut ::std::os::raw::c_void => GraphExec, node: *mut ::std::os::raw::c_void => GraphNode, params: *const ::std::os::raw::c_void => HostNodeParams),
+            (553, LaunchHostFuncV2, cudaLaunchHostFunc_v2, none, Exact; stream: *mut ::std::os::raw::c_void => Stream, func: *mut ::std::os::raw::c_void => HostFn, data: *mut ::std::os::raw::c_void => HostFnData, sync_mode: ::std::os::raw::c_uint => Value),
             (46, EventDestroy, cudaEventDestroy, hipEventDestroy, Exact; event: *mut ::std::os::raw::c_void => Event),
             // The driver API (ids 200-299): the cuda column is the exact symbol libcuda.so.1
             // exports and CUDA 13's cuda.h binds a program's call to; replay calls these

@@ -223,6 +223,19 @@ pub enum ParamKind {
     /// `size_t*` in and out: the capacity given, the count written. Recorded after the
     /// call; replay passes the recorded count as its capacity.
     InOutCount,
+    /// A host function of the program (`cudaHostFn_t`, `hipHostFn_t`): recorded as its
+    /// address (for the reader); replay passes a function of its own that does nothing, so
+    /// the stream or graph keeps the ordering point and none of the program's code runs.
+    HostFn,
+    /// A stream callback of the program (`cudaStreamCallback_t`): as [`ParamKind::HostFn`],
+    /// replay's own taking the callback's three arguments.
+    StreamCallback,
+    /// The data pointer a host function is called with: recorded; replay passes null.
+    HostFnData,
+    /// `const cudaHostNodeParams*` (and HIP's, and the driver's `CUDA_HOST_NODE_PARAMS`:
+    /// the function, then its data, 16 bytes): recorded as its bytes; replay passes its own
+    /// function that does nothing, and null.
+    HostNodeParams,
     /// An integer register the C signature leaves unused: the next parameter is a struct
     /// of more than two eightbytes passed by value (`cudaExtent`), which the x86-64 SysV
     /// ABI passes on the stack, where the row's following integer parameters (its

@@ -58,6 +58,8 @@ pub const TABLE_ALIASES: &[(&str, u16)] = &[
         "cudaStreamUpdateCaptureDependencies_ptsz",
         id::StreamUpdateCaptureDependencies,
     ),
+    ("cudaLaunchHostFunc_ptsz", id::LaunchHostFunc),
+    ("cudaStreamAddCallback_ptsz", id::StreamAddCallback),
     ("cudaStreamCopyAttributes_ptsz", id::StreamCopyAttributes),
     ("cudaStreamSetAttribute_ptsz", id::StreamSetAttribute),
     ("cudaGraphUpload_ptsz", id::GraphUpload),

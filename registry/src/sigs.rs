@@ -121,3 +121,13 @@ pub type MemcpyAsync =
 
 /// `cuCtxGetCurrent(CUcontext*)`.
 pub type CtxGetCurrent = unsafe extern "C" fn(*mut *mut c_void) -> c_int;
+
+/// `cudaHostFn_t`, `hipHostFn_t`, `CUhostFn`: a host function a stream or graph runs.
+pub type HostFn = unsafe extern "C" fn(*mut c_void);
+
+/// `cudaStreamCallback_t`, `hipStreamCallback_t`, `CUstreamCallback`: (stream, status,
+/// data).
+pub type StreamCallback = unsafe extern "C" fn(*mut c_void, c_int, *mut c_void);
+
+/// `cuLaunchHostFunc(CUstream, CUhostFn, void*)`, `hipLaunchHostFunc`.
+pub type LaunchHostFunc = unsafe extern "C" fn(*mut c_void, HostFn, *mut c_void) -> c_int;

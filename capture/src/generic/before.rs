@@ -80,6 +80,9 @@ pub(super) struct BeforeCall {
     pub(super) source: Option<Result<(BlobRef, Vec<u64>), BytesError>>,
     /// The host region an H2D copy reads (a graph node reads it again at each launch).
     pub(super) source_region: Option<HostRegion>,
+    /// Why the source bytes read now may not be the ones the copy reads (a host function
+    /// queued earlier may still run: `host_fns`), for a copy that runs when issued.
+    pub(super) source_unknown: Option<&'static str>,
     /// What a graph row needs from before its call.
     pub(super) graph_row: graph_io::BeforeRow,
 }
@@ -126,11 +129,17 @@ pub(super) fn before_call(cap: &Capture, desc: &ApiDesc, args: &[u64]) -> Before
     };
     // SAFETY: an H2D copy reads this region at its source (API contract).
     let source = source_region.map(|region| unsafe { store_with_pointers(cap, region) });
+    let source_unknown = source_region.and_then(|region| {
+        let asynchronous = desc.params.iter().any(|p| p.kind == ParamKind::Stream);
+        let pageable = cap.allocs.lookup(region.ptr()).is_none();
+        crate::host_fns::source_unknown(asynchronous, pageable)
+    });
     BeforeCall {
         dir,
         parms,
         source,
         source_region,
+        source_unknown,
         graph_row: graph_io::BeforeRow::default(),
     }
 }

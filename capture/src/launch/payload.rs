@@ -237,8 +237,12 @@ pub unsafe fn launch_payload(
                     ],
                 );
             }
+            // A host function queued before may still write what the kernel reads.
+            let unknown = !pinned.is_empty() && crate::host_fns::pending();
             if let Err(why) = snapshot_pinned(cap, crate::mapped::in_flight, &mut p, &pinned) {
                 incomplete = Some(why.to_string());
+            } else if unknown {
+                incomplete = Some(crate::host_fns::PENDING_SNAPSHOT.to_string());
             }
             noted = pinned;
         }

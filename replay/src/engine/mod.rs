@@ -21,6 +21,7 @@ mod error;
 mod generic;
 mod graph_launch;
 mod graphs;
+mod host_fns;
 mod kernel_nodes;
 mod kernels;
 mod launchcfg;

@@ -6,8 +6,8 @@
  * allocation node before it and a free node after it), launched three times with new
  * input, the second kernel's key changed in the executable graph before each launch
  * after the first, each launch's output checked. With argument "extra", a kernel node
- * passing its arguments through `extra` is added to a third graph. With argument "host", a second graph gains a host node (which
- * replay cannot rebuild) and is instantiated. Exit 0: right; 1: a wrong result; 2: a call
+ * passing its arguments through `extra` is added to a third graph. With argument "host", a second graph gains a host node (replay
+ * runs its own, which does nothing) and is instantiated and launched. Exit 0: right; 1: a wrong result; 2: a call
  * failed (printed). */
 #include <stdio.h>
 #include <stdlib.h>

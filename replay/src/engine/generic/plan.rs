@@ -441,6 +441,16 @@ pub(super) fn plan_call(
                 _ => ArgPlan::Value(0),
             },
             ParamKind::MemPoolProps => plan_pool_props(p, i)?,
+            // Host code: replay's own, which does nothing, in the program's place.
+            ParamKind::HostFn => ArgPlan::Value(crate::engine::host_fns::host_fn()),
+            ParamKind::StreamCallback => ArgPlan::Value(crate::engine::host_fns::stream_callback()),
+            ParamKind::HostFnData => ArgPlan::Value(0),
+            ParamKind::HostNodeParams => match p.get(ApiDesc::field_id(i)) {
+                Some(f) if !f.is_null() => {
+                    ArgPlan::HostBytes(crate::engine::host_fns::node_params())
+                }
+                _ => ArgPlan::Value(0),
+            },
             ParamKind::PoolAttrValue(attr) => {
                 plan_pool_attr_value(p, i, named_length(desc, p, attr, "attribute")?)?
             }
