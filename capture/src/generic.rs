@@ -224,13 +224,18 @@ pub fn capture_row(
     }
     let before = state::guarded(desc.name, || BeforeCall {
         graph_row: graph_io::before_row(vendor, hip_abi::base_row(desc.id), args),
-        ..before_call(cap, desc, args)
+        ..before_call(cap, vendor, desc, args)
     });
     let ret = call();
     crate::range_gate::after_row(desc.id, ret);
-    let Some(before) = before else {
+    let Some(mut before) = before else {
         return ret;
     };
+    if let (true, 0, Some(region)) = (before.source_after, ret, before.source_region) {
+        // A synchronous copy behind a host function: its source once it ran.
+        // SAFETY: the copy just read this region at its source (API contract).
+        before.source = state::guarded(desc.name, || unsafe { store_with_pointers(cap, region) });
+    }
     let skipped_polls = match poll_run(desc, args, ret) {
         Poll::Skip => return ret,
         Poll::Record { skipped } => skipped,
@@ -247,6 +252,7 @@ pub fn capture_row(
             p: PayloadWriter::new(),
             failure: None,
             deferred: None,
+            source_later: None,
         };
         if let (ReadPlan::Refuse(why), Some(_)) = (&rec.read, copy_node::update(desc.id)) {
             // Either direction: the node's host side is unknown.
@@ -293,6 +299,12 @@ pub fn capture_row(
             follow_copy_node(desc, args, ret, seq, &rec.nodes);
         }
         graph_io::after_row(before.graph_row, hip_abi::base_row(desc.id), args, ret);
+        if let Some(later) = before.source_later.take() {
+            match (rec.source_later, seq, ret) {
+                (Some(field), Some(seq), 0) => later.recorded(seq, field, api),
+                _ => later.cancel(),
+            }
+        }
         match (rec.deferred.take(), seq) {
             (Some((fid, d)), Some(seq)) => outputs::submit(cap, d, seq, fid, api),
             (Some((_, d)), None) => outputs::cancel(d),

@@ -111,6 +111,7 @@ pub mod runtime_info;
 pub mod say;
 pub mod shims;
 mod sig_check;
+pub mod source_reads;
 pub mod state;
 pub mod symbol_nodes;
 pub mod symbols;

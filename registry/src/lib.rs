@@ -569,6 +569,13 @@ pub const CAPTURE_INVALIDATED: u64 = u64::MAX;
 /// it carry the output inline (`BLOB_FIELD | id`) and never this field.
 pub const OUTPUT_PENDING_FIELD: u16 = 0x300;
 
+/// On an H2D copy's record: the field id of the source parameter whose bytes come later,
+/// in a `CopyOutput` record naming this copy's sequence id (the blob and its pointer
+/// words, as the copy's own fields would hold them): capture read them when the copy ran,
+/// queued behind a host function that could still write them. Archives written before it
+/// never carry this field.
+pub const SOURCE_PENDING_FIELD: u16 = 0x301;
+
 /// On a poll's record (`api::polls`): how many polls of the same handle on the same
 /// thread capture counted and did not record since the last recorded one (each found
 /// the work still running and changed nothing).

@@ -22,6 +22,7 @@ use std::process::Command;
 
 use hrr_archive::api::{
     fid, id, semantic, ApiDesc, BLOB_FIELD, CAPTURE_FIELD, POINTER_WORDS_FIELD,
+    SOURCE_PENDING_FIELD,
 };
 use hrr_archive::payload::{Payload, PayloadWriter};
 use hrr_archive::{Archive, Limits};
@@ -203,11 +204,13 @@ fn an_explicit_graph_is_rebuilt_with_its_dependencies_and_a_host_node_kept() {
 /// Host code the program queues (tests/stand_in/host_fns.c): stream host functions and
 /// callbacks, a graph's host node (its parameters replaced in the graph and the
 /// executable graph), a host function captured into a graph. Each is recorded as its row
-/// and replayed as an ordering point running replay's own function. A copy whose pinned
-/// source a host function queued before it writes is refused by name: capture cannot
-/// know the bytes when the copy is issued.
+/// and replayed as an ordering point running replay's own function. A host function that
+/// writes the pinned input of work queued after it: an asynchronous copy's source is read
+/// when the copy runs (capture's own host function just before it), a synchronous copy's
+/// once it returned, and both replay with the bytes the host function wrote (the output
+/// proves it); a kernel reading that memory in place is refused by name.
 #[test]
-fn host_functions_replay_as_ordering_points_and_a_source_they_write_is_refused() {
+fn host_functions_replay_as_ordering_points_and_what_they_write_is_read_in_order() {
     let d = tempfile::tempdir().unwrap();
     let Some((lib, exe)) = build(d.path(), "host_fns") else {
         return;
@@ -227,11 +230,43 @@ fn host_functions_replay_as_ordering_points_and_a_source_they_write_is_refused()
     assert_eq!(r.verdict, Verdict::Pass, "{:?}", r.failures);
     assert_eq!((r.counts.d2h_pass, r.counts.d2h_fail), (4, 0));
 
-    let out = d.path().join("write");
-    native_and_captured(&lib, &exe, &["write"], &out);
+    for how in ["write", "sync"] {
+        let out = d.path().join(how);
+        native_and_captured(&lib, &exe, &[how], &out);
+        let r = replay(&lib, &out);
+        assert_eq!(r.verdict, Verdict::Pass, "{how}: {:?}", r.failures);
+        assert_eq!((r.counts.d2h_pass, r.counts.d2h_fail), (1, 0), "{how}");
+        let a = Archive::open(&out, Limits::default()).unwrap();
+        let p = &a.processes[0];
+        // The asynchronous copy's source comes later, in the record naming it.
+        let later: Vec<u64> = (p.events.iter())
+            .filter(|e| {
+                Payload::parse(&e.payload)
+                    .unwrap()
+                    .get(SOURCE_PENDING_FIELD)
+                    .is_some()
+            })
+            .map(|e| e.header.seq)
+            .collect();
+        assert_eq!(later.len(), usize::from(how == "write"), "{how}");
+        for seq in later {
+            assert!(p
+                .events
+                .iter()
+                .any(|e| e.header.api_id == semantic::COPY_OUTPUT
+                    && Payload::parse(&e.payload)
+                        .unwrap()
+                        .u64(fid::COPY_SEQ, "copy")
+                        .unwrap()
+                        == seq));
+        }
+    }
+
+    let out = d.path().join("snapshot");
+    native_and_captured(&lib, &exe, &["snapshot"], &out);
     let r = replay(&lib, &out);
     assert_eq!(r.failures.len(), 1, "{:?}", r.failures);
-    assert_eq!(r.failures[0].api, "cudaMemcpyAsync");
+    assert_eq!(r.failures[0].api, "LaunchKernel");
     assert!(
         r.failures[0].message.contains("host function"),
         "{}",

@@ -2,15 +2,19 @@
 //! pointer (the runtime's 3D parameters or the driver's), the copy's direction, the
 //! pending reads that must go first, and an H2D copy's source bytes, stored.
 
-use hrr_archive::api::{drv_memcpy, memcpy3d, ApiDesc, CopyDir, ParamKind};
+use std::cell::Cell;
+
+use hrr_archive::api::{drv_memcpy, memcpy3d, ApiDesc, CopyDir, ParamKind, Vendor};
 use hrr_archive::payload::BlobRef;
 
 use super::{store_with_pointers, BytesError};
+use crate::capturing::{stream_capture, StreamCapture};
 use crate::ffi::host_bytes;
 use crate::graph_io;
 use crate::outputs;
 use crate::params::{self, Param};
 use crate::regions::HostRegion;
+use crate::source_reads::{self, SourceRead};
 use crate::state::Capture;
 
 /// The copy struct a row passes by pointer: the runtime's 3D parameters or the driver's
@@ -71,6 +75,16 @@ unsafe fn parms_3d(desc: &ApiDesc, args: &[u64]) -> Option<(memcpy3d::Parms, Vec
     Some((layout.decode(&raw)?, raw))
 }
 
+/// A copy source's read for `source_reads`, on the runtime's callback thread.
+fn reader(region: HostRegion) -> source_reads::Reader {
+    Box::new(move || {
+        let cap = crate::state::current().ok_or("capture had stopped")?;
+        // SAFETY: the copy about to run reads this region at its source (API contract),
+        // and the program may not change it before the copy completes.
+        unsafe { store_with_pointers(cap, region) }.map_err(|e| e.to_string())
+    })
+}
+
 /// What capture took before the call.
 pub(super) struct BeforeCall {
     pub(super) dir: Option<CopyDir>,
@@ -83,6 +97,14 @@ pub(super) struct BeforeCall {
     /// Why the source bytes read now may not be the ones the copy reads (a host function
     /// queued earlier may still run: `host_fns`), for a copy that runs when issued.
     pub(super) source_unknown: Option<&'static str>,
+    /// Behind such a host function: an asynchronous copy's source, read when the copy
+    /// runs (`source_reads`), taken once the copy is recorded.
+    pub(super) source_later: Cell<Option<SourceRead>>,
+    /// Whether `source_later` was queued.
+    pub(super) source_is_later: bool,
+    /// Behind such a host function: a synchronous copy's source, read once the call
+    /// returned (it ran after what it waited for, and the copy changed none of it).
+    pub(super) source_after: bool,
     /// What a graph row needs from before its call.
     pub(super) graph_row: graph_io::BeforeRow,
 }
@@ -105,7 +127,12 @@ fn host_side(
         })
 }
 
-pub(super) fn before_call(cap: &Capture, desc: &ApiDesc, args: &[u64]) -> BeforeCall {
+pub(super) fn before_call(
+    cap: &Capture,
+    vendor: Vendor,
+    desc: &ApiDesc,
+    args: &[u64],
+) -> BeforeCall {
     // SAFETY: a Copy3DParms argument points at the struct the runtime is about to read.
     let parms = unsafe { parms_3d(desc, args) };
     // A runtime copy's array side counts the box's width in its elements: the host
@@ -127,19 +154,39 @@ pub(super) fn before_call(cap: &Capture, desc: &ApiDesc, args: &[u64]) -> Before
     } else {
         None
     };
-    // SAFETY: an H2D copy reads this region at its source (API contract).
-    let source = source_region.map(|region| unsafe { store_with_pointers(cap, region) });
-    let source_unknown = source_region.and_then(|region| {
-        let asynchronous = desc.params.iter().any(|p| p.kind == ParamKind::Stream);
+    let (mut source_later, mut source_after, mut source_unknown) = (None, false, None);
+    if let (Some(region), true) = (source_region, crate::host_fns::pending()) {
+        // A host function queued before may still write the source.
+        let stream =
+            (desc.params.iter().position(|p| p.kind == ParamKind::Stream)).map(|i| args[i]);
         let pageable = cap.allocs.lookup(region.ptr()).is_none();
-        crate::host_fns::source_unknown(asynchronous, pageable)
-    });
+        match stream {
+            // Staged by the runtime at the call, as read now.
+            Some(_) if pageable => {}
+            // Read in the stream's order, just before the copy.
+            Some(s) if parms.is_none() && stream_capture(vendor, s) == StreamCapture::Idle => {
+                source_later = source_reads::defer(vendor, s, reader(region));
+            }
+            None => source_after = true,
+            Some(_) => {}
+        }
+        if source_later.is_none() && !source_after {
+            source_unknown = crate::host_fns::source_unknown(stream.is_some(), pageable);
+        }
+    }
+    // SAFETY: an H2D copy reads this region at its source (API contract).
+    let source = (source_later.is_none() && !source_after)
+        .then(|| source_region.map(|region| unsafe { store_with_pointers(cap, region) }))
+        .flatten();
     BeforeCall {
         dir,
         parms,
         source,
         source_region,
         source_unknown,
+        source_is_later: source_later.is_some(),
+        source_later: Cell::new(source_later),
+        source_after,
         graph_row: graph_io::BeforeRow::default(),
     }
 }

@@ -3,7 +3,9 @@
 //! the table, a copy's source blob, a D2H copy's expected output read now, deferred to a
 //! reader or to the copy's graph), keeping the last failure.
 
-use hrr_archive::api::{ApiDesc, Vendor, BLOB_FIELD, OUTPUT_PENDING_FIELD, POINTER_WORDS_FIELD};
+use hrr_archive::api::{
+    ApiDesc, Vendor, BLOB_FIELD, OUTPUT_PENDING_FIELD, POINTER_WORDS_FIELD, SOURCE_PENDING_FIELD,
+};
 use hrr_archive::payload::{FieldType, PayloadWriter};
 
 use super::before::{runtime_copy_struct, BeforeCall};
@@ -55,6 +57,8 @@ pub(super) struct Recorder<'a> {
     pub(super) failure: Option<String>,
     /// A D2H copy whose output a reader reads once it completed: (field id, the copy).
     pub(super) deferred: Option<(u16, Deferred)>,
+    /// An H2D copy whose source is read when it runs (`source_reads`): its field id.
+    pub(super) source_later: Option<u16>,
 }
 
 impl Recorder<'_> {
@@ -122,6 +126,10 @@ impl Recorder<'_> {
                         }
                     }
                     Some(Err(e)) => self.failure = Some(format!("source bytes not recorded: {e}")),
+                    None if self.before.source_is_later => {
+                        self.p.u64(SOURCE_PENDING_FIELD, fid as u64);
+                        self.source_later = Some(fid);
+                    }
                     None => {}
                 }
             }

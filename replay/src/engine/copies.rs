@@ -4,6 +4,7 @@
 
 use hrr_archive::api::{
     self, ApiDesc, ParamKind, BLOB_FIELD, OUTPUT_PENDING_FIELD, POINTER_WORDS_FIELD,
+    SOURCE_PENDING_FIELD,
 };
 use hrr_archive::payload::{BlobRef, Payload};
 use hrr_archive::Event;
@@ -23,10 +24,24 @@ impl<'a> Ctx<'a> {
     pub(super) fn stage_source(
         &mut self,
         p: &Payload,
+        seq: u64,
         id: u16,
         what: &'static str,
         len: Option<u64>,
     ) -> Result<u64, EventError> {
+        // Read when the copy ran (behind a host function): in the record naming the copy.
+        let later = p
+            .get(SOURCE_PENDING_FIELD)
+            .map(|f| f.as_u64())
+            .transpose()?;
+        let attached;
+        let p = match later {
+            Some(f) if f == id as u64 => {
+                attached = self.attached_source(seq, what)?;
+                &attached
+            }
+            _ => p,
+        };
         let r = p.blob(BLOB_FIELD | id, what)?;
         if let Some(n) = len {
             // The copy reads `n` bytes from the buffer the blob is loaded into: a count

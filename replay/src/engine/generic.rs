@@ -188,7 +188,7 @@ impl<'a> Ctx<'a> {
             }
             ArgPlan::Source { what, len } => {
                 bufs.source_in_flight = true;
-                self.stage_source(p, id, what, len)?
+                self.stage_source(p, bufs.seq, id, what, len)?
             }
             ArgPlan::Result { what, len } => self.stage_d2h(p, id, what, len, bufs)?,
             ArgPlan::Copy3D {
@@ -212,7 +212,7 @@ impl<'a> Ctx<'a> {
                         self.tr.device_side(&mut m.src_array, &mut m.src.ptr)?;
                     }
                     Some(CopyDir::HostToDevice) => {
-                        let src = self.stage_source(p, id, "source box", Some(total))?;
+                        let src = self.stage_source(p, bufs.seq, id, "source box", Some(total))?;
                         bufs.source_in_flight = true;
                         m.src = packed_side(src, host_extent);
                         self.tr.device_side(&mut m.dst_array, &mut m.dst.ptr)?;

@@ -5,10 +5,12 @@
  * 2. An explicit graph of a kernel node, a D2H node and a host node after it, the host
  *    node's data replaced in the graph and then in the executable graph, launched twice.
  * 3. A stream capture holding a host function between a kernel and a copy out.
- * Each host function counts its runs; every output and count is checked. With argument
- * "write", a host function writes the pinned input of a copy queued after it: the bytes
- * the copy reads are the host function's, which capture cannot know when the copy is
- * issued (the stand-in runs a stream's work when it is waited for).
+ * Each host function counts its runs; every output and count is checked. With an argument,
+ * a host function writes the pinned input of work queued after it, which capture cannot
+ * read when that work is issued (the stand-in runs a stream's work when it is waited
+ * for): "write", an asynchronous copy's source (capture reads it when the copy runs);
+ * "sync", a synchronous copy's on the legacy stream (read once the copy returned);
+ * "snapshot", what a kernel reads in place (refused by name).
  * Exit 0: right; 1: a wrong result; 2: a call failed. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,6 +21,7 @@ int cudaHostAlloc(void **, size_t, unsigned);
 int cudaStreamCreateWithFlags(void **, unsigned);
 int cudaStreamSynchronize(void *);
 int cudaMemcpyAsync(void *, const void *, size_t, int, void *);
+int cudaMemcpy(void *, const void *, size_t, int);
 int cudaLaunchHostFunc(void *, void (*)(void *), void *);
 int cudaStreamAddCallback(void *, void (*)(void *, int, void *), void *, unsigned);
 int cudaGraphCreate(void **, unsigned);
@@ -106,14 +109,32 @@ int main(int argc, char **argv) {
     CHECK(cudaStreamCreateWithFlags(&s, 1));
     for (int i = 0; i < N; i++) h_in[i] = (unsigned char)(i * 3 + 1);
 
-    if (argc > 1 && strcmp(argv[1], "write") == 0) {
-        CHECK(cudaLaunchHostFunc(s, fill, &runs[0]));
-        CHECK(cudaMemcpyAsync(d, h_in, N, 1, s));
+    if (argc > 1) {
+        const char *how = argv[1];
+        if (strcmp(how, "snapshot") == 0) {
+            /* The kernel xors the pinned input in place, after the host function fills it. */
+            CHECK(cudaLaunchHostFunc(s, fill, &runs[0]));
+            struct dim3 grid = {1, 1, 1}, block = {N, 1, 1};
+            void *args[2] = {&h_in, &key};
+            CHECK(cudaLaunchKernel((const void *)xor_kernel, grid, block, args, 0, s));
+            CHECK(cudaStreamSynchronize(s));
+            for (int i = 0; i < N; i++)
+                if (h_in[i] != (unsigned char)((i * 11 + 7) ^ key)) { printf("snapshot: byte %d wrong\n", i); return 1; }
+            printf("host_fns %s: ok\n", how);
+            return 0;
+        }
+        if (strcmp(how, "sync") == 0) {
+            CHECK(cudaLaunchHostFunc(0, fill, &runs[0]));
+            CHECK(cudaMemcpy(d, h_in, N, 1));
+        } else {
+            CHECK(cudaLaunchHostFunc(s, fill, &runs[0]));
+            CHECK(cudaMemcpyAsync(d, h_in, N, 1, s));
+        }
         xor_launch(s);
         CHECK(cudaMemcpyAsync(h_out, d, N, 2, s));
         CHECK(cudaStreamSynchronize(s));
         if (check("written by a host function", 1, 0)) return 1;
-        printf("host_fns write: ok\n");
+        printf("host_fns %s: ok\n", how);
         return 0;
     }
 
