@@ -18,9 +18,10 @@ use hrr_archive::api::surface::unmodelled_surface;
 /// Today's shares (modelled or exempt), in percent, which the headers' functions may not
 /// fall below. Issue 22's goal is 90% of the runtime's. (The runtime's was 81.7% until
 /// the shims that record every call as unreplayable were counted as refused, as replay
-/// treats them: 80.2%.)
-const RUNTIME_FLOOR: f64 = 80.1;
-const DRIVER_FLOOR: f64 = 59.0;
+/// treats them: 80.2%; then graph edits, 3D allocations and peer copies and host
+/// functions were modelled: 84.3%, the driver's 61.7%.)
+const RUNTIME_FLOOR: f64 = 84.2;
+const DRIVER_FLOOR: f64 = 61.6;
 
 /// The functions a header declares: the identifier before `(` after the calling
 /// convention macro (`CUDARTAPI`, `CUDAAPI`), each once.

@@ -19,26 +19,27 @@ use crate::profile::{self, Part};
 use crate::staging::{complement_into, poison_for_fill, OwnedBuf};
 
 impl<'a> Ctx<'a> {
-    /// The blob of the `CopyOutput` record attached to the copy at `copy_seq` (found
-    /// ahead in the log), None when capture recorded that it could not read it (that
-    /// record is refused by name), an error when no record carries it.
+    /// The `CopyOutput` record attached to the copy at `copy_seq` (found ahead in the log).
+    fn attached(&mut self, copy_seq: u64) -> Option<&'a Event> {
+        let proc_ = self.proc_;
+        let index = self
+            .deferred
+            .attached
+            .get_or_insert_with(|| attach_index(proc_));
+        index.get(&copy_seq).map(|&at| &proc_.events[at])
+    }
+
     /// The record carrying a copy's source that capture read when the copy ran.
     pub(super) fn attached_source(
         &mut self,
         copy_seq: u64,
         what: &'static str,
     ) -> Result<Payload<'a>, EventError> {
-        let proc_ = self.proc_;
-        let index = self
-            .deferred
-            .attached
-            .get_or_insert_with(|| attach_index(proc_));
-        let Some(&at) = index.get(&copy_seq) else {
+        let Some(attach) = self.attached(copy_seq) else {
             return Err(EventError::Incomplete(format!(
                 "its {what} was to be read when the copy ran, behind a host function, and no CopyOutput record carries it (the captured process ended first)"
             )));
         };
-        let attach = &proc_.events[at];
         if attach.header.flags & RECORD_FLAG_INCOMPLETE != 0 {
             return Err(EventError::Incomplete(format!(
                 "its {what}, read when the copy ran, was not recorded (CopyOutput seq {})",
@@ -48,6 +49,9 @@ impl<'a> Ctx<'a> {
         Ok(Payload::parse(&attach.payload)?)
     }
 
+    /// The blob of the `CopyOutput` record attached to the copy at `copy_seq` (found
+    /// ahead in the log), None when capture recorded that it could not read it (that
+    /// record is refused by name), an error when no record carries it.
     pub(super) fn attached_blob(
         &mut self,
         copy_seq: u64,
@@ -55,17 +59,11 @@ impl<'a> Ctx<'a> {
         what: &'static str,
         n: u64,
     ) -> Result<Option<BlobRef>, EventError> {
-        let proc_ = self.proc_;
-        let index = self
-            .deferred
-            .attached
-            .get_or_insert_with(|| attach_index(proc_));
-        let Some(&at) = index.get(&copy_seq) else {
+        let Some(attach) = self.attached(copy_seq) else {
             return Err(EventError::Incomplete(format!(
                 "its output is pending and no CopyOutput record carries it (the captured process ended before capture read {what})"
             )));
         };
-        let attach = &proc_.events[at];
         if attach.header.flags & RECORD_FLAG_INCOMPLETE != 0 {
             return Ok(None);
         }

@@ -13,6 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "xor_kernel.h"
+
 int cudaMalloc(void **, size_t);
 int cudaHostAlloc(void **, size_t, unsigned);
 int cudaStreamCreateWithFlags(void **, unsigned);
@@ -22,7 +24,6 @@ int cudaGraphAddMemcpyNode1D(void **, void *, void *const *, size_t, void *, con
 int cudaGraphAddChildGraphNode(void **, void *, void *const *, size_t, void *);
 struct memset_params { void *dst; size_t pitch; unsigned value, element; size_t width, height; };
 int cudaGraphAddMemsetNode(void **, void *, void *const *, size_t, const struct memset_params *);
-struct kernel_params { void *func; unsigned grid[3], block[3], shmem; void **params; void **extra; };
 int cudaGraphAddKernelNode(void **, void *, void *const *, size_t, const struct kernel_params *);
 int cudaGraphGetNodes(void *, void **, size_t *);
 int cudaGraphChildGraphNodeGetGraph(void *, void **);
@@ -34,9 +35,6 @@ int cudaStreamEndCapture(void *, void **);
 int cudaMemcpyAsync(void *, const void *, size_t, int, void *);
 struct dim3 { unsigned x, y, z; };
 int cudaLaunchKernel(const void *, struct dim3, struct dim3, void **, size_t, void *);
-void **__cudaRegisterFatBinary(void *);
-void __cudaRegisterFatBinaryEnd(void **);
-void __cudaRegisterFunction(void **, const char *, char *, const char *, int, void *, void *, void *, void *, int *);
 int cudaGraphInstantiateWithFlags(void **, void *, unsigned long long);
 int cudaGraphLaunch(void *, void *);
 int cudaGraphExecDestroy(void *);
@@ -46,23 +44,6 @@ int cudaGraphDestroy(void *);
 #define N 256
 #define M 64
 
-/* The kernel's host stub, and a fat binary holding its PTX (as graph_explicit.c). */
-static void xor_kernel(void) {}
-#define PTX ".version 8.0\n.target sm_52\n.address_size 64\n" \
-            ".visible .entry hrr_xor_bytes(.param .u64 p0, .param .u64 p1)\n{\n ret;\n}\n"
-static struct {
-    unsigned magic;
-    unsigned short version, hsize;
-    unsigned long long total;
-    unsigned short kind, eversion;
-    unsigned ehsize;
-    unsigned long long psize;
-    unsigned char pad[12];
-    unsigned sm;
-    unsigned long long pad2, flags, pad3[2];
-    char ptx[(sizeof PTX + 7) / 8 * 8];
-} fatbin = {0xBA55ED50u, 1, 16, 64 + (sizeof PTX + 7) / 8 * 8, 1, 0x101, 64, (sizeof PTX + 7) / 8 * 8, {0}, 52, 0, 0, {0, 0}, PTX};
-static struct { int magic, version; const void *data; void *unused; } wrapper = {0x466243b1, 1, &fatbin, 0};
 
 static unsigned char *h_in, *h_out, *d;
 
@@ -86,9 +67,7 @@ static int check(const char *what, unsigned key, int tail) {
 }
 
 int main(void) {
-    void **fat = __cudaRegisterFatBinary(&wrapper);
-    __cudaRegisterFunction(fat, (const char *)xor_kernel, "hrr_xor_bytes", "hrr_xor_bytes", -1, 0, 0, 0, 0, 0);
-    __cudaRegisterFatBinaryEnd(fat);
+    register_xor_kernel();
     void *s;
     CHECK(cudaHostAlloc((void **)&h_in, N, 0));
     CHECK(cudaHostAlloc((void **)&h_out, N + M, 0));

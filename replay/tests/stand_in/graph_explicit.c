@@ -13,6 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "xor_kernel.h"
+
 int cudaMalloc(void **, size_t);
 int cudaHostAlloc(void **, size_t, unsigned);
 int cudaStreamCreateWithFlags(void **, unsigned);
@@ -29,12 +31,8 @@ int cudaGraphAddMemAllocNode(void **, void *, void *const *, size_t, struct allo
 int cudaGraphAddMemFreeNode(void **, void *, void *const *, size_t, void *);
 struct memset_params { void *dst; size_t pitch; unsigned value, element; size_t width, height; };
 int cudaGraphAddMemsetNode(void **, void *, void *const *, size_t, const struct memset_params *);
-struct kernel_params { void *func; unsigned grid[3], block[3], shmem; void **params; void **extra; };
 int cudaGraphAddKernelNode(void **, void *, void *const *, size_t, const struct kernel_params *);
 int cudaGraphExecKernelNodeSetParams(void *, void *, const struct kernel_params *);
-void **__cudaRegisterFatBinary(void *);
-void __cudaRegisterFatBinaryEnd(void **);
-void __cudaRegisterFunction(void **, const char *, char *, const char *, int, void *, void *, void *, void *, int *);
 int cudaGraphInstantiateWithFlags(void **, void *, unsigned long long);
 int cudaGraphLaunch(void *, void *);
 int cudaGraphExecDestroy(void *);
@@ -44,31 +42,11 @@ int cudaGraphDestroy(void *);
 #define N 256
 #define M 64
 
-/* The kernel's host stub, and a fat binary holding its PTX: header (magic, version 1,
- * header size 16, payload size), one PTX entry (kind 1, its header 64 bytes, sm_52). */
-static void xor_kernel(void) {}
-#define PTX ".version 8.0\n.target sm_52\n.address_size 64\n" \
-            ".visible .entry hrr_xor_bytes(.param .u64 p0, .param .u64 p1)\n{\n ret;\n}\n"
-static struct {
-    unsigned magic;
-    unsigned short version, hsize;
-    unsigned long long total;
-    unsigned short kind, eversion;
-    unsigned ehsize;
-    unsigned long long psize;
-    unsigned char pad[12];
-    unsigned sm;
-    unsigned long long pad2, flags, pad3[2];
-    char ptx[(sizeof PTX + 7) / 8 * 8];
-} fatbin = {0xBA55ED50u, 1, 16, 64 + (sizeof PTX + 7) / 8 * 8, 1, 0x101, 64, (sizeof PTX + 7) / 8 * 8, {0}, 52, 0, 0, {0, 0}, PTX};
-static struct { int magic, version; const void *data; void *unused; } wrapper = {0x466243b1, 1, &fatbin, 0};
 static void host_fn(void *data) { (void)data; }
 struct host_params { void (*fn)(void *); void *data; };
 
 int main(int argc, char **argv) {
-    void **fat = __cudaRegisterFatBinary(&wrapper);
-    __cudaRegisterFunction(fat, (const char *)xor_kernel, "hrr_xor_bytes", "hrr_xor_bytes", -1, 0, 0, 0, 0, 0);
-    __cudaRegisterFatBinaryEnd(fat);
+    register_xor_kernel();
     unsigned char *h_in, *h_out, *d_in, *d_mid;
     void *s, *ev, *graph, *child, *exec;
     CHECK(cudaHostAlloc((void **)&h_in, N, 0));

@@ -16,6 +16,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "xor_kernel.h"
+
 int cudaMalloc(void **, size_t);
 int cudaHostAlloc(void **, size_t, unsigned);
 int cudaStreamCreateWithFlags(void **, unsigned);
@@ -26,7 +28,6 @@ int cudaLaunchHostFunc(void *, void (*)(void *), void *);
 int cudaStreamAddCallback(void *, void (*)(void *, int, void *), void *, unsigned);
 int cudaGraphCreate(void **, unsigned);
 int cudaGraphAddMemcpyNode1D(void **, void *, void *const *, size_t, void *, const void *, size_t, int);
-struct kernel_params { void *func; unsigned grid[3], block[3], shmem; void **params; void **extra; };
 int cudaGraphAddKernelNode(void **, void *, void *const *, size_t, const struct kernel_params *);
 struct host_params { void (*fn)(void *); void *data; };
 int cudaGraphAddHostNode(void **, void *, void *const *, size_t, const struct host_params *);
@@ -36,9 +37,6 @@ int cudaStreamBeginCapture(void *, int);
 int cudaStreamEndCapture(void *, void **);
 struct dim3 { unsigned x, y, z; };
 int cudaLaunchKernel(const void *, struct dim3, struct dim3, void **, size_t, void *);
-void **__cudaRegisterFatBinary(void *);
-void __cudaRegisterFatBinaryEnd(void **);
-void __cudaRegisterFunction(void **, const char *, char *, const char *, int, void *, void *, void *, void *, int *);
 int cudaGraphInstantiateWithFlags(void **, void *, unsigned long long);
 int cudaGraphLaunch(void *, void *);
 int cudaGraphExecDestroy(void *);
@@ -47,23 +45,6 @@ int cudaGraphDestroy(void *);
 #define CHECK(call) do { int e_ = (call); if (e_) { printf("%s failed: %d\n", #call, e_); exit(2); } } while (0)
 #define N 256
 
-/* The kernel's host stub, and a fat binary holding its PTX (as graph_explicit.c). */
-static void xor_kernel(void) {}
-#define PTX ".version 8.0\n.target sm_52\n.address_size 64\n" \
-            ".visible .entry hrr_xor_bytes(.param .u64 p0, .param .u64 p1)\n{\n ret;\n}\n"
-static struct {
-    unsigned magic;
-    unsigned short version, hsize;
-    unsigned long long total;
-    unsigned short kind, eversion;
-    unsigned ehsize;
-    unsigned long long psize;
-    unsigned char pad[12];
-    unsigned sm;
-    unsigned long long pad2, flags, pad3[2];
-    char ptx[(sizeof PTX + 7) / 8 * 8];
-} fatbin = {0xBA55ED50u, 1, 16, 64 + (sizeof PTX + 7) / 8 * 8, 1, 0x101, 64, (sizeof PTX + 7) / 8 * 8, {0}, 52, 0, 0, {0, 0}, PTX};
-static struct { int magic, version; const void *data; void *unused; } wrapper = {0x466243b1, 1, &fatbin, 0};
 
 static unsigned char *h_in, *h_out, *d;
 static unsigned long long key = 0x5c;
@@ -99,9 +80,7 @@ static int check(const char *what, int want_runs, int which) {
 }
 
 int main(int argc, char **argv) {
-    void **fat = __cudaRegisterFatBinary(&wrapper);
-    __cudaRegisterFunction(fat, (const char *)xor_kernel, "hrr_xor_bytes", "hrr_xor_bytes", -1, 0, 0, 0, 0, 0);
-    __cudaRegisterFatBinaryEnd(fat);
+    register_xor_kernel();
     void *s;
     CHECK(cudaHostAlloc((void **)&h_in, N, 0));
     CHECK(cudaHostAlloc((void **)&h_out, N, 0));
