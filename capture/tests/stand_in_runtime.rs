@@ -97,7 +97,7 @@ fn each_kind_of_call_is_recorded_as_capture_promises() {
             id::EventRecord,
             id::EventSynchronize,
             id::EventElapsedTime,
-            semantic::UNREPLAYABLE,
+            id::StreamAddCallback,
             id::FreeHost,
             id::Free,
             id::StreamDestroy,
