@@ -141,14 +141,19 @@ pub fn after_row(desc: &ApiDesc, args: &[u64], ret: c_int) {
     }
 }
 
+/// The real function that queues a host function of capture's own on a program's stream:
+/// the CUDA driver's (any CUDA program's streams are its), or HIP's.
+pub fn launcher(vendor: Vendor) -> Option<sigs::LaunchHostFunc> {
+    match vendor {
+        Vendor::Cuda => real!(driver cuLaunchHostFunc: sigs::LaunchHostFunc).get(),
+        Vendor::Hip => real!(hipLaunchHostFunc: sigs::LaunchHostFunc).get(),
+    }
+}
+
 /// A graph that runs host nodes was launched on `stream` (not capturing): pending until a
 /// marker queued after it has run (none queued: pending for good).
 pub fn graph_launched(vendor: Vendor, stream: u64) {
-    let launch = match vendor {
-        Vendor::Cuda => real!(driver cuLaunchHostFunc: sigs::LaunchHostFunc).get(),
-        Vendor::Hip => real!(hipLaunchHostFunc: sigs::LaunchHostFunc).get(),
-    };
-    let Some(f) = launch else {
+    let Some(f) = launcher(vendor) else {
         UNTRACKED.store(true, Ordering::Relaxed);
         return;
     };

@@ -49,10 +49,7 @@ extern "C" fn read_now(ctx: *mut c_void) {
 /// Queues the read of a copy's source on `stream`, just before the copy; None where it
 /// cannot be queued (the copy's source is then read now, and said to be unknown).
 pub fn defer(vendor: Vendor, stream: u64, reader: Reader) -> Option<SourceRead> {
-    let launch = match vendor {
-        Vendor::Cuda => real!(driver cuLaunchHostFunc: sigs::LaunchHostFunc).get(),
-        Vendor::Hip => real!(hipLaunchHostFunc: sigs::LaunchHostFunc).get(),
-    }?;
+    let launch = crate::host_fns::launcher(vendor)?;
     let slot = Arc::new(Mutex::new(Slot::default()));
     let ctx = Box::into_raw(Box::new((slot.clone(), reader)));
     let f: sigs::HostFn = read_now;
