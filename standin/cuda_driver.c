@@ -243,6 +243,44 @@ CUresult cuMemcpyHtoDAsync(CUdeviceptr d, const void* s, size_t n, CUstream st) 
 CUresult cuMemcpyDtoHAsync(void* d, CUdeviceptr s, size_t n, CUstream st) { si_lock(); DRET(COPY(d, DEV(s), n, 2, st, 0)); }
 CUresult cuMemcpyDtoDAsync(CUdeviceptr d, CUdeviceptr s, size_t n, CUstream st) { si_lock(); DRET(COPY(DEV(d), DEV(s), n, 3, st, 0)); }
 CUresult cuMemcpyAsync(CUdeviceptr d, CUdeviceptr s, size_t n, CUstream st) { si_lock(); DRET(COPY(DEV(d), DEV(s), n, 4, st, 0)); }
+/* Batched copies (cuda_batch.c's check): each copy in order on the stream, never the
+ * legacy one; the first form reports no failing index (none fails after the check). */
+static int batch(CUdeviceptr* d, CUdeviceptr* s, size_t* n, size_t count, CUmemcpyAttributes* a, size_t* idxs, size_t na,
+                 CUstream st) {
+    if (!st || !d || !s || !n) return SI_INVALID_VALUE;
+    int r = si_batch_check(count, a, sizeof *a, idxs, na);
+    for (size_t i = 0; !r && i < count; i++) r = si_check_copy(DEV(d[i]), n[i], DEV(s[i]), n[i], 4);
+    for (size_t i = 0; !r && i < count; i++) r = COPY(DEV(d[i]), DEV(s[i]), n[i], 4, st, 0);
+    return r;
+}
+#define PER_THREAD(st) ((st) ? (st) : CU_STREAM_PER_THREAD)
+CUresult cuMemcpyBatchAsync_v2(CUdeviceptr* d, CUdeviceptr* s, size_t* n, size_t count, CUmemcpyAttributes* a,
+                               size_t* idxs, size_t na, CUstream st) {
+    si_lock();
+    DRET(batch(d, s, n, count, a, idxs, na, st));
+}
+CUresult cuMemcpyBatchAsync_v2_ptsz(CUdeviceptr* d, CUdeviceptr* s, size_t* n, size_t count, CUmemcpyAttributes* a,
+                                    size_t* idxs, size_t na, CUstream st);
+CUresult cuMemcpyBatchAsync_v2_ptsz(CUdeviceptr* d, CUdeviceptr* s, size_t* n, size_t count, CUmemcpyAttributes* a,
+                                    size_t* idxs, size_t na, CUstream st) {
+    si_lock();
+    DRET(batch(d, s, n, count, a, idxs, na, PER_THREAD(st)));
+}
+/* The first form, with the failing index; cuda.h binds the name to the second. */
+#undef cuMemcpyBatchAsync
+CUresult cuMemcpyBatchAsync(CUdeviceptr* d, CUdeviceptr* s, size_t* n, size_t count, CUmemcpyAttributes* a, size_t* idxs,
+                            size_t na, size_t* fail, CUstream st);
+CUresult cuMemcpyBatchAsync(CUdeviceptr* d, CUdeviceptr* s, size_t* n, size_t count, CUmemcpyAttributes* a, size_t* idxs,
+                            size_t na, size_t* fail, CUstream st) {
+    si_lock();
+    if (fail) *fail = SIZE_MAX;
+    DRET(batch(d, s, n, count, a, idxs, na, st));
+}
+CUresult cuMemcpyWithAttributesAsync(CUdeviceptr d, CUdeviceptr s, size_t n, CUmemcpyAttributes* a, CUstream st) {
+    size_t first = 0;
+    si_lock();
+    DRET(batch(&d, &s, &n, 1, a, &first, 1, st));
+}
 /* Peer copies: both contexts must be live (one device, so a device-to-device copy). */
 static int peer(CUdeviceptr d, CUcontext dc, CUdeviceptr s, CUcontext sc, size_t n, CUstream st, int sync) {
     if (!live_ctx(dc) || !live_ctx(sc)) return CUDA_ERROR_INVALID_CONTEXT;

@@ -32,3 +32,7 @@ extern __thread int si_cuda_runtime_bound;
         si_unlock();                                      \
         return r_;                                        \
     } while (0)
+/* A batch of count copies (cuda_batch.c): 0 when its n attributes (attr_size bytes each,
+ * the source access order first) and their first-copy indices idxs are well formed, else
+ * SI_INVALID_VALUE. */
+int si_batch_check(size_t count, const void* attrs, size_t attr_size, const size_t* idxs, size_t n);

@@ -65,6 +65,7 @@ pub mod real;
 
 pub mod alloc;
 pub mod arrays;
+pub mod batch_copies;
 pub mod capturing;
 pub mod config;
 pub mod crash;

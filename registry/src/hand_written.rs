@@ -175,6 +175,16 @@ pub const HAND_WRITTEN: &[HandWritten] = hand_written! {
     (cudaMemcpy3DPeerAsync, Cuda, [id::Memcpy3DAsync, k::UNREPLAYABLE], memory3d),
     (cuMemcpy3DPeer, Cuda, [id::DrvMemcpy3D, k::UNREPLAYABLE], memory3d),
     (cuMemcpy3DPeerAsync, Cuda, [id::DrvMemcpy3DAsync, k::UNREPLAYABLE], memory3d),
+    // Batched copies, recorded as the copies they make.
+    (cudaMemcpyBatchAsync, Cuda, [id::MemcpyAsync, k::UNREPLAYABLE], batch_copies),
+    (cudaMemcpyBatchAsync_ptsz, Cuda, [id::MemcpyAsync, k::UNREPLAYABLE], batch_copies),
+    (cudaMemcpyWithAttributesAsync, Cuda, [id::MemcpyAsync, k::UNREPLAYABLE], batch_copies),
+    (cudaMemcpyWithAttributesAsync_ptsz, Cuda, [id::MemcpyAsync, k::UNREPLAYABLE], batch_copies),
+    (cuMemcpyBatchAsync_v2, Cuda, [id::CuMemcpyAsync, k::UNREPLAYABLE], batch_copies),
+    (cuMemcpyBatchAsync_v2_ptsz, Cuda, [id::CuMemcpyAsync, k::UNREPLAYABLE], batch_copies),
+    (cuMemcpyBatchAsync, Cuda, [id::CuMemcpyAsync, k::UNREPLAYABLE], batch_copies),
+    (cuMemcpyBatchAsync_ptsz, Cuda, [id::CuMemcpyAsync, k::UNREPLAYABLE], batch_copies),
+    (cuMemcpyWithAttributesAsync, Cuda, [id::CuMemcpyAsync, k::UNREPLAYABLE], batch_copies),
     // Graph launches: the host side of the graph's copy nodes at each launch.
     (cudaGraphLaunch, Cuda, [k::GRAPH_LAUNCH], graph_launch),
     (cuGraphLaunch, Cuda, [k::GRAPH_LAUNCH], graph_launch),

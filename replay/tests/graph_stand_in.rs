@@ -80,6 +80,8 @@ fn replay_with(lib: &Path, archive: &Path, flags: &[&str]) -> ReplayResult {
         .arg("--json")
         .arg(&json)
         .env("HRR_REPLAY_CUDART", lib)
+        // The driver is the same library (its rows: batched copies' driver forms).
+        .env("HRR_REPLAY_LIBCUDA", lib)
         .output()
         .unwrap();
     let text = String::from_utf8_lossy(&o.stdout).to_string();
@@ -331,6 +333,40 @@ fn malloc3d_and_peer_copies_within_a_device_replay_and_between_devices_are_refus
     assert_eq!(r.failures[0].api, "cudaMemcpy3DPeer");
     assert!(
         r.failures[0].message.contains("between two devices"),
+        "{}",
+        r.failures[0].message
+    );
+}
+
+/// Batched copies (tests/stand_in/batch_copies.c): every batch form of the runtime and the
+/// driver is recorded as the copies it makes (`cudaMemcpyAsync` of kind default, the
+/// driver's `cuMemcpyAsync`), and replay's copies move the same bytes: the four host
+/// results pass. A batch the runtime refused is refused by name.
+#[test]
+fn batched_copies_replay_as_their_copies_and_a_refused_batch_is_named() {
+    let d = tempfile::tempdir().unwrap();
+    let Some((lib, exe)) = build(d.path(), "batch_copies") else {
+        return;
+    };
+    let out = d.path().join("batches");
+    native_and_captured(&lib, &exe, &[], &out);
+    let a = Archive::open(&out, Limits::default()).unwrap();
+    let p = &a.processes[0];
+    let count = |k: u16| p.events.iter().filter(|e| e.header.api_id == k).count();
+    // Two in, two across, one whole; then the driver's two halves, one whole, one single.
+    assert_eq!((count(id::MemcpyAsync), count(id::CuMemcpyAsync)), (5, 4));
+    assert_eq!(count(semantic::UNREPLAYABLE), 0);
+    let r = replay(&lib, &out);
+    assert_eq!(r.verdict, Verdict::Pass, "{:?}", r.failures);
+    assert_eq!((r.counts.d2h_pass, r.counts.d2h_fail), (4, 0));
+
+    let out = d.path().join("refused");
+    native_and_captured(&lib, &exe, &["refused"], &out);
+    let r = replay(&lib, &out);
+    assert_eq!(r.failures.len(), 1, "{:?}", r.failures);
+    assert_eq!(r.failures[0].api, "cudaMemcpyBatchAsync");
+    assert!(
+        r.failures[0].message.contains("the runtime refused"),
         "{}",
         r.failures[0].message
     );

@@ -1,0 +1,84 @@
+/* batch_copies in C against the stand-in runtime (standin/): batched copies of every form
+ * moving bytes host to device (page-locked and pageable sources), device to device and
+ * back to the host (page-locked and pageable destinations), on a stream and on the
+ * thread's default stream:
+ *   cudaMemcpyBatchAsync with two attribute entries, cudaMemcpyBatchAsync_ptsz,
+ *   cudaMemcpyWithAttributesAsync, the driver's cuMemcpyBatchAsync_v2, its first form
+ *   cuMemcpyBatchAsync (with the failing index) and cuMemcpyWithAttributesAsync;
+ * the four host results checked. With argument "refused", a batch on the legacy stream is
+ * tried first (the runtime refuses it: capture records it unreplayable by name).
+ * Exit 0: right; 1: a wrong result; 2: a call failed. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct loc { int type, id; };
+struct attrs { int order; struct loc src, dst; unsigned flags; };
+typedef unsigned long long dptr;
+int cudaMalloc(void **, size_t);
+int cudaMallocHost(void **, size_t);
+int cudaStreamCreateWithFlags(void **, unsigned);
+int cudaStreamSynchronize(void *);
+int cudaMemcpyBatchAsync(void *const *, const void *const *, const size_t *, size_t, struct attrs *, size_t *, size_t, void *);
+int cudaMemcpyBatchAsync_ptsz(void *const *, const void *const *, const size_t *, size_t, struct attrs *, size_t *, size_t, void *);
+int cudaMemcpyWithAttributesAsync(void *, const void *, size_t, struct attrs *, void *);
+int cuMemcpyBatchAsync_v2(dptr *, dptr *, size_t *, size_t, struct attrs *, size_t *, size_t, void *);
+int cuMemcpyBatchAsync(dptr *, dptr *, size_t *, size_t, struct attrs *, size_t *, size_t, size_t *, void *);
+int cuMemcpyWithAttributesAsync(dptr, dptr, size_t, struct attrs *, void *);
+
+#define CHECK(call) do { int e_ = (call); if (e_) { printf("%s failed: %d\n", #call, e_); exit(2); } } while (0)
+#define N 4096
+#define PER_THREAD ((void *)2)
+
+static unsigned char page_in[N], page_out[N];
+
+int main(int argc, char **argv) {
+    unsigned char *pin_in, *pin_out, *pin_out2, *pin_out3, *a, *b, *c, *d;
+    void *s;
+    CHECK(cudaMallocHost((void **)&pin_in, N));
+    CHECK(cudaMallocHost((void **)&pin_out, N));
+    CHECK(cudaMallocHost((void **)&pin_out2, 2 * N));
+    CHECK(cudaMallocHost((void **)&pin_out3, N));
+    CHECK(cudaMalloc((void **)&a, N));
+    CHECK(cudaMalloc((void **)&b, N));
+    CHECK(cudaMalloc((void **)&c, 2 * N));
+    CHECK(cudaMalloc((void **)&d, 2 * N));
+    CHECK(cudaStreamCreateWithFlags(&s, 1));
+    for (int i = 0; i < N; i++) {
+        pin_in[i] = (unsigned char)(i * 7 + 3);
+        page_in[i] = (unsigned char)(i * 13 + 5);
+    }
+    struct attrs two[2] = {{1, {0, 0}, {0, 0}, 0}, {2, {0, 0}, {0, 0}, 1}}, one = {1, {0, 0}, {0, 0}, 0};
+    size_t idx2[2] = {0, 1}, idx1 = 0, fail = 0;
+    size_t sizes[2] = {N, N};
+    if (argc > 1 && !strcmp(argv[1], "refused")) {
+        void *dst[1] = {a};
+        const void *src[1] = {pin_in};
+        int e = cudaMemcpyBatchAsync(dst, src, sizes, 1, &one, &idx1, 1, 0);
+        if (e == 0) { printf("a batch on the legacy stream was accepted\n"); return 1; }
+    }
+    /* Host to device: a page-locked source in stream order, a pageable one read during the call. */
+    void *in_dst[2] = {a, b};
+    const void *in_src[2] = {pin_in, page_in};
+    CHECK(cudaMemcpyBatchAsync(in_dst, in_src, sizes, 2, two, idx2, 2, s));
+    CHECK(cudaStreamSynchronize(s));
+    /* Device to device on the thread's default stream: c = a || b. */
+    void *cat_dst[2] = {c, c + N};
+    const void *cat_src[2] = {a, b};
+    CHECK(cudaMemcpyBatchAsync_ptsz(cat_dst, cat_src, sizes, 2, &one, &idx1, 1, 0));
+    CHECK(cudaStreamSynchronize(PER_THREAD));
+    CHECK(cudaMemcpyWithAttributesAsync(d, c, 2 * N, &one, s));
+    /* Back to the host through the driver: d's halves, d whole, a. */
+    dptr out_dst[2] = {(dptr)pin_out, (dptr)page_out}, out_src[2] = {(dptr)(d + N), (dptr)d};
+    CHECK(cuMemcpyBatchAsync_v2(out_dst, out_src, sizes, 2, &one, &idx1, 1, s));
+    dptr whole_dst = (dptr)pin_out2, whole_src = (dptr)d;
+    size_t whole = 2 * N;
+    CHECK(cuMemcpyBatchAsync(&whole_dst, &whole_src, &whole, 1, &one, &idx1, 1, &fail, s));
+    CHECK(cuMemcpyWithAttributesAsync((dptr)pin_out3, (dptr)a, N, &one, s));
+    CHECK(cudaStreamSynchronize(s));
+    if (memcmp(pin_out, page_in, N) || memcmp(page_out, pin_in, N)) { printf("the halves differ\n"); return 1; }
+    if (memcmp(pin_out2, pin_in, N) || memcmp(pin_out2 + N, page_in, N)) { printf("the whole copy differs\n"); return 1; }
+    if (memcmp(pin_out3, pin_in, N)) { printf("the single copy differs\n"); return 1; }
+    printf("batch copies ok\n");
+    return 0;
+}
