@@ -41,9 +41,11 @@ fn cuda_symbols() -> Vec<&'static str> {
 /// with CUDA 12.0-12.2 headers bind the graph edge queries without their edge data (the
 /// `_v2` forms, with it, came in 12.3; rows 515-517 beside 511-513). Capture interposes
 /// both forms of each. Likewise the batched copy of CUDA 12.8-12.9 headers, with its
-/// failing index (`cuMemcpyBatchAsync`; 13.0's `_v2` has none).
+/// failing index (`cuMemcpyBatchAsync`; 13.0's `_v2` has none), and the generic node
+/// add of 12.2's, without edge data (`cuGraphAddNode`).
 const OLD_ABI_BY_LOOKUP: &[&str] = &[
     "cuMemcpyBatchAsync",
+    "cuGraphAddNode",
     "cuDevicePrimaryCtxRelease",
     "cuDevicePrimaryCtxReset",
     "cuGetProcAddress",
@@ -87,7 +89,11 @@ fn every_driver_symbol_is_exported_by_libcuda_and_is_the_name_programs_bind() {
 
 /// Driver symbols newer than the 580 driver's export list (`data/libcuda-580.syms`): each
 /// must be one the newer driver's surface list names (`registry/src/surface/libcuda-13.5.txt`).
-const DRIVER_NEWER: &[&str] = &["cuMemcpyWithAttributesAsync"];
+const DRIVER_NEWER: &[&str] = &[
+    "cuGraphAddNode_v3",
+    "cuGraphNodeSetParams_v2",
+    "cuMemcpyWithAttributesAsync",
+];
 
 /// Runtime symbols of CUDA 12 that CUDA 13 dropped; each has a CUDA 13 row beside it.
 const CUDA12_ONLY: &[(&str, &str)] = &[("cudaGetDeviceProperties_v2", "cudaGetDeviceProperties")];

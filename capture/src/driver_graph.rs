@@ -21,10 +21,10 @@ use crate::ffi::{bytes_at, read_at};
 use crate::real::NO_REAL_FUNCTION;
 use crate::unreplayable;
 
-const ARRAY_NODE: &str = "adds or sets a graph copy node with an array side through CUDA_MEMCPY3D, which capture does not convert to the runtime's struct (positions in bytes, not elements): replay could not rebuild the node";
+pub(crate) const ARRAY_NODE: &str = "adds or sets a graph copy node with an array side through CUDA_MEMCPY3D, which capture does not convert to the runtime's struct (positions in bytes, not elements): replay could not rebuild the node";
 
 /// Records `call` as runtime row `row` with `args`.
-fn record_as(row: u16, args: &[u64], call: impl FnOnce() -> c_int) -> c_int {
+pub(crate) fn record_as(row: u16, args: &[u64], call: impl FnOnce() -> c_int) -> c_int {
     match hrr_archive::api::desc(row) {
         Some(desc) => crate::generic::capture_row(desc, Vendor::Cuda, args, call),
         None => call(),
@@ -38,7 +38,9 @@ fn record_as(row: u16, args: &[u64], call: impl FnOnce() -> c_int) -> c_int {
 ///
 /// # Safety
 /// `p` must be null or point at a readable `CUDA_MEMCPY3D`.
-unsafe fn runtime_parms(p: *const c_void) -> Option<[u8; hrr_archive::api::memcpy3d::SIZE]> {
+pub(crate) unsafe fn runtime_parms(
+    p: *const c_void,
+) -> Option<[u8; hrr_archive::api::memcpy3d::SIZE]> {
     if p.is_null() {
         return None;
     }

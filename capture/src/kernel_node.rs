@@ -39,9 +39,12 @@ static NODE_GRAPH: Mutex<Option<HashMap<u64, u64>>> = Mutex::new(None);
 
 /// Which parameter struct a call passes, and so how its kernel is named.
 #[derive(Clone, Copy)]
-enum Form {
+pub(crate) enum Form {
     /// The runtime's (`cudaKernelNodeParams`, `hipKernelNodeParams`): a host stub.
     Runtime,
+    /// The runtime's `cudaKernelNodeParamsV2` naming its kernel by a `cudaKernel_t` or
+    /// `cudaFunction_t` (`functionType`; `graph_nodes`): the driver's handles.
+    RuntimeByHandle,
     /// The driver's `CUDA_KERNEL_NODE_PARAMS` v2 (what nvcc's static runtime passes): a
     /// `CUkernel` when `kern` is set, else a `CUfunction`.
     Driver,
@@ -49,7 +52,7 @@ enum Form {
 
 /// Which call a record is for.
 #[derive(Clone, Copy)]
-enum Call {
+pub(crate) enum Call {
     Add { graph: u64, deps: u64, count: usize },
     Set { node: u64 },
     ExecSet { exec: u64 },
@@ -87,7 +90,7 @@ fn resolver(vendor: Vendor) -> fn(&KernelRegistry, u64) -> crate::launch::Resolv
 /// `params` must be the program's parameter struct of `vendor`, as the runtime has just
 /// read it (its `kernelParams` one pointer per kernel parameter); for an add, `deps` must
 /// hold `count` node handles when not null.
-unsafe fn record(
+pub(crate) unsafe fn record(
     vendor: Vendor,
     form: Form,
     api: &'static str,
@@ -103,7 +106,7 @@ unsafe fn record(
     }
     let size = match form {
         Form::Driver => driver_v2::SIZE,
-        Form::Runtime => params_size(vendor),
+        Form::Runtime | Form::RuntimeByHandle => params_size(vendor),
     };
     // SAFETY: the caller's contract: the struct the runtime has just read.
     let raw = unsafe { bytes_at(params as *const u8, size) };
@@ -131,7 +134,9 @@ unsafe fn record(
         let kind = call.kind();
         let info = match form {
             Form::Runtime => kernel_info_cached(&cap.kernels, kind, np.func, resolver(vendor)),
-            Form::Driver => kernel_info_cached(&cap.kernels, kind, np.func, resolve_cuda_function),
+            Form::Driver | Form::RuntimeByHandle => {
+                kernel_info_cached(&cap.kernels, kind, np.func, resolve_cuda_function)
+            }
         };
         let shape = LaunchShape {
             grid: dim3(np.grid),

@@ -80,6 +80,7 @@ pub mod fork;
 pub mod generic;
 pub mod graph_io;
 pub mod graph_launch;
+pub mod graph_nodes;
 pub mod host_fns;
 pub mod in_flight;
 pub mod kernel_node;

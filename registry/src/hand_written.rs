@@ -175,6 +175,16 @@ pub const HAND_WRITTEN: &[HandWritten] = hand_written! {
     (cudaMemcpy3DPeerAsync, Cuda, [id::Memcpy3DAsync, k::UNREPLAYABLE], memory3d),
     (cuMemcpy3DPeer, Cuda, [id::DrvMemcpy3D, k::UNREPLAYABLE], memory3d),
     (cuMemcpy3DPeerAsync, Cuda, [id::DrvMemcpy3DAsync, k::UNREPLAYABLE], memory3d),
+    // Generic graph-node calls, recorded as the typed calls they equal.
+    (cudaGraphAddNode, Cuda, [k::GRAPH_KERNEL_NODE, k::UNREPLAYABLE], graph_nodes),
+    (cudaGraphNodeSetParams, Cuda, [k::GRAPH_KERNEL_NODE_SET_PARAMS, k::UNREPLAYABLE], graph_nodes),
+    (cudaGraphExecNodeSetParams, Cuda, [k::GRAPH_EXEC_KERNEL_NODE_SET_PARAMS, k::UNREPLAYABLE], graph_nodes),
+    (cuGraphAddNode, Cuda, [k::GRAPH_KERNEL_NODE, k::UNREPLAYABLE], graph_nodes),
+    (cuGraphAddNode_v2, Cuda, [k::GRAPH_KERNEL_NODE, k::UNREPLAYABLE], graph_nodes),
+    (cuGraphAddNode_v3, Cuda, [k::GRAPH_KERNEL_NODE, k::UNREPLAYABLE], graph_nodes),
+    (cuGraphNodeSetParams, Cuda, [k::GRAPH_KERNEL_NODE_SET_PARAMS, k::UNREPLAYABLE], graph_nodes),
+    (cuGraphNodeSetParams_v2, Cuda, [k::GRAPH_KERNEL_NODE_SET_PARAMS, k::UNREPLAYABLE], graph_nodes),
+    (cuGraphExecNodeSetParams, Cuda, [k::GRAPH_EXEC_KERNEL_NODE_SET_PARAMS, k::UNREPLAYABLE], graph_nodes),
     // Batched copies, recorded as the copies they make.
     (cudaMemcpyBatchAsync, Cuda, [id::MemcpyAsync, k::UNREPLAYABLE], batch_copies),
     (cudaMemcpyBatchAsync_ptsz, Cuda, [id::MemcpyAsync, k::UNREPLAYABLE], batch_copies),

@@ -33,6 +33,7 @@ pub mod kernel_node;
 pub mod launch_config;
 pub mod memcpy3d;
 pub mod mempool;
+pub mod node_params;
 mod param_kind;
 pub mod per_thread;
 pub mod polls;

@@ -372,6 +372,56 @@ fn batched_copies_replay_as_their_copies_and_a_refused_batch_is_named() {
     );
 }
 
+/// The generic node calls (tests/stand_in/graph_nodes.c): a graph built and edited only
+/// through `cudaGraphAddNode`, `cudaGraphNodeSetParams`, `cudaGraphExecNodeSetParams` and
+/// the driver's `cuGraphAddNode[_v2]` is recorded as the typed calls each node's struct
+/// equals, and replays: both launches' outputs pass. A node type capture does not model
+/// is refused by name.
+#[test]
+fn generic_node_calls_replay_as_the_typed_calls_they_equal() {
+    let d = tempfile::tempdir().unwrap();
+    let Some((lib, exe)) = build(d.path(), "graph_nodes") else {
+        return;
+    };
+    let out = d.path().join("nodes");
+    native_and_captured(&lib, &exe, &[], &out);
+    let a = Archive::open(&out, Limits::default()).unwrap();
+    let p = &a.processes[0];
+    let count = |k: u16| p.events.iter().filter(|e| e.header.api_id == k).count();
+    assert_eq!(count(semantic::UNREPLAYABLE), 0);
+    // The runtime's kernel node and the driver's in the child; one update of each kind.
+    assert_eq!(count(semantic::GRAPH_KERNEL_NODE), 2);
+    assert_eq!(count(semantic::GRAPH_KERNEL_NODE_SET_PARAMS), 1);
+    assert_eq!(count(semantic::GRAPH_EXEC_KERNEL_NODE_SET_PARAMS), 1);
+    for (row, n) in [
+        (id::GraphAddMemsetNode, 1),
+        (id::GraphAddEventRecordNode, 1),
+        (id::GraphAddEventWaitNode, 1),
+        (id::GraphAddHostNode, 1),
+        (id::GraphAddEmptyNode, 2),
+        (id::GraphAddChildGraphNode, 1),
+        (id::GraphAddMemAllocNode, 1),
+        (id::GraphAddMemFreeNode, 1),
+        (id::GraphExecHostNodeSetParams, 1),
+    ] {
+        assert_eq!(count(row), n, "row {row}");
+    }
+    let r = replay(&lib, &out);
+    assert_eq!(r.verdict, Verdict::Pass, "{:?}", r.failures);
+    assert_eq!((r.counts.d2h_pass, r.counts.d2h_fail), (2, 0));
+
+    let out = d.path().join("conditional");
+    native_and_captured(&lib, &exe, &["conditional"], &out);
+    let r = replay(&lib, &out);
+    assert_eq!(r.failures.len(), 1, "{:?}", r.failures);
+    assert_eq!(r.failures[0].api, "cudaGraphAddNode");
+    assert!(
+        r.failures[0].message.contains("a conditional node"),
+        "{}",
+        r.failures[0].message
+    );
+}
+
 #[test]
 fn a_captured_graph_is_recorded_without_changing_the_program_and_replayed() {
     let d = tempfile::tempdir().unwrap();
