@@ -323,6 +323,7 @@ static int copy3d(const struct cudaMemcpy3DParms* p, si_stream* st, int sync) {
     return r;
 }
 cudaError_t cudaMemcpy3D(const struct cudaMemcpy3DParms* p) { ENTER; RET(copy3d(p, si_stream_of(0), 1)); }
+int si_cuda_copy3d_async(const struct cudaMemcpy3DParms* p, cudaStream_t s) { return copy3d(p, si_stream_of(s), 0); }
 cudaError_t cudaMemcpy3DAsync(const struct cudaMemcpy3DParms* p, cudaStream_t s) { ENTER; RET(copy3d(p, si_stream_of(s), 0)); }
 /* A 3D copy between devices: the stand-in has one, so both sides are device 0's, a device
  * to device copy of the same box. */

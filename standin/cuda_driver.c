@@ -281,6 +281,28 @@ CUresult cuMemcpyWithAttributesAsync(CUdeviceptr d, CUdeviceptr s, size_t n, CUm
     si_lock();
     DRET(batch(&d, &s, &n, 1, a, &first, 1, st));
 }
+/* 3D batches: the runtime's (cuda_batch.c); CUDA_MEMCPY3D_BATCH_OP is its struct. */
+#define OPS(o) ((const struct cudaMemcpy3DBatchOp*)(const void*)(o))
+CUresult cuMemcpy3DBatchAsync_v2(size_t n, CUDA_MEMCPY3D_BATCH_OP* ops, unsigned long long flags, CUstream st) {
+    si_lock();
+    DRET(si_cuda_batch3d(n, OPS(ops), flags, (cudaStream_t)st));
+}
+CUresult cuMemcpy3DBatchAsync_v2_ptsz(size_t n, CUDA_MEMCPY3D_BATCH_OP* ops, unsigned long long flags, CUstream st);
+CUresult cuMemcpy3DBatchAsync_v2_ptsz(size_t n, CUDA_MEMCPY3D_BATCH_OP* ops, unsigned long long flags, CUstream st) {
+    si_lock();
+    DRET(si_cuda_batch3d(n, OPS(ops), flags, (cudaStream_t)PER_THREAD(st)));
+}
+#undef cuMemcpy3DBatchAsync
+CUresult cuMemcpy3DBatchAsync(size_t n, CUDA_MEMCPY3D_BATCH_OP* ops, size_t* fail, unsigned long long flags, CUstream st);
+CUresult cuMemcpy3DBatchAsync(size_t n, CUDA_MEMCPY3D_BATCH_OP* ops, size_t* fail, unsigned long long flags, CUstream st) {
+    si_lock();
+    if (fail) *fail = SIZE_MAX;
+    DRET(si_cuda_batch3d(n, OPS(ops), flags, (cudaStream_t)st));
+}
+CUresult cuMemcpy3DWithAttributesAsync(CUDA_MEMCPY3D_BATCH_OP* op, unsigned long long flags, CUstream st) {
+    si_lock();
+    DRET(si_cuda_batch3d(1, OPS(op), flags, (cudaStream_t)st));
+}
 /* Peer copies: both contexts must be live (one device, so a device-to-device copy). */
 static int peer(CUdeviceptr d, CUcontext dc, CUdeviceptr s, CUcontext sc, size_t n, CUstream st, int sync) {
     if (!live_ctx(dc) || !live_ctx(sc)) return CUDA_ERROR_INVALID_CONTEXT;

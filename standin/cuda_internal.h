@@ -36,3 +36,8 @@ extern __thread int si_cuda_runtime_bound;
  * the source access order first) and their first-copy indices idxs are well formed, else
  * SI_INVALID_VALUE. */
 int si_batch_check(size_t count, const void* attrs, size_t attr_size, const size_t* idxs, size_t n);
+/* cudaMemcpy3DAsync's copy, the lock held by the caller (cuda.c). */
+int si_cuda_copy3d_async(const struct cudaMemcpy3DParms* p, cudaStream_t s);
+/* A 3D batch of n operations (cudaMemcpy3DBatchOp, the driver's struct alike) on stream st,
+ * checked and copied in order, the lock held by the caller (cuda_batch.c). */
+int si_cuda_batch3d(size_t n, const struct cudaMemcpy3DBatchOp* ops, unsigned long long flags, cudaStream_t st);

@@ -45,6 +45,7 @@ fn cuda_symbols() -> Vec<&'static str> {
 /// add of 12.2's, without edge data (`cuGraphAddNode`).
 const OLD_ABI_BY_LOOKUP: &[&str] = &[
     "cuMemcpyBatchAsync",
+    "cuMemcpy3DBatchAsync",
     "cuGraphAddNode",
     "cuDevicePrimaryCtxRelease",
     "cuDevicePrimaryCtxReset",
@@ -92,6 +93,7 @@ fn every_driver_symbol_is_exported_by_libcuda_and_is_the_name_programs_bind() {
 const DRIVER_NEWER: &[&str] = &[
     "cuGraphAddNode_v3",
     "cuGraphNodeSetParams_v2",
+    "cuMemcpy3DWithAttributesAsync",
     "cuMemcpyWithAttributesAsync",
 ];
 
@@ -103,6 +105,8 @@ const CUDA12_ONLY: &[(&str, &str)] = &[("cudaGetDeviceProperties_v2", "cudaGetDe
 const CUDA13_NEWER: &[&str] = &[
     "cudaGraphNodeGetContainingGraph",
     "cudaLaunchHostFunc_v2",
+    "cudaMemcpy3DWithAttributesAsync",
+    "cudaMemcpy3DWithAttributesAsync_ptsz",
     "cudaMemcpyWithAttributesAsync",
     "cudaMemcpyWithAttributesAsync_ptsz",
 ];

@@ -1,7 +1,12 @@
 //! Batched copies, recorded as the copies they make: `cudaMemcpyBatchAsync` and
 //! `cudaMemcpyWithAttributesAsync` (and their `_ptsz` forms), the driver's
 //! `cuMemcpyBatchAsync[_v2]` (what nvcc's static runtime calls; `_ptsz` too) and
-//! `cuMemcpyWithAttributesAsync`.
+//! `cuMemcpyWithAttributesAsync`; the 3D forms `cudaMemcpy3DBatchAsync`,
+//! `cudaMemcpy3DWithAttributesAsync`, the driver's `cuMemcpy3DBatchAsync[_v2]` and
+//! `cuMemcpy3DWithAttributesAsync`, each copy as the `cudaMemcpy3DAsync` it equals
+//! (`api::batch_op`: elements counted as the array side's, whose size capture knows from
+//! its allocation; a copy with an array capture did not see allocated is unreplayable by
+//! name, and with it the batch).
 //!
 //! The program's call is passed on unchanged. Once it succeeded, each copy is recorded,
 //! in the batch's order, as the asynchronous copy it is on the batch's stream:
@@ -18,9 +23,9 @@
 
 use std::os::raw::{c_int, c_void};
 
-use hrr_archive::api::{self, Vendor};
+use hrr_archive::api::{self, batch_op, Vendor};
 
-use crate::ffi::read_at;
+use crate::ffi::{bytes_at, read_at};
 use crate::generic::capture_row;
 use crate::per_thread::per_thread;
 use crate::real::NO_REAL_FUNCTION;
@@ -130,6 +135,128 @@ unsafe fn batch(
         None => crate::unreplayable::record(Vendor::Cuda, api_name, TOO_MANY, ret, &[]),
     }
 }
+
+/// Records a 3D batch's `count` operations at `ops` after the real call returned `ret`,
+/// each as `cudaMemcpy3DAsync` on `stream` (as recorded).
+///
+/// # Safety
+/// When `ret` is 0: `ops` holds `count` operations (the runtime has just read them).
+unsafe fn batch_3d(api_name: &'static str, ops: *const u8, count: usize, stream: u64, ret: c_int) {
+    if ret != 0 {
+        crate::unreplayable::record(Vendor::Cuda, api_name, REFUSED, ret, &[]);
+        return;
+    }
+    if count > MAX_BATCH {
+        crate::unreplayable::record(Vendor::Cuda, api_name, TOO_MANY, ret, &[]);
+        return;
+    }
+    let (Some(cap), Some(desc)) = (crate::state::current(), api::desc(api::id::Memcpy3DAsync))
+    else {
+        return;
+    };
+    let element = |a: u64| cap.objects.element_bytes(a);
+    let mut all = Vec::with_capacity(count);
+    for i in 0..count {
+        // SAFETY: the caller's contract: `count` operations of `batch_op::SIZE` bytes.
+        let op = unsafe { bytes_at(ops.add(i * batch_op::SIZE), batch_op::SIZE) };
+        match batch_op::to_parms(op, element) {
+            Ok(p) => all.push(p.encode()),
+            Err(why) => {
+                crate::unreplayable::record(Vendor::Cuda, api_name, why, ret, &[]);
+                return;
+            }
+        }
+    }
+    for parms in &all {
+        capture_row(desc, Vendor::Cuda, &[parms.as_ptr() as u64, stream], || ret);
+    }
+}
+
+/// `(numOps, opList, flags, stream)`: the runtime's and the driver's v2 3D batch.
+type Batch3dFn = unsafe extern "C" fn(usize, *const u8, u64, *mut c_void) -> c_int;
+/// The driver's first 3D batch, with `failIdx` before the flags.
+type Batch3dFailIdxFn =
+    unsafe extern "C" fn(usize, *const u8, *mut usize, u64, *mut c_void) -> c_int;
+/// `(op, flags, stream)`.
+type With3dFn = unsafe extern "C" fn(*const u8, u64, *mut c_void) -> c_int;
+
+macro_rules! batch_3d_shim {
+    ($name:ident, $stream:expr) => {
+        /// # Safety
+        /// Called by the program with the runtime or driver function's own arguments.
+        #[no_mangle]
+        pub unsafe extern "C" fn $name(
+            count: usize,
+            ops: *const u8,
+            flags: u64,
+            stream: *mut c_void,
+        ) -> c_int {
+            let Some(f) = real!($name: Batch3dFn).for_shim() else {
+                return NO_REAL_FUNCTION;
+            };
+            // SAFETY: the program's own arguments, passed on unchanged.
+            let ret = unsafe { f(count, ops, flags, stream) };
+            let recorded: fn(u64) -> u64 = $stream;
+            // SAFETY: the operations the runtime has just read.
+            unsafe { batch_3d(stringify!($name), ops, count, recorded(stream as u64), ret) };
+            ret
+        }
+    };
+}
+
+macro_rules! batch_3d_fail_idx_shim {
+    ($name:ident, $stream:expr) => {
+        /// # Safety
+        /// Called by the program with the driver function's own arguments.
+        #[no_mangle]
+        pub unsafe extern "C" fn $name(
+            count: usize,
+            ops: *const u8,
+            fail_idx: *mut usize,
+            flags: u64,
+            stream: *mut c_void,
+        ) -> c_int {
+            let Some(f) = real!($name: Batch3dFailIdxFn).for_shim() else {
+                return NO_REAL_FUNCTION;
+            };
+            // SAFETY: the program's own arguments, passed on unchanged.
+            let ret = unsafe { f(count, ops, fail_idx, flags, stream) };
+            let recorded: fn(u64) -> u64 = $stream;
+            // SAFETY: the operations the driver has just read.
+            unsafe { batch_3d(stringify!($name), ops, count, recorded(stream as u64), ret) };
+            ret
+        }
+    };
+}
+
+macro_rules! with_3d_shim {
+    ($name:ident, $stream:expr) => {
+        /// # Safety
+        /// Called by the program with the runtime or driver function's own arguments.
+        #[no_mangle]
+        pub unsafe extern "C" fn $name(op: *const u8, flags: u64, stream: *mut c_void) -> c_int {
+            let Some(f) = real!($name: With3dFn).for_shim() else {
+                return NO_REAL_FUNCTION;
+            };
+            // SAFETY: the program's own arguments, passed on unchanged.
+            let ret = unsafe { f(op, flags, stream) };
+            let recorded: fn(u64) -> u64 = $stream;
+            // SAFETY: the one operation the runtime has just read.
+            unsafe { batch_3d(stringify!($name), op, 1, recorded(stream as u64), ret) };
+            ret
+        }
+    };
+}
+
+batch_3d_shim!(cudaMemcpy3DBatchAsync, as_passed);
+batch_3d_shim!(cudaMemcpy3DBatchAsync_ptsz, per_thread);
+batch_3d_shim!(cuMemcpy3DBatchAsync_v2, as_passed);
+batch_3d_shim!(cuMemcpy3DBatchAsync_v2_ptsz, per_thread);
+batch_3d_fail_idx_shim!(cuMemcpy3DBatchAsync, as_passed);
+batch_3d_fail_idx_shim!(cuMemcpy3DBatchAsync_ptsz, per_thread);
+with_3d_shim!(cudaMemcpy3DWithAttributesAsync, as_passed);
+with_3d_shim!(cudaMemcpy3DWithAttributesAsync_ptsz, per_thread);
+with_3d_shim!(cuMemcpy3DWithAttributesAsync, as_passed);
 
 /// `(dsts, srcs, sizes, count, attrs, attrsIdxs, numAttrs, stream)`: the runtime's and
 /// the driver's v2 batch.

@@ -20,6 +20,7 @@
 //! the capture module that owns them. The table and those rows are every symbol capture
 //! exports.
 
+pub mod batch_op;
 pub mod copy_node;
 pub mod coverage;
 pub mod driver;

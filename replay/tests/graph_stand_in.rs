@@ -340,8 +340,8 @@ fn malloc3d_and_peer_copies_within_a_device_replay_and_between_devices_are_refus
 
 /// Batched copies (tests/stand_in/batch_copies.c): every batch form of the runtime and the
 /// driver is recorded as the copies it makes (`cudaMemcpyAsync` of kind default, the
-/// driver's `cuMemcpyAsync`), and replay's copies move the same bytes: the four host
-/// results pass. A batch the runtime refused is refused by name.
+/// driver's `cuMemcpyAsync`; a 3D one's as `cudaMemcpy3DAsync`, an array side counted in
+/// its elements), and replay's copies move the same bytes: the six host results pass. A batch the runtime refused is refused by name.
 #[test]
 fn batched_copies_replay_as_their_copies_and_a_refused_batch_is_named() {
     let d = tempfile::tempdir().unwrap();
@@ -355,10 +355,12 @@ fn batched_copies_replay_as_their_copies_and_a_refused_batch_is_named() {
     let count = |k: u16| p.events.iter().filter(|e| e.header.api_id == k).count();
     // Two in, two across, one whole; then the driver's two halves, one whole, one single.
     assert_eq!((count(id::MemcpyAsync), count(id::CuMemcpyAsync)), (5, 4));
+    // The 3D ones: host to array, array to pitched memory, back to the host, a sub-box.
+    assert_eq!(count(id::Memcpy3DAsync), 4);
     assert_eq!(count(semantic::UNREPLAYABLE), 0);
     let r = replay(&lib, &out);
     assert_eq!(r.verdict, Verdict::Pass, "{:?}", r.failures);
-    assert_eq!((r.counts.d2h_pass, r.counts.d2h_fail), (4, 0));
+    assert_eq!((r.counts.d2h_pass, r.counts.d2h_fail), (6, 0));
 
     let out = d.path().join("refused");
     native_and_captured(&lib, &exe, &["refused"], &out);

@@ -5,7 +5,11 @@
  *   cudaMemcpyBatchAsync with two attribute entries, cudaMemcpyBatchAsync_ptsz,
  *   cudaMemcpyWithAttributesAsync, the driver's cuMemcpyBatchAsync_v2, its first form
  *   cuMemcpyBatchAsync (with the failing index) and cuMemcpyWithAttributesAsync;
- * the four host results checked. With argument "refused", a batch on the legacy stream is
+ * and 3D ones: cudaMemcpy3DBatchAsync of a pageable box into an array of 4-byte elements
+ * (positions and widths in elements) and of the array into pitched memory (its row length
+ * in elements), cudaMemcpy3DWithAttributesAsync of that memory to page-locked host memory
+ * (one byte elements), the driver's cuMemcpy3DBatchAsync_v2 of a sub-box;
+ * the six host results checked. With argument "refused", a batch on the legacy stream is
  * tried first (the runtime refuses it: capture records it unreplayable by name).
  * Exit 0: right; 1: a wrong result; 2: a call failed. */
 #include <stdio.h>
@@ -25,12 +29,68 @@ int cudaMemcpyWithAttributesAsync(void *, const void *, size_t, struct attrs *, 
 int cuMemcpyBatchAsync_v2(dptr *, dptr *, size_t *, size_t, struct attrs *, size_t *, size_t, void *);
 int cuMemcpyBatchAsync(dptr *, dptr *, size_t *, size_t, struct attrs *, size_t *, size_t, size_t *, void *);
 int cuMemcpyWithAttributesAsync(dptr, dptr, size_t, struct attrs *, void *);
+struct channel { int x, y, z, w, kind; };
+int cudaMallocArray(void **, const struct channel *, size_t, size_t, unsigned);
+int cudaMallocPitch(void **, size_t *, size_t, size_t);
+struct operand {
+    int type;
+    union { struct { void *ptr; size_t row, layer; struct loc hint; } ptr; struct { void *array; size_t x, y, z; } array; } op;
+};
+struct op3d { struct operand src, dst; size_t w, h, d; int order; unsigned flags; };
+int cudaMemcpy3DBatchAsync(size_t, struct op3d *, unsigned long long, void *);
+int cudaMemcpy3DWithAttributesAsync(struct op3d *, unsigned long long, void *);
+int cuMemcpy3DBatchAsync_v2(size_t, struct op3d *, unsigned long long, void *);
 
 #define CHECK(call) do { int e_ = (call); if (e_) { printf("%s failed: %d\n", #call, e_); exit(2); } } while (0)
 #define N 4096
 #define PER_THREAD ((void *)2)
 
 static unsigned char page_in[N], page_out[N];
+
+#define W 16
+#define H 4
+static float box[H][W];
+
+static struct operand pointer(void *p, size_t row, size_t layer) {
+    struct operand o = {1, {.ptr = {p, row, layer, {0, 0}}}};
+    return o;
+}
+static struct operand array_at(void *a, size_t x, size_t y) {
+    struct operand o = {2, {.array = {a, x, y, 0}}};
+    return o;
+}
+
+/* The 3D forms; 0 when every result is right. */
+static int three_d(void *s) {
+    void *arr, *pitched;
+    float *out4, *out5;
+    size_t pitch;
+    struct channel f32 = {32, 0, 0, 0, 2};
+    CHECK(cudaMallocArray(&arr, &f32, W, H, 0));
+    CHECK(cudaMallocPitch(&pitched, &pitch, W * 4, H));
+    CHECK(cudaMallocHost((void **)&out4, sizeof box));
+    CHECK(cudaMallocHost((void **)&out5, sizeof box));
+    for (int y = 0; y < H; y++)
+        for (int x = 0; x < W; x++) box[y][x] = (float)(y * 100 + x);
+    struct op3d in[2] = {
+        {pointer(box, 0, 0), array_at(arr, 0, 0), W, H, 1, 1, 0},
+        {array_at(arr, 0, 0), pointer(pitched, pitch / 4, H), W, H, 1, 1, 0},
+    };
+    /* The two copies are dependent: two batches, in stream order. */
+    CHECK(cudaMemcpy3DBatchAsync(1, &in[0], 0, s));
+    CHECK(cudaMemcpy3DBatchAsync(1, &in[1], 0, s));
+    struct op3d back = {pointer(pitched, pitch, H), pointer(out4, W * 4, H), W * 4, H, 1, 1, 0};
+    CHECK(cudaMemcpy3DWithAttributesAsync(&back, 0, s));
+    /* Rows 1-2, columns 4-11 (bytes 16-47) into out5's first rows, packed. */
+    struct op3d sub = {pointer((char *)pitched + pitch + 16, pitch, H), pointer(out5, 0, 0), 32, 2, 1, 1, 0};
+    CHECK(cuMemcpy3DBatchAsync_v2(1, &sub, 0, s));
+    CHECK(cudaStreamSynchronize(s));
+    if (memcmp(out4, box, sizeof box)) { printf("the 3D round trip differs\n"); return 1; }
+    for (int y = 0; y < 2; y++)
+        for (int x = 0; x < 8; x++)
+            if (out5[y * 8 + x] != box[y + 1][x + 4]) { printf("the 3D sub-box differs at %d,%d\n", y, x); return 1; }
+    return 0;
+}
 
 int main(int argc, char **argv) {
     unsigned char *pin_in, *pin_out, *pin_out2, *pin_out3, *a, *b, *c, *d;
@@ -79,6 +139,7 @@ int main(int argc, char **argv) {
     if (memcmp(pin_out, page_in, N) || memcmp(page_out, pin_in, N)) { printf("the halves differ\n"); return 1; }
     if (memcmp(pin_out2, pin_in, N) || memcmp(pin_out2 + N, page_in, N)) { printf("the whole copy differs\n"); return 1; }
     if (memcmp(pin_out3, pin_in, N)) { printf("the single copy differs\n"); return 1; }
+    if (three_d(s)) return 1;
     printf("batch copies ok\n");
     return 0;
 }
