@@ -319,7 +319,8 @@ pub fn capture_row(
                 | RowHook::SurfaceObjectNumbering
                 | RowHook::PreloadCapturedKernels
                 | RowHook::Destroys
-                | RowHook::DevicePoolSet(_) => {}
+                | RowHook::DevicePoolSet(_)
+                | RowHook::SharesWithOtherProcesses => {}
             }
         }
     });

@@ -1,5 +1,5 @@
-//! Calls no other process can reproduce: IPC handles (they name another process's memory) and multi-device cooperative
-//! launches. Each is passed through unchanged, recorded as an `UNREPLAYABLE` event with its name, reason and raw
+//! Calls replay cannot reproduce: multi-device cooperative launches; and any shim's call
+//! it cannot model (a reason given by the caller). Each is passed through unchanged, recorded as an `UNREPLAYABLE` event with its name, reason and raw
 //! arguments, listed in the manifest, and warned about once on stderr; replay refuses it
 //! by name.
 
@@ -13,8 +13,6 @@ use hrr_archive::writer::current_tid;
 
 use crate::real::NO_REAL_FUNCTION;
 use crate::state::{self, guarded};
-
-const IPC: &str = "creates an inter-process handle to memory or an event of the captured process, which does not exist at replay";
 
 const MULTI_DEVICE: &str =
     "launches one cooperative kernel on several devices at once, which replay does not re-create";
@@ -67,10 +65,6 @@ macro_rules! unreplayable_shim {
     (@usize $arg:ident) => { usize };
 }
 
-unreplayable_shim!(cudaIpcGetMemHandle, Vendor::Cuda, IPC, handle, dev_ptr);
-unreplayable_shim!(cudaIpcGetEventHandle, Vendor::Cuda, IPC, handle, event);
-unreplayable_shim!(hipIpcGetMemHandle, Vendor::Hip, IPC, handle, dev_ptr);
-unreplayable_shim!(hipIpcGetEventHandle, Vendor::Hip, IPC, handle, event);
 unreplayable_shim!(
     hipLaunchCooperativeKernelMultiDevice,
     Vendor::Hip,

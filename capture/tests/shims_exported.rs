@@ -70,8 +70,10 @@ fn the_library_exports_exactly_the_declared_symbols() {
             unseen.is_empty(),
             "surface symbols capture does not export: {unseen:?}"
         );
+        // A floor that says the surface lists were read (each function modelled lowers
+        // the count: 1000 at the twelfth session's end).
         assert!(
-            pass_throughs.len() > 1000,
+            pass_throughs.len() > 800,
             "{} pass-throughs",
             pass_throughs.len()
         );

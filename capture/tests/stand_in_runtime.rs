@@ -46,11 +46,11 @@ fn each_kind_of_call_is_recorded_as_capture_promises() {
     // Every call returned the runtime's code; the one the runtime lacks, the documented one.
     assert!(seen.len() > 20, "{seen:?}");
     for (call, ret) in &seen {
-        let want = if call == "ipc" { 999 } else { 0 };
+        let want = if call == "missing" { 999 } else { 0 };
         assert_eq!(*ret, want, "{call}");
     }
     assert!(
-        stderr.contains("cudaIpcGetMemHandle has no real definition"),
+        stderr.contains("cudaCtxResetPersistingL2Cache has no real definition"),
         "{stderr}"
     );
 
@@ -171,7 +171,8 @@ fn each_kind_of_call_is_recorded_as_capture_promises() {
     );
     assert_eq!(r.devices[0].name, "HRR stand-in (sm_90, no GPU)");
     assert_eq!(r.devices[0].arch, "sm_90");
-    // cudaIpcGetMemHandle has no real function here: nothing was called, nothing recorded.
+    // cudaCtxResetPersistingL2Cache has no real function here: nothing was called,
+    // nothing recorded.
     assert!(p.manifest.unreplayable_apis.is_empty());
     assert!(p.manifest.capture_failures.is_empty());
 }

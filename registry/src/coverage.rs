@@ -120,7 +120,12 @@ mod tests {
         ));
         assert_eq!(classify("cuMemExportToShareableHandle"), Coverage::Refused);
         // Recorded, but only as unreplayable: replay refuses it by name.
-        assert_eq!(classify("cudaIpcGetMemHandle"), Coverage::Refused);
+        assert_eq!(
+            classify("hipLaunchCooperativeKernelMultiDevice"),
+            Coverage::Refused
+        );
+        // Inter-process handles made: replayed (nothing opens them at replay).
+        assert_eq!(classify("cudaIpcGetMemHandle"), Coverage::Modelled);
         // Host functions: replayed as ordering points.
         assert_eq!(classify("cudaLaunchHostFunc"), Coverage::Modelled);
         // Unreplayable in some uses only: modelled.

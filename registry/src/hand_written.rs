@@ -140,10 +140,6 @@ pub const HAND_WRITTEN: &[HandWritten] = hand_written! {
     (roctxRangeStop, Hip, [k::RANGE_MARK], nvtx),
     // Calls no other process can reproduce: passed through, recorded as unreplayable (IPC
     // handles name this process's memory; host functions are table rows: `host_fns`).
-    (cudaIpcGetMemHandle, Cuda, [k::UNREPLAYABLE], unreplayable),
-    (cudaIpcGetEventHandle, Cuda, [k::UNREPLAYABLE], unreplayable),
-    (hipIpcGetMemHandle, Hip, [k::UNREPLAYABLE], unreplayable),
-    (hipIpcGetEventHandle, Hip, [k::UNREPLAYABLE], unreplayable),
     (hipLaunchCooperativeKernelMultiDevice, Hip, [k::UNREPLAYABLE], unreplayable),
     (cudaGraphAddKernelNode, Cuda, [k::GRAPH_KERNEL_NODE, k::UNREPLAYABLE], kernel_node),
     (hipGraphAddKernelNode, Hip, [k::GRAPH_KERNEL_NODE, k::UNREPLAYABLE], kernel_node),

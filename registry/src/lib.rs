@@ -351,6 +351,13 @@ macro_rules! hrr_api_table {
             (551, GraphHostNodeSetParams, cudaGraphHostNodeSetParams, hipGraphHostNodeSetParams, Exact; node: *mut ::std::os::raw::c_void => GraphNode, params: *const ::std::os::raw::c_void => HostNodeParams),
             (552, GraphExecHostNodeSetParams, cudaGraphExecHostNodeSetParams, hipGraphExecHostNodeSetParams, Exact; exec: *mut ::std::os::raw::c_void => GraphExec, node: *mut ::std::os::raw::c_void => GraphNode, params: *const ::std::os::raw::c_void => HostNodeParams),
             (553, LaunchHostFuncV2, cudaLaunchHostFunc_v2, none, Exact; stream: *mut ::std::os::raw::c_void => Stream, func: *mut ::std::os::raw::c_void => HostFn, data: *mut ::std::os::raw::c_void => HostFnData, sync_mode: ::std::os::raw::c_uint => Value),
+            // Inter-process handles to this process's memory and events: replay makes
+            // its own (nothing opens them at replay); what another process did with
+            // the memory is named as a mismatch's possible cause (RowHook::SharesWithOtherProcesses).
+            (554, IpcGetMemHandle, cudaIpcGetMemHandle, hipIpcGetMemHandle, Exact; handle: *mut ::std::os::raw::c_void => OutStruct, ptr: *mut ::std::os::raw::c_void => DevPtr),
+            (555, IpcGetEventHandle, cudaIpcGetEventHandle, hipIpcGetEventHandle, Exact; handle: *mut ::std::os::raw::c_void => OutStruct, event: *mut ::std::os::raw::c_void => Event),
+            (556, DrvIpcGetMemHandle, cuIpcGetMemHandle, none, Exact; handle: *mut ::std::os::raw::c_void => OutStruct, ptr: u64 => DevPtr),
+            (557, DrvIpcGetEventHandle, cuIpcGetEventHandle, none, Exact; handle: *mut ::std::os::raw::c_void => OutStruct, event: *mut ::std::os::raw::c_void => Event),
             (46, EventDestroy, cudaEventDestroy, hipEventDestroy, Exact; event: *mut ::std::os::raw::c_void => Event),
             // The driver API (ids 200-299): the cuda column is the exact symbol libcuda.so.1
             // exports and CUDA 13's cuda.h binds a program's call to; replay calls these

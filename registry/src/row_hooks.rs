@@ -27,6 +27,11 @@ pub enum RowHook {
     /// Replay, after a successful call: a device's current memory pool was set, so it is
     /// given its default pool back at the end (before the program's pools are destroyed).
     DevicePoolSet(PoolDevice),
+    /// Replay, after a successful call: the process handed another process a handle to
+    /// its memory or an event (`cudaIpcGetMemHandle`, `cudaIpcGetEventHandle`), so a later
+    /// mismatch names that as a possible cause: what the other process wrote, or
+    /// recorded, is not replayed.
+    SharesWithOtherProcesses,
 }
 
 /// Where a pool-setting call names its device.
@@ -49,6 +54,10 @@ pub const ROW_HOOKS: &[(u16, RowHook)] = &[
         RowHook::PreloadCapturedKernels,
     ),
     (id::Malloc, RowHook::NoteRuntime),
+    (id::IpcGetMemHandle, RowHook::SharesWithOtherProcesses),
+    (id::IpcGetEventHandle, RowHook::SharesWithOtherProcesses),
+    (id::DrvIpcGetMemHandle, RowHook::SharesWithOtherProcesses),
+    (id::DrvIpcGetEventHandle, RowHook::SharesWithOtherProcesses),
     (id::StreamDestroy, RowHook::Destroys),
     (id::EventDestroy, RowHook::Destroys),
     (id::CuStreamDestroy, RowHook::Destroys),

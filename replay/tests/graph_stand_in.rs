@@ -424,6 +424,59 @@ fn generic_node_calls_replay_as_the_typed_calls_they_equal() {
     );
 }
 
+/// Inter-process handles (tests/stand_in/ipc_handles.c): the runtime's and the driver's
+/// `IpcGet*Handle` calls replay (replay makes handles of its own, which nothing opens), and
+/// a mismatch after the first of them names it as a possible cause: another process may
+/// have written the memory. A mismatch before it names no such cause.
+#[test]
+fn ipc_handles_replay_and_a_later_mismatch_names_them() {
+    let d = tempfile::tempdir().unwrap();
+    let Some((lib, exe)) = build(d.path(), "ipc_handles") else {
+        return;
+    };
+    let reads = |out: &Path| -> Vec<u64> {
+        let a = Archive::open(out, Limits::default()).unwrap();
+        let p = &a.processes[0];
+        let count = |k: u16| p.events.iter().filter(|e| e.header.api_id == k).count();
+        assert_eq!(count(semantic::UNREPLAYABLE), 0);
+        for row in [
+            id::IpcGetMemHandle,
+            id::IpcGetEventHandle,
+            id::DrvIpcGetMemHandle,
+            id::DrvIpcGetEventHandle,
+        ] {
+            assert_eq!(count(row), 1, "row {row}");
+        }
+        (p.events.iter())
+            .filter(|e| e.header.api_id == id::Memcpy)
+            .map(|e| e.header.seq)
+            .skip(1)
+            .collect()
+    };
+    let out = d.path().join("handles");
+    native_and_captured(&lib, &exe, &[], &out);
+    let seqs = reads(&out);
+    assert_eq!(seqs.len(), 2, "the two reads back");
+    let r = replay(&lib, &out);
+    assert_eq!(r.verdict, Verdict::Pass, "{:?}", r.failures);
+    assert_eq!((r.counts.d2h_pass, r.counts.d2h_fail), (2, 0));
+
+    for (i, named) in [(1, true), (0, false)] {
+        let out = d.path().join(format!("edited-{i}"));
+        native_and_captured(&lib, &exe, &[], &out);
+        let seq = reads(&out)[i];
+        hrr_archive::edit::edit_expected_output(&out, Some(seq), 0, Limits::default()).unwrap();
+        let r = replay(&lib, &out);
+        assert_eq!(r.failures.len(), 1, "{:?}", r.failures);
+        let m = &r.failures[0].message;
+        assert_eq!(
+            m.contains("handed another process a handle to its memory or events (cudaIpcGetMemHandle at event"),
+            named,
+            "{m}"
+        );
+    }
+}
+
 #[test]
 fn a_captured_graph_is_recorded_without_changing_the_program_and_replayed() {
     let d = tempfile::tempdir().unwrap();

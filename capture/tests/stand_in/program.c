@@ -108,9 +108,8 @@ int main(void) {
     printf("elapsed=%d\n", cudaEventElapsedTime(&ms, e0, e1));
     printf("callback=%d\n", cudaStreamAddCallback(s, (void*)on_stream, 0, 0));
     // Exported by capture, not by this runtime: the shim has no real function to call.
-    int (*ipc)(void*, void*) = (int (*)(void*, void*))dlsym(RTLD_DEFAULT, "cudaIpcGetMemHandle");
-    char handle[64];
-    printf("ipc=%d\n", ipc ? ipc(handle, d) : -1);
+    int (*missing)(void) = (int (*)(void))dlsym(RTLD_DEFAULT, "cudaCtxResetPersistingL2Cache");
+    printf("missing=%d\n", missing ? missing() : -1);
     printf("free_host=%d\n", cudaFreeHost(pinned));
     printf("free=%d\n", cudaFree(d));
     printf("stream_destroy=%d\n", cudaStreamDestroy(s));

@@ -31,6 +31,9 @@ pub(super) struct Checks<'a> {
     /// The sequence id of the first unmodelled call the replay refused for (replayed on
     /// under --continue-on-error): checks of later calls are marked.
     pub(super) after_unmodelled: Option<u64>,
+    /// The first call that handed another process a handle to this one's memory or
+    /// events (sequence id, API): a later mismatch names it as a possible cause.
+    pub(super) shared: Option<(u64, &'static str)>,
 }
 
 impl<'a> Checks<'a> {
@@ -55,7 +58,20 @@ impl<'a> Checks<'a> {
             declared: Vec::new(),
             filtered_since: None,
             after_unmodelled,
+            shared: None,
         }
+    }
+
+    /// A call at `seq` handed another process a handle to this one's memory or events.
+    pub(super) fn note_shared(&mut self, seq: u64, api: &'static str) {
+        self.shared.get_or_insert((seq, api));
+    }
+
+    /// The clause naming the handles handed to other processes before check `seq`.
+    pub(super) fn shared_cause(&self, seq: u64) -> Option<String> {
+        self.shared
+            .filter(|&(at, _)| at < seq)
+            .map(|(at, api)| format!("this process handed another process a handle to its memory or events ({api} at event {at}): what that process wrote or recorded there is not replayed"))
     }
 
     /// Records event `ev`'s failure (`api` names it); the first that refuses the archive

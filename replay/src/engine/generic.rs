@@ -43,7 +43,10 @@ impl<'a> Ctx<'a> {
                     self.owned.offset_object_numbering(self.rt, true)
                 }
                 RowHook::PreloadCapturedKernels => self.preload_captured_kernels(ev.header.seq),
-                RowHook::NoteRuntime | RowHook::DevicePoolSet(_) | RowHook::Destroys => {}
+                RowHook::NoteRuntime
+                | RowHook::DevicePoolSet(_)
+                | RowHook::Destroys
+                | RowHook::SharesWithOtherProcesses => {}
             }
         }
         // A memcpy node added or updated: its host side is a buffer of its own.
@@ -102,6 +105,10 @@ impl<'a> Ctx<'a> {
             match (hook, ret) {
                 (RowHook::DevicePoolSet(from), 0) => {
                     self.owned.note_device_pool(desc, from, &p, &args)
+                }
+                (RowHook::SharesWithOtherProcesses, 0) => {
+                    let api = desc.symbol(self.rt.vendor).unwrap_or(desc.name);
+                    self.checks.note_shared(ev.header.seq, api)
                 }
                 (RowHook::Destroys, 0) => {
                     if let Some(handle) = args.first() {

@@ -191,8 +191,14 @@ impl Checks<'_> {
             }
             Classified::StableMatch(_) => self.counts.d2h_unstable += 1,
             Classified::AllUnstable(_) => self.counts.d2h_all_unstable += 1,
-            Classified::Mismatch { mismatch, unstable } => {
+            Classified::Mismatch {
+                mut mismatch,
+                unstable,
+            } => {
                 self.counts.d2h_fail += 1;
+                if mismatch.cause.is_none() {
+                    mismatch.cause = self.shared_cause(seq);
+                }
                 let mut f = mismatch_failure(self.pid, seq, api, expected_len, mismatch);
                 if unstable.bytes > 0 {
                     f.message += &format!(
