@@ -49,10 +49,37 @@ static int make(si_array** out, const void* format, size_t w, size_t h, size_t d
 }
 static void link_live(si_array* a) { a->next_live = arrays, arrays = a; }
 
+/* cudaChannelFormatKindNV12: two planes, luma (one byte an element) and the chroma pairs
+ * of 2x2 pixels (two bytes an element, half the width and height). */
+#define KIND_NV12 4
 int si_array_create(si_array** out, const void* format, size_t w, size_t h, size_t d, unsigned flags) {
+    int kind;
+    memcpy(&kind, (const char*)format + 16, sizeof kind);
     int r = make(out, format, w, h, d, flags);
-    if (!r) link_live(*out);
-    return r;
+    if (r || kind != KIND_NV12) {
+        if (!r) link_live(*out);
+        return r;
+    }
+    static const int luma[5] = {8, 0, 0, 0, 1}, chroma[5] = {8, 8, 0, 0, 1};
+    si_array* a = *out;
+    if ((r = make(&a->level[0], luma, w, h, 1, flags)) || (r = make(&a->level[1], chroma, w / 2 ? w / 2 : 1, h / 2 ? h / 2 : 1, 1, flags))) {
+        if (a->level[0]) { si_free(a->level[0]->data, SI_DEVICE); free(a->level[0]); }
+        si_free(a->data, SI_DEVICE);
+        free(a);
+        return r;
+    }
+    a->nlevels = 2;
+    link_live(a);
+    return SI_OK;
+}
+
+int si_array_plane(si_array** out, const void* handle, unsigned plane) {
+    si_array* a = si_array_of(handle, 0);
+    if (!out) return SI_INVALID_VALUE;
+    if (!a) return SI_INVALID_HANDLE;
+    if (plane >= a->nlevels) return SI_INVALID_VALUE; /* not multi-planar, or no such plane */
+    *out = a->level[plane];
+    return SI_OK;
 }
 
 int si_mipmap_create(si_array** out, const void* format, size_t w, size_t h, size_t d, unsigned levels,
@@ -80,7 +107,7 @@ int si_mipmap_create(si_array** out, const void* format, size_t w, size_t h, siz
 si_array* si_array_of(const void* handle, int mipmap) {
     for (si_array* a = arrays; a; a = a->next_live) {
         if (a == handle && a->mipmap == mipmap) return a;
-        if (!mipmap && a->mipmap)
+        if (!mipmap) /* a mipmapped array's levels, a multi-planar array's planes */
             for (unsigned i = 0; i < a->nlevels; i++)
                 if (a->level[i] == handle) return a->level[i];
     }

@@ -16,6 +16,8 @@ int si_array_create(si_array** out, const void* format, size_t w, size_t h, size
 int si_mipmap_create(si_array** out, const void* format, size_t w, size_t h, size_t d, unsigned levels,
                      unsigned flags);
 int si_mipmap_level(si_array** out, const void* mipmap, unsigned level);
+/* Plane `plane` of a multi-planar (NV12) array; invalid value for any other array. */
+int si_array_plane(si_array** out, const void* handle, unsigned plane);
 /* The live array (mipmap: 0) or mipmapped array (1) a handle names; 0 if none. */
 si_array* si_array_of(const void* handle, int mipmap);
 int si_array_destroy(const void* handle, int mipmap);

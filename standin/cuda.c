@@ -282,6 +282,15 @@ static int copy2d(void* d, size_t dp, const void* s, size_t sp, size_t w, size_t
     if (!r && sync) si_stream_sync(st);
     return r;
 }
+/* One device, 0: a list naming another is refused, as the runtime refuses a device it does
+ * not have. */
+cudaError_t cudaSetValidDevices(int* devices, int n) {
+    ENTER;
+    if (n < 0 || (n > 0 && !devices)) RET(cudaErrorInvalidValue);
+    for (int i = 0; i < n; i++)
+        if (devices[i] != 0) RET(cudaErrorInvalidDevice);
+    RET(cudaSuccess);
+}
 cudaError_t cudaMemcpy(void* d, const void* s, size_t n, enum cudaMemcpyKind k) { ENTER; RET(copy2d(d, n, s, n, n, 1, (int)k, si_stream_of(0), 1)); }
 cudaError_t cudaMemcpyAsync(void* d, const void* s, size_t n, enum cudaMemcpyKind k, cudaStream_t st) {
     ENTER;

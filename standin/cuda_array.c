@@ -1,6 +1,7 @@
 /* The stand-in CUDA runtime's arrays, array copies, and texture and surface objects (CUDA
  * 13's declarations), over array.c. */
 #define _GNU_SOURCE
+#include <cuda.h>
 #include <cuda_runtime_api.h>
 #include <string.h>
 
@@ -32,6 +33,37 @@ cudaError_t cudaArrayGetInfo(struct cudaChannelFormatDesc* f, struct cudaExtent*
     int r = si_array_info(a, f, &w, &h, &d, flags);
     if (!r && e) e->width = w, e->height = h, e->depth = d;
     RET(r);
+}
+
+cudaError_t cudaArrayGetPlane(cudaArray_t* p, cudaArray_t a, unsigned plane) {
+    ENTER;
+    RET(si_array_plane((si_array**)p, a, plane));
+}
+CUresult cuArrayGetPlane(CUarray* p, CUarray a, unsigned plane) {
+    si_lock();
+    int r = si_array_plane((si_array**)p, a, plane);
+    si_unlock();
+    return r == SI_INVALID_HANDLE ? CUDA_ERROR_INVALID_HANDLE : (CUresult)r;
+}
+/* The driver's description of an array: its channels' format, their count. */
+CUresult cuArrayGetDescriptor(CUDA_ARRAY_DESCRIPTOR* out, CUarray a) {
+    struct cudaChannelFormatDesc f;
+    size_t w, h, d;
+    unsigned flags;
+    si_lock();
+    int r = out ? si_array_info(a, &f, &w, &h, &d, &flags) : SI_INVALID_VALUE;
+    si_unlock();
+    if (r) return r == SI_INVALID_HANDLE ? CUDA_ERROR_INVALID_HANDLE : CUDA_ERROR_INVALID_VALUE;
+    int bits = f.x, n = !!f.x + !!f.y + !!f.z + !!f.w;
+    CUarray_format fmt = 0;
+    if (f.f == cudaChannelFormatKindUnsigned)
+        fmt = bits == 8 ? CU_AD_FORMAT_UNSIGNED_INT8 : bits == 16 ? CU_AD_FORMAT_UNSIGNED_INT16 : bits == 32 ? CU_AD_FORMAT_UNSIGNED_INT32 : 0;
+    if (f.f == cudaChannelFormatKindSigned)
+        fmt = bits == 8 ? CU_AD_FORMAT_SIGNED_INT8 : bits == 16 ? CU_AD_FORMAT_SIGNED_INT16 : bits == 32 ? CU_AD_FORMAT_SIGNED_INT32 : 0;
+    if (f.f == cudaChannelFormatKindFloat) fmt = bits == 16 ? CU_AD_FORMAT_HALF : bits == 32 ? CU_AD_FORMAT_FLOAT : 0;
+    if (!fmt) return CUDA_ERROR_NOT_SUPPORTED; /* a format the stand-in does not describe */
+    out->Width = w, out->Height = h, out->Format = fmt, out->NumChannels = (unsigned)n;
+    return CUDA_SUCCESS;
 }
 
 /* ---- copies ---- */

@@ -41,6 +41,20 @@ pub fn record_row_bytes(
     }
 }
 
+/// The bytes of one element of the array plane `plane`, as the driver describes it
+/// (`cuArrayGetDescriptor_v2`: a plane has a format of its own, which its multi-planar
+/// array's does not give); None where the driver has no answer.
+fn plane_element_bytes(plane: u64) -> Option<u64> {
+    type GetDescriptor = unsafe extern "C" fn(*mut u8, u64) -> std::os::raw::c_int;
+    let f = real!(driver cuArrayGetDescriptor_v2: GetDescriptor).get()?;
+    let mut desc = [0u8; 24];
+    // SAFETY: a 24-byte CUDA_ARRAY_DESCRIPTOR out, and the plane the call just returned.
+    if unsafe { f(desc.as_mut_ptr(), plane) } != 0 {
+        return None;
+    }
+    texture::array_element_bytes("drv_array_desc", &desc)
+}
+
 /// Encodes one of the array and object plans; Err(why) leaves the record incomplete.
 pub fn encode(
     objects: &ObjectTable,
@@ -62,6 +76,7 @@ pub fn encode(
                     texture::array_element_bytes(layout, unsafe { host_bytes(at, size as u64) })
                 }
                 ArrayFormat::LevelOf(mipmap) => objects.element_bytes(mipmap),
+                ArrayFormat::Plane => plane_element_bytes(h),
             };
             objects.insert_array(h, element);
         }

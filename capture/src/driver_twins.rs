@@ -71,6 +71,7 @@ macro_rules! twin_for {
     (cudaGraphAddHostNode, $id:literal; $($a:tt)*) => { twin_shim!(cuGraphAddHostNode, $id; $($a)*); };
     (cudaGraphHostNodeSetParams, $id:literal; $($a:tt)*) => { twin_shim!(cuGraphHostNodeSetParams, $id; $($a)*); };
     (cudaGraphExecHostNodeSetParams, $id:literal; $($a:tt)*) => { twin_shim!(cuGraphExecHostNodeSetParams, $id; $($a)*); };
+    (cudaArrayGetPlane, $id:literal; $($a:tt)*) => { twin_shim!(cuArrayGetPlane, $id; $($a)*); };
     ($other:ident, $id:literal; $($a:tt)*) => {};
 }
 

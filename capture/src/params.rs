@@ -135,6 +135,8 @@ pub enum ArrayFormat {
     Descriptor { at: u64, layout: &'static str },
     /// The mipmapped array it is a level of.
     LevelOf(u64),
+    /// A plane of a multi-planar array: the driver says its element (`arrays`).
+    Plane,
 }
 
 /// The most dependencies of one graph node capture reads.
@@ -282,6 +284,10 @@ pub fn decode(desc: &ApiDesc, i: usize, args: &[u64]) -> Param {
             at: a,
             format: ArrayFormat::LevelOf(arg(mipmap)),
         },
+        ParamKind::OutArrayPlane(_) => Param::OutArray {
+            at: a,
+            format: ArrayFormat::Plane,
+        },
         ParamKind::Array | ParamKind::TexObject | ParamKind::SurfObject => Param::Handle(a),
         ParamKind::FreeArray | ParamKind::FreeMipmappedArray => Param::FreedArray(a),
         ParamKind::OutTextureObject | ParamKind::OutSurfaceObject => Param::OutObject { at: a },
@@ -300,6 +306,11 @@ pub fn decode(desc: &ApiDesc, i: usize, args: &[u64]) -> Param {
         ParamKind::OutMemHandle => Param::OutHandle { at: a },
         ParamKind::MemHandle | ParamKind::FreeMemHandle => Param::Handle(a),
         ParamKind::MapAt(_) | ParamKind::UnmapAt => Param::DevPtr(a),
+        ParamKind::DeviceList(count) => match arg(count) {
+            n if n <= hrr_archive::api::MAX_DEVICE_LIST => Param::Struct { at: a, len: n * 4 },
+            // A count no machine has: not recorded, so the record is incomplete.
+            _ => Param::Unrecorded(a),
+        },
         ParamKind::AccessDescs(count) => match arg(count) {
             n if n <= mem_alloc_node::MAX_ACCESS_DESCS => Param::Struct {
                 at: a,

@@ -97,6 +97,8 @@ pub const RUNTIME_TWINS: &[(&str, u16)] = &[
     ("cuLaunchHostFunc_v2", super::id::LaunchHostFuncV2),
     ("cuStreamAddCallback", super::id::StreamAddCallback),
     ("cuGraphAddHostNode", super::id::GraphAddHostNode),
+    // A plane of a multi-planar array: CUarray is cudaArray_t.
+    ("cuArrayGetPlane", super::id::ArrayGetPlane),
     (
         "cuGraphHostNodeSetParams",
         super::id::GraphHostNodeSetParams,

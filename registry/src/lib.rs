@@ -72,6 +72,10 @@ pub mod mem_alloc_node {
     pub const MAX_ACCESS_DESCS: u64 = 64;
 }
 
+/// The most device ordinals a device list (`ParamKind::DeviceList`) records: more than
+/// any machine has devices.
+pub const MAX_DEVICE_LIST: u64 = 1024;
+
 /// Size of `cudaMemsetParams`.
 pub const MEMSET_PARAMS_SIZE: u64 = 40;
 /// Size of `hipMemsetParams`.
@@ -358,6 +362,10 @@ macro_rules! hrr_api_table {
             (555, IpcGetEventHandle, cudaIpcGetEventHandle, hipIpcGetEventHandle, Exact; handle: *mut ::std::os::raw::c_void => OutStruct, event: *mut ::std::os::raw::c_void => Event),
             (556, DrvIpcGetMemHandle, cuIpcGetMemHandle, none, Exact; handle: *mut ::std::os::raw::c_void => OutStruct, ptr: u64 => DevPtr),
             (557, DrvIpcGetEventHandle, cuIpcGetEventHandle, none, Exact; handle: *mut ::std::os::raw::c_void => OutStruct, event: *mut ::std::os::raw::c_void => Event),
+            // A plane of a multi-planar array (NV12 and the like), as a level of a
+            // mipmapped array is; and the devices the runtime may pick from.
+            (558, ArrayGetPlane, cudaArrayGetPlane, none, Exact; plane: *mut *mut ::std::os::raw::c_void => OutArrayPlane(array), array: *mut ::std::os::raw::c_void => Array, index: ::std::os::raw::c_uint => Value),
+            (559, SetValidDevices, cudaSetValidDevices, none, Exact; devices: *mut ::std::os::raw::c_int => DeviceList(count), count: ::std::os::raw::c_int => Value),
             (46, EventDestroy, cudaEventDestroy, hipEventDestroy, Exact; event: *mut ::std::os::raw::c_void => Event),
             // The driver API (ids 200-299): the cuda column is the exact symbol libcuda.so.1
             // exports and CUDA 13's cuda.h binds a program's call to; replay calls these

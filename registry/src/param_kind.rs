@@ -159,6 +159,10 @@ pub enum ParamKind {
     /// `cudaArray_t*` out: one level of the named mipmapped array (mapped; the mipmapped
     /// array owns it).
     OutArrayLevel(&'static str),
+    /// `cudaArray_t*` out: one format plane of the named multi-planar array (mapped; the
+    /// array owns it). Its element size is the driver's answer for the plane
+    /// (`cuArrayGetDescriptor`), which the parent's format does not give.
+    OutArrayPlane(&'static str),
     /// An array or mipmapped array handle: mapped to replay's.
     Array,
     /// An array being freed.
@@ -209,6 +213,9 @@ pub enum ParamKind {
     /// bytes each, at most `mem_alloc_node::MAX_ACCESS_DESCS`): recorded as bytes and
     /// passed again as captured.
     AccessDescs(&'static str),
+    /// `int*` of the named count of device ordinals (`cudaSetValidDevices`), at most
+    /// `crate::MAX_DEVICE_LIST`: recorded as bytes and passed again as captured.
+    DeviceList(&'static str),
     /// `const cudaLaunchAttributeValue*` / `const CUlaunchAttributeValue*` (64 bytes) whose
     /// meaning the named attribute-id parameter gives (`launch_config::LAUNCH_ATTRIBUTES`:
     /// an access-policy window's base address, an event): recorded as its bytes; replay

@@ -119,6 +119,8 @@ pub fn validate_table() -> Result<(), TableError> {
                 | ParamKind::OutArray(l)
                 | ParamKind::OutMipmappedArray(l)
                 | ParamKind::OutArrayLevel(l)
+                | ParamKind::OutArrayPlane(l)
+                | ParamKind::DeviceList(l)
                 | ParamKind::OutAddressRange(l)
                 | ParamKind::MapAt(l)
                 | ParamKind::AccessDescs(l)

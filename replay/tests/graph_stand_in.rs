@@ -477,6 +477,37 @@ fn ipc_handles_replay_and_a_later_mismatch_names_them() {
     }
 }
 
+/// Array planes and the device list (tests/stand_in/planes.c): an NV12 array's planes,
+/// asked for by the runtime and the driver, are mapped to replay's (the chroma plane's
+/// two-byte elements known from the driver's description, so its 3D copy's box is right);
+/// a plane the array does not have fails at replay as at capture; `cudaSetValidDevices`
+/// passes its list again.
+#[test]
+fn array_planes_and_the_device_list_replay() {
+    let d = tempfile::tempdir().unwrap();
+    let Some((lib, exe)) = build(d.path(), "planes") else {
+        return;
+    };
+    let out = d.path().join("archive");
+    native_and_captured(&lib, &exe, &[], &out);
+    let a = Archive::open(&out, Limits::default()).unwrap();
+    let p = &a.processes[0];
+    let count = |k: u16| p.events.iter().filter(|e| e.header.api_id == k).count();
+    assert_eq!(count(semantic::UNREPLAYABLE), 0);
+    // Two planes given (runtime, driver), a third refused; the device list.
+    assert_eq!(count(id::ArrayGetPlane), 3);
+    assert_eq!(count(id::SetValidDevices), 1);
+    // The chroma plane's 3D copy is recorded whole: its element size was known.
+    assert!(
+        p.manifest.capture_failures.is_empty(),
+        "{:?}",
+        p.manifest.capture_failures
+    );
+    let r = replay(&lib, &out);
+    assert_eq!(r.verdict, Verdict::Pass, "{:?}", r.failures);
+    assert_eq!((r.counts.d2h_pass, r.counts.d2h_fail), (2, 0));
+}
+
 #[test]
 fn a_captured_graph_is_recorded_without_changing_the_program_and_replayed() {
     let d = tempfile::tempdir().unwrap();

@@ -154,7 +154,8 @@ pub(super) fn record(
             }
             ParamKind::OutArray(_)
             | ParamKind::OutMipmappedArray(_)
-            | ParamKind::OutArrayLevel(_) => {
+            | ParamKind::OutArrayLevel(_)
+            | ParamKind::OutArrayPlane(_) => {
                 let replay = slot.next().map(|s| s[0]).unwrap_or(0);
                 if let Some(captured) = captured_out(id) {
                     tr.handles.insert(captured, replay);

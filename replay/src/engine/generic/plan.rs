@@ -367,6 +367,7 @@ pub(super) fn plan_call(
             ParamKind::OutArray(_)
             | ParamKind::OutMipmappedArray(_)
             | ParamKind::OutArrayLevel(_)
+            | ParamKind::OutArrayPlane(_)
             | ParamKind::OutTextureObject
             | ParamKind::OutSurfaceObject => ArgPlan::OutSlot,
             ParamKind::Array | ParamKind::FreeArray | ParamKind::FreeMipmappedArray => {
@@ -433,13 +434,15 @@ pub(super) fn plan_call(
                 len: named_length(desc, p, len, "size")?,
             },
             ParamKind::UnmapAt => ArgPlan::Address(captured(p, i, param.name)?),
-            ParamKind::AccessDescs(_) => match p.get(ApiDesc::field_id(i)) {
-                Some(f) if !f.is_null() => ArgPlan::HostBytes(
-                    p.bytes(ApiDesc::field_id(i), "access descriptors")?
-                        .to_vec(),
-                ),
-                _ => ArgPlan::Value(0),
-            },
+            ParamKind::AccessDescs(_) | ParamKind::DeviceList(_) => {
+                match p.get(ApiDesc::field_id(i)) {
+                    Some(f) if !f.is_null() => ArgPlan::HostBytes(
+                        p.bytes(ApiDesc::field_id(i), "access descriptors")?
+                            .to_vec(),
+                    ),
+                    _ => ArgPlan::Value(0),
+                }
+            }
             ParamKind::MemPoolProps => plan_pool_props(p, i)?,
             // Host code: replay's own, which does nothing, in the program's place.
             ParamKind::HostFn => ArgPlan::Value(crate::engine::host_fns::host_fn()),
