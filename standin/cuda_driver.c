@@ -161,6 +161,38 @@ CUresult cuDevicePrimaryCtxRetain(CUcontext* c, CUdevice dev) {
     *c = (CUcontext)&primary;
     DRET(CUDA_SUCCESS);
 }
+/* CUDA 13.5's execution contexts: device 0's is its primary context. Work recorded or
+ * waited for over a context covers the whole device here (one device queue). */
+static int exec_ctx(cudaExecutionContext_t c) { return c == (cudaExecutionContext_t)(void*)&primary; }
+cudaError_t cudaDeviceGetExecutionCtx(cudaExecutionContext_t* c, int dev) {
+    ENTER;
+    if (!c) RET(cudaErrorInvalidValue);
+    if (dev != 0) RET(cudaErrorInvalidDevice);
+    *c = (cudaExecutionContext_t)(void*)&primary;
+    RET(cudaSuccess);
+}
+cudaError_t cudaExecutionCtxStreamCreate(cudaStream_t* s, cudaExecutionContext_t c, unsigned flags, int prio) {
+    ENTER;
+    (void)prio;
+    if (!s || !exec_ctx(c)) RET(cudaErrorInvalidValue);
+    RET(si_stream_create((si_stream**)s, flags));
+}
+cudaError_t cudaExecutionCtxRecordEvent(cudaExecutionContext_t c, cudaEvent_t e) {
+    ENTER;
+    if (!exec_ctx(c)) RET(cudaErrorInvalidValue);
+    si_device_sync();
+    RET(si_event_record(si_event_of(e), si_stream_of(0)));
+}
+cudaError_t cudaExecutionCtxWaitEvent(cudaExecutionContext_t c, cudaEvent_t e) {
+    ENTER;
+    if (!exec_ctx(c)) RET(cudaErrorInvalidValue);
+    RET(si_event_sync(si_event_of(e)));
+}
+cudaError_t cudaExecutionCtxSynchronize(cudaExecutionContext_t c) {
+    ENTER;
+    if (!exec_ctx(c)) RET(cudaErrorInvalidValue);
+    RET(si_device_sync_checked());
+}
 CUresult cuDevicePrimaryCtxRelease(CUdevice dev) {
     if (dev != 0) return CUDA_ERROR_INVALID_DEVICE;
     si_lock();

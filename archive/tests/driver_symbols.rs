@@ -103,6 +103,11 @@ const CUDA12_ONLY: &[(&str, &str)] = &[("cudaGetDeviceProperties_v2", "cudaGetDe
 /// Runtime symbols newer than the 13.0 export list (`data/cudart-13.syms`): each must be
 /// one the newer runtime's surface list names (`registry/src/surface/libcudart-13.5.txt`).
 const CUDA13_NEWER: &[&str] = &[
+    "cudaDeviceGetExecutionCtx",
+    "cudaExecutionCtxRecordEvent",
+    "cudaExecutionCtxStreamCreate",
+    "cudaExecutionCtxSynchronize",
+    "cudaExecutionCtxWaitEvent",
     "cudaGraphNodeGetContainingGraph",
     "cudaLaunchHostFunc_v2",
     "cudaMemcpy3DWithAttributesAsync",

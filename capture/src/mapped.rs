@@ -82,7 +82,10 @@ fn cover_of(t: &Reaches, desc: &ApiDesc, args: &[u64], ret: c_int) -> Option<Cov
         return None;
     }
     Some(match desc.id {
-        id::DeviceSynchronize | id::CtxSynchronize | id::CtxSynchronizeV2 => ALL,
+        id::DeviceSynchronize
+        | id::CtxSynchronize
+        | id::CtxSynchronizeV2
+        | id::ExecutionCtxSynchronize => ALL,
         id::Memcpy
         | id::Memcpy2D
         | id::Memcpy3D

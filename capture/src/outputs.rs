@@ -221,10 +221,16 @@ pub fn after_row(desc: &ApiDesc, args: &[u64], ret: c_int) {
         id::EventDestroy | id::CuEventDestroy if ret == 0 => {
             reads::lock().on_event_destroy(args[0])
         }
-        _ if !reads::any() => {}
-        id::DeviceSynchronize | id::CtxSynchronize | id::CtxSynchronizeV2 => {
-            reads::wait_covered(|_| pending::ALL)
+        // Recorded over a whole context: no one stream's reads, so forgotten (a
+        // synchronisation with it then covers every read: `event_cover`).
+        id::ExecutionCtxRecordEvent | id::DrvCtxRecordEvent if ret == 0 => {
+            reads::lock().on_event_destroy(args[1])
         }
+        _ if !reads::any() => {}
+        id::DeviceSynchronize
+        | id::CtxSynchronize
+        | id::CtxSynchronizeV2
+        | id::ExecutionCtxSynchronize => reads::wait_covered(|_| pending::ALL),
         id::Memcpy | id::Memcpy2D | id::Memcpy3D => reads::wait_covered(|_| Cover::DefaultStreams),
         id::StreamSynchronize | id::CuStreamSynchronize => {
             reads::wait_covered(|r| r.stream_cover(args[0]))

@@ -366,6 +366,13 @@ macro_rules! hrr_api_table {
             // mipmapped array is; and the devices the runtime may pick from.
             (558, ArrayGetPlane, cudaArrayGetPlane, none, Exact; plane: *mut *mut ::std::os::raw::c_void => OutArrayPlane(array), array: *mut ::std::os::raw::c_void => Array, index: ::std::os::raw::c_uint => Value),
             (559, SetValidDevices, cudaSetValidDevices, none, Exact; devices: *mut ::std::os::raw::c_int => DeviceList(count), count: ::std::os::raw::c_int => Value),
+            // CUDA 13.5's execution contexts, a device's own (its primary context):
+            // explicit context-based programming without a thread's current context.
+            (560, DeviceGetExecutionCtx, cudaDeviceGetExecutionCtx, none, Exact; ctx: *mut *mut ::std::os::raw::c_void => OutContextRef, device: ::std::os::raw::c_int => Value),
+            (561, ExecutionCtxStreamCreate, cudaExecutionCtxStreamCreate, none, Exact; stream: *mut *mut ::std::os::raw::c_void => OutStream, ctx: *mut ::std::os::raw::c_void => Context, flags: ::std::os::raw::c_uint => Value, priority: ::std::os::raw::c_int => Value),
+            (562, ExecutionCtxRecordEvent, cudaExecutionCtxRecordEvent, none, Exact; ctx: *mut ::std::os::raw::c_void => Context, event: *mut ::std::os::raw::c_void => Event),
+            (563, ExecutionCtxWaitEvent, cudaExecutionCtxWaitEvent, none, Exact; ctx: *mut ::std::os::raw::c_void => Context, event: *mut ::std::os::raw::c_void => Event),
+            (564, ExecutionCtxSynchronize, cudaExecutionCtxSynchronize, none, Exact; ctx: *mut ::std::os::raw::c_void => Context),
             (46, EventDestroy, cudaEventDestroy, hipEventDestroy, Exact; event: *mut ::std::os::raw::c_void => Event),
             // The driver API (ids 200-299): the cuda column is the exact symbol libcuda.so.1
             // exports and CUDA 13's cuda.h binds a program's call to; replay calls these

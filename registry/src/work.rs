@@ -45,6 +45,9 @@ const WORK_ROWS: &[u16] = &[
     id::DrvGraphUpload,
     id::DrvCtxRecordEvent,
     id::DrvCtxWaitEvent,
+    id::ExecutionCtxRecordEvent,
+    id::ExecutionCtxWaitEvent,
+    id::ExecutionCtxSynchronize,
 ];
 
 /// Hand-written record kinds that are work: launches, graph launches, and the outputs

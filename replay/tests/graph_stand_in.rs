@@ -508,6 +508,41 @@ fn array_planes_and_the_device_list_replay() {
     assert_eq!((r.counts.d2h_pass, r.counts.d2h_fail), (2, 0));
 }
 
+/// CUDA 13.5's execution contexts (tests/stand_in/exec_ctx.c): a device's context, streams
+/// made in it, an event recorded over it, a wait and a synchronisation of it, all rows;
+/// each round's page-locked output is recorded whole (the context's event and
+/// synchronisation cover the reads in flight) and replays.
+#[test]
+fn execution_contexts_replay() {
+    let d = tempfile::tempdir().unwrap();
+    let Some((lib, exe)) = build(d.path(), "exec_ctx") else {
+        return;
+    };
+    let out = d.path().join("archive");
+    native_and_captured(&lib, &exe, &[], &out);
+    let a = Archive::open(&out, Limits::default()).unwrap();
+    let p = &a.processes[0];
+    let count = |k: u16| p.events.iter().filter(|e| e.header.api_id == k).count();
+    assert_eq!(count(semantic::UNREPLAYABLE), 0);
+    for (row, n) in [
+        (id::DeviceGetExecutionCtx, 1),
+        (id::ExecutionCtxStreamCreate, 2),
+        (id::ExecutionCtxRecordEvent, 1),
+        (id::ExecutionCtxWaitEvent, 1),
+        (id::ExecutionCtxSynchronize, 1),
+    ] {
+        assert_eq!(count(row), n, "row {row}");
+    }
+    assert!(
+        p.manifest.capture_failures.is_empty(),
+        "{:?}",
+        p.manifest.capture_failures
+    );
+    let r = replay(&lib, &out);
+    assert_eq!(r.verdict, Verdict::Pass, "{:?}", r.failures);
+    assert_eq!((r.counts.d2h_pass, r.counts.d2h_fail), (2, 0));
+}
+
 #[test]
 fn a_captured_graph_is_recorded_without_changing_the_program_and_replayed() {
     let d = tempfile::tempdir().unwrap();
