@@ -221,6 +221,12 @@ int si_pool_set_current(si_pool* p);
 si_pool* si_pool_of(const void* handle);
 int si_pool_create(si_pool** out);
 int si_pool_destroy(si_pool* p);
+/* The shareable handle types a pool may be exported as (its creation's properties); an
+ * export (POSIX file descriptors only here: one of /dev/null) and a pointer's export data
+ * (64 bytes) for another process. */
+void si_pool_set_handle_types(si_pool* p, unsigned types);
+int si_pool_export(si_pool* p, unsigned type, int* fd);
+int si_pool_export_pointer(const void* ptr, void* data);
 int si_pool_alloc(void** out, size_t n, si_pool* p, si_stream* s);
 int si_pool_free(void* ptr, si_stream* s);
 /* Attributes as both vendors number them (1-3 reuse flags: int; 4-8: uint64). */

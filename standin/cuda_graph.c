@@ -317,7 +317,33 @@ cudaError_t cudaMemPoolCreate(cudaMemPool_t* p, const struct cudaMemPoolProps* p
     if (!props || props->allocType != cudaMemAllocationTypePinned || props->location.type != cudaMemLocationTypeDevice)
         RET(cudaErrorInvalidValue);
     if (props->location.id != 0) RET(cudaErrorInvalidDevice);
-    RET(si_pool_create((si_pool**)p));
+    int r = si_pool_create((si_pool**)p);
+    if (!r) si_pool_set_handle_types(*(si_pool**)p, (unsigned)props->handleTypes);
+    RET(r);
+}
+cudaError_t cudaMemPoolExportToShareableHandle(void* h, cudaMemPool_t p, enum cudaMemAllocationHandleType t, unsigned flags) {
+    ENTER;
+    if (flags) RET(cudaErrorInvalidValue);
+    RET(si_pool_export(si_pool_of(p), (unsigned)t, h));
+}
+cudaError_t cudaMemPoolExportPointer(struct cudaMemPoolPtrExportData* d, void* ptr) {
+    ENTER;
+    RET(si_pool_export_pointer(ptr, d));
+}
+/* The driver's forms (its codes are the runtime's for these: invalid value 1, handle 400). */
+int cuMemPoolExportToShareableHandle(void* h, cudaMemPool_t p, int t, unsigned long long flags);
+int cuMemPoolExportToShareableHandle(void* h, cudaMemPool_t p, int t, unsigned long long flags) {
+    si_lock();
+    int r = flags ? SI_INVALID_VALUE : si_pool_export(si_pool_of(p), (unsigned)t, h);
+    si_unlock();
+    return r;
+}
+int cuMemPoolExportPointer(void* d, unsigned long long ptr);
+int cuMemPoolExportPointer(void* d, unsigned long long ptr) {
+    si_lock();
+    int r = si_pool_export_pointer((const void*)(uintptr_t)ptr, d);
+    si_unlock();
+    return r;
 }
 cudaError_t cudaMemPoolDestroy(cudaMemPool_t p) { ENTER; RET(si_pool_destroy(si_pool_of(p))); }
 cudaError_t cudaMemPoolSetAttribute(cudaMemPool_t p, enum cudaMemPoolAttr a, void* v) {

@@ -4,6 +4,7 @@
  * still reads and writes the memory. Pools count what they hold; nothing is cached, so a
  * pool's reserved memory is its used memory and trimming has nothing to release. */
 #define _GNU_SOURCE
+#include <fcntl.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,6 +13,7 @@
 
 struct si_pool {
     uint64_t release_threshold, used, used_high, reserved_high;
+    unsigned handle_types; /* the shareable handle types it may be exported as */
     int reuse[4]; /* attributes 1-3 */
     si_pool* next_live;
 };
@@ -54,6 +56,31 @@ int si_pool_create(si_pool** out) {
     pools = p;
     *out = p;
     return SI_OK;
+}
+
+void si_pool_set_handle_types(si_pool* p, unsigned types) {
+    if (p) p->handle_types = types;
+}
+
+/* The stand-in exports a POSIX file descriptor only (of /dev/null: no other process shares
+ * its device). */
+int si_pool_export(si_pool* p, unsigned type, int* fd) {
+    if (!p) return SI_INVALID_HANDLE;
+    if (!fd || type != 1 || !(p->handle_types & type)) return SI_INVALID_VALUE;
+    *fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+    return *fd < 0 ? SI_NO_MEMORY : SI_OK;
+}
+
+int si_pool_export_pointer(const void* ptr, void* data) {
+    for (struct pool_alloc* a = allocs; a; a = a->next)
+        if (a->p == ptr && !a->freeing) {
+            if (!a->pool || !a->pool->handle_types || !data) return SI_INVALID_VALUE;
+            unsigned char d[64] = "hrr-pool";
+            memcpy(d + 8, &ptr, sizeof ptr);
+            memcpy(data, d, sizeof d);
+            return SI_OK;
+        }
+    return SI_INVALID_VALUE;
 }
 
 int si_pool_destroy(si_pool* p) {

@@ -320,7 +320,8 @@ pub fn capture_row(
                 | RowHook::PreloadCapturedKernels
                 | RowHook::Destroys
                 | RowHook::DevicePoolSet(_)
-                | RowHook::SharesWithOtherProcesses => {}
+                | RowHook::SharesWithOtherProcesses
+                | RowHook::ClosesExportedDescriptor => {}
             }
         }
     });

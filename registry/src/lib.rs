@@ -373,6 +373,13 @@ macro_rules! hrr_api_table {
             (562, ExecutionCtxRecordEvent, cudaExecutionCtxRecordEvent, none, Exact; ctx: *mut ::std::os::raw::c_void => Context, event: *mut ::std::os::raw::c_void => Event),
             (563, ExecutionCtxWaitEvent, cudaExecutionCtxWaitEvent, none, Exact; ctx: *mut ::std::os::raw::c_void => Context, event: *mut ::std::os::raw::c_void => Event),
             (564, ExecutionCtxSynchronize, cudaExecutionCtxSynchronize, none, Exact; ctx: *mut ::std::os::raw::c_void => Context),
+            // A pool, and a pointer in it, exported for another process: replay exports
+            // its own (and closes the file descriptor it gets); the export is named as a
+            // mismatch's possible cause, as IPC handles are.
+            (565, MemPoolExportToShareableHandle, cudaMemPoolExportToShareableHandle, none, Exact; handle: *mut ::std::os::raw::c_void => OutStruct, pool: *mut ::std::os::raw::c_void => MemPool, kind: ::std::os::raw::c_int => Value, flags: ::std::os::raw::c_uint => Value),
+            (566, MemPoolExportPointer, cudaMemPoolExportPointer, none, Exact; data: *mut ::std::os::raw::c_void => OutStruct, ptr: *mut ::std::os::raw::c_void => DevPtr),
+            (567, DrvMemPoolExportToShareableHandle, cuMemPoolExportToShareableHandle, none, Exact; handle: *mut ::std::os::raw::c_void => OutStruct, pool: *mut ::std::os::raw::c_void => MemPool, kind: ::std::os::raw::c_int => Value, flags: u64 => Value),
+            (568, DrvMemPoolExportPointer, cuMemPoolExportPointer, none, Exact; data: *mut ::std::os::raw::c_void => OutStruct, ptr: u64 => DevPtr),
             (46, EventDestroy, cudaEventDestroy, hipEventDestroy, Exact; event: *mut ::std::os::raw::c_void => Event),
             // The driver API (ids 200-299): the cuda column is the exact symbol libcuda.so.1
             // exports and CUDA 13's cuda.h binds a program's call to; replay calls these

@@ -32,6 +32,10 @@ pub enum RowHook {
     /// mismatch names that as a possible cause: what the other process wrote, or
     /// recorded, is not replayed.
     SharesWithOtherProcesses,
+    /// Replay, after a successful call: the shareable handle it exported (its first
+    /// argument, of the type its third names) is a file descriptor of replay's own when
+    /// the type is a POSIX one, closed now (nothing at replay receives it).
+    ClosesExportedDescriptor,
 }
 
 /// Where a pool-setting call names its device.
@@ -58,6 +62,27 @@ pub const ROW_HOOKS: &[(u16, RowHook)] = &[
     (id::IpcGetEventHandle, RowHook::SharesWithOtherProcesses),
     (id::DrvIpcGetMemHandle, RowHook::SharesWithOtherProcesses),
     (id::DrvIpcGetEventHandle, RowHook::SharesWithOtherProcesses),
+    (
+        id::MemPoolExportToShareableHandle,
+        RowHook::SharesWithOtherProcesses,
+    ),
+    (
+        id::MemPoolExportToShareableHandle,
+        RowHook::ClosesExportedDescriptor,
+    ),
+    (id::MemPoolExportPointer, RowHook::SharesWithOtherProcesses),
+    (
+        id::DrvMemPoolExportToShareableHandle,
+        RowHook::SharesWithOtherProcesses,
+    ),
+    (
+        id::DrvMemPoolExportToShareableHandle,
+        RowHook::ClosesExportedDescriptor,
+    ),
+    (
+        id::DrvMemPoolExportPointer,
+        RowHook::SharesWithOtherProcesses,
+    ),
     (id::StreamDestroy, RowHook::Destroys),
     (id::EventDestroy, RowHook::Destroys),
     (id::CuStreamDestroy, RowHook::Destroys),

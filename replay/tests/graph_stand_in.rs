@@ -425,7 +425,8 @@ fn generic_node_calls_replay_as_the_typed_calls_they_equal() {
 }
 
 /// Inter-process handles (tests/stand_in/ipc_handles.c): the runtime's and the driver's
-/// `IpcGet*Handle` calls replay (replay makes handles of its own, which nothing opens), and
+/// `IpcGet*Handle` calls and pool exports replay (replay makes handles of its own, which
+/// nothing opens, and closes the file descriptors it gets), and
 /// a mismatch after the first of them names it as a possible cause: another process may
 /// have written the memory. A mismatch before it names no such cause.
 #[test]
@@ -444,6 +445,10 @@ fn ipc_handles_replay_and_a_later_mismatch_names_them() {
             id::IpcGetEventHandle,
             id::DrvIpcGetMemHandle,
             id::DrvIpcGetEventHandle,
+            id::MemPoolExportToShareableHandle,
+            id::DrvMemPoolExportToShareableHandle,
+            id::MemPoolExportPointer,
+            id::DrvMemPoolExportPointer,
         ] {
             assert_eq!(count(row), 1, "row {row}");
         }

@@ -46,7 +46,8 @@ impl<'a> Ctx<'a> {
                 RowHook::NoteRuntime
                 | RowHook::DevicePoolSet(_)
                 | RowHook::Destroys
-                | RowHook::SharesWithOtherProcesses => {}
+                | RowHook::SharesWithOtherProcesses
+                | RowHook::ClosesExportedDescriptor => {}
             }
         }
         // A memcpy node added or updated: its host side is a buffer of its own.
@@ -110,6 +111,7 @@ impl<'a> Ctx<'a> {
                     let api = desc.symbol(self.rt.vendor).unwrap_or(desc.name);
                     self.checks.note_shared(ev.header.seq, api)
                 }
+                (RowHook::ClosesExportedDescriptor, 0) => close_exported(&args),
                 (RowHook::Destroys, 0) => {
                     if let Some(handle) = args.first() {
                         self.owned.live.remove(handle);
@@ -315,5 +317,27 @@ impl<'a> Ctx<'a> {
                 bufs.keep.last().map(|d| d.as_ptr() as u64).unwrap_or(0)
             }
         })
+    }
+}
+
+/// `cudaMemAllocationHandleTypePosixFileDescriptor` / the driver's, the one handle type
+/// that is a file descriptor.
+const POSIX_FILE_DESCRIPTOR: u64 = 1;
+
+/// Closes the file descriptor an export wrote at `args[0]` when `args[2]` names the POSIX
+/// type: replay's own, which nothing receives.
+fn close_exported(args: &[u64]) {
+    let (Some(&at), Some(&POSIX_FILE_DESCRIPTOR)) = (args.first(), args.get(2)) else {
+        return;
+    };
+    if at == 0 {
+        return;
+    }
+    // SAFETY: the call succeeded and wrote an int at its handle argument, replay's out
+    // slot, which lives until the event is done.
+    let fd = unsafe { std::ptr::read_unaligned(at as *const i32) };
+    if fd >= 0 {
+        // SAFETY: a descriptor the runtime just opened for replay, owned by no one else.
+        unsafe { libc::close(fd) };
     }
 }
