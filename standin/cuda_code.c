@@ -279,11 +279,6 @@ static struct module* live_any(const void* h) {
         if ((const void*)m == h) return m;
     return 0;
 }
-static struct module* live_module(const void* h) {
-    struct module* m = live_any(h);
-    return m && !m->library ? m : 0;
-}
-
 static CUresult load(CUmodule* out, const void* image, int library, void* file) {
     if (!out || !image) return CUDA_ERROR_INVALID_VALUE;
     si_lock();
@@ -440,6 +435,33 @@ CUresult cuModuleGetFunction(CUfunction* out, CUmodule h, const char* name) {
 CUresult cuLibraryGetKernel(CUkernel* out, CUlibrary h, const char* name) {
     return get_function((struct kfn**)out, h, name, 1);
 }
+/* A library's kernels, in its image's order, as cuLibraryGetKernel gives each. */
+CUresult cuLibraryEnumerateKernels(CUkernel* out, unsigned n, CUlibrary h) {
+    if (!out) return CUDA_ERROR_INVALID_VALUE;
+    si_lock();
+    struct module* m = live_any(h);
+    CUresult r = m && m->library ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
+    if (!r && n > m->im.nkernels) r = CUDA_ERROR_INVALID_VALUE;
+    for (unsigned i = 0; !r && i < n; i++) r = get_function((struct kfn**)&out[i], h, m->im.kernels[i].name, 1);
+    si_unlock();
+    return r;
+}
+CUresult cuLibraryGetKernelCount(unsigned* n, CUlibrary h) {
+    if (!n) return CUDA_ERROR_INVALID_VALUE;
+    si_lock();
+    struct module* m = live_any(h);
+    if (m && m->library) *n = (unsigned)m->im.nkernels;
+    si_unlock();
+    return m && m->library ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
+}
+CUresult cuKernelGetName(const char** name, CUkernel k) {
+    if (!name) return CUDA_ERROR_INVALID_VALUE;
+    si_lock();
+    struct kfn* f = by_handle(k);
+    if (f) *name = f->k->name;
+    si_unlock();
+    return f ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
+}
 /* A CUkernel's function in the current context (one device: one function per kernel). */
 CUresult cuKernelGetFunction(CUfunction* out, CUkernel k) {
     if (!out) return CUDA_ERROR_INVALID_VALUE;
@@ -458,10 +480,13 @@ CUresult cuKernelGetFunction(CUfunction* out, CUkernel k) {
     si_unlock();
     return r;
 }
-CUresult cuModuleGetGlobal_v2(CUdeviceptr* d, size_t* bytes, CUmodule h, const char* name) {
+/* A global of a module, or of a library (its globals and managed variables: memory the
+ * host sees here either way). */
+static CUresult global_of(CUdeviceptr* d, size_t* bytes, const void* h, const char* name, int library) {
     if (!name) return CUDA_ERROR_INVALID_VALUE;
     si_lock();
-    CUresult r = live_module(h) ? CUDA_ERROR_NOT_FOUND : CUDA_ERROR_INVALID_HANDLE;
+    struct module* m = live_any(h);
+    CUresult r = m && m->library == library ? CUDA_ERROR_NOT_FOUND : CUDA_ERROR_INVALID_HANDLE;
     for (struct var* v = vars; v && r == CUDA_ERROR_NOT_FOUND; v = v->next)
         if (v->module == (const void*)h && !strcmp(v->name, name)) {
             if (d) *d = (CUdeviceptr)(uintptr_t)v->storage;
@@ -470,6 +495,15 @@ CUresult cuModuleGetGlobal_v2(CUdeviceptr* d, size_t* bytes, CUmodule h, const c
         }
     si_unlock();
     return r;
+}
+CUresult cuModuleGetGlobal_v2(CUdeviceptr* d, size_t* bytes, CUmodule h, const char* name) {
+    return global_of(d, bytes, h, name, 0);
+}
+CUresult cuLibraryGetGlobal(CUdeviceptr* d, size_t* bytes, CUlibrary h, const char* name) {
+    return global_of(d, bytes, h, name, 1);
+}
+CUresult cuLibraryGetManaged(CUdeviceptr* d, size_t* bytes, CUlibrary h, const char* name) {
+    return global_of(d, bytes, h, name, 1);
 }
 /* `extra`'s argument buffer (CU_LAUNCH_PARAM_BUFFER_POINTER and _SIZE, then _END): its
  * size must be the kernel's parameter block's. */

@@ -64,6 +64,7 @@ fn record_global(
     real: sigs::ModuleGetGlobal,
     module: *mut c_void,
     name: *const c_char,
+    space: Space,
     api: &str,
 ) {
     let Some((cap, _g)) = state::enter(vendor) else {
@@ -77,7 +78,7 @@ fn record_global(
         }
         // SAFETY: the name the program passed, which the driver has just read.
         let var = unsafe { c_string(name) };
-        cap.allocs.insert(dptr, bytes as u64, Space::Device);
+        cap.allocs.insert(dptr, bytes as u64, space);
         let mut p = PayloadWriter::new();
         p.u64(fid::HOST_STUB, 0)
             .handle(fid::HANDLE, module as u64)
@@ -137,7 +138,7 @@ macro_rules! driver_module_shims {
             // SAFETY: the program's own arguments.
             let ret = unsafe { f(dptr, bytes, module, name) };
             if ret == 0 {
-                record_global($vendor, f, module, name, stringify!($get_global));
+                record_global($vendor, f, module, name, Space::Device, stringify!($get_global));
             }
             ret
         }
@@ -215,128 +216,7 @@ type LibraryLoadFn = unsafe extern "C" fn(
 /// `cudaKernel_t` a `CUkernel`). The shared runtime's own driver calls inside its
 /// `cudaLibrary*` are its implementation (never recorded: `lookup`), so each load is
 /// recorded once, at whichever function the program called.
-mod library {
-    use super::*;
-
-    /// A load of `code` (an image in memory) into `*library`.
-    #[allow(clippy::too_many_arguments)]
-    pub(super) unsafe fn load_data(
-        api: &'static str,
-        f: LibraryLoadFn,
-        library: *mut *mut c_void,
-        code: *const c_void,
-        jit_options: *mut c_void,
-        jit_values: *mut *mut c_void,
-        n_jit: c_uint,
-        lib_options: *mut c_void,
-        lib_values: *mut *mut c_void,
-        n_lib: c_uint,
-    ) -> c_int {
-        // SAFETY: the program's own arguments.
-        let ret = unsafe {
-            f(
-                library,
-                code,
-                jit_options,
-                jit_values,
-                n_jit,
-                lib_options,
-                lib_values,
-                n_lib,
-            )
-        };
-        // SAFETY: the image the driver has just read in full.
-        let image = unsafe { crate::modules::module_image(code) };
-        record_module_image(Vendor::Cuda, library, image.map(Ok), ret, api);
-        ret
-    }
-
-    /// A load of the file `file` into `*library`.
-    #[allow(clippy::too_many_arguments)]
-    pub(super) unsafe fn load_file(
-        api: &'static str,
-        f: LibraryLoadFn,
-        library: *mut *mut c_void,
-        file: *const c_char,
-        jit_options: *mut c_void,
-        jit_values: *mut *mut c_void,
-        n_jit: c_uint,
-        lib_options: *mut c_void,
-        lib_values: *mut *mut c_void,
-        n_lib: c_uint,
-    ) -> c_int {
-        // SAFETY: the program's own arguments.
-        let ret = unsafe {
-            f(
-                library,
-                file.cast(),
-                jit_options,
-                jit_values,
-                n_jit,
-                lib_options,
-                lib_values,
-                n_lib,
-            )
-        };
-        record_file_load(Vendor::Cuda, library, file, ret, api);
-        ret
-    }
-
-    /// `CUresult (CUkernel*, CUlibrary, const char*)`.
-    pub(super) type GetKernelFn =
-        unsafe extern "C" fn(*mut *mut c_void, *mut c_void, *const c_char) -> c_int;
-
-    /// The kernel `name` of a library, into `*kernel`.
-    pub(super) unsafe fn get_kernel(
-        api: &'static str,
-        f: GetKernelFn,
-        kernel: *mut *mut c_void,
-        library: *mut c_void,
-        name: *const c_char,
-    ) -> c_int {
-        // SAFETY: the program's own arguments.
-        let ret = unsafe { f(kernel, library, name) };
-        record_get_function(Vendor::Cuda, kernel, library, name, ret, api);
-        // A CUkernel passed to cuLaunchKernel: its layout is the kernel's, asked now.
-        // SAFETY: the program's out pointer, written on success.
-        let k = unsafe { stored_handle(ret, kernel) };
-        if let (Some(cap), true) = (state::current(), k != 0) {
-            guarded(api, || {
-                cuda_param_layout(&cap.kernels, k, CudaHandle::Kernel)
-            });
-        }
-        ret
-    }
-
-    /// The global `name` of a library: its address and size.
-    pub(super) unsafe fn get_global(
-        api: &'static str,
-        f: sigs::ModuleGetGlobal,
-        dptr: *mut u64,
-        bytes: *mut usize,
-        library: *mut c_void,
-        name: *const c_char,
-    ) -> c_int {
-        // SAFETY: the program's own arguments.
-        let ret = unsafe { f(dptr, bytes, library, name) };
-        if ret == 0 {
-            record_global(Vendor::Cuda, f, library, name, api);
-        }
-        ret
-    }
-
-    /// A library unloaded.
-    pub(super) unsafe fn unload(
-        api: &'static str,
-        f: unsafe extern "C" fn(*mut c_void) -> c_int,
-        library: *mut c_void,
-    ) -> c_int {
-        // SAFETY: the program's own argument.
-        let ret = unsafe { f(library) };
-        record_unload(Vendor::Cuda, library, ret, api);
-        ret
-    }
-}
+mod library;
 
 /// One exported function per library call and API (driver, runtime), each finding its
 /// own real function and running the shared body.
@@ -439,6 +319,45 @@ macro_rules! library_shims {
         }
     };
 }
+
+/// A library's kernel list and managed variables, per API.
+macro_rules! library_list_shims {
+    ($enumerate:ident, $managed:ident) => {
+        /// # Safety
+        /// Called by the program in place of the library function of the same name.
+        #[no_mangle]
+        pub unsafe extern "C" fn $enumerate(
+            kernels: *mut *mut c_void,
+            count: c_uint,
+            library: *mut c_void,
+        ) -> c_int {
+            let Some(f) = real!($enumerate: library::EnumerateFn).for_shim() else {
+                return NO_REAL_FUNCTION;
+            };
+            // SAFETY: the program's own arguments.
+            unsafe { library::enumerate_kernels(stringify!($enumerate), f, kernels, count, library) }
+        }
+
+        /// # Safety
+        /// Called by the program in place of the library function of the same name.
+        #[no_mangle]
+        pub unsafe extern "C" fn $managed(
+            dptr: *mut u64,
+            bytes: *mut usize,
+            library: *mut c_void,
+            name: *const c_char,
+        ) -> c_int {
+            let Some(f) = real!($managed: sigs::ModuleGetGlobal).for_shim() else {
+                return NO_REAL_FUNCTION;
+            };
+            // SAFETY: the program's own arguments.
+            unsafe { library::get_managed(stringify!($managed), f, dptr, bytes, library, name) }
+        }
+    };
+}
+
+library_list_shims!(cuLibraryEnumerateKernels, cuLibraryGetManaged);
+library_list_shims!(cudaLibraryEnumerateKernels, cudaLibraryGetManaged);
 
 library_shims!(
     cuLibraryLoadData,

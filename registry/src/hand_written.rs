@@ -97,6 +97,10 @@ pub const HAND_WRITTEN: &[HandWritten] = hand_written! {
     (cudaLibraryLoadFromFile, Cuda, [k::MODULE_LOAD], driver),
     (cudaLibraryGetKernel, Cuda, [k::MODULE_GET_FUNCTION], driver),
     (cudaLibraryGetGlobal, Cuda, [k::SYMBOL_ADDRESS], driver),
+    (cuLibraryGetManaged, Cuda, [k::SYMBOL_ADDRESS], driver),
+    (cudaLibraryGetManaged, Cuda, [k::SYMBOL_ADDRESS], driver),
+    (cuLibraryEnumerateKernels, Cuda, [k::MODULE_GET_FUNCTION, k::UNREPLAYABLE], driver),
+    (cudaLibraryEnumerateKernels, Cuda, [k::MODULE_GET_FUNCTION, k::UNREPLAYABLE], driver),
     (cudaLibraryUnload, Cuda, [k::MODULE_UNLOAD], driver),
     (cuLaunchKernelEx, Cuda, [k::MODULE_LAUNCH_KERNEL], driver),
     // Copies to and from __device__ / __constant__ variables: the variable's address

@@ -548,6 +548,39 @@ fn execution_contexts_replay() {
     assert_eq!((r.counts.d2h_pass, r.counts.d2h_fail), (2, 0));
 }
 
+/// A library's kernel list and managed variable (tests/stand_in/library.c): each listed
+/// kernel is recorded as the `GetKernel` of its name, found by name in replay's own load;
+/// the managed variable is mapped to replay's, and what the host wrote there reaches the
+/// launch that reads it: the output passes.
+#[test]
+fn library_kernel_lists_and_managed_variables_replay() {
+    let d = tempfile::tempdir().unwrap();
+    let Some((lib, exe)) = build(d.path(), "library") else {
+        return;
+    };
+    let out = d.path().join("archive");
+    native_and_captured(&lib, &exe, &[], &out);
+    let a = Archive::open(&out, Limits::default()).unwrap();
+    let p = &a.processes[0];
+    let count = |k: u16| p.events.iter().filter(|e| e.header.api_id == k).count();
+    assert_eq!(count(semantic::UNREPLAYABLE), 0);
+    assert_eq!(
+        count(semantic::MODULE_GET_FUNCTION),
+        2,
+        "one per listed kernel"
+    );
+    assert_eq!(count(semantic::SYMBOL_ADDRESS), 1, "the managed variable");
+    assert!(
+        p.manifest.capture_failures.is_empty(),
+        "{:?}",
+        p.manifest.capture_failures
+    );
+    let r = replay(&lib, &out);
+    assert_eq!(r.verdict, Verdict::Pass, "{:?}", r.failures);
+    // The managed variable as the synchronisation leaves it, and the copy back.
+    assert_eq!((r.counts.d2h_pass, r.counts.d2h_fail), (2, 0));
+}
+
 #[test]
 fn a_captured_graph_is_recorded_without_changing_the_program_and_replayed() {
     let d = tempfile::tempdir().unwrap();
