@@ -435,13 +435,14 @@ CUresult cuModuleGetFunction(CUfunction* out, CUmodule h, const char* name) {
 CUresult cuLibraryGetKernel(CUkernel* out, CUlibrary h, const char* name) {
     return get_function((struct kfn**)out, h, name, 1);
 }
-/* A library's kernels, in its image's order, as cuLibraryGetKernel gives each. */
+/* A library's kernels, in its image's order, as cuLibraryGetKernel gives each: at most n
+ * (the slots past the library's count are left as they were). */
 CUresult cuLibraryEnumerateKernels(CUkernel* out, unsigned n, CUlibrary h) {
     if (!out) return CUDA_ERROR_INVALID_VALUE;
     si_lock();
     struct module* m = live_any(h);
     CUresult r = m && m->library ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
-    if (!r && n > m->im.nkernels) r = CUDA_ERROR_INVALID_VALUE;
+    if (!r && n > m->im.nkernels) n = (unsigned)m->im.nkernels;
     for (unsigned i = 0; !r && i < n; i++) r = get_function((struct kfn**)&out[i], h, m->im.kernels[i].name, 1);
     si_unlock();
     return r;

@@ -8,7 +8,9 @@
 //! its allocation; a copy with an array capture did not see allocated is unreplayable by
 //! name, and with it the batch).
 //!
-//! The program's call is passed on unchanged. Once it succeeded, each copy is recorded,
+//! Capture first waits for its own pending reads of the host memory the batch's copies
+//! touch, as before any copy. The program's call is passed on unchanged. Once it
+//! succeeded, each copy is recorded,
 //! in the batch's order, as the asynchronous copy it is on the batch's stream:
 //! `cudaMemcpyAsync` with kind `cudaMemcpyDefault` (the batch names no direction: the
 //! pointers decide, as they do for the runtime), or the driver's `cuMemcpyAsync`. Each
@@ -111,6 +113,66 @@ unsafe fn copies_of(
     )
 }
 
+/// Before the real call: capture's pending reads of host memory a copy of the batch
+/// reads or writes are waited for, as before any copy (`outputs::before_row`: a read
+/// still pending would otherwise see what the batch wrote).
+fn wait_for_reads(ranges: impl Iterator<Item = (u64, u64)>) {
+    if !crate::reads::any() {
+        return;
+    }
+    for (start, len) in ranges {
+        crate::outputs::wait_overlapping(start, start.saturating_add(len));
+    }
+}
+
+/// [`wait_for_reads`] for a 1D batch's copies, both sides of each.
+///
+/// # Safety
+/// As [`copies_of`], before the call: the arrays the program passes the runtime.
+unsafe fn wait_for_batch(dsts: *const u64, srcs: *const u64, sizes: *const usize, count: usize) {
+    if !crate::reads::any() || dsts.is_null() || srcs.is_null() || sizes.is_null() {
+        return;
+    }
+    // SAFETY: the caller's contract.
+    if let Some(copies) = unsafe { copies_of(dsts, srcs, sizes, count) } {
+        wait_for_reads(
+            copies
+                .iter()
+                .flat_map(|c| [(c.dst, c.size), (c.src, c.size)]),
+        );
+    }
+}
+
+/// [`wait_for_reads`] for a 3D batch's pointer sides (each from its first row to the end
+/// of its last, whole rows).
+///
+/// # Safety
+/// `ops` is null or holds `count` operations the program passes the runtime.
+unsafe fn wait_for_batch_3d(ops: *const u8, count: usize) {
+    if !crate::reads::any() || ops.is_null() || count > MAX_BATCH {
+        return;
+    }
+    for i in 0..count {
+        // SAFETY: the caller's contract: `count` operations of `batch_op::SIZE` bytes.
+        let op = unsafe { bytes_at(ops.add(i * batch_op::SIZE), batch_op::SIZE) };
+        // Elements of at most 16 bytes: the widest a pointer side can span.
+        let Ok(p) = batch_op::to_parms(op, |_| Some(16)) else {
+            continue;
+        };
+        let (h, d) = (p.extent[1].max(1), p.extent[2].max(1));
+        let sides = [(p.src_array, p.src), (p.dst_array, p.dst)];
+        wait_for_reads(sides.iter().filter(|(array, _)| *array == 0).map(|(_, s)| {
+            let start = s.row(0, 0);
+            (
+                start,
+                s.row(h - 1, d - 1)
+                    .saturating_add(s.pitch)
+                    .saturating_sub(start),
+            )
+        }));
+    }
+}
+
 /// A batch call's record: its copies, or unreplayable when there are too many.
 ///
 /// # Safety
@@ -194,6 +256,8 @@ macro_rules! batch_3d_shim {
             let Some(f) = real!($name: Batch3dFn).for_shim() else {
                 return NO_REAL_FUNCTION;
             };
+            // SAFETY: the operations the program passes the runtime.
+            unsafe { wait_for_batch_3d(ops, count) };
             // SAFETY: the program's own arguments, passed on unchanged.
             let ret = unsafe { f(count, ops, flags, stream) };
             let recorded: fn(u64) -> u64 = $stream;
@@ -219,6 +283,8 @@ macro_rules! batch_3d_fail_idx_shim {
             let Some(f) = real!($name: Batch3dFailIdxFn).for_shim() else {
                 return NO_REAL_FUNCTION;
             };
+            // SAFETY: the operations the program passes the driver.
+            unsafe { wait_for_batch_3d(ops, count) };
             // SAFETY: the program's own arguments, passed on unchanged.
             let ret = unsafe { f(count, ops, fail_idx, flags, stream) };
             let recorded: fn(u64) -> u64 = $stream;
@@ -238,6 +304,8 @@ macro_rules! with_3d_shim {
             let Some(f) = real!($name: With3dFn).for_shim() else {
                 return NO_REAL_FUNCTION;
             };
+            // SAFETY: the one operation the program passes the runtime.
+            unsafe { wait_for_batch_3d(op, 1) };
             // SAFETY: the program's own arguments, passed on unchanged.
             let ret = unsafe { f(op, flags, stream) };
             let recorded: fn(u64) -> u64 = $stream;
@@ -307,6 +375,8 @@ macro_rules! batch_shim {
             let Some(f) = real!($name: BatchFn).for_shim() else {
                 return NO_REAL_FUNCTION;
             };
+            // SAFETY: the arrays the program passes the runtime.
+            unsafe { wait_for_batch(dsts, srcs, sizes, count) };
             // SAFETY: the program's own arguments, passed on unchanged.
             let ret = unsafe { f(dsts, srcs, sizes, count, attrs, attrs_idxs, num_attrs, stream) };
             let recorded: fn(u64) -> u64 = $stream;
@@ -338,6 +408,8 @@ macro_rules! batch_fail_idx_shim {
             let Some(f) = real!($name: BatchFailIdxFn).for_shim() else {
                 return NO_REAL_FUNCTION;
             };
+            // SAFETY: the arrays the program passes the driver.
+            unsafe { wait_for_batch(dsts, srcs, sizes, count) };
             // SAFETY: the program's own arguments, passed on unchanged.
             let ret = unsafe {
                 f(dsts, srcs, sizes, count, attrs, attrs_idxs, num_attrs, fail_idx, stream)
@@ -366,6 +438,7 @@ macro_rules! with_attributes_shim {
             let Some(f) = real!($name: WithAttributesFn).for_shim() else {
                 return NO_REAL_FUNCTION;
             };
+            wait_for_reads([(dst, size as u64), (src, size as u64)].into_iter());
             // SAFETY: the program's own arguments, passed on unchanged.
             let ret = unsafe { f(dst, src, size, attr, stream) };
             let recorded: fn(u64) -> u64 = $stream;

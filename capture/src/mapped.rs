@@ -133,6 +133,12 @@ pub fn after_row(
             t.reaches.event_destroyed(args[0]);
             Vec::new()
         }
+        // Recorded over a whole context: no one stream's launches, so forgotten (a
+        // synchronisation with it then completes every launch: `event_cover`).
+        id::ExecutionCtxRecordEvent | id::DrvCtxRecordEvent if ret == 0 => {
+            t.reaches.event_destroyed(args[1]);
+            Vec::new()
+        }
         a if hrr_archive::api::resets_device(a) && ret == 0 => {
             *t = Tracker {
                 reaches: Reaches::default(),

@@ -34,7 +34,11 @@ mod at {
     pub const HOST_CTX: usize = 24;
     /// `cudaEventRecordNodeParams`: event, context.
     pub const EVENT_RECORD_CTX: usize = 8;
+    /// `cudaChildGraphNodeParams` / `CUDA_CHILD_GRAPH_NODE_PARAMS`: graph, ownership.
+    pub const CHILD_OWNERSHIP: usize = 8;
 }
+
+const MOVED_CHILD: &str = "adds a child graph node that takes its graph over (ownership move), which capture records only as a clone";
 
 /// What a node struct describes: the typed call it equals, with offsets (from the
 /// struct's start) of the member the typed call takes by pointer.
@@ -136,6 +140,10 @@ pub fn decode(raw: &[u8], api: Api) -> Result<Node, &'static str> {
         2 => Node::Memset { at: u },
         3 if ctx(at::HOST_CTX) => return Err(in_context!("host")),
         3 => Node::Host { at: u },
+        // cudaGraphChildGraphOwnershipMove: the graph moves into the node, which
+        // `cudaGraphAddChildGraphNode` (a clone) does not say, and a clone refuses a
+        // graph with memory nodes a move accepts.
+        4 if u32_at(raw, u + at::CHILD_OWNERSHIP) != 0 => return Err(MOVED_CHILD),
         4 => Node::Child {
             graph: word(raw, u),
         },
@@ -247,6 +255,8 @@ mod tests {
         assert!(e.contains("a conditional node"), "{e}");
         let e = decode(&node(8, &[]), Api::Driver).unwrap_err();
         assert!(e.contains("external semaphore signal"), "{e}");
+        let e = decode(&node(4, &[(0, 7), (at::CHILD_OWNERSHIP, 1)]), Api::Driver).unwrap_err();
+        assert!(e.contains("ownership move"), "{e}");
         assert!(default_edges(&[0; 16]));
         assert!(!default_edges(&[0, 0, 1, 0, 0, 0, 0, 0]));
     }

@@ -353,14 +353,15 @@ fn batched_copies_replay_as_their_copies_and_a_refused_batch_is_named() {
     let a = Archive::open(&out, Limits::default()).unwrap();
     let p = &a.processes[0];
     let count = |k: u16| p.events.iter().filter(|e| e.header.api_id == k).count();
-    // Two in, two across, one whole; then the driver's two halves, one whole, one single.
-    assert_eq!((count(id::MemcpyAsync), count(id::CuMemcpyAsync)), (5, 4));
+    // The overwrite's two; two in, two across, one whole; then the driver's two halves,
+    // one whole, one single.
+    assert_eq!((count(id::MemcpyAsync), count(id::CuMemcpyAsync)), (7, 4));
     // The 3D ones: host to array, array to pitched memory, back to the host, a sub-box.
     assert_eq!(count(id::Memcpy3DAsync), 4);
     assert_eq!(count(semantic::UNREPLAYABLE), 0);
     let r = replay(&lib, &out);
     assert_eq!(r.verdict, Verdict::Pass, "{:?}", r.failures);
-    assert_eq!((r.counts.d2h_pass, r.counts.d2h_fail), (6, 0));
+    assert_eq!((r.counts.d2h_pass, r.counts.d2h_fail), (8, 0));
 
     let out = d.path().join("refused");
     native_and_captured(&lib, &exe, &["refused"], &out);

@@ -146,6 +146,8 @@ pub(super) unsafe fn get_managed(
 /// `CUresult (CUkernel*, unsigned, CUlibrary)`.
 pub(super) type EnumerateFn = unsafe extern "C" fn(*mut *mut c_void, c_uint, *mut c_void) -> c_int;
 
+const UNCOUNTED: &str = "lists a library's kernels whose number the driver does not give (cuLibraryGetKernelCount), so capture cannot tell which handles the call wrote";
+
 const UNNAMED: &str = "lists a kernel whose name the driver does not give (cuKernelGetName), which replay would find its kernel by";
 
 /// A library's kernels listed into `kernels`: each recorded as the `GetKernel` of its
@@ -163,10 +165,21 @@ pub(super) unsafe fn enumerate_kernels(
     if ret != 0 || kernels.is_null() {
         return ret;
     }
+    // The call writes at most `count` handles: as many as the library has, if fewer.
+    type CountFn = unsafe extern "C" fn(*mut c_uint, *mut c_void) -> c_int;
+    let mut has: c_uint = 0;
+    let counted = real!(driver cuLibraryGetKernelCount: CountFn)
+        .get()
+        // SAFETY: an out pointer to a local and the library the call just listed.
+        .is_some_and(|g| unsafe { g(&mut has, library) } == 0);
+    if !counted {
+        crate::unreplayable::record(Vendor::Cuda, api, UNCOUNTED, ret, &[library as usize]);
+        return ret;
+    }
     type NameFn = unsafe extern "C" fn(*mut *const c_char, *mut c_void) -> c_int;
     let name_of = real!(driver cuKernelGetName: NameFn).get();
-    for i in 0..count as usize {
-        // SAFETY: the call wrote `count` handles at `kernels`.
+    for i in 0..count.min(has) as usize {
+        // SAFETY: the call wrote this many handles at `kernels`.
         let slot = unsafe { kernels.add(i) };
         let mut name: *const c_char = std::ptr::null();
         // SAFETY: the handle the call just wrote, and an out pointer to a local.

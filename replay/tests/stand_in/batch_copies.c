@@ -9,7 +9,9 @@
  * (positions and widths in elements) and of the array into pitched memory (its row length
  * in elements), cudaMemcpy3DWithAttributesAsync of that memory to page-locked host memory
  * (one byte elements), the driver's cuMemcpy3DBatchAsync_v2 of a sub-box;
- * the six host results checked. With argument "refused", a batch on the legacy stream is
+ * the six host results checked; first, a batch into page-locked memory an earlier
+ * asynchronous copy wrote (capture's read of that copy's output must come first: a race
+ * the stand-in, whose reader reads as soon as the copy's event passes, seldom loses). With argument "refused", a batch on the legacy stream is
  * tried first (the runtime refuses it: capture records it unreplayable by name).
  * Exit 0: right; 1: a wrong result; 2: a call failed. */
 #include <stdio.h>
@@ -23,6 +25,8 @@ int cudaMalloc(void **, size_t);
 int cudaMallocHost(void **, size_t);
 int cudaStreamCreateWithFlags(void **, unsigned);
 int cudaStreamSynchronize(void *);
+int cudaMemcpy(void *, const void *, size_t, int);
+int cudaMemcpyAsync(void *, const void *, size_t, int, void *);
 int cudaMemcpyBatchAsync(void *const *, const void *const *, const size_t *, size_t, struct attrs *, size_t *, size_t, void *);
 int cudaMemcpyBatchAsync_ptsz(void *const *, const void *const *, const size_t *, size_t, struct attrs *, size_t *, size_t, void *);
 int cudaMemcpyWithAttributesAsync(void *, const void *, size_t, struct attrs *, void *);
@@ -92,6 +96,29 @@ static int three_d(void *s) {
     return 0;
 }
 
+/* An asynchronous copy into page-locked x, then a batch copying other bytes into x on the
+ * same stream: x must end with the batch's bytes, and the first copy's output be its own. */
+static int overwrite(void *s) {
+    unsigned char *x, *d1, *d2;
+    static unsigned char a[N], b[N];
+    CHECK(cudaMallocHost((void **)&x, N));
+    CHECK(cudaMalloc((void **)&d1, N));
+    CHECK(cudaMalloc((void **)&d2, N));
+    memset(a, 0xa1, N);
+    memset(b, 0xb2, N);
+    CHECK(cudaMemcpy(d1, a, N, 1));
+    CHECK(cudaMemcpy(d2, b, N, 1));
+    CHECK(cudaMemcpyAsync(x, d1, N, 2, s));
+    void *dst[1] = {x};
+    const void *src[1] = {d2};
+    size_t size = N, first = 0;
+    struct attrs one = {1, {0, 0}, {0, 0}, 0};
+    CHECK(cudaMemcpyBatchAsync(dst, src, &size, 1, &one, &first, 1, s));
+    CHECK(cudaStreamSynchronize(s));
+    if (memcmp(x, b, N)) { printf("the batch's bytes did not land\n"); return 1; }
+    return 0;
+}
+
 int main(int argc, char **argv) {
     unsigned char *pin_in, *pin_out, *pin_out2, *pin_out3, *a, *b, *c, *d;
     void *s;
@@ -117,6 +144,7 @@ int main(int argc, char **argv) {
         int e = cudaMemcpyBatchAsync(dst, src, sizes, 1, &one, &idx1, 1, 0);
         if (e == 0) { printf("a batch on the legacy stream was accepted\n"); return 1; }
     }
+    if (overwrite(s)) return 1;
     /* Host to device: a page-locked source in stream order, a pageable one read during the call. */
     void *in_dst[2] = {a, b};
     const void *in_src[2] = {pin_in, page_in};
