@@ -90,6 +90,25 @@ fn replay_with(lib: &Path, archive: &Path, flags: &[&str]) -> ReplayResult {
     r
 }
 
+/// The archive at `out`, and a count of its first process's records of a kind.
+fn opened(out: &Path) -> (Archive, impl Fn(u16) -> usize) {
+    let a = Archive::open(out, Limits::default()).unwrap();
+    let kinds: Vec<u16> = a.processes[0]
+        .events
+        .iter()
+        .map(|e| e.header.api_id)
+        .collect();
+    (a, move |k| kinds.iter().filter(|&&id| id == k).count())
+}
+
+/// Replays `archive` against the stand-in: it passes, with `d2h` checks, none failing.
+fn replays_passing(lib: &Path, archive: &Path, d2h: u64) -> ReplayResult {
+    let r = replay(lib, archive);
+    assert_eq!(r.verdict, Verdict::Pass, "{:?}", r.failures);
+    assert_eq!((r.counts.d2h_pass, r.counts.d2h_fail), (d2h, 0));
+    r
+}
+
 /// `exe` (linked against the stand-in `lib`) under capture into `out`. The stand-in's
 /// directory is on the loader path, as the harness puts it: capture asks the loaded CUDA
 /// driver for kernels' parameter layouts (`cuFuncGetParamInfo`), finding it by name
@@ -177,9 +196,7 @@ fn an_explicit_graph_is_rebuilt_with_its_dependencies_and_a_host_node_kept() {
         arg0.u64_array(fid::ARG_POINTER_WORDS, "words").unwrap(),
         vec![0]
     );
-    let r = replay(&lib, &out);
-    assert_eq!(r.verdict, Verdict::Pass, "{:?}", r.failures);
-    assert_eq!((r.counts.d2h_pass, r.counts.d2h_fail), (3, 0));
+    let r = replays_passing(&lib, &out, 3);
     // The graph memory's captured address maps to the replay allocation node's.
     assert_eq!(r.counts.untranslated_pointers, 0);
 
@@ -198,9 +215,7 @@ fn an_explicit_graph_is_rebuilt_with_its_dependencies_and_a_host_node_kept() {
     // A host node is rebuilt as an ordering point running replay's own host function.
     let out = d.path().join("host");
     native_and_captured(&lib, &exe, &["host"], &out);
-    let r = replay(&lib, &out);
-    assert_eq!(r.verdict, Verdict::Pass, "{:?}", r.failures);
-    assert_eq!((r.counts.d2h_pass, r.counts.d2h_fail), (3, 0));
+    replays_passing(&lib, &out, 3);
 }
 
 /// Host code the program queues (tests/stand_in/host_fns.c): stream host functions and
@@ -219,18 +234,14 @@ fn host_functions_replay_as_ordering_points_and_what_they_write_is_read_in_order
     };
     let out = d.path().join("kept");
     native_and_captured(&lib, &exe, &[], &out);
-    let a = Archive::open(&out, Limits::default()).unwrap();
-    let p = &a.processes[0];
-    let count = |k: u16| p.events.iter().filter(|e| e.header.api_id == k).count();
+    let (_, count) = opened(&out);
     assert_eq!(count(id::LaunchHostFunc), 2);
     assert_eq!(count(id::StreamAddCallback), 1);
     assert_eq!(count(id::GraphAddHostNode), 1);
     assert_eq!(count(id::GraphHostNodeSetParams), 1);
     assert_eq!(count(id::GraphExecHostNodeSetParams), 1);
     assert_eq!(count(semantic::UNREPLAYABLE), 0);
-    let r = replay(&lib, &out);
-    assert_eq!(r.verdict, Verdict::Pass, "{:?}", r.failures);
-    assert_eq!((r.counts.d2h_pass, r.counts.d2h_fail), (4, 0));
+    replays_passing(&lib, &out, 4);
 
     for how in ["write", "sync"] {
         let out = d.path().join(how);
@@ -289,17 +300,13 @@ fn graphs_edited_through_child_nodes_and_capture_dependencies_replay() {
     };
     let out = d.path().join("edits");
     native_and_captured(&lib, &exe, &[], &out);
-    let a = Archive::open(&out, Limits::default()).unwrap();
-    let p = &a.processes[0];
-    let count = |k: u16| p.events.iter().filter(|e| e.header.api_id == k).count();
+    let (_, count) = opened(&out);
     assert_eq!(count(id::GraphChildGraphNodeGetGraph), 1);
     assert_eq!(count(id::GraphNodeGetContainingGraph), 2);
     assert_eq!(count(id::GraphExecChildGraphNodeSetParams), 1);
     assert_eq!(count(id::StreamUpdateCaptureDependencies), 1);
     assert_eq!(count(semantic::UNREPLAYABLE), 0);
-    let r = replay(&lib, &out);
-    assert_eq!(r.verdict, Verdict::Pass, "{:?}", r.failures);
-    assert_eq!((r.counts.d2h_pass, r.counts.d2h_fail), (3, 0));
+    let r = replays_passing(&lib, &out, 3);
     assert_eq!(r.counts.untranslated_pointers, 0);
 }
 
@@ -315,16 +322,12 @@ fn malloc3d_and_peer_copies_within_a_device_replay_and_between_devices_are_refus
     };
     let out = d.path().join("one");
     native_and_captured(&lib, &exe, &[], &out);
-    let a = Archive::open(&out, Limits::default()).unwrap();
-    let p = &a.processes[0];
-    let count = |k: u16| p.events.iter().filter(|e| e.header.api_id == k).count();
+    let (_, count) = opened(&out);
     assert_eq!(count(id::MallocPitch), 2);
     // Two whole copies in, the first box (async), the second, the whole copy out.
     assert_eq!((count(id::Memcpy3D), count(id::Memcpy3DAsync)), (4, 1));
     assert_eq!(count(semantic::UNREPLAYABLE), 0);
-    let r = replay(&lib, &out);
-    assert_eq!(r.verdict, Verdict::Pass, "{:?}", r.failures);
-    assert_eq!((r.counts.d2h_pass, r.counts.d2h_fail), (1, 0));
+    replays_passing(&lib, &out, 1);
 
     let out = d.path().join("two");
     native_and_captured(&lib, &exe, &["two"], &out);
@@ -350,18 +353,14 @@ fn batched_copies_replay_as_their_copies_and_a_refused_batch_is_named() {
     };
     let out = d.path().join("batches");
     native_and_captured(&lib, &exe, &[], &out);
-    let a = Archive::open(&out, Limits::default()).unwrap();
-    let p = &a.processes[0];
-    let count = |k: u16| p.events.iter().filter(|e| e.header.api_id == k).count();
+    let (_, count) = opened(&out);
     // The overwrite's two; two in, two across, one whole; then the driver's two halves,
     // one whole, one single.
     assert_eq!((count(id::MemcpyAsync), count(id::CuMemcpyAsync)), (7, 4));
     // The 3D ones: host to array, array to pitched memory, back to the host, a sub-box.
     assert_eq!(count(id::Memcpy3DAsync), 4);
     assert_eq!(count(semantic::UNREPLAYABLE), 0);
-    let r = replay(&lib, &out);
-    assert_eq!(r.verdict, Verdict::Pass, "{:?}", r.failures);
-    assert_eq!((r.counts.d2h_pass, r.counts.d2h_fail), (8, 0));
+    replays_passing(&lib, &out, 8);
 
     let out = d.path().join("refused");
     native_and_captured(&lib, &exe, &["refused"], &out);
@@ -388,9 +387,7 @@ fn generic_node_calls_replay_as_the_typed_calls_they_equal() {
     };
     let out = d.path().join("nodes");
     native_and_captured(&lib, &exe, &[], &out);
-    let a = Archive::open(&out, Limits::default()).unwrap();
-    let p = &a.processes[0];
-    let count = |k: u16| p.events.iter().filter(|e| e.header.api_id == k).count();
+    let (_, count) = opened(&out);
     assert_eq!(count(semantic::UNREPLAYABLE), 0);
     // The runtime's kernel node and the driver's in the child; one update of each kind.
     assert_eq!(count(semantic::GRAPH_KERNEL_NODE), 2);
@@ -409,9 +406,7 @@ fn generic_node_calls_replay_as_the_typed_calls_they_equal() {
     ] {
         assert_eq!(count(row), n, "row {row}");
     }
-    let r = replay(&lib, &out);
-    assert_eq!(r.verdict, Verdict::Pass, "{:?}", r.failures);
-    assert_eq!((r.counts.d2h_pass, r.counts.d2h_fail), (2, 0));
+    replays_passing(&lib, &out, 2);
 
     let out = d.path().join("conditional");
     native_and_captured(&lib, &exe, &["conditional"], &out);
@@ -437,9 +432,8 @@ fn ipc_handles_replay_and_a_later_mismatch_names_them() {
         return;
     };
     let reads = |out: &Path| -> Vec<u64> {
-        let a = Archive::open(out, Limits::default()).unwrap();
+        let (a, count) = opened(out);
         let p = &a.processes[0];
-        let count = |k: u16| p.events.iter().filter(|e| e.header.api_id == k).count();
         assert_eq!(count(semantic::UNREPLAYABLE), 0);
         for row in [
             id::IpcGetMemHandle,
@@ -463,9 +457,7 @@ fn ipc_handles_replay_and_a_later_mismatch_names_them() {
     native_and_captured(&lib, &exe, &[], &out);
     let seqs = reads(&out);
     assert_eq!(seqs.len(), 2, "the two reads back");
-    let r = replay(&lib, &out);
-    assert_eq!(r.verdict, Verdict::Pass, "{:?}", r.failures);
-    assert_eq!((r.counts.d2h_pass, r.counts.d2h_fail), (2, 0));
+    replays_passing(&lib, &out, 2);
 
     for (i, named) in [(1, true), (0, false)] {
         let out = d.path().join(format!("edited-{i}"));
@@ -496,9 +488,8 @@ fn array_planes_and_the_device_list_replay() {
     };
     let out = d.path().join("archive");
     native_and_captured(&lib, &exe, &[], &out);
-    let a = Archive::open(&out, Limits::default()).unwrap();
+    let (a, count) = opened(&out);
     let p = &a.processes[0];
-    let count = |k: u16| p.events.iter().filter(|e| e.header.api_id == k).count();
     assert_eq!(count(semantic::UNREPLAYABLE), 0);
     // Two planes given (runtime, driver), a third refused; the device list.
     assert_eq!(count(id::ArrayGetPlane), 3);
@@ -509,9 +500,7 @@ fn array_planes_and_the_device_list_replay() {
         "{:?}",
         p.manifest.capture_failures
     );
-    let r = replay(&lib, &out);
-    assert_eq!(r.verdict, Verdict::Pass, "{:?}", r.failures);
-    assert_eq!((r.counts.d2h_pass, r.counts.d2h_fail), (2, 0));
+    replays_passing(&lib, &out, 2);
 }
 
 /// CUDA 13.5's execution contexts (tests/stand_in/exec_ctx.c): a device's context, streams
@@ -526,9 +515,8 @@ fn execution_contexts_replay() {
     };
     let out = d.path().join("archive");
     native_and_captured(&lib, &exe, &[], &out);
-    let a = Archive::open(&out, Limits::default()).unwrap();
+    let (a, count) = opened(&out);
     let p = &a.processes[0];
-    let count = |k: u16| p.events.iter().filter(|e| e.header.api_id == k).count();
     assert_eq!(count(semantic::UNREPLAYABLE), 0);
     for (row, n) in [
         (id::DeviceGetExecutionCtx, 1),
@@ -544,9 +532,7 @@ fn execution_contexts_replay() {
         "{:?}",
         p.manifest.capture_failures
     );
-    let r = replay(&lib, &out);
-    assert_eq!(r.verdict, Verdict::Pass, "{:?}", r.failures);
-    assert_eq!((r.counts.d2h_pass, r.counts.d2h_fail), (2, 0));
+    replays_passing(&lib, &out, 2);
 }
 
 /// A library's kernel list and managed variable (tests/stand_in/library.c): each listed
@@ -561,9 +547,8 @@ fn library_kernel_lists_and_managed_variables_replay() {
     };
     let out = d.path().join("archive");
     native_and_captured(&lib, &exe, &[], &out);
-    let a = Archive::open(&out, Limits::default()).unwrap();
+    let (a, count) = opened(&out);
     let p = &a.processes[0];
-    let count = |k: u16| p.events.iter().filter(|e| e.header.api_id == k).count();
     assert_eq!(count(semantic::UNREPLAYABLE), 0);
     assert_eq!(
         count(semantic::MODULE_GET_FUNCTION),
@@ -797,8 +782,6 @@ fn device_pointers_inside_copied_bytes_are_translated_both_ways() {
         .iter()
         .all(|c| words(c).is_none() && words_d2h(c).is_none()));
 
-    let r = replay(&lib, &out);
-    assert_eq!(r.verdict, Verdict::Pass, "{:?}", r.failures);
-    assert_eq!((r.counts.d2h_pass, r.counts.d2h_fail), (4, 0));
+    let r = replays_passing(&lib, &out, 4);
     assert_eq!(r.counts.untranslated_pointers, 0);
 }
