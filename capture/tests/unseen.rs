@@ -80,7 +80,8 @@ fn unmodelled_calls_pass_through_unchanged_and_are_counted_and_named() {
     assert!(p.is_complete());
     let m = &p.manifest;
     assert!(
-        matches!(m.unmodelled_coverage, UnmodelledCoverage::Measured { pass_throughs } if pass_throughs > 1000),
+        // A floor that says the surface lists were read (each function modelled lowers it).
+        matches!(m.unmodelled_coverage, UnmodelledCoverage::Measured { pass_throughs } if pass_throughs > 800),
         "{:?}",
         m.unmodelled_coverage
     );
