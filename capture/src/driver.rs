@@ -302,7 +302,7 @@ macro_rules! library_shims {
                 return NO_REAL_FUNCTION;
             };
             // SAFETY: the program's own arguments.
-            unsafe { library::get_global(stringify!($get_global), f, dptr, bytes, library, name) }
+            unsafe { library::get_global(stringify!($get_global), f, dptr, bytes, library, name, Space::Device) }
         }
 
         /// # Safety
@@ -351,7 +351,7 @@ macro_rules! library_list_shims {
                 return NO_REAL_FUNCTION;
             };
             // SAFETY: the program's own arguments.
-            unsafe { library::get_managed(stringify!($managed), f, dptr, bytes, library, name) }
+            unsafe { library::get_global(stringify!($managed), f, dptr, bytes, library, name, Space::Managed) }
         }
     };
 }

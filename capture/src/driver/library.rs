@@ -108,7 +108,10 @@ unsafe fn record_kernel(
     }
 }
 
-/// The global `name` of a library: its address and size.
+/// The global `name` of a library, or its managed variable (`__managed__`): recorded as a
+/// `__device__` variable's address, its range of `space` (managed memory's host writes are
+/// read as `cudaMallocManaged`'s are).
+#[allow(clippy::too_many_arguments)]
 pub(super) unsafe fn get_global(
     api: &'static str,
     f: sigs::ModuleGetGlobal,
@@ -116,29 +119,12 @@ pub(super) unsafe fn get_global(
     bytes: *mut usize,
     library: *mut c_void,
     name: *const c_char,
+    space: Space,
 ) -> c_int {
     // SAFETY: the program's own arguments.
     let ret = unsafe { f(dptr, bytes, library, name) };
     if ret == 0 {
-        record_global(Vendor::Cuda, f, library, name, Space::Device, api);
-    }
-    ret
-}
-
-/// The managed variable `name` of a library (`__managed__`): recorded as a global is,
-/// its range managed memory (host writes to it are read as `cudaMallocManaged`'s are).
-pub(super) unsafe fn get_managed(
-    api: &'static str,
-    f: sigs::ModuleGetGlobal,
-    dptr: *mut u64,
-    bytes: *mut usize,
-    library: *mut c_void,
-    name: *const c_char,
-) -> c_int {
-    // SAFETY: the program's own arguments.
-    let ret = unsafe { f(dptr, bytes, library, name) };
-    if ret == 0 {
-        record_global(Vendor::Cuda, f, library, name, Space::Managed, api);
+        record_global(Vendor::Cuda, f, library, name, space, api);
     }
     ret
 }
