@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "xor_ptx.h"
+
 typedef unsigned long long CUdeviceptr;
 int cudaMalloc(void **, size_t);
 int cudaMemcpy(void *, const void *, size_t, int);
@@ -23,9 +25,8 @@ int cuLibraryUnload(void *);
 #define N 64
 
 static const char ptx[] = ".version 8.0\n.target sm_90\n.address_size 64\n"
-                          ".visible .global .align 8 .b8 counts[64];\n"
-                          ".visible .entry other(.param .u64 a)\n{\n ret;\n}\n"
-                          ".visible .entry hrr_xor_bytes(.param .u64 p0, .param .u64 p1)\n{\n ret;\n}\n";
+                          ".visible .global .attribute(.managed) .align 8 .b8 counts[64];\n"
+                          ".visible .entry other(.param .u64 a)\n{\n ret;\n}\n" XOR_ENTRY;
 
 int main(void) {
     void *lib, *kernels[4] = {0}, *xor_kernel = 0, *scratch;

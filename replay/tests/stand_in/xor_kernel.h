@@ -1,10 +1,12 @@
-/* The kernel the graph programs of this directory launch: the stand-in's hrr_xor_bytes
- * (thread i xors p[i] with the key's low byte; the stand-in runs it on the host), its host
- * stub, a fat binary holding its PTX (header: magic, version 1, header size 16, payload
- * size; one PTX entry: kind 1, its header 64 bytes, sm_52), the registration a compiler
- * would emit, and the kernel-node parameters CUDA's struct lays out. */
+/* The kernel the graph programs of this directory launch: hrr_xor_bytes (xor_ptx.h; the
+ * stand-in runs it on the host, a GPU its PTX), its host stub, a fat binary holding its PTX
+ * (header: magic, version 1, header size 16, payload size; one PTX entry: kind 1, its
+ * header 64 bytes, PTX ISA 8.0, sm_52, 64-bit), the registration a compiler would emit,
+ * and the kernel-node parameters CUDA's struct lays out. */
 #ifndef HRR_XOR_KERNEL_H
 #define HRR_XOR_KERNEL_H
+
+#include "xor_ptx.h"
 
 void **__cudaRegisterFatBinary(void *);
 void __cudaRegisterFatBinaryEnd(void **);
@@ -13,8 +15,8 @@ void __cudaRegisterFunction(void **, const char *, char *, const char *, int, vo
 struct kernel_params { void *func; unsigned grid[3], block[3], shmem; void **params; void **extra; };
 
 static void xor_kernel(void) {}
-#define PTX ".version 8.0\n.target sm_52\n.address_size 64\n" \
-            ".visible .entry hrr_xor_bytes(.param .u64 p0, .param .u64 p1)\n{\n ret;\n}\n"
+#define PTX ".version 8.0\n.target sm_52\n.address_size 64\n" XOR_ENTRY
+
 static struct {
     unsigned magic;
     unsigned short version, hsize;
@@ -22,11 +24,13 @@ static struct {
     unsigned short kind, eversion;
     unsigned ehsize;
     unsigned long long psize;
-    unsigned char pad[12];
+    unsigned compressed, unknown;
+    unsigned short isa_minor, isa_major;
     unsigned sm;
-    unsigned long long pad2, flags, pad3[2];
+    unsigned long long name, flags, pad3[2];
     char ptx[(sizeof PTX + 7) / 8 * 8];
-} fatbin = {0xBA55ED50u, 1, 16, 64 + (sizeof PTX + 7) / 8 * 8, 1, 0x101, 64, (sizeof PTX + 7) / 8 * 8, {0}, 52, 0, 0, {0, 0}, PTX};
+} fatbin = {0xBA55ED50u, 1, 16, 64 + (sizeof PTX + 7) / 8 * 8, 1, 0x101, 64, (sizeof PTX + 7) / 8 * 8,
+            0, 0, 0, 8, 52, 0, 1 /* 64-bit addresses */, {0, 0}, PTX};
 static struct { int magic, version; const void *data; void *unused; } wrapper = {0x466243b1, 1, &fatbin, 0};
 
 /* Registers the kernel as a compiler's constructor would. */
