@@ -36,7 +36,10 @@ enum Expected {
 fn expected_in(e: &record::Event) -> Option<Expected> {
     let pl = Payload::parse(&e.payload).ok()?;
     if e.header.api_id == semantic::GRAPH_LAUNCH {
-        return pl.get(fid::GRAPH_OUTPUT).map(|_| Expected::GraphLaunch);
+        let outputs = pl
+            .get(fid::GRAPH_OUTPUT)
+            .or(pl.get(fid::GRAPH_OUTPUT_PENDING));
+        return outputs.map(|_| Expected::GraphLaunch);
     }
     if e.header.api_id == semantic::MAPPED_OUTPUT {
         return pl.get(fid::MAPPED_BYTES).map(|_| Expected::Mapped);
@@ -69,17 +72,19 @@ fn replace_first(payload: &[u8], id: u16, value: &[u8]) -> Vec<u8> {
     out
 }
 
-/// The index of the `CopyOutput` record attached to the copy at `idx`, when the copy's
-/// output is pending; Err when it is pending and no record carries it.
+/// The index of the `CopyOutput` record attached to the copy at `idx` (to a graph launch:
+/// its first D2H node's), when the copy's output is pending; Err when it is pending and
+/// no record carries it.
 fn attached_output(
     p: &crate::ProcessArchive,
     idx: usize,
 ) -> Option<std::result::Result<usize, String>> {
     let copy = &p.events[idx];
-    let pending = Payload::parse(&copy.payload)
-        .ok()?
-        .get(OUTPUT_PENDING_FIELD)
-        .is_some();
+    let pl = Payload::parse(&copy.payload).ok()?;
+    let pending = match copy.header.api_id {
+        semantic::GRAPH_LAUNCH => pl.get(fid::GRAPH_OUTPUT).is_none(),
+        _ => pl.get(OUTPUT_PENDING_FIELD).is_some(),
+    };
     if !pending {
         return None;
     }

@@ -2,7 +2,10 @@
 //! the real event calls (cudaEvent* / hipEvent*, never our shims, so nothing of
 //! capture's is recorded), a pool of disable-timing, blocking-sync events, and the
 //! relaxed stream-capture mode those calls run under (they are then never the
-//! "potentially unsafe" calls a program's global-mode graph capture prohibits).
+//! "potentially unsafe" calls a program's global-mode graph capture prohibits). A CUDA
+//! program without a shared runtime (nvcc's static runtime, a driver-API program) gets
+//! the driver's calls (`cuEvent*`, `cuThreadExchangeStreamCaptureMode`): a `CUevent` is
+//! a `cudaEvent_t`, and the flags and modes have the same values.
 
 use std::os::raw::{c_int, c_uint, c_void};
 use std::sync::atomic::{AtomicU8, Ordering};
@@ -38,12 +41,24 @@ fn vendor() -> Vendor {
     }
 }
 
-fn exchange_mode() -> Option<ExchangeModeFn> {
+/// The runtime's function, or for CUDA without one, the driver's twin.
+fn runtime_or_driver<T: Copy>(
+    cuda: &'static crate::real::Real<T>,
+    driver: &'static crate::real::Real<T>,
+    hip: &'static crate::real::Real<T>,
+) -> Option<T> {
     match vendor() {
-        Vendor::Cuda => real!(cudaThreadExchangeStreamCaptureMode: ExchangeModeFn),
-        Vendor::Hip => real!(hipThreadExchangeStreamCaptureMode: ExchangeModeFn),
+        Vendor::Cuda => cuda.get().or_else(|| driver.get()),
+        Vendor::Hip => hip.get(),
     }
-    .get()
+}
+
+fn exchange_mode() -> Option<ExchangeModeFn> {
+    runtime_or_driver(
+        real!(cudaThreadExchangeStreamCaptureMode: ExchangeModeFn),
+        real!(driver cuThreadExchangeStreamCaptureMode: ExchangeModeFn),
+        real!(hipThreadExchangeStreamCaptureMode: ExchangeModeFn),
+    )
 }
 
 /// Sets this thread's stream-capture mode to relaxed; the previous mode, where the
@@ -67,11 +82,12 @@ pub fn relaxed<T>(f: impl FnOnce() -> T) -> T {
 }
 
 fn create() -> Option<u64> {
-    let f = match vendor() {
-        Vendor::Cuda => real!(cudaEventCreateWithFlags: EventCreateFn),
-        Vendor::Hip => real!(hipEventCreateWithFlags: EventCreateFn),
-    }
-    .get()?;
+    // cuEventCreate(CUevent *, unsigned) is cudaEventCreateWithFlags's C type.
+    let f = runtime_or_driver(
+        real!(cudaEventCreateWithFlags: EventCreateFn),
+        real!(driver cuEventCreate: EventCreateFn),
+        real!(hipEventCreateWithFlags: EventCreateFn),
+    )?;
     let mut e: *mut c_void = std::ptr::null_mut();
     // SAFETY: an out pointer to a local; the runtime writes the new event there.
     (unsafe { f(&mut e, EVENT_FLAGS) } == 0 && !e.is_null()).then_some(e as u64)
@@ -82,20 +98,40 @@ fn create() -> Option<u64> {
 pub fn record_after(stream: u64) -> Option<u64> {
     let pooled = POOL.lock().pop();
     let event = pooled.or_else(|| relaxed(create))?;
-    let f = match vendor() {
-        Vendor::Cuda => real!(cudaEventRecord: EventRecordFn),
-        Vendor::Hip => real!(hipEventRecord: EventRecordFn),
-    };
-    let r = match f.get() {
+    let f = runtime_or_driver(
+        real!(cudaEventRecord: EventRecordFn),
+        real!(driver cuEventRecord: EventRecordFn),
+        real!(hipEventRecord: EventRecordFn),
+    );
+    let r = match f {
         // SAFETY: an event of capture's pool and the stream the program's copy used.
         Some(f) => unsafe { f(event as *mut c_void, stream as *mut c_void) },
         None => NO_REAL_FUNCTION,
     };
     if r != 0 {
-        // Not returned to the pool: an event the runtime refuses stays refused.
+        // Not returned to the pool: an event the runtime refuses stays refused (a driver
+        // stream of another context than the event's). Destroyed, so a program that
+        // keeps calling does not collect capture's events.
+        let destroy = runtime_or_driver(
+            real!(cudaEventDestroy: EventFn),
+            real!(driver cuEventDestroy_v2: EventFn),
+            real!(hipEventDestroy: EventFn),
+        );
+        if let Some(d) = destroy {
+            // SAFETY: capture's own event, which nothing else holds or waits on.
+            unsafe { d(event as *mut c_void) };
+        }
         return None;
     }
     Some(event)
+}
+
+/// Whether capture's events can mark a copy a driver row made: only where they are the
+/// driver's own (a CUDA program without a shared runtime). Beside a shared runtime, a
+/// driver row's stream may belong to a context of the program's own, and the runtime's
+/// refusal to record there would be left as the program's last error.
+pub fn serve_driver_rows() -> bool {
+    vendor() == Vendor::Cuda && real!(cudaEventRecord: EventRecordFn).get().is_none()
 }
 
 /// Forgets the pool (a device reset destroys every event).
@@ -109,13 +145,19 @@ pub fn give_back(event: u64) {
 }
 
 fn call(event: u64, query: bool) -> c_int {
-    let f = match (vendor(), query) {
-        (Vendor::Cuda, false) => real!(cudaEventSynchronize: EventFn),
-        (Vendor::Cuda, true) => real!(cudaEventQuery: EventFn),
-        (Vendor::Hip, false) => real!(hipEventSynchronize: EventFn),
-        (Vendor::Hip, true) => real!(hipEventQuery: EventFn),
+    let f = match query {
+        false => runtime_or_driver(
+            real!(cudaEventSynchronize: EventFn),
+            real!(driver cuEventSynchronize: EventFn),
+            real!(hipEventSynchronize: EventFn),
+        ),
+        true => runtime_or_driver(
+            real!(cudaEventQuery: EventFn),
+            real!(driver cuEventQuery: EventFn),
+            real!(hipEventQuery: EventFn),
+        ),
     };
-    match f.get() {
+    match f {
         // SAFETY: an event of capture's pool, recorded after a copy.
         Some(f) => unsafe { f(event as *mut c_void) },
         None => NO_REAL_FUNCTION,

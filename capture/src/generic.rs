@@ -306,7 +306,7 @@ pub fn capture_row(
             }
         }
         match (rec.deferred.take(), seq) {
-            (Some((fid, d)), Some(seq)) => outputs::submit(cap, d, seq, fid, api),
+            (Some((fid, d)), Some(seq)) => outputs::submit(cap, d, seq, fid, None, api),
             (Some((_, d)), None) => outputs::cancel(d),
             (None, _) => {}
         }

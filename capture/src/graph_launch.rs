@@ -2,8 +2,10 @@
 //! launch with the host side of the executable graph's nodes (`graph_io`). Before the
 //! launch, the host bytes each H2D node will read and the pinned memory its kernels read
 //! are stored (they are read when the graph runs, not when it was captured); after it,
-//! once the stream completed the launch, the bytes each D2H node wrote, as for any D2H
-//! copy. The mapped and managed memory its kernels' arguments reach is noted with the
+//! the bytes each D2H node wrote, as for any D2H copy: into page-locked memory, by a
+//! reader once an event after the launch completed (`outputs`; the program's thread never
+//! waits for the launch, so a host node or host function that waits for the program
+//! still runs); otherwise once the stream completed the launch. The mapped and managed memory its kernels' arguments reach is noted with the
 //! launch (`mapped`), so what those kernels wrote there is recorded at the
 //! synchronisation that completes the launch, as for a kernel launched alone. A launch
 //! into a capturing stream ran nothing yet (it is a node of that capture's graph): its
@@ -17,6 +19,7 @@ use hrr_archive::payload::PayloadWriter;
 
 use crate::capturing::{read_plan, relaxed, stream_capture, ReadPlan, StreamCapture};
 use crate::graph_io::{self, NodeIo};
+use crate::outputs::{self, Deferred};
 use crate::pinned::snapshot_pinned;
 use crate::real::{driver_stream_synchronize, stream_synchronize, NO_REAL_FUNCTION};
 use crate::regions::HostRegion;
@@ -56,6 +59,18 @@ struct Before {
 /// Before the launch: the graph's inputs as they are now.
 fn before_launch(cap: &Capture, exec: u64, stream: u64) -> Before {
     let nodes = graph_io::of_exec(exec);
+    // Host bytes capture reads now, or the launch writes, wait for the pending reads they
+    // overlap (an earlier launch's outputs a reader has not stored yet).
+    for n in nodes.iter() {
+        let (start, end) = match *n {
+            NodeIo::Input { region, .. } | NodeIo::Output { region, .. } => {
+                crate::pending::span(&region)
+            }
+            NodeIo::Pinned { start, len } => (start, start.saturating_add(len)),
+            _ => continue,
+        };
+        outputs::wait_overlapping(start, end);
+    }
     let mut p = PayloadWriter::new();
     p.handle(fid::HANDLE, exec).handle(fid::STREAM, stream);
     let mut failure = None;
@@ -97,8 +112,40 @@ fn outputs_written(r: c_int, vendor: Vendor) -> bool {
     r == 0 || !hrr_archive::api::faults::is_sticky(r, vendor)
 }
 
-/// After the launch: its outputs once the stream completed it, then the record.
-fn after_launch(cap: &Capture, vendor: Vendor, api: &str, stream: u64, ret: c_int, b: Before) {
+/// Readers for every D2H node's output (`outputs::defer_node`), or None when one cannot
+/// have one (those made are given back).
+fn defer_outputs(
+    cap: &Capture,
+    vendor: Vendor,
+    stream: u64,
+    nodes: &[NodeIo],
+    driver: bool,
+) -> Option<Vec<(u64, Deferred)>> {
+    let mut later = Vec::new();
+    for n in nodes {
+        if let NodeIo::Output { seq, region } = *n {
+            match outputs::defer_node(cap, vendor, stream, region, driver) {
+                Some(d) => later.push((seq, d)),
+                None => {
+                    later.into_iter().for_each(|(_, d)| outputs::cancel(d));
+                    return None;
+                }
+            }
+        }
+    }
+    Some(later)
+}
+
+/// After the launch: its outputs (read by readers, or once the stream completed it),
+/// then the record.
+fn after_launch(
+    cap: &Capture,
+    vendor: Vendor,
+    api: &'static str,
+    stream: u64,
+    ret: c_int,
+    b: Before,
+) {
     let Before {
         mut p,
         nodes,
@@ -116,33 +163,20 @@ fn after_launch(cap: &Capture, vendor: Vendor, api: &str, stream: u64, ret: c_in
     if ran && runs_host {
         crate::host_fns::graph_launched(vendor, stream);
     }
+    let mut later = Vec::new();
+    // `cuGraphLaunch`'s stream is the driver's (the program may hold no runtime, or a
+    // context of its own).
+    let driver = hrr_archive::api::driver::is_driver_symbol(api);
     if let (Some(capture), true) = (capture, has_outputs) {
         match read_plan(capture, stream) {
-            ReadPlan::ReadNow => {
-                // `cuGraphLaunch`'s stream is the driver's (the program may hold no
-                // runtime, or a context of its own): waited for through the driver.
-                let driver = hrr_archive::api::driver::is_driver_symbol(api);
-                let r = relaxed(vendor, || match driver {
-                    true => driver_stream_synchronize(stream),
-                    false => stream_synchronize(vendor, stream),
-                });
-                if r != 0 && hrr_archive::api::faults::is_sticky(r, vendor) {
-                    // A kernel of the graph faulted: the program's failure, not capture's.
-                    // Its outputs were never written; replay waits for the same error.
-                    p.u64(fid::GRAPH_FAULT, r as u64);
-                } else if r != 0 {
-                    failure = Some(format!(
-                        "waiting for stream {stream:#x} after the graph launch failed ({r})"
-                    ));
+            ReadPlan::ReadNow => match defer_outputs(cap, vendor, stream, nodes, driver) {
+                Some(l) => {
+                    let seqs: Vec<u64> = l.iter().map(|(s, _)| *s).collect();
+                    p.u64_array(fid::GRAPH_OUTPUT_PENDING, &seqs);
+                    later = l;
                 }
-                for n in nodes.iter().filter(|_| outputs_written(r, vendor)) {
-                    if let NodeIo::Output { seq, region } = *n {
-                        if let Err(why) = node_bytes(cap, &mut p, fid::GRAPH_OUTPUT, seq, region) {
-                            failure = Some(why);
-                        }
-                    }
-                }
-            }
+                None => read_outputs_now(cap, vendor, driver, stream, nodes, &mut p, &mut failure),
+            },
             ReadPlan::DeferToGraph { .. } | ReadPlan::GraphNode { .. } => {
                 p.str(
                     fid::GRAPH_UNCHECKED,
@@ -153,8 +187,47 @@ fn after_launch(cap: &Capture, vendor: Vendor, api: &str, stream: u64, ret: c_in
         }
     }
     let seq = cap.record(semantic::GRAPH_LAUNCH, ret, &p, failure.as_deref(), api);
+    for (node, d) in later {
+        match seq {
+            Some(seq) => outputs::submit(cap, d, seq, fid::GRAPH_OUTPUT, Some(node), api),
+            None => outputs::cancel(d),
+        }
+    }
     if ran {
         crate::mapped::note_launch(stream, seq, &reached);
+    }
+}
+
+/// The D2H nodes' outputs read on the program's thread, once the stream completed the
+/// launch (waited for through the driver for `cuGraphLaunch`).
+fn read_outputs_now(
+    cap: &Capture,
+    vendor: Vendor,
+    driver: bool,
+    stream: u64,
+    nodes: &[NodeIo],
+    p: &mut PayloadWriter,
+    failure: &mut Option<String>,
+) {
+    let r = relaxed(vendor, || match driver {
+        true => driver_stream_synchronize(stream),
+        false => stream_synchronize(vendor, stream),
+    });
+    if r != 0 && hrr_archive::api::faults::is_sticky(r, vendor) {
+        // A kernel of the graph faulted: the program's failure, not capture's. Its outputs
+        // were never written; replay waits for the same error.
+        p.u64(fid::GRAPH_FAULT, r as u64);
+    } else if r != 0 {
+        *failure = Some(format!(
+            "waiting for stream {stream:#x} after the graph launch failed ({r})"
+        ));
+    }
+    for n in nodes.iter().filter(|_| outputs_written(r, vendor)) {
+        if let NodeIo::Output { seq, region } = *n {
+            if let Err(why) = node_bytes(cap, p, fid::GRAPH_OUTPUT, seq, region) {
+                *failure = Some(why);
+            }
+        }
     }
 }
 
@@ -165,7 +238,7 @@ fn after_launch(cap: &Capture, vendor: Vendor, api: &str, stream: u64, ret: c_in
 unsafe fn graph_launch(
     f: sigs::GraphLaunch,
     vendor: Vendor,
-    api: &str,
+    api: &'static str,
     exec: *mut c_void,
     stream: *mut c_void,
 ) -> c_int {

@@ -109,13 +109,44 @@ pub fn defer(
     }
 }
 
-/// Hands a deferred copy, recorded at `seq` with its destination at field `fid`, to a
-/// reader; waits first for the oldest read when too many are pending.
-pub fn submit(cap: &Capture, d: Deferred, seq: u64, fid: u16, api: &'static str) {
+/// After a graph launch on `stream` (the driver's `cuGraphLaunch` where `driver`): how a
+/// reader will record what its D2H node wrote to `region` once the launch completed, or
+/// None (page-locked memory only, and events capture can record there; the caller then
+/// waits for the stream and reads on the spot).
+pub fn defer_node(
+    cap: &Capture,
+    vendor: Vendor,
+    stream: u64,
+    region: HostRegion,
+    driver: bool,
+) -> Option<Deferred> {
+    events::set_vendor(vendor);
+    if !in_pinned(cap, &region) || (driver && !events::serve_driver_rows()) {
+        return None;
+    }
+    Some(Deferred::Event {
+        event: events::record_after(stream)?,
+        stream,
+        region,
+    })
+}
+
+/// Hands a deferred copy, recorded at `seq` with its destination at field `fid` (a graph
+/// launch's: the output of D2H node `node`), to a reader; waits first for the oldest
+/// read when too many are pending.
+pub fn submit(
+    cap: &Capture,
+    d: Deferred,
+    seq: u64,
+    fid: u16,
+    node: Option<u64>,
+    api: &'static str,
+) {
     install_hooks();
     let note = Note {
         seq,
         fid,
+        node,
         api,
         writer: cap.writer(),
     };
@@ -231,7 +262,17 @@ pub fn after_row(desc: &ApiDesc, args: &[u64], ret: c_int) {
         | id::CtxSynchronize
         | id::CtxSynchronizeV2
         | id::ExecutionCtxSynchronize => reads::wait_covered(|_| pending::ALL),
-        id::Memcpy | id::Memcpy2D | id::Memcpy3D => reads::wait_covered(|_| Cover::DefaultStreams),
+        // Blocking copies, the runtime's and the driver's (nvcc's static runtime makes its
+        // blocking copies of the driver's).
+        id::Memcpy
+        | id::Memcpy2D
+        | id::Memcpy3D
+        | id::MemcpyHtoD
+        | id::MemcpyDtoH
+        | id::CuMemcpy
+        | id::DrvMemcpy2D
+        | id::DrvMemcpy2DUnaligned
+        | id::DrvMemcpy3D => reads::wait_covered(|_| Cover::DefaultStreams),
         id::StreamSynchronize | id::CuStreamSynchronize => {
             reads::wait_covered(|r| r.stream_cover(args[0]))
         }

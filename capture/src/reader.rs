@@ -60,11 +60,13 @@ pub enum Source {
 }
 
 /// What a `CopyOutput` record names: the copy's sequence id, its destination's field id,
-/// its API (for the manifest's reason), the writer.
+/// the graph node whose output it is (a graph launch's), its API (for the manifest's
+/// reason), the writer.
 #[derive(Clone, Copy)]
 pub struct Note {
     pub seq: u64,
     pub fid: u16,
+    pub node: Option<u64>,
     pub api: &'static str,
     pub writer: &'static ProcessWriter,
 }
@@ -290,13 +292,20 @@ pub fn write_output(note: &Note, outcome: Result<BlobRef, String>) {
     let mut p = PayloadWriter::new();
     p.u64(fid::COPY_SEQ, note.seq)
         .u64(fid::COPY_FIELD, note.fid as u64);
+    if let Some(n) = note.node {
+        p.u64(fid::COPY_NODE, n);
+    }
+    let node = note
+        .node
+        .map(|n| format!(" (D2H node seq {n})"))
+        .unwrap_or_default();
     let why = match outcome {
         Ok(r) => {
             p.blob(BLOB_FIELD | note.fid, r);
             None
         }
         Err(e) => Some(format!(
-            "the expected output of seq {} {} was not recorded: {e}",
+            "the expected output of seq {} {}{node} was not recorded: {e}",
             note.seq, note.api
         )),
     };

@@ -74,6 +74,13 @@ pub const GRAPH_UNCHECKED: u16 = 18;
 /// for the launch's outputs returned at capture. The launch faulted: no output was read,
 /// and replay expects its own wait to return the same error.
 pub const GRAPH_FAULT: u16 = 74;
+/// On a GRAPH_LAUNCH record: the D2H nodes (their NODE_SEQ values, u64 array) whose
+/// bytes a reader reads once the launch completed, each in a `CopyOutput` record naming
+/// the launch (COPY_SEQ) and the node (COPY_NODE): capture did not wait for the launch.
+pub const GRAPH_OUTPUT_PENDING: u16 = 80;
+/// On a `CopyOutput` record of a graph launch's D2H node: the node's NODE_SEQ (the bytes
+/// are the blob at `BLOB_FIELD | GRAPH_OUTPUT`).
+pub const COPY_NODE: u16 = 81;
 /// The library an unmodelled call's symbol belongs to (`UNMODELLED_CALL`).
 pub const LIBRARY: u16 = 19;
 /// On an `UNMODELLED_CALL` naming a library with a private runtime

@@ -77,7 +77,8 @@ pub const UNMODELLED_CALL: u16 = 161;
 /// says its output is pending (`api::OUTPUT_PENDING_FIELD`). Fields: `fid::COPY_SEQ`
 /// (the copy's sequence id), `fid::COPY_FIELD` (the copy parameter's field id) and the
 /// bytes as a blob at `BLOB_FIELD | COPY_FIELD`; flagged incomplete, with the reason in
-/// the manifest, when capture could not read them.
+/// the manifest, when capture could not read them. A graph launch's D2H node output
+/// (`fid::GRAPH_OUTPUT_PENDING`) names the launch as the copy and adds `fid::COPY_NODE`.
 pub const COPY_OUTPUT: u16 = 171;
 /// The bytes of a mapped (page-locked) or managed allocation that completed kernels
 /// reached, recorded right after the synchronisation that completed them (no copy

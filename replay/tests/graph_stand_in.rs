@@ -535,6 +535,68 @@ fn execution_contexts_replay() {
     replays_passing(&lib, &out, 2);
 }
 
+/// A graph launched behind a host function that waits for the program
+/// (tests/stand_in/graph_gate.c): capture reads the D2H node's page-locked output on a
+/// reader once the launch completed, never waiting for the stream in `cudaGraphLaunch`
+/// (which would keep the gate shut: the program would say so after 20 s). Each launch
+/// names its pending node, whose bytes come in a `CopyOutput` record naming the launch and
+/// the node; replay compares them after its own launch, and an edited one fails exactly
+/// that launch's check.
+#[test]
+fn a_graph_behind_a_host_function_is_not_waited_for_at_its_launch() {
+    let d = tempfile::tempdir().unwrap();
+    let Some((lib, exe)) = build(d.path(), "graph_gate") else {
+        return;
+    };
+    let out = d.path().join("archive");
+    native_and_captured(&lib, &exe, &[], &out);
+    let (a, count) = opened(&out);
+    let p = &a.processes[0];
+    assert!(
+        p.manifest.capture_failures.is_empty(),
+        "{:?}",
+        p.manifest.capture_failures
+    );
+    assert_eq!(count(semantic::UNREPLAYABLE), 0);
+    let launches: Vec<u64> = p
+        .events
+        .iter()
+        .filter(|e| e.header.api_id == semantic::GRAPH_LAUNCH)
+        .map(|e| {
+            let pl = Payload::parse(&e.payload).unwrap();
+            assert!(pl.get(fid::GRAPH_OUTPUT).is_none(), "read at the launch");
+            assert_eq!(
+                pl.u64_array(fid::GRAPH_OUTPUT_PENDING, "pending")
+                    .unwrap()
+                    .len(),
+                1
+            );
+            e.header.seq
+        })
+        .collect();
+    assert_eq!(launches.len(), 3);
+    let attached: Vec<u64> = p
+        .events
+        .iter()
+        .filter(|e| e.header.api_id == semantic::COPY_OUTPUT)
+        .filter_map(|e| {
+            let pl = Payload::parse(&e.payload).unwrap();
+            pl.get(fid::COPY_NODE)?;
+            Some(pl.u64(fid::COPY_SEQ, "copy").unwrap())
+        })
+        .collect();
+    assert_eq!(attached, launches);
+    replays_passing(&lib, &out, 3);
+    let edited =
+        hrr_archive::edit::edit_expected_output(&out, Some(launches[1]), 5, Limits::default())
+            .unwrap();
+    assert_eq!(edited.seq, launches[1]);
+    let r = replay(&lib, &out);
+    assert_eq!(r.failures.len(), 1, "{:?}", r.failures);
+    assert_eq!(r.failures[0].seq, launches[1]);
+    assert_eq!(r.failures[0].first_differing_offset, Some(5));
+}
+
 /// A library's kernel list and managed variable (tests/stand_in/library.c): each listed
 /// kernel is recorded as the `GetKernel` of its name, found by name in replay's own load;
 /// the managed variable is mapped to replay's, and what the host wrote there reaches the

@@ -303,10 +303,11 @@ impl Recorder<'_> {
                 return;
             }
         }
-        // A runtime copy into page-locked memory is read off the program's thread once it
-        // completed (a driver copy's stream may belong to a context the runtime's events
-        // cannot use: read here).
-        if !self.desc.is_driver(self.vendor) {
+        // A copy into page-locked memory is read off the program's thread once it
+        // completed. A driver row is, only where capture's events are the driver's (no
+        // shared runtime: `events::serve_driver_rows`); beside a shared runtime its stream
+        // may belong to a context the runtime's events cannot use: read here.
+        if !self.desc.is_driver(self.vendor) || crate::events::serve_driver_rows() {
             if let Some(d) = outputs::defer(self.cap, self.vendor, self.desc, self.args, region) {
                 self.p.u64(OUTPUT_PENDING_FIELD, fid as u64);
                 self.deferred = Some((fid, d));

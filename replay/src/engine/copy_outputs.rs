@@ -19,14 +19,37 @@ use crate::profile::{self, Part};
 use crate::staging::{complement_into, poison_for_fill, OwnedBuf};
 
 impl<'a> Ctx<'a> {
-    /// The `CopyOutput` record attached to the copy at `copy_seq` (found ahead in the log).
-    fn attached(&mut self, copy_seq: u64) -> Option<&'a Event> {
+    /// The `CopyOutput` record attached to the copy at `copy_seq` (to its graph node
+    /// `node`, for a graph launch's output), found ahead in the log.
+    fn attached(&mut self, copy_seq: u64, node: Option<u64>) -> Option<&'a Event> {
         let proc_ = self.proc_;
         let index = self
             .deferred
             .attached
             .get_or_insert_with(|| attach_index(proc_));
-        index.get(&copy_seq).map(|&at| &proc_.events[at])
+        index.get(&(copy_seq, node)).map(|&at| &proc_.events[at])
+    }
+
+    /// The bytes graph launch `launch_seq`'s D2H node `node` wrote at capture, from the
+    /// `CopyOutput` record a reader appended; None when capture recorded that it could
+    /// not read them (that record is refused by name), an error when no record carries
+    /// them.
+    pub(super) fn attached_node_output(
+        &mut self,
+        launch_seq: u64,
+        node: u64,
+    ) -> Result<Option<BlobRef>, EventError> {
+        let Some(attach) = self.attached(launch_seq, Some(node)) else {
+            return Err(EventError::Incomplete(format!(
+                "the output of its D2H node seq {node} is pending and no CopyOutput record carries it (the captured process ended before capture read it)"
+            )));
+        };
+        if attach.header.flags & RECORD_FLAG_INCOMPLETE != 0 {
+            return Ok(None);
+        }
+        let r = Payload::parse(&attach.payload)?
+            .blob(BLOB_FIELD | fid::GRAPH_OUTPUT, "graph node bytes")?;
+        Ok(Some(r))
     }
 
     /// The record carrying a copy's source that capture read when the copy ran.
@@ -35,7 +58,7 @@ impl<'a> Ctx<'a> {
         copy_seq: u64,
         what: &'static str,
     ) -> Result<Payload<'a>, EventError> {
-        let Some(attach) = self.attached(copy_seq) else {
+        let Some(attach) = self.attached(copy_seq, None) else {
             return Err(EventError::Incomplete(format!(
                 "its {what} was to be read when the copy ran, behind a host function, and no CopyOutput record carries it (the captured process ended first)"
             )));
@@ -59,7 +82,7 @@ impl<'a> Ctx<'a> {
         what: &'static str,
         n: u64,
     ) -> Result<Option<BlobRef>, EventError> {
-        let Some(attach) = self.attached(copy_seq) else {
+        let Some(attach) = self.attached(copy_seq, None) else {
             return Err(EventError::Incomplete(format!(
                 "its output is pending and no CopyOutput record carries it (the captured process ended before capture read {what})"
             )));

@@ -85,8 +85,9 @@ pub(super) struct Staged<'a> {
 /// The deferred comparisons of one process's replay.
 #[derive(Default)]
 pub(super) struct Deferred<'a> {
-    /// Copy seq -> index of its `CopyOutput` record (built on first use).
-    pub(super) attached: Option<HashMap<u64, usize>>,
+    /// (copy seq, graph node seq for a graph launch's output) -> index of its
+    /// `CopyOutput` record (built on first use).
+    pub(super) attached: Option<HashMap<(u64, Option<u64>), usize>>,
     pub(super) waiting: HashMap<u64, Waiting<'a>>,
     /// Result buffers (page-locked from 8 MiB) for reuse.
     pub(super) free: Vec<OwnedBuf<'a>>,
@@ -100,14 +101,19 @@ pub(super) struct Deferred<'a> {
     pub(super) ready: VecDeque<u64>,
 }
 
-pub(super) fn attach_index(p: &ProcessArchive) -> HashMap<u64, usize> {
+pub(super) fn attach_index(p: &ProcessArchive) -> HashMap<(u64, Option<u64>), usize> {
     p.events
         .iter()
         .enumerate()
         .filter(|(_, e)| e.header.api_id == semantic::COPY_OUTPUT)
         .filter_map(|(i, e)| {
             let pl = Payload::parse(&e.payload).ok()?;
-            Some((pl.u64(fid::COPY_SEQ, "copy").ok()?, i))
+            let node = pl
+                .get(fid::COPY_NODE)
+                .map(|f| f.as_u64())
+                .transpose()
+                .ok()?;
+            Some(((pl.u64(fid::COPY_SEQ, "copy").ok()?, node), i))
         })
         .collect()
 }

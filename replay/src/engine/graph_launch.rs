@@ -136,7 +136,17 @@ impl Ctx<'_> {
         }
         self.snapshots.restore(self.rt, self.proc_, &self.tr, &p)?;
         let mut outputs = Vec::new();
-        for (seq, r) in node_blobs(&p, fid::GRAPH_OUTPUT)? {
+        // Read at capture by a reader once the launch completed: each in a CopyOutput
+        // record of its own (one capture could not read is refused by name there).
+        let mut written = node_blobs(&p, fid::GRAPH_OUTPUT)?;
+        if p.get(fid::GRAPH_OUTPUT_PENDING).is_some() {
+            for node in p.u64_array(fid::GRAPH_OUTPUT_PENDING, "pending graph outputs")? {
+                if let Some(r) = self.attached_node_output(ev.header.seq, node)? {
+                    written.push((node, r));
+                }
+            }
+        }
+        for (seq, r) in written {
             let b = self.launched_node(seq, &r)?;
             let expected = self.proc_.load_blob(&r)?;
             for (d, e) in self.node_bytes(b).iter_mut().zip(&expected) {
