@@ -8,7 +8,7 @@
 //! a `cudaEvent_t`, and the flags and modes have the same values.
 
 use std::os::raw::{c_int, c_uint, c_void};
-use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicU8, Ordering};
 
 use hrr_archive::api::Vendor;
 use hrr_archive::sync::{ForkLock, Mutex};
@@ -22,11 +22,29 @@ const CAPTURE_MODE_RELAXED: c_int = 2;
 
 static POOL: Mutex<Vec<u64>> = Mutex::new(Vec::new());
 static VENDOR: AtomicU8 = AtomicU8::new(0);
+/// The context current where capture last recorded a driver event (the driver's calls
+/// only): made current on a reader thread that has none before it waits.
+static DRIVER_CONTEXT: AtomicU64 = AtomicU64::new(0);
 
 type EventCreateFn = unsafe extern "C" fn(*mut *mut c_void, c_uint) -> c_int;
 type EventRecordFn = unsafe extern "C" fn(*mut c_void, *mut c_void) -> c_int;
 type EventFn = unsafe extern "C" fn(*mut c_void) -> c_int;
 type ExchangeModeFn = unsafe extern "C" fn(*mut c_int) -> c_int;
+type ContextOutFn = unsafe extern "C" fn(*mut *mut c_void) -> c_int;
+type ContextFn = unsafe extern "C" fn(*mut c_void) -> c_int;
+
+/// This thread's current CUDA context (the driver's `cuCtxGetCurrent`), 0 for none.
+fn current_context() -> u64 {
+    let Some(f) = real!(driver cuCtxGetCurrent: ContextOutFn).get() else {
+        return 0;
+    };
+    let mut c: *mut c_void = std::ptr::null_mut();
+    // SAFETY: an out pointer to a local.
+    match unsafe { f(&mut c) } {
+        0 => c as u64,
+        _ => 0,
+    }
+}
 
 /// The runtime the process uses (set by the first copy that takes an event).
 pub fn set_vendor(v: Vendor) {
@@ -108,6 +126,12 @@ pub fn record_after(stream: u64) -> Option<u64> {
         Some(f) => unsafe { f(event as *mut c_void, stream as *mut c_void) },
         None => NO_REAL_FUNCTION,
     };
+    if r == 0 && serve_driver_rows() {
+        let c = current_context();
+        if c != 0 {
+            DRIVER_CONTEXT.store(c, Ordering::Relaxed);
+        }
+    }
     if r != 0 {
         // Not returned to the pool: an event the runtime refuses stays refused (a driver
         // stream of another context than the event's). Destroyed, so a program that
@@ -166,6 +190,16 @@ fn call(event: u64, query: bool) -> c_int {
 
 /// Waits for the event (a reader thread, whose capture mode is relaxed for good).
 pub fn wait(event: u64) -> c_int {
+    // With the driver's calls, a reader thread takes the program's context first (it has
+    // none of its own; the driver's calls may ask for one).
+    let c = DRIVER_CONTEXT.load(Ordering::Relaxed);
+    if c != 0 && current_context() == 0 {
+        if let Some(set) = real!(driver cuCtxSetCurrent: ContextFn).get() {
+            // SAFETY: a context the program made current on its own thread; this is
+            // capture's reader thread, which runs none of the program's code.
+            unsafe { set(c as *mut c_void) };
+        }
+    }
     call(event, false)
 }
 

@@ -109,6 +109,45 @@ fn replays_passing(lib: &Path, archive: &Path, d2h: u64) -> ReplayResult {
     r
 }
 
+/// The D2H node outputs of the graph launch `launch` of `p`, as (node seq, bytes): inline
+/// in the launch, or, for the nodes it lists as pending, from the `CopyOutput` records
+/// naming it and the node.
+fn graph_outputs(
+    p: &hrr_archive::ProcessArchive,
+    launch: &hrr_archive::Event,
+) -> Vec<(u64, Vec<u8>)> {
+    let pl = Payload::parse(&launch.payload).unwrap();
+    let mut out: Vec<(u64, Vec<u8>)> = pl
+        .all(fid::GRAPH_OUTPUT)
+        .map(|f| {
+            let n = f.as_nested().unwrap();
+            let bytes = p
+                .load_blob(&n.blob(fid::NODE_BYTES, "bytes").unwrap())
+                .unwrap();
+            (n.u64(fid::NODE_SEQ, "seq").unwrap(), bytes)
+        })
+        .collect();
+    if pl.get(fid::GRAPH_OUTPUT_PENDING).is_some() {
+        for node in pl.u64_array(fid::GRAPH_OUTPUT_PENDING, "pending").unwrap() {
+            let attached = p
+                .events
+                .iter()
+                .filter(|e| e.header.api_id == semantic::COPY_OUTPUT)
+                .map(|e| Payload::parse(&e.payload).unwrap())
+                .find(|c| {
+                    c.u64(fid::COPY_SEQ, "copy").unwrap() == launch.header.seq
+                        && c.get(fid::COPY_NODE).map(|f| f.as_u64().unwrap()) == Some(node)
+                })
+                .unwrap_or_else(|| panic!("no CopyOutput for node {node}"));
+            let r = attached
+                .blob(BLOB_FIELD | fid::GRAPH_OUTPUT, "bytes")
+                .unwrap();
+            out.push((node, p.load_blob(&r).unwrap()));
+        }
+    }
+    out
+}
+
 /// `exe` (linked against the stand-in `lib`) under capture into `out`. The stand-in's
 /// directory is on the loader path, as the harness puts it: capture asks the loaded CUDA
 /// driver for kernels' parameter layouts (`cuFuncGetParamInfo`), finding it by name
@@ -159,12 +198,9 @@ fn an_explicit_graph_is_rebuilt_with_its_dependencies_and_a_host_node_kept() {
         .iter()
         .find(|e| e.header.api_id == semantic::GRAPH_LAUNCH)
         .unwrap();
-    let pl = Payload::parse(&launch.payload).unwrap();
-    let node = pl.get(fid::GRAPH_OUTPUT).unwrap().as_nested().unwrap();
-    assert_eq!(
-        node.u64(fid::NODE_SEQ, "seq").unwrap(),
-        child_node.header.seq
-    );
+    let outputs = graph_outputs(p, launch);
+    assert_eq!(outputs.len(), 1);
+    assert_eq!(outputs[0].0, child_node.header.seq);
     // The kernel nodes and the update are records of their own, complete, their device
     // pointer argument marked for translation.
     let kinds = |k: u16| p.events.iter().filter(move |e| e.header.api_id == k);
@@ -679,7 +715,7 @@ fn a_captured_graph_is_recorded_without_changing_the_program_and_replayed() {
         };
         let want: Vec<u8> = (0..256).map(|b| (b * 7 + l * 50) as u8).collect();
         let (in_seq, input) = node(fid::GRAPH_INPUT);
-        let (out_seq, output) = node(fid::GRAPH_OUTPUT);
+        let (out_seq, output) = graph_outputs(p, &p.events[i]).remove(0);
         assert_eq!(
             (in_seq, out_seq),
             (p.events[captured[0]].header.seq, d2h_node)
