@@ -11,6 +11,7 @@ bin=$(cd "$1" && pwd); shift
 names=(); while [ $# -gt 0 ] && [ "$1" != "--" ]; do names+=("$1"); shift; done
 [ "${1:-}" = "--" ] && shift
 here=$(cd "$(dirname "$0")/.." && pwd); work=$(mktemp -d)
+. "$(dirname "$0")/build_report.sh"
 now() { date +%s.%N; }
 for p in "${names[@]}"; do
     for how in static shared; do
@@ -25,11 +26,6 @@ for p in "${names[@]}"; do
         same=no; diff -q "$exe.native" "$exe.cap" > /dev/null && same=yes
         ev=$(grep -o 'recorded [0-9]* events' "$exe.caperr" | head -1)
         printf '%-28s exits %s/%s/%s  s %.2f/%.2f/%.2f  stdout same: %s  %s | %s\n' "$p ($how)" "$rn" "$rc" "$rr" "$tn" "$tc" "$tr" "$same" "$ev" "$(grep -v '^ ' "$exe.rep" | tail -1 | cut -c1-200)"
-        grep -m3 'warning' "$exe.caperr" | cut -c1-220 | sed 's/^/    /'
-        grep -m2 -E '^(FAILED|REFUSED|refused|error)' "$exe.rep" | cut -c1-300 | sed 's/^/    /'
-        [ $rn -ne 0 ] && head -3 "$exe.native" | sed 's/^/    native: /'
-        # Logs kept under $OUT where set (the device tool brings that folder back).
-        [ -n "${OUT:-}" ] && cp "$exe.rep" "$OUT/${p}_$how.replay.txt" && cp "$exe.caperr" "$OUT/${p}_$how.capture-stderr.txt"
-        rm -rf "$exe.a"
+        build_details "$exe" "${p}_$how" "$rn"
     done
 done

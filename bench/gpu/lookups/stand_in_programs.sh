@@ -12,6 +12,7 @@ bin=$(cd "$1" && pwd); shift
 here=$(cd "$(dirname "$0")/../../.." && pwd); src="$here/replay/tests/stand_in"
 names=("$@"); [ ${#names[@]} -eq 0 ] && names=($(cd "$src" && ls *.c | sed 's/\.c$//'))
 work=$(mktemp -d)
+. "$(dirname "$0")/build_report.sh"
 for p in "${names[@]}"; do
     for how in static shared newer; do
         exe="$work/${p}_$how"; env=()
@@ -34,10 +35,6 @@ for p in "${names[@]}"; do
         same=no; diff -q "$exe.native" "$exe.cap" > /dev/null && same=yes
         ev=$(grep -o 'recorded [0-9]* events' "$exe.caperr" | head -1)
         printf '%-26s exits %s/%s/%s  stdout same: %s  %s | %s\n' "$p ($how)" "$rn" "$rc" "$rr" "$same" "$ev" "$(grep -v '^ ' "$exe.rep" | tail -1 | cut -c1-220)"
-        grep -m3 'warning' "$exe.caperr" | cut -c1-220 | sed 's/^/    /'
-        grep -m2 -E '^(FAILED|REFUSED|refused|error)' "$exe.rep" | cut -c1-300 | sed 's/^/    /'
-        [ $rn -ne 0 ] && head -3 "$exe.native" | sed 's/^/    native: /'
-        [ -n "${OUT:-}" ] && cp "$exe.rep" "$OUT/${p}_$how.replay.txt" && cp "$exe.caperr" "$OUT/${p}_$how.capture-stderr.txt"
-        rm -rf "$exe.a"
+        build_details "$exe" "${p}_$how" "$rn"
     done
 done
