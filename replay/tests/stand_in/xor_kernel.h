@@ -1,8 +1,10 @@
 /* The kernel the graph programs of this directory launch: hrr_xor_bytes (xor_ptx.h; the
  * stand-in runs it on the host, a GPU its PTX), its host stub, a fat binary holding its PTX
- * (header: magic, version 1, header size 16, payload size; one PTX entry: kind 1, its
- * header 64 bytes, PTX ISA 8.0, sm_52, 64-bit), the registration a compiler would emit,
- * and the kernel-node parameters CUDA's struct lays out. */
+ * (header: magic, version 1, header size 16, payload size; one uncompressed PTX entry laid
+ * out as CUDA 13's `fatbinary --compress=false` writes one: kind 1, an 80-byte header,
+ * PTX ISA 8.0, sm_52, flags 0x11, its two unexplained words 64 and 72 kept), the
+ * registration a compiler would emit, and the kernel-node parameters CUDA's struct lays
+ * out. */
 #ifndef HRR_XOR_KERNEL_H
 #define HRR_XOR_KERNEL_H
 
@@ -24,13 +26,13 @@ static struct {
     unsigned short kind, eversion;
     unsigned ehsize;
     unsigned long long psize;
-    unsigned compressed, unknown;
+    unsigned compressed, at_64;
     unsigned short isa_minor, isa_major;
     unsigned sm;
-    unsigned long long name, flags, pad3[2];
+    unsigned long long name, flags, reserved, uncompressed, at_72, pad;
     char ptx[(sizeof PTX + 7) / 8 * 8];
-} fatbin = {0xBA55ED50u, 1, 16, 64 + (sizeof PTX + 7) / 8 * 8, 1, 0x101, 64, (sizeof PTX + 7) / 8 * 8,
-            0, 0, 0, 8, 52, 0, 1 /* 64-bit addresses */, {0, 0}, PTX};
+} fatbin = {0xBA55ED50u, 1, 16, 80 + (sizeof PTX + 7) / 8 * 8, 1, 0x101, 80, (sizeof PTX + 7) / 8 * 8,
+            0, 64, 0, 8, 52, 0, 0x11, 0, 0, 72, 0, PTX};
 static struct { int magic, version; const void *data; void *unused; } wrapper = {0x466243b1, 1, &fatbin, 0};
 
 /* Registers the kernel as a compiler's constructor would. */
