@@ -4,9 +4,10 @@
 // out into page-locked memory), runs behind the gate in four rounds, each with new input
 // copied in before the gate. Capture reads the graph's output on a reader thread once the
 // launch completed (capture/src/graph_launch.rs): a capture that waited for the stream
-// inside the launch would keep the gate shut, and the callback gives up after 20 s, the
-// program failing with the round named. The control `graph_launch_wait` makes capture
-// wait there.
+// inside the launch would keep the gate shut, and the callback gives up after 5 s (under
+// the 20 s a control's guard case gets at least, so a shut gate is a named failure, not a
+// timeout), the program failing with the round named. The control `graph_launch_wait`
+// makes capture wait there.
 #include "../common/hrr_gpu.h"
 
 #include <atomic>
@@ -19,7 +20,7 @@ constexpr int ROUNDS = 4, N = 1 << 16;
 static std::atomic<int> gate_open{0}, gave_up{0};
 
 static void gate(hipStream_t, hipError_t, void*) {
-    for (int i = 0; i < 20000 && !gate_open.load(); ++i)
+    for (int i = 0; i < 5000 && !gate_open.load(); ++i)
         std::this_thread::sleep_for(std::chrono::milliseconds(1));
     if (!gate_open.load()) gave_up = 1;
 }

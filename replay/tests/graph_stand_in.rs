@@ -574,7 +574,7 @@ fn execution_contexts_replay() {
 /// A graph launched behind a host function that waits for the program
 /// (tests/stand_in/graph_gate.c): capture reads the D2H node's page-locked output on a
 /// reader once the launch completed, never waiting for the stream in `cudaGraphLaunch`
-/// (which would keep the gate shut: the program would say so after 20 s). Each launch
+/// (which would keep the gate shut: the program would say so after 5 s). Each launch
 /// names its pending node, whose bytes come in a `CopyOutput` record naming the launch and
 /// the node; replay compares them after its own launch, and an edited one fails exactly
 /// that launch's check.

@@ -3,7 +3,7 @@
  * cudaGraphLaunch returned. The graph (a kernel node, a D2H node into page-locked memory)
  * runs behind the gate, three rounds of new input copied in before the gate. Anything that
  * waits for the stream inside cudaGraphLaunch never sees the gate open: the host function
- * gives up after 20 s and the program says so (natively, the launch returns at once).
+ * gives up after 5 s and the program says so (natively, the launch returns at once).
  * Exit 0: right; 1: a wrong result, or the launch waited for the stream; 2: a call
  * failed. */
 #include <stdio.h>
@@ -30,11 +30,11 @@ int cudaGraphLaunch(void *, void *);
 static volatile int gate_open;
 static volatile int gate_gave_up;
 
-/* Waits up to 20 s for the program to open the gate. */
+/* Waits up to 5 s for the program to open the gate. */
 static void gate(void *data) {
     (void)data;
     struct timespec ms = {0, 1000000};
-    for (int i = 0; i < 20000 && !gate_open; i++) nanosleep(&ms, 0);
+    for (int i = 0; i < 5000 && !gate_open; i++) nanosleep(&ms, 0);
     if (!gate_open) gate_gave_up = 1;
 }
 
