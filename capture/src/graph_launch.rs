@@ -5,8 +5,9 @@
 //! the bytes each D2H node wrote, as for any D2H copy: into page-locked memory, by a
 //! reader once an event after the launch completed (`outputs`; the program's thread never
 //! waits for the launch, so a host node or host function that waits for the program
-//! still runs); otherwise once the stream completed the launch. The mapped and managed memory its kernels' arguments reach is noted with the
-//! launch (`mapped`), so what those kernels wrote there is recorded at the
+//! still runs); otherwise once the stream completed the launch. The mapped and managed
+//! memory its kernels' arguments reach is noted with the launch (`mapped`), so what
+//! those kernels wrote there is recorded at the
 //! synchronisation that completes the launch, as for a kernel launched alone. A launch
 //! into a capturing stream ran nothing yet (it is a node of that capture's graph): its
 //! outputs are not read and the record says why.

@@ -85,11 +85,7 @@ pub fn defer(
     }
     events::set_vendor(vendor);
     match stream_of(desc, args) {
-        Some(stream) => Some(Deferred::Event {
-            event: events::record_after(stream)?,
-            stream,
-            region,
-        }),
+        Some(stream) => after_event(stream, region),
         None => {
             let (start, end) = pending::span(&region);
             if end - start > reader::SNAPSHOT_MAX {
@@ -124,6 +120,12 @@ pub fn defer_node(
     if !in_pinned(cap, &region) || (driver && !events::serve_driver_rows()) {
         return None;
     }
+    after_event(stream, region)
+}
+
+/// A read of `region` once an event of capture's, recorded now on `stream`, completed;
+/// None when no event could be recorded there.
+fn after_event(stream: u64, region: HostRegion) -> Option<Deferred> {
     Some(Deferred::Event {
         event: events::record_after(stream)?,
         stream,
