@@ -97,6 +97,7 @@ pub mod outputs;
 pub mod params;
 pub mod pending;
 pub mod per_thread;
+pub mod pieces;
 pub mod pinned;
 pub mod private_runtime;
 pub mod proc_address;

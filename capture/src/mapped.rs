@@ -2,22 +2,21 @@
 //! (page-locked) host memory or managed memory, which the host reads after a
 //! synchronisation. Launches note the allocations their arguments reach (`reach`);
 //! after each synchronisation that completes some of them, the allocations they reached
-//! are read, hashed, and recorded as `MappedOutput` records (the bytes stored only when
-//! they changed since the allocation's last record), right after the synchronisation's
-//! own record, so replay compares at the same point.
+//! are read, hashed, and recorded as `MappedOutput` records, one a piece of 16 MiB
+//! (`pieces`: a piece the archive holds, unchanged since the last record or since a
+//! launch's snapshot, is not stored again), right after the synchronisation's own
+//! record, so replay compares at the same point.
 //!
 //! Cost is bounded by `HRR_CAPTURE_MAPPED_OUTPUT_MAX` bytes a synchronisation: over it,
 //! one incomplete `MappedOutput` record names the total and the cap (replay refuses it
 //! by name), and capture says so on stderr once.
 
-use std::collections::HashMap;
 use std::os::raw::c_int;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use hrr_archive::api::{fid, id, semantic, ApiDesc};
-use hrr_archive::payload::{BlobRef, PayloadWriter};
+use hrr_archive::payload::PayloadWriter;
 use hrr_archive::sync::{ForkLock, Mutex};
-use hrr_archive::ContentHash;
 
 use crate::ffi::host_bytes;
 use crate::pending::{Cover, ALL};
@@ -26,8 +25,6 @@ use crate::state::{self, Capture};
 
 struct Tracker {
     reaches: Reaches,
-    /// Allocation start -> (size, hash, blob) of its last record.
-    last: HashMap<u64, (u64, ContentHash, BlobRef)>,
 }
 
 static TRACKER: Mutex<Option<Tracker>> = Mutex::new(None);
@@ -40,7 +37,6 @@ fn with<R>(f: impl FnOnce(&mut Tracker) -> R) -> R {
     let mut g = TRACKER.lock();
     let t = g.get_or_insert_with(|| Tracker {
         reaches: Reaches::default(),
-        last: HashMap::new(),
     });
     f(t)
 }
@@ -142,7 +138,6 @@ pub fn after_row(
         a if hrr_archive::api::resets_device(a) && ret == 0 => {
             *t = Tracker {
                 reaches: Reaches::default(),
-                last: HashMap::new(),
             };
             Vec::new()
         }
@@ -193,43 +188,42 @@ fn record_completed(cap: &Capture, sync_seq: u64, api: &str, done: &[Completed])
         // table (page-locked host memory, or managed memory after the synchronisation
         // that completed the kernels writing it).
         let mem = unsafe { host_bytes(c.start, c.size) };
-        // Read once: the hash, the comparison with the last record and the blob are of
-        // the same bytes even if a kernel this synchronisation did not complete writes
-        // the allocation meanwhile.
-        let copy = mem.to_vec();
-        let bytes = copy.as_slice();
-        let hash = ContentHash::of(bytes);
-        let known = with(|t| {
-            t.last
-                .get(&c.start)
-                .filter(|(n, h, _)| *n == c.size && *h == hash)
-                .map(|(_, _, r)| *r)
-        });
-        let (blob, failure) = match known {
-            Some(r) => (Some(r), None),
-            None => match cap.writer().put_blob(bytes) {
-                Ok(r) => {
-                    with(|t| t.last.insert(c.start, (c.size, hash, r)));
-                    (Some(r), None)
-                }
-                Err(e) => (None, Some(format!("mapped output not recorded: {e}"))),
-            },
-        };
-        let mut p = PayloadWriter::new();
-        p.devptr(fid::MAPPED_START, c.start)
-            .u64(fid::MAPPED_SIZE, c.size)
-            .u64(fid::MAPPED_LAUNCH, c.launch_seq)
-            .u64(fid::MAPPED_SYNC, sync_seq);
-        if let Some(r) = blob {
-            p.blob(fid::MAPPED_BYTES, r);
-        }
-        cap.record(
-            semantic::MAPPED_OUTPUT,
-            0,
-            &p,
-            failure.as_deref(),
-            "MappedOutput",
+        // Each piece read once, into a copy: its name and its blob are of the same bytes
+        // even if a kernel this synchronisation did not complete writes the allocation
+        // meanwhile. Pieces the archive holds (unchanged since the last record, or since
+        // a launch's snapshot) are named by their hash alone.
+        let pieces = crate::pieces::store(
+            cap.writer(),
+            c.start,
+            mem,
+            crate::pieces::Source::Program,
+            crate::pieces::Likely::New,
         );
+        let whole = pieces.len() == 1;
+        for piece in pieces {
+            let mut p = PayloadWriter::new();
+            p.devptr(fid::MAPPED_START, piece.at)
+                .u64(fid::MAPPED_SIZE, piece.len)
+                .u64(fid::MAPPED_LAUNCH, c.launch_seq)
+                .u64(fid::MAPPED_SYNC, sync_seq);
+            if !whole {
+                p.u64(fid::MAPPED_ALLOCATION, c.start);
+            }
+            let failure = match piece.blob {
+                Ok(r) => {
+                    p.blob(fid::MAPPED_BYTES, r);
+                    None
+                }
+                Err(e) => Some(format!("mapped output not recorded: {e}")),
+            };
+            cap.record(
+                semantic::MAPPED_OUTPUT,
+                0,
+                &p,
+                failure.as_deref(),
+                "MappedOutput",
+            );
+        }
     }
 }
 
@@ -239,8 +233,5 @@ pub fn forget(start: u64) {
     if !ANY.load(Ordering::Relaxed) {
         return;
     }
-    with(|t| {
-        t.reaches.forget(start);
-        t.last.remove(&start);
-    });
+    with(|t| t.reaches.forget(start));
 }

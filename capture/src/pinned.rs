@@ -3,10 +3,10 @@
 //! launched (no copy call carries those bytes, HRR seed 001). Replay writes them back
 //! before the launch.
 //!
-//! An allocation is recorded in pieces of [`SNAPSHOT_PIECE`] bytes, each hashed where it
-//! lies (the pieces of a large allocation on several threads at once): a piece whose
-//! content is stored already is named by its hash alone, and only new pieces are copied
-//! and written. A program whose launches read a large buffer again and again, each
+//! An allocation is recorded in pieces of [`pieces::PIECE`] bytes, each
+//! hashed where it lies (the pieces of a large allocation on several threads at once): a
+//! piece whose content is stored already is named by its hash alone, and only new pieces
+//! are copied and written. A program whose launches read a large buffer again and again, each
 //! changing a part of it, pays one hashing pass per launch, not a copy and a write of
 //! the whole buffer (issue 22's unified-memory shape: 16 launches over a 256 MiB managed
 //! buffer). Managed memory is read through the host or by the copy engine (`dma`),
@@ -22,7 +22,6 @@
 //! writes a managed buffer's other bytes while a kernel runs on it.
 
 use hrr_archive::api::fid;
-use hrr_archive::hash::ContentHash;
 use hrr_archive::payload::PayloadWriter;
 use hrr_archive::ArchiveError;
 
@@ -32,6 +31,7 @@ use std::time::Instant;
 
 use crate::alloc::Space;
 use crate::ffi::host_bytes;
+use crate::pieces;
 use crate::read_choice::{Costs, Way};
 use crate::state::Capture;
 
@@ -176,9 +176,10 @@ fn snapshot_by_copy(
     Ok(true)
 }
 
-/// One PINNED_SNAPSHOT field per piece of `bytes`, which lie at `start`: a piece stored
-/// already is named by its hash alone. `volatile`: something may write `bytes` meanwhile
-/// (the program's own memory), so new content is copied once before it is stored.
+/// One PINNED_SNAPSHOT field per piece of `bytes`, which lie at `start` (`pieces`): a
+/// piece stored already is named by its hash alone. `volatile`: something may write
+/// `bytes` meanwhile (the program's own memory), so new content is copied once before
+/// it is stored.
 fn record_pieces(
     cap: &Capture,
     p: &mut PayloadWriter,
@@ -186,53 +187,20 @@ fn record_pieces(
     bytes: &[u8],
     volatile: bool,
 ) -> Result<(), SnapshotError> {
-    let pieces: Vec<&[u8]> = bytes.chunks(SNAPSHOT_PIECE as usize).collect();
-    let hashes = piece_hashes(&pieces);
-    let mut at = start;
-    for (piece, hash) in pieces.iter().zip(hashes) {
-        let w = cap.writer();
-        let r = match w.stored_blob(hash, piece.len() as u64) {
-            Some(r) => r,
-            None if volatile => w.put_blob_volatile(piece).map_err(SnapshotError::Store)?,
-            None => w.put_blob(piece).map_err(SnapshotError::Store)?,
-        };
+    let source = if volatile {
+        pieces::Source::Program
+    } else {
+        pieces::Source::Staged
+    };
+    for piece in pieces::store(cap.writer(), start, bytes, source, pieces::Likely::Stored) {
+        let r = piece.blob.map_err(SnapshotError::Store)?;
         let mut s = PayloadWriter::new();
-        s.u64(fid::SNAPSHOT_START, at)
-            .u64(fid::SNAPSHOT_SIZE, piece.len() as u64)
+        s.u64(fid::SNAPSHOT_START, piece.at)
+            .u64(fid::SNAPSHOT_SIZE, piece.len)
             .blob(fid::SNAPSHOT_BYTES, r);
         p.nested(fid::PINNED_SNAPSHOT, &s);
-        at += piece.len() as u64;
     }
     Ok(())
-}
-
-/// The size of the pieces a snapshot is recorded in (a tree leaf's: below
-/// `TREE_MIN_BYTES`, so a piece's name is the plain XXH3-128 of its bytes).
-pub const SNAPSHOT_PIECE: u64 = hrr_archive::hash::TREE_LEAF_BYTES as u64;
-
-/// Each piece's content hash; the pieces spread over up to 8 threads when there are
-/// several.
-fn piece_hashes(pieces: &[&[u8]]) -> Vec<ContentHash> {
-    let threads = std::thread::available_parallelism()
-        .map_or(1, |n| n.get())
-        .clamp(1, 8)
-        .min(pieces.len());
-    if threads <= 1 {
-        return pieces.iter().map(|p| ContentHash::of(p)).collect();
-    }
-    let per = pieces.len().div_ceil(threads);
-    std::thread::scope(|s| {
-        let parts: Vec<_> = pieces
-            .chunks(per)
-            .map(|chunk| {
-                s.spawn(move || chunk.iter().map(|p| ContentHash::of(p)).collect::<Vec<_>>())
-            })
-            .collect();
-        parts
-            .into_iter()
-            .flat_map(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
-            .collect()
-    })
 }
 
 #[cfg(test)]

@@ -1,7 +1,8 @@
 //! Pinned snapshots in pieces (`capture::pinned`): a 40 MiB page-locked buffer read by
 //! two launches is recorded as three pieces per launch; the pieces the program did not
 //! change between the launches carry the same blob, so only the changed piece is stored
-//! again, and each piece holds exactly the bytes the kernel saw.
+//! again, and each piece holds exactly the bytes the kernel saw. The output each
+//! synchronisation records is the same pieces, named by the same blobs.
 
 use hrr_archive::api::{fid, semantic};
 use hrr_archive::payload::Payload;
@@ -61,6 +62,48 @@ fn unchanged_pieces_of_a_large_snapshot_are_stored_once() {
         first[2].2.hash, second[2].2.hash,
         "the changed piece is new"
     );
+    // After each synchronisation, the buffer the kernel reached is an output: one
+    // MappedOutput a piece, naming the allocation, each piece the very blob the launch's
+    // snapshot stored (the kernel wrote nothing), so the outputs store nothing new.
+    let outputs: Vec<Vec<(u64, u64, Option<u64>, hrr_archive::payload::BlobRef)>> = [0, 1]
+        .iter()
+        .map(|&i| {
+            let launch_seq = p
+                .events
+                .iter()
+                .filter(|e| e.header.api_id == semantic::LAUNCH_KERNEL)
+                .nth(i)
+                .unwrap()
+                .header
+                .seq;
+            p.events
+                .iter()
+                .filter(|e| e.header.api_id == semantic::MAPPED_OUTPUT)
+                .map(|e| Payload::parse(&e.payload).unwrap())
+                .filter(|m| m.u64(fid::MAPPED_LAUNCH, "launch").unwrap() == launch_seq)
+                .map(|m| {
+                    (
+                        m.devptr(fid::MAPPED_START, "start").unwrap(),
+                        m.u64(fid::MAPPED_SIZE, "size").unwrap(),
+                        m.get(fid::MAPPED_ALLOCATION).map(|f| f.as_u64().unwrap()),
+                        m.blob(fid::MAPPED_BYTES, "bytes").unwrap(),
+                    )
+                })
+                .collect()
+        })
+        .collect();
+    for (launch, (outs, snaps)) in outputs.iter().zip([&first, &second]).enumerate() {
+        let seen: Vec<_> = outs.iter().map(|o| (o.0, o.1, o.2, o.3.hash)).collect();
+        let want: Vec<_> = snaps
+            .iter()
+            .map(|s| (s.0, s.1, Some(base), s.2.hash))
+            .collect();
+        assert_eq!(seen, want, "launch {launch}'s outputs: {stderr}");
+    }
+    let blobs = walkdir_count(&p.dir.join("blobs"));
+    // The first two pieces hold the same bytes (i * 7 repeats every 256 bytes): one
+    // blob; the last piece, then the changed last piece: three in all.
+    assert_eq!(blobs, 3, "{stderr}");
     // Each piece holds the bytes the kernel saw: i * 7, one byte flipped before the second.
     let n = 40 * MIB as usize;
     let mut want: Vec<u8> = (0..n).map(|i| (i * 7) as u8).collect();
@@ -77,4 +120,18 @@ fn unchanged_pieces_of_a_large_snapshot_are_stored_once() {
             );
         }
     }
+}
+
+/// Files under `dir`, at any depth.
+fn walkdir_count(dir: &std::path::Path) -> usize {
+    std::fs::read_dir(dir)
+        .map(|rd| {
+            rd.flatten()
+                .map(|e| match e.file_type() {
+                    Ok(t) if t.is_dir() => walkdir_count(&e.path()),
+                    _ => 1,
+                })
+                .sum()
+        })
+        .unwrap_or(0)
 }

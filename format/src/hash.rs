@@ -57,15 +57,74 @@ pub const TREE_LEAF_BYTES: usize = 16 << 20;
 const TREE_TAG: &[u8; 16] = b"hrr-xxh3-tree-1\0";
 const TREE_THREADS: usize = 8;
 
+/// `src` read once, into a copy, and the copy's `ContentHash::of`: for memory something
+/// else may write meanwhile (a kernel writing mapped or managed memory), so the name
+/// always says what the copy holds. Tree content is copied and hashed leaf by leaf on up
+/// to `TREE_THREADS` threads.
+pub fn copy_and_hash(src: &[u8]) -> (Vec<u8>, ContentHash) {
+    // Zeroed by the allocator (fresh pages for a large size), then written once.
+    let mut copy = vec![0u8; src.len()];
+    if src.len() < TREE_MIN_BYTES {
+        let hash = ContentHash(copy_leaf(src, &mut copy));
+        return (copy, hash);
+    }
+    let leaves = src.len().div_ceil(TREE_LEAF_BYTES);
+    let mut digests = vec![[0u8; 16]; leaves];
+    let per = leaves.div_ceil(tree_threads()) * TREE_LEAF_BYTES;
+    std::thread::scope(|s| {
+        for ((from, to), ds) in src
+            .chunks(per)
+            .zip(copy.chunks_mut(per))
+            .zip(digests.chunks_mut(per / TREE_LEAF_BYTES))
+        {
+            s.spawn(move || {
+                for ((f, t), d) in from
+                    .chunks(TREE_LEAF_BYTES)
+                    .zip(to.chunks_mut(TREE_LEAF_BYTES))
+                    .zip(ds.iter_mut())
+                {
+                    *d = copy_leaf(f, t);
+                }
+            });
+        }
+    });
+    let hash = tree_name(src.len() as u64, &digests);
+    (copy, hash)
+}
+
+/// `copy_and_hash` into `dst` (as long as `src`) on the calling thread, for content
+/// below `TREE_MIN_BYTES` (None for longer content): a buffer reused piece after piece
+/// costs no page faults, where a new copy of 16 MiB costs 4,096.
+pub fn copy_into_and_hash(src: &[u8], dst: &mut [u8]) -> Option<ContentHash> {
+    (src.len() < TREE_MIN_BYTES && src.len() == dst.len()).then(|| ContentHash(copy_leaf(src, dst)))
+}
+
+/// Bytes copied at a time by `copy_leaf`: hashed while they are still in cache.
+const COPY_CHUNK: usize = 256 << 10;
+
+/// Copies `from` into `to` a chunk at a time, each chunk hashed from the copy while it is
+/// in cache (one pass over memory, not a copy and then a hash): the XXH3-128 of `from`.
+fn copy_leaf(from: &[u8], to: &mut [u8]) -> [u8; 16] {
+    let mut h = xxhash_rust::xxh3::Xxh3::new();
+    for (f, t) in from.chunks(COPY_CHUNK).zip(to.chunks_mut(COPY_CHUNK)) {
+        t.copy_from_slice(f);
+        h.update(t);
+    }
+    h.digest128().to_be_bytes()
+}
+
+fn tree_threads() -> usize {
+    std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .clamp(1, TREE_THREADS)
+}
+
 /// XXH3-128 of `TREE_TAG`, the content length (u64 LE) and each leaf's XXH3-128 in
 /// order; leaves are hashed by up to `TREE_THREADS` threads.
 fn tree(data: &[u8]) -> ContentHash {
     let leaves: Vec<&[u8]> = data.chunks(TREE_LEAF_BYTES).collect();
     let mut digests = vec![[0u8; 16]; leaves.len()];
-    let threads = std::thread::available_parallelism()
-        .map_or(1, |n| n.get())
-        .clamp(1, TREE_THREADS);
-    let per = leaves.len().div_ceil(threads);
+    let per = leaves.len().div_ceil(tree_threads());
     std::thread::scope(|s| {
         for (ls, ds) in leaves.chunks(per).zip(digests.chunks_mut(per)) {
             s.spawn(move || {
@@ -183,6 +242,30 @@ mod tests {
             None
         );
         assert_ne!(ContentHash::of(b"hello"), ContentHash::of(b"hellp"));
+    }
+
+    #[test]
+    fn a_copy_is_named_as_of_names_it_whatever_its_size() {
+        for n in [
+            0,
+            5,
+            TREE_MIN_BYTES - 1,
+            TREE_MIN_BYTES,
+            5 * TREE_LEAF_BYTES + 17,
+        ] {
+            let data: Vec<u8> = (0..n).map(|i| (i * 37 + i / 4099) as u8).collect();
+            let (copy, hash) = copy_and_hash(&data);
+            assert!(copy == data, "{n} bytes: the copy differs");
+            assert_eq!(hash, ContentHash::of(&data), "{n} bytes");
+            let mut into = vec![7u8; n];
+            let named = copy_into_and_hash(&data, &mut into);
+            if n < TREE_MIN_BYTES {
+                assert_eq!(named, Some(hash), "{n} bytes");
+                assert!(into == data, "{n} bytes: the copy into differs");
+            } else {
+                assert_eq!(named, None, "{n} bytes: tree content");
+            }
+        }
     }
 
     #[test]

@@ -107,17 +107,24 @@ pub const KN_EXEC: u16 = 4;
 /// (`extent.width` counts the array's elements; the host side's rows are this long).
 pub const ARRAY_ROW_BYTES: u16 = 56;
 /// On a `MappedOutput` record: the captured start address of the mapped or managed
-/// allocation (a device pointer field).
+/// allocation, or of the piece of it the record holds (`MAPPED_ALLOCATION`; a device
+/// pointer field).
 pub const MAPPED_START: u16 = 65;
-/// On a `MappedOutput` record: the allocation's size in bytes.
+/// On a `MappedOutput` record: the allocation's (or the piece's) size in bytes.
 pub const MAPPED_SIZE: u16 = 66;
-/// On a `MappedOutput` record: the allocation's bytes after the synchronisation (a blob).
+/// On a `MappedOutput` record: the allocation's (or the piece's) bytes after the
+/// synchronisation (a blob).
 pub const MAPPED_BYTES: u16 = 67;
 /// On a `MappedOutput` record: the sequence id of the last completed launch whose
 /// arguments reached the allocation.
 pub const MAPPED_LAUNCH: u16 = 68;
 /// On a `MappedOutput` record: the sequence id of the synchronisation that completed it.
 pub const MAPPED_SYNC: u16 = 69;
+/// On a `MappedOutput` record that holds one piece of a larger allocation (capture
+/// records one a `pieces::PIECE` of 16 MiB): the allocation's captured start address;
+/// `MAPPED_START` and `MAPPED_SIZE` are then the piece's. Absent: the record is the
+/// whole allocation.
+pub const MAPPED_ALLOCATION: u16 = 82;
 /// On a `RangeRestore` record: the allocation's bytes at the range's start (a blob).
 pub const RANGE_BYTES: u16 = 75;
 /// On a `RangeMark` record: how many allocations the snapshot holds.

@@ -511,6 +511,62 @@ fn ipc_handles_replay_and_a_later_mismatch_names_them() {
     }
 }
 
+/// A mapped output larger than a piece (tests/stand_in/mapped_pieces.c): a kernel rewrites
+/// a 40 MiB mapped buffer, and the output after the synchronisation is recorded as three
+/// `MappedOutput` pieces naming their allocation, each checked on its own; an edited byte
+/// of the middle piece fails as bytes of that allocation, at that piece's offset.
+#[test]
+fn a_large_mapped_output_is_checked_piece_by_piece() {
+    let d = tempfile::tempdir().unwrap();
+    let Some((lib, exe)) = build(d.path(), "mapped_pieces") else {
+        return;
+    };
+    let out = d.path().join("archive");
+    native_and_captured(&lib, &exe, &[], &out);
+    let (a, count) = opened(&out);
+    let pieces: Vec<(u64, u64, u64, Option<u64>)> = a.processes[0]
+        .events
+        .iter()
+        .filter(|e| e.header.api_id == semantic::MAPPED_OUTPUT)
+        .map(|e| {
+            let m = Payload::parse(&e.payload).unwrap();
+            (
+                e.header.seq,
+                m.devptr(fid::MAPPED_START, "start").unwrap(),
+                m.u64(fid::MAPPED_SIZE, "size").unwrap(),
+                m.get(fid::MAPPED_ALLOCATION).map(|f| f.as_u64().unwrap()),
+            )
+        })
+        .collect();
+    assert_eq!(count(semantic::MAPPED_OUTPUT), 3, "{pieces:x?}");
+    let base = pieces[0].1;
+    const MIB: u64 = 1 << 20;
+    assert_eq!(
+        pieces
+            .iter()
+            .map(|p| (p.1 - base, p.2, p.3))
+            .collect::<Vec<_>>(),
+        [
+            (0, 16 * MIB, Some(base)),
+            (16 * MIB, 16 * MIB, Some(base)),
+            (32 * MIB, 8 * MIB, Some(base))
+        ]
+    );
+    replays_passing(&lib, &out, 3);
+
+    hrr_archive::edit::edit_expected_output(&out, Some(pieces[1].0), 5, Limits::default()).unwrap();
+    let r = replay(&lib, &out);
+    assert_eq!(r.failures.len(), 1, "{:?}", r.failures);
+    let f = &r.failures[0];
+    assert_eq!(f.seq, pieces[1].0);
+    assert!(
+        f.api
+            .starts_with(&format!("MappedOutput (bytes 0x1000000..0x2000000 of the allocation at {base:#x}, after cudaDeviceSynchronize")),
+        "{f:?}"
+    );
+    assert_eq!(f.first_differing_offset, Some(5), "{f:?}");
+}
+
 /// Array planes and the device list (tests/stand_in/planes.c): an NV12 array's planes,
 /// asked for by the runtime and the driver, are mapped to replay's (the chroma plane's
 /// two-byte elements known from the driver's description, so its 3D copy's box is right);

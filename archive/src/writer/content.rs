@@ -23,14 +23,7 @@ impl ProcessWriter {
         if let Some(f) = Fill::detect(data) {
             return self.put_fill(&f);
         }
-        let hash = ContentHash::of(data);
-        self.put_content(hash, data, ContentKind::Blob)?;
-        self.blob_referenced_bytes
-            .fetch_add(data.len() as u64, Ordering::Relaxed);
-        Ok(BlobRef {
-            hash,
-            len: data.len() as u64,
-        })
+        self.put_named(ContentHash::of(data), data)
     }
 
     /// `put_blob` for bytes something else may write meanwhile (mapped or managed memory
@@ -39,8 +32,29 @@ impl ProcessWriter {
     /// hash and then for the file, such bytes gave a blob whose content hashed to another
     /// name: seen on the H200.)
     pub fn put_blob_volatile(&self, data: &[u8]) -> Result<BlobRef> {
-        let copy = data.to_vec();
-        self.put_blob(&copy)
+        let (copy, hash) = crate::hash::copy_and_hash(data);
+        self.put_blob_hashed(hash, &copy)
+    }
+
+    /// `put_blob` for bytes whose name the caller has computed already (`hash` is
+    /// `ContentHash::of(data)`, e.g. from `hash::copy_and_hash`): not hashed again.
+    pub fn put_blob_hashed(&self, hash: ContentHash, data: &[u8]) -> Result<BlobRef> {
+        debug_assert_eq!(hash, ContentHash::of(data));
+        if let Some(f) = Fill::detect(data) {
+            return self.put_fill(&f);
+        }
+        self.put_named(hash, data)
+    }
+
+    /// Stores `data`, which is no fill, under its name `hash`.
+    fn put_named(&self, hash: ContentHash, data: &[u8]) -> Result<BlobRef> {
+        self.put_content(hash, data, ContentKind::Blob)?;
+        self.blob_referenced_bytes
+            .fetch_add(data.len() as u64, Ordering::Relaxed);
+        Ok(BlobRef {
+            hash,
+            len: data.len() as u64,
+        })
     }
 
     /// The blob already stored that `data` would be, named without copying `data` and

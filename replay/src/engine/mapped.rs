@@ -90,6 +90,11 @@ impl Ctx<'_> {
         let launch = p.u64(fid::MAPPED_LAUNCH, "launch")?;
         let sync_seq = p.u64(fid::MAPPED_SYNC, "synchronisation")?;
         let r = p.blob(fid::MAPPED_BYTES, "bytes")?;
+        // One piece of a larger allocation, or (absent) the whole allocation.
+        let piece_of = p
+            .get(fid::MAPPED_ALLOCATION)
+            .map(|f| f.as_u64())
+            .transpose()?;
         let len = self.host_len(size, "mapped output")?;
         if r.len != size {
             return Err(EventError::BlobLength {
@@ -130,8 +135,16 @@ impl Ctx<'_> {
             ),
         };
         let sync = self.sync_label(sync_seq);
+        let what = match piece_of {
+            Some(alloc) => format!(
+                "bytes {:#x}..{:#x} of the allocation at {alloc:#x}",
+                start.wrapping_sub(alloc),
+                start.wrapping_sub(alloc).wrapping_add(size)
+            ),
+            None => format!("allocation {start:#x}, {size} bytes"),
+        };
         let api = format!(
-            "MappedOutput (allocation {start:#x}, {size} bytes, after {sync} at seq {sync_seq}, written by the launch at seq {launch})"
+            "MappedOutput ({what}, after {sync} at seq {sync_seq}, written by the launch at seq {launch})"
         );
         self.checks.record(ev.header.seq, api, len, Some(v));
         Ok(())
