@@ -65,7 +65,9 @@ fn unchanged_pieces_of_a_large_snapshot_are_stored_once() {
     // After each synchronisation, the buffer the kernel reached is an output: one
     // MappedOutput a piece, naming the allocation, each piece the very blob the launch's
     // snapshot stored (the kernel wrote nothing), so the outputs store nothing new.
-    let outputs: Vec<Vec<(u64, u64, Option<u64>, hrr_archive::payload::BlobRef)>> = [0, 1]
+    // (start, size, the allocation named, blob) of each MappedOutput, by launch.
+    type Output = (u64, u64, Option<u64>, hrr_archive::payload::BlobRef);
+    let outputs: Vec<Vec<Output>> = [0, 1]
         .iter()
         .map(|&i| {
             let launch_seq = p
