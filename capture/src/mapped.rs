@@ -14,10 +14,11 @@
 use std::os::raw::c_int;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use hrr_archive::api::{fid, id, semantic, ApiDesc};
+use hrr_archive::api::{fid, id, semantic, ApiDesc, Vendor};
 use hrr_archive::payload::PayloadWriter;
 use hrr_archive::sync::{ForkLock, Mutex};
 
+use crate::capturing::StreamCapture;
 use crate::ffi::host_bytes;
 use crate::pending::{Cover, ALL};
 use crate::reach::{Completed, Reaches};
@@ -115,6 +116,14 @@ pub fn after_row(
     if !ANY.load(Ordering::Relaxed) {
         return;
     }
+    // A wait into a capturing stream is an edge of the graph being captured, not of the
+    // stream's own work (asked before the tracker's lock is taken: a leaf lock is held
+    // across no runtime call).
+    let joins = matches!(
+        desc.id,
+        id::StreamWaitEvent | id::CuStreamWaitEvent | id::StreamWaitEventSpt
+    ) && ret == 0
+        && stream_runs_its_work(api, args[0]);
     let done = with(|t| match desc.id {
         id::EventRecord
         | id::CuEventRecord
@@ -123,6 +132,10 @@ pub fn after_row(
             if ret == 0 =>
         {
             t.reaches.event_recorded(args[0], args[1]);
+            Vec::new()
+        }
+        id::StreamWaitEvent | id::CuStreamWaitEvent | id::StreamWaitEventSpt if joins => {
+            t.reaches.stream_waited(args[0], args[1]);
             Vec::new()
         }
         id::EventDestroy | id::CuEventDestroy if ret == 0 => {
@@ -150,6 +163,16 @@ pub fn after_row(
         return;
     }
     record_completed(cap, seq.unwrap_or(u64::MAX), api, &done);
+}
+
+/// Whether `stream` runs what is issued to it now (it is not capturing into a graph).
+fn stream_runs_its_work(api: &str, stream: u64) -> bool {
+    let vendor = if api.starts_with("hip") {
+        Vendor::Hip
+    } else {
+        Vendor::Cuda
+    };
+    crate::capturing::stream_capture(vendor, stream) == StreamCapture::Idle
 }
 
 /// Records each completed allocation still live, or one incomplete record when their

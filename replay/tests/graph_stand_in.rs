@@ -567,6 +567,40 @@ fn a_large_mapped_output_is_checked_piece_by_piece() {
     assert_eq!(f.first_differing_offset, Some(5), "{f:?}");
 }
 
+/// Streams joined by events (tests/stand_in/mapped_joins.c): kernels on four streams write
+/// a mapped buffer, the first stream waits for the others' events, and one event of the
+/// first stream is synchronised before the host reads the buffer. That synchronisation
+/// completes every stream's kernels through the waits, so the buffer is recorded there,
+/// once, and replay checks it.
+#[test]
+fn streams_joined_by_events_complete_their_mapped_outputs() {
+    let d = tempfile::tempdir().unwrap();
+    let Some((lib, exe)) = build(d.path(), "mapped_joins") else {
+        return;
+    };
+    let out = d.path().join("archive");
+    native_and_captured(&lib, &exe, &[], &out);
+    let (a, count) = opened(&out);
+    let p = &a.processes[0];
+    assert_eq!(count(semantic::MAPPED_OUTPUT), 1);
+    let sync = p
+        .events
+        .iter()
+        .find(|e| e.header.api_id == id::EventSynchronize)
+        .unwrap()
+        .header
+        .seq;
+    let m = p
+        .events
+        .iter()
+        .find(|e| e.header.api_id == semantic::MAPPED_OUTPUT)
+        .map(|e| Payload::parse(&e.payload).unwrap())
+        .unwrap();
+    assert_eq!(m.u64(fid::MAPPED_SYNC, "sync").unwrap(), sync);
+    assert_eq!(m.u64(fid::MAPPED_SIZE, "size").unwrap(), 1 << 20);
+    replays_passing(&lib, &out, 1);
+}
+
 /// Array planes and the device list (tests/stand_in/planes.c): an NV12 array's planes,
 /// asked for by the runtime and the driver, are mapped to replay's (the chroma plane's
 /// two-byte elements known from the driver's description, so its 3D copy's box is right);
