@@ -142,10 +142,14 @@ pub fn after_row(
             t.reaches.event_destroyed(args[0]);
             Vec::new()
         }
-        // Recorded over a whole context: no one stream's launches, so forgotten (a
-        // synchronisation with it then completes every launch: `event_cover`).
+        // Recorded over a whole context: every launch issued before it, as an event of
+        // a default stream covers (`event_cover`).
         id::ExecutionCtxRecordEvent | id::DrvCtxRecordEvent if ret == 0 => {
-            t.reaches.event_destroyed(args[1]);
+            t.reaches.event_recorded(args[1], 0);
+            Vec::new()
+        }
+        id::StreamDestroy | id::CuStreamDestroy if ret == 0 => {
+            t.reaches.stream_destroyed(args[0]);
             Vec::new()
         }
         a if hrr_archive::api::resets_device(a) && ret == 0 => {

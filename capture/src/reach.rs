@@ -20,9 +20,9 @@
 //! the first stream synchronised; without joins the other 15 streams' launches stayed
 //! open, and the memory they reached was never recorded).
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, VecDeque};
 
-use crate::pending::{is_default_stream, Cover, ALL};
+use crate::pending::{is_default_stream, Cover};
 
 /// One launch's reach into one allocation.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -56,14 +56,31 @@ pub struct Reaches {
     /// Event handle -> (stream, its ticket at the record).
     events: HashMap<u64, (u64, u64)>,
     /// Stream -> its waits for events not yet covered by a synchronisation: (the wait's
-    /// ticket, what the event covered then).
-    joins: HashMap<u64, Vec<(u64, Cover)>>,
+    /// ticket, what the event covered then), oldest first.
+    joins: HashMap<u64, VecDeque<(u64, Cover)>>,
 }
 
-/// Covers a synchronisation expands into through the waits, at most: past it, every
-/// launch is taken as completed by the synchronisation's own rule widened to all streams
-/// (never reached by a program's wait graph; a bound on a hostile one).
-const JOIN_EXPANSION_MAX: usize = 4096;
+/// Waits kept a stream at most; past it the oldest is dropped. A dropped wait only makes
+/// a synchronisation complete less (its memory is recorded at a later, wider one, or
+/// never): never work still running.
+const JOINS_KEPT: usize = 1024;
+
+/// What a synchronisation completes once widened through the waits: each stream's
+/// launches up to a ticket, every launch up to a ticket, the default streams' launches.
+#[derive(Debug, Default)]
+struct Widened {
+    streams: HashMap<u64, u64>,
+    all: Option<u64>,
+    default_streams: bool,
+}
+
+impl Widened {
+    fn covers(&self, r: &Reach) -> bool {
+        self.all.is_some_and(|t| r.ticket <= t)
+            || self.streams.get(&r.stream).is_some_and(|&t| r.ticket <= t)
+            || (self.default_streams && is_default_stream(r.stream))
+    }
+}
 
 impl Reaches {
     /// A launch on `stream`, recorded at `launch_seq`, reaching `allocs` (start, size).
@@ -93,16 +110,24 @@ impl Reaches {
     /// The program made `stream` wait for `event` (a stream not capturing: a captured
     /// wait is a graph's edge, not this stream's). A default stream's waits need no join:
     /// synchronising a default stream completes every launch issued before.
+    /// An event never seen recorded joins nothing: a wait for it is taken to wait for no
+    /// work (joining every launch would complete work issued after the wait).
     pub fn stream_waited(&mut self, stream: u64, event: u64) {
         self.issued += 1;
-        if is_default_stream(stream) {
+        if is_default_stream(stream) || !self.events.contains_key(&event) {
             return;
         }
         let cover = self.event_cover(event);
-        self.joins
-            .entry(stream)
-            .or_default()
-            .push((self.issued, cover));
+        let waits = self.joins.entry(stream).or_default();
+        if waits.len() >= JOINS_KEPT {
+            waits.pop_front();
+        }
+        waits.push_back((self.issued, cover));
+    }
+
+    /// The program destroyed `stream`: its waits go (a new stream may get its handle).
+    pub fn stream_destroyed(&mut self, stream: u64) {
+        self.joins.remove(&stream);
     }
 
     pub fn event_destroyed(&mut self, event: u64) {
@@ -130,15 +155,9 @@ impl Reaches {
     /// Takes the launches `cover` completes; returns the allocations they reached that
     /// no open launch still reaches, by start, each with its last completed launch.
     pub fn complete(&mut self, cover: Cover) -> Vec<Completed> {
-        let covers = self.expand(cover);
-        let covered = |r: &Reach| {
-            covers.iter().any(|&c| match c {
-                Cover::AllUpTo(t) => r.ticket <= t,
-                Cover::StreamUpTo(s, t) => r.stream == s && r.ticket <= t,
-                Cover::DefaultStreams => is_default_stream(r.stream),
-            })
-        };
-        let (done, open): (Vec<Reach>, Vec<Reach>) = self.open.drain(..).partition(covered);
+        let widened = self.widen(cover);
+        let (done, open): (Vec<Reach>, Vec<Reach>) =
+            self.open.drain(..).partition(|r| widened.covers(r));
         self.open = open;
         let mut by_start: BTreeMap<u64, Completed> = BTreeMap::new();
         for r in done {
@@ -158,36 +177,41 @@ impl Reaches {
         by_start.into_values().filter(|c| !still(c)).collect()
     }
 
-    /// `cover` and the covers of the waits it reaches, through the waits' own streams;
-    /// the waits covered are dropped (the work they join is completed now).
-    fn expand(&mut self, cover: Cover) -> Vec<Cover> {
-        let mut out = vec![cover];
-        let mut i = 0;
-        while i < out.len() {
-            if out.len() > JOIN_EXPANSION_MAX {
-                return vec![ALL];
-            }
-            match out[i] {
+    /// `cover` widened through the waits it reaches, and through the waits of their
+    /// events' streams in turn; the waits reached are dropped (the work they join is
+    /// completed now). Each wait is taken once, and the covers are merged by stream, so
+    /// the work is bounded by the waits kept.
+    fn widen(&mut self, cover: Cover) -> Widened {
+        let mut w = Widened::default();
+        let mut work = vec![cover];
+        while let Some(c) = work.pop() {
+            match c {
                 Cover::StreamUpTo(s, t) => {
+                    if w.streams.get(&s).is_some_and(|&had| had >= t) {
+                        continue;
+                    }
+                    w.streams.insert(s, t);
                     if let Some(waits) = self.joins.get_mut(&s) {
-                        let (reached, later): (Vec<_>, Vec<_>) =
-                            waits.drain(..).partition(|&(w, _)| w <= t);
-                        *waits = later;
-                        out.extend(reached.into_iter().map(|(_, c)| c));
+                        while waits.front().is_some_and(|&(at, _)| at <= t) {
+                            work.extend(waits.pop_front().map(|(_, c)| c));
+                        }
                     }
                 }
                 Cover::AllUpTo(t) => {
+                    if w.all.is_some_and(|had| had >= t) {
+                        continue;
+                    }
+                    w.all = Some(t);
                     // Every wait before `t` joins work issued before it: covered already.
                     for waits in self.joins.values_mut() {
-                        waits.retain(|&(w, _)| w > t);
+                        waits.retain(|&(at, _)| at > t);
                     }
                 }
-                Cover::DefaultStreams => {}
+                Cover::DefaultStreams => w.default_streams = true,
             }
-            i += 1;
         }
-        self.joins.retain(|_, w| !w.is_empty());
-        out
+        self.joins.retain(|_, waits| !waits.is_empty());
+        w
     }
 
     /// The latest launch not yet completed that reaches into `[start, start + size)`.
@@ -208,6 +232,7 @@ impl Reaches {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::pending::ALL;
 
     #[test]
     fn an_allocation_is_in_flight_until_a_synchronisation_completes_its_launches() {
@@ -352,15 +377,29 @@ mod tests {
     }
 
     #[test]
-    fn a_wait_graph_past_the_bound_completes_everything() {
+    fn many_waits_widen_once_and_an_unknown_event_joins_nothing() {
         let mut r = Reaches::default();
-        r.launch(0x99, 1, &[(0x1000, 64)]);
-        for s in 0..(JOIN_EXPANSION_MAX as u64 + 10) {
-            r.event_recorded(0xe000 + s, 0x100 + s);
-            r.stream_waited(0x101 + s, 0xe000 + s);
+        // 5,000 rounds of 0x50 waiting for 0x51's event, then a launch on 0x51 after the
+        // last wait, still running when 0x50 is synchronised.
+        r.launch(0x51, 1, &[(0x1000, 64)]);
+        for _ in 0..5000 {
+            r.event_recorded(0xe1, 0x51);
+            r.stream_waited(0x50, 0xe1);
         }
-        let last = 0x101 + JOIN_EXPANSION_MAX as u64 + 9;
-        assert_eq!(r.complete(r.stream_cover(last)).len(), 1);
-        assert!(r.is_empty());
+        r.launch(0x51, 2, &[(0x2000, 64)]);
+        assert_eq!(r.joins[&0x50].len(), JOINS_KEPT, "the oldest waits dropped");
+        let c = r.complete(r.stream_cover(0x50));
+        assert_eq!(c.iter().map(|c| c.start).collect::<Vec<_>>(), [0x1000]);
+        assert_eq!(r.open_launch(0x2000, 64), Some(2), "issued after the waits");
+        assert!(r.joins.is_empty());
+        // A wait for an event never seen recorded joins nothing; a destroyed stream's
+        // waits go with it.
+        r.stream_waited(0x52, 0xee);
+        assert!(r.joins.is_empty());
+        r.event_recorded(0xe1, 0x51);
+        r.stream_waited(0x53, 0xe1);
+        r.stream_destroyed(0x53);
+        assert!(r.complete(r.stream_cover(0x53)).is_empty());
+        assert_eq!(r.open_launch(0x2000, 64), Some(2));
     }
 }
