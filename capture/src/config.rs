@@ -26,9 +26,10 @@ pub struct Config {
     pub mapped_output_max: u64,
     /// HRR_CAPTURE_RANGE=profiler[:N] or nvtx:NAME[:N]: record only that range (`range`).
     pub range: Option<hrr_contract::CaptureRange>,
-    /// HRR_CAPTURE_MANAGED_SNAPSHOTS=every: snapshot managed memory at every launch, also
-    /// while an earlier launch reaching it is in flight (`pinned`); default `settled`.
-    pub managed_snapshots_every: bool,
+    /// HRR_CAPTURE_SNAPSHOTS=every: snapshot managed and mapped page-locked memory at
+    /// every launch, also while an earlier launch reaching it is in flight (`pinned`);
+    /// default `settled`.
+    pub snapshots_every: bool,
 }
 
 /// The pinned-snapshot cap when HRR_CAPTURE_PINNED_SNAPSHOT_MAX is unset: 1 GiB.
@@ -50,7 +51,9 @@ pub enum ConfigError {
     /// The value's own problem, as the archive's size parser names it.
     MappedOutputMax(String),
     Range(String),
-    ManagedSnapshots(String),
+    Snapshots(String),
+    /// HRR_CAPTURE_MANAGED_SNAPSHOTS, the earlier name of HRR_CAPTURE_SNAPSHOTS, is set.
+    SnapshotsRenamed,
 }
 
 impl std::fmt::Display for ConfigError {
@@ -75,9 +78,13 @@ impl std::fmt::Display for ConfigError {
             ConfigError::MappedOutputMax(why) => {
                 write!(f, "HRR_CAPTURE_MAPPED_OUTPUT_MAX: {why}")
             }
-            ConfigError::ManagedSnapshots(v) => write!(
+            ConfigError::Snapshots(v) => write!(
                 f,
-                "HRR_CAPTURE_MANAGED_SNAPSHOTS={v:?} is not settled (the default) or every"
+                "HRR_CAPTURE_SNAPSHOTS={v:?} is not settled (the default) or every"
+            ),
+            ConfigError::SnapshotsRenamed => write!(
+                f,
+                "HRR_CAPTURE_MANAGED_SNAPSHOTS is now HRR_CAPTURE_SNAPSHOTS (it covers mapped page-locked memory too): set that instead"
             ),
             ConfigError::Range(v) => write!(
                 f,
@@ -157,10 +164,13 @@ pub fn from(get: impl Fn(&str) -> Option<OsString>) -> Result<Option<Config>, Co
             .map_err(|e| ConfigError::MappedOutputMax(e.to_string()))?;
     }
     let range = text("HRR_CAPTURE_RANGE").map(|v| range(&v)).transpose()?;
-    let managed_snapshots_every = match text("HRR_CAPTURE_MANAGED_SNAPSHOTS").as_deref() {
+    if text("HRR_CAPTURE_MANAGED_SNAPSHOTS").is_some() {
+        return Err(ConfigError::SnapshotsRenamed);
+    }
+    let snapshots_every = match text("HRR_CAPTURE_SNAPSHOTS").as_deref() {
         None | Some("settled") => false,
         Some("every") => true,
-        Some(v) => return Err(ConfigError::ManagedSnapshots(v.to_string())),
+        Some(v) => return Err(ConfigError::Snapshots(v.to_string())),
     };
     Ok(Some(Config {
         output,
@@ -168,7 +178,7 @@ pub fn from(get: impl Fn(&str) -> Option<OsString>) -> Result<Option<Config>, Co
         pinned_snapshot_max,
         mapped_output_max,
         range,
-        managed_snapshots_every,
+        snapshots_every,
     }))
 }
 
@@ -295,20 +305,30 @@ mod tests {
     }
 
     #[test]
-    fn managed_snapshots_are_settled_unless_every_is_asked_and_a_bad_value_is_named() {
+    fn snapshots_are_settled_unless_every_is_asked_and_a_bad_value_is_named() {
         let every = |v: &str| {
             cfg(&[
                 ("HRR_CAPTURE_OUTPUT", "/tmp/x"),
-                ("HRR_CAPTURE_MANAGED_SNAPSHOTS", v),
+                ("HRR_CAPTURE_SNAPSHOTS", v),
             ])
-            .map(|c| c.unwrap().managed_snapshots_every)
+            .map(|c| c.unwrap().snapshots_every)
         };
         assert_eq!(every(""), Ok(false));
         assert_eq!(every("settled"), Ok(false));
         assert_eq!(every("every"), Ok(true));
         let e = every("always").unwrap_err().to_string();
         assert!(
-            e.starts_with("HRR_CAPTURE_MANAGED_SNAPSHOTS=\"always\"") && e.contains("every"),
+            e.starts_with("HRR_CAPTURE_SNAPSHOTS=\"always\"") && e.contains("every"),
+            "{e}"
+        );
+        let e = cfg(&[
+            ("HRR_CAPTURE_OUTPUT", "/tmp/x"),
+            ("HRR_CAPTURE_MANAGED_SNAPSHOTS", "every"),
+        ])
+        .unwrap_err()
+        .to_string();
+        assert!(
+            e.starts_with("HRR_CAPTURE_MANAGED_SNAPSHOTS is now HRR_CAPTURE_SNAPSHOTS"),
             "{e}"
         );
     }

@@ -1,4 +1,4 @@
-//! How many launch snapshots of managed memory capture left out because an earlier launch
+//! How many launch snapshots of managed or mapped page-locked memory capture left out because an earlier launch
 //! reaching the memory was still in flight (`pinned`); said at exit (`state`). A leaf:
 //! both count through it without depending on each other.
 

@@ -6,20 +6,21 @@
 //! An allocation is recorded in pieces of [`pieces::PIECE`] bytes, each
 //! hashed where it lies (the pieces of a large allocation on several threads at once): a
 //! piece whose content is stored already is named by its hash alone, and only new pieces
-//! are copied and written. A program whose launches read a large buffer again and again, each
-//! changing a part of it, pays one hashing pass per launch, not a copy and a write of
-//! the whole buffer (issue 22's unified-memory shape: 16 launches over a 256 MiB managed
-//! buffer). Managed memory is read through the host or by the copy engine (`dma`),
+//! are copied and written. A program whose launches read a large buffer again and again,
+//! synchronising between them and each changing a part of it, pays one hashing pass per
+//! launch, not a copy and a write of the whole buffer. Managed memory is read through the host or by the copy engine (`dma`),
 //! whichever has cost that allocation less (`read_choice`).
 //!
-//! A managed allocation that an earlier launch still in flight reaches (`mapped::in_flight`:
-//! no synchronisation capture saw has completed it) is not snapshotted: until then the
-//! host cannot write it without racing that kernel, and its content is what the kernels
-//! make, which replay makes too. A snapshot taken then would record a kernel's output
-//! half written, and replay would write that back under its own kernels. The launch names
-//! the allocation and the launch in flight instead (`SNAPSHOT_IN_FLIGHT`).
-//! `HRR_CAPTURE_MANAGED_SNAPSHOTS=every` takes every snapshot, for a program whose host
-//! writes a managed buffer's other bytes while a kernel runs on it.
+//! A managed or page-locked allocation that an earlier launch still in flight reaches
+//! (`mapped::in_flight`: no synchronisation capture saw has completed it) is not
+//! snapshotted: until then the host cannot write it without racing that kernel, and its
+//! content is what the kernels make, which replay makes too. A snapshot taken then would
+//! record a kernel's output half written, and replay would write that back under its own
+//! kernels (the CUDA samples' zero-copy shape: 16 streams each launching over its own
+//! chunk of one mapped buffer; each launch's snapshot held the other chunks mid-kernel, and
+//! hashed all of the buffer). The launch names the allocation and the launch in flight
+//! instead (`SNAPSHOT_IN_FLIGHT`). `HRR_CAPTURE_SNAPSHOTS=every` takes every snapshot, for
+//! a program whose host writes other bytes of the buffer while a kernel runs on it.
 
 use hrr_archive::api::fid;
 use hrr_archive::payload::PayloadWriter;
@@ -78,8 +79,7 @@ pub fn snapshot_pinned(
     for &(start, len) in pinned {
         // A copy's pending read of this memory first: the snapshot must see its bytes.
         crate::outputs::wait_overlapping(start, start.saturating_add(len));
-        let managed = matches!(cap.allocs.lookup(start), Some((_, _, Space::Managed)));
-        if managed && !cap.managed_snapshots_every {
+        if !cap.snapshots_every {
             if let Some(launch) = in_flight(start, len) {
                 let mut s = PayloadWriter::new();
                 s.u64(fid::SNAPSHOT_START, start)
@@ -90,6 +90,7 @@ pub fn snapshot_pinned(
                 continue;
             }
         }
+        let managed = matches!(cap.allocs.lookup(start), Some((_, _, Space::Managed)));
         let way = if managed { choose(start) } else { Way::Host };
         let t0 = Instant::now();
         if way == Way::Copy {

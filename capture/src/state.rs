@@ -37,8 +37,8 @@ pub struct Capture {
     pub kernels: KernelRegistry,
     /// HRR_CAPTURE_PINNED_SNAPSHOT_MAX.
     pub pinned_snapshot_max: u64,
-    /// HRR_CAPTURE_MANAGED_SNAPSHOTS=every (`config`).
-    pub managed_snapshots_every: bool,
+    /// HRR_CAPTURE_SNAPSHOTS=every (`config`).
+    pub snapshots_every: bool,
     /// HRR_CAPTURE_MAPPED_OUTPUT_MAX.
     pub mapped_output_max: u64,
 }
@@ -271,7 +271,7 @@ fn init(vendor: Vendor) -> Option<&'static Capture> {
         pinned_snapshot_max,
         mapped_output_max,
         range,
-        managed_snapshots_every,
+        snapshots_every,
     } = match config::from_env() {
         Ok(Some(c)) => c,
         Ok(None) => {
@@ -314,7 +314,7 @@ fn init(vendor: Vendor) -> Option<&'static Capture> {
         kernels: KernelRegistry::default(),
         pinned_snapshot_max,
         mapped_output_max,
-        managed_snapshots_every,
+        snapshots_every,
     });
     STATE.store(Box::into_raw(cap), Ordering::Release);
     crate::crash::install(flush_buffered);
@@ -488,7 +488,7 @@ extern "C" fn on_exit() {
             let settled = crate::in_flight::skips();
             if settled > 0 {
                 note(&format!(
-                    "pid {}: {settled} managed-memory snapshots not taken: an earlier launch reaching the memory was still in flight (HRR_CAPTURE_MANAGED_SNAPSHOTS=every takes them)",
+                    "pid {}: {settled} snapshots of managed or mapped memory not taken: an earlier launch reaching the memory was still in flight (HRR_CAPTURE_SNAPSHOTS=every takes them)",
                     w.pid()
                 ));
             }

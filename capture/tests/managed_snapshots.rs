@@ -1,8 +1,9 @@
-//! Managed memory at launches (`capture::pinned`): a launch made while an earlier launch
-//! reaching the same managed buffer is still in flight takes no snapshot of it and names
-//! the launch in flight (`SNAPSHOT_IN_FLIGHT`); after a synchronisation the next launch
-//! snapshots it again, with the host's write in it. `HRR_CAPTURE_MANAGED_SNAPSHOTS=every`
-//! snapshots at every launch, and a bad value leaves the program unrecorded and unchanged.
+//! Managed and mapped page-locked memory at launches (`capture::pinned`): a launch made
+//! while an earlier launch reaching the same buffer is still in flight takes no snapshot
+//! of it and names the launch in flight (`SNAPSHOT_IN_FLIGHT`); after a synchronisation
+//! the next launch snapshots it again, with the host's write in it.
+//! `HRR_CAPTURE_SNAPSHOTS=every` snapshots at every launch; a bad value, or the variable's
+//! earlier name, leaves the program unrecorded and unchanged.
 //! The stand-in's driver is there by name (`libcuda.so.1` on the loader path) with the
 //! runtime's primary context current, so the third launch's snapshot is read by copy
 //! (`capture::dma`: an allocation's first snapshot is read through the host, its second
@@ -58,7 +59,7 @@ fn launches(out: &std::path::Path) -> Vec<Launch> {
 }
 
 #[test]
-fn managed_memory_in_flight_is_not_snapshotted_until_a_synchronisation() {
+fn memory_in_flight_is_not_snapshotted_until_a_synchronisation() {
     let Some(s) = StandIn::build("managed", "managed_program.c") else {
         return;
     };
@@ -70,40 +71,46 @@ fn managed_memory_in_flight_is_not_snapshotted_until_a_synchronisation() {
         w
     };
 
-    let out = s.path().join("settled");
-    let run = s.command(&out, &[]).output().unwrap();
-    let stderr = String::from_utf8_lossy(&run.stderr);
-    assert!(
-        run.status.success() && String::from_utf8_lossy(&run.stdout) == "managed ok\n",
-        "{stderr}"
-    );
-    assert!(
-        stderr.contains("1 managed-memory snapshots not taken: an earlier launch reaching the memory was still in flight"),
-        "{stderr}"
-    );
-    let l = launches(&out);
-    assert_eq!(l.len(), 3, "{stderr}");
-    let (first_seq, first, _) = &l[0];
-    assert_eq!(first.len(), 1, "the first launch snapshots the buffer");
-    let base = first[0].0;
-    assert_eq!(first[0].1, want);
-    assert!(l[0].2.is_empty());
-    assert!(
-        l[1].1.is_empty(),
-        "no snapshot while the first launch is in flight"
-    );
-    assert_eq!(l[1].2, [(base, n as u64, *first_seq)]);
-    assert_eq!(
-        l[2].1,
-        [(base, changed.clone())],
-        "after the synchronisation, with the host's write"
-    );
-    assert!(l[2].2.is_empty());
+    for memory in ["managed", "mapped"] {
+        let out = s.path().join(format!("settled_{memory}"));
+        let run = s.command(&out, &[memory]).output().unwrap();
+        let stderr = String::from_utf8_lossy(&run.stderr);
+        assert!(
+            run.status.success() && String::from_utf8_lossy(&run.stdout) == "managed ok\n",
+            "{memory}: {stderr}"
+        );
+        assert!(
+            stderr.contains("1 snapshots of managed or mapped memory not taken: an earlier launch reaching the memory was still in flight"),
+            "{memory}: {stderr}"
+        );
+        let l = launches(&out);
+        assert_eq!(l.len(), 3, "{memory}: {stderr}");
+        let (first_seq, first, _) = &l[0];
+        assert_eq!(
+            first.len(),
+            1,
+            "{memory}: the first launch snapshots the buffer"
+        );
+        let base = first[0].0;
+        assert_eq!(first[0].1, want, "{memory}");
+        assert!(l[0].2.is_empty(), "{memory}");
+        assert!(
+            l[1].1.is_empty(),
+            "{memory}: no snapshot while the first launch is in flight"
+        );
+        assert_eq!(l[1].2, [(base, n as u64, *first_seq)], "{memory}");
+        assert_eq!(
+            l[2].1,
+            [(base, changed.clone())],
+            "{memory}: after the synchronisation, with the host's write"
+        );
+        assert!(l[2].2.is_empty(), "{memory}");
+    }
 
     let out = s.path().join("every");
     let run = s
         .command(&out, &[])
-        .env("HRR_CAPTURE_MANAGED_SNAPSHOTS", "every")
+        .env("HRR_CAPTURE_SNAPSHOTS", "every")
         .output()
         .unwrap();
     assert!(
@@ -122,24 +129,28 @@ fn managed_memory_in_flight_is_not_snapshotted_until_a_synchronisation() {
         ]
     );
 
-    let out = s.path().join("bad");
-    let run = s
-        .command(&out, &[])
-        .env("HRR_CAPTURE_MANAGED_SNAPSHOTS", "sometimes")
-        .output()
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&run.stderr);
-    assert!(
-        run.status.success() && String::from_utf8_lossy(&run.stdout) == "managed ok\n",
-        "the program runs unchanged: {stderr}"
-    );
-    assert!(
-        stderr.contains(
-            "HRR_CAPTURE_MANAGED_SNAPSHOTS=\"sometimes\" is not settled (the default) or every"
+    for (var, value, said) in [
+        (
+            "HRR_CAPTURE_SNAPSHOTS",
+            "sometimes",
+            "HRR_CAPTURE_SNAPSHOTS=\"sometimes\" is not settled (the default) or every",
         ),
-        "{stderr}"
-    );
-    assert!(!out.exists(), "capture is off: no archive");
+        (
+            "HRR_CAPTURE_MANAGED_SNAPSHOTS",
+            "every",
+            "HRR_CAPTURE_MANAGED_SNAPSHOTS is now HRR_CAPTURE_SNAPSHOTS",
+        ),
+    ] {
+        let out = s.path().join(format!("bad_{var}"));
+        let run = s.command(&out, &[]).env(var, value).output().unwrap();
+        let stderr = String::from_utf8_lossy(&run.stderr);
+        assert!(
+            run.status.success() && String::from_utf8_lossy(&run.stdout) == "managed ok\n",
+            "the program runs unchanged: {stderr}"
+        );
+        assert!(stderr.contains(said), "{stderr}");
+        assert!(!out.exists(), "capture is off: no archive");
+    }
 }
 
 /// The managed buffer's captured start: the first launch's snapshot.
