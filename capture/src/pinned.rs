@@ -61,7 +61,8 @@ impl std::error::Error for SnapshotError {}
 
 /// Appends one PINNED_SNAPSHOT field per (start, len) allocation to the launch record;
 /// `in_flight(start, len)` names the launch still in flight that reaches the memory, if
-/// any (`mapped::in_flight`).
+/// any (`mapped::in_flight`). The cap counts the allocations snapshotted, not those left
+/// out for a launch in flight.
 #[inline]
 pub fn snapshot_pinned(
     cap: &Capture,
@@ -69,27 +70,33 @@ pub fn snapshot_pinned(
     p: &mut PayloadWriter,
     pinned: &[(u64, u64)],
 ) -> Result<(), SnapshotError> {
-    let total: u64 = pinned.iter().map(|(_, n)| n).sum();
-    if total > cap.pinned_snapshot_max {
-        return Err(SnapshotError::OverCap {
-            total,
-            cap: cap.pinned_snapshot_max,
-        });
-    }
+    let mut taken = Vec::with_capacity(pinned.len());
     for &(start, len) in pinned {
-        // A copy's pending read of this memory first: the snapshot must see its bytes.
-        crate::outputs::wait_overlapping(start, start.saturating_add(len));
-        if !cap.snapshots_every {
-            if let Some(launch) = in_flight(start, len) {
+        let launch = (!cap.snapshots_every)
+            .then(|| in_flight(start, len))
+            .flatten();
+        match launch {
+            Some(launch) => {
                 let mut s = PayloadWriter::new();
                 s.u64(fid::SNAPSHOT_START, start)
                     .u64(fid::SNAPSHOT_SIZE, len)
                     .u64(fid::SNAPSHOT_IN_FLIGHT_LAUNCH, launch);
                 p.nested(fid::SNAPSHOT_IN_FLIGHT, &s);
                 crate::in_flight::skipped();
-                continue;
             }
+            None => taken.push((start, len)),
         }
+    }
+    let total: u64 = taken.iter().map(|(_, n)| n).sum();
+    if total > cap.pinned_snapshot_max {
+        return Err(SnapshotError::OverCap {
+            total,
+            cap: cap.pinned_snapshot_max,
+        });
+    }
+    for (start, len) in taken {
+        // A copy's pending read of this memory first: the snapshot must see its bytes.
+        crate::outputs::wait_overlapping(start, start.saturating_add(len));
         let managed = matches!(cap.allocs.lookup(start), Some((_, _, Space::Managed)));
         let way = if managed { choose(start) } else { Way::Host };
         let t0 = Instant::now();

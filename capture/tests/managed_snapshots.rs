@@ -3,7 +3,9 @@
 //! of it and names the launch in flight (`SNAPSHOT_IN_FLIGHT`); after a synchronisation
 //! the next launch snapshots it again, with the host's write in it.
 //! `HRR_CAPTURE_SNAPSHOTS=every` snapshots at every launch; a bad value, or the variable's
-//! earlier name, leaves the program unrecorded and unchanged.
+//! earlier name, leaves the program unrecorded and unchanged. The snapshot cap counts only
+//! the memory snapshotted: a launch that leaves its buffer out for a launch in flight is
+//! complete under a cap the buffer exceeds.
 //! The stand-in's driver is there by name (`libcuda.so.1` on the loader path) with the
 //! runtime's primary context current, so the third launch's snapshot is read by copy
 //! (`capture::dma`: an allocation's first snapshot is read through the host, its second
@@ -106,6 +108,26 @@ fn memory_in_flight_is_not_snapshotted_until_a_synchronisation() {
         );
         assert!(l[2].2.is_empty(), "{memory}");
     }
+
+    // Under a cap of half the buffer: the launches that snapshot it are incomplete, the
+    // one that leaves it out is not.
+    let out = s.path().join("capped");
+    let run = s
+        .command(&out, &["mapped"])
+        .env("HRR_CAPTURE_PINNED_SNAPSHOT_MAX", "512K")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    assert!(run.status.success(), "{stderr}");
+    let a = Archive::open(&out, Limits::default()).unwrap();
+    let flags: Vec<u16> = a.processes[0]
+        .events
+        .iter()
+        .filter(|e| e.header.api_id == semantic::LAUNCH_KERNEL)
+        .map(|e| e.header.flags & hrr_archive::record::RECORD_FLAG_INCOMPLETE)
+        .collect();
+    let f = hrr_archive::record::RECORD_FLAG_INCOMPLETE;
+    assert_eq!(flags, [f, 0, f], "{stderr}");
 
     let out = s.path().join("every");
     let run = s
