@@ -252,13 +252,18 @@ pub fn add_nodes(of: NodeOf, nodes: impl IntoIterator<Item = NodeIo>) {
 }
 
 /// A kernel launched into `stream` read these pinned allocations: if the stream is
-/// capturing, its graph reads them at each launch.
-pub fn note_kernel_pinned(vendor: Vendor, stream: u64, pinned: &[(u64, u64)]) {
-    if let StreamCapture::Active { id } = stream_capture(vendor, stream) {
-        let nodes = pinned
-            .iter()
-            .map(|&(start, len)| NodeIo::Pinned { start, len });
-        add_nodes(NodeOf::Capture(id), nodes);
+/// capturing, its graph reads them at each launch, and true is returned (the kernel is a
+/// node of that graph: it runs at the graph's launches, not now).
+pub fn note_kernel_pinned(vendor: Vendor, stream: u64, pinned: &[(u64, u64)]) -> bool {
+    match stream_capture(vendor, stream) {
+        StreamCapture::Active { id } => {
+            let nodes = pinned
+                .iter()
+                .map(|&(start, len)| NodeIo::Pinned { start, len });
+            add_nodes(NodeOf::Capture(id), nodes);
+            true
+        }
+        _ => false,
     }
 }
 

@@ -136,13 +136,15 @@ pub fn record_launch_built(
     extra: &dyn Fn(&mut PayloadWriter),
 ) {
     let (pinned, seq) = record_built(cap, id, api, ret, built, extra);
-    if ret == 0 {
-        // Kernels' outputs there are recorded at the synchronisation completing them.
+    // A kernel captured into a graph reads them at each launch of the graph.
+    let captured =
+        !pinned.is_empty() && graph_io::note_kernel_pinned(vendor_of(api), shape.stream, &pinned);
+    if ret == 0 && !captured {
+        // Kernels' outputs there are recorded at the synchronisation completing them. A
+        // captured kernel does not run now: the graph's launches note what they reach
+        // (noted here, it stayed "in flight" until the stream's next synchronisation,
+        // and the graph's first launch after it took no snapshot of the host's input).
         crate::mapped::note_launch(shape.stream, seq, &pinned);
-    }
-    if !pinned.is_empty() {
-        // A kernel captured into a graph reads them at each launch of the graph.
-        graph_io::note_kernel_pinned(vendor_of(api), shape.stream, &pinned);
     }
 }
 
