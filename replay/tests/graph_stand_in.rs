@@ -601,6 +601,44 @@ fn streams_joined_by_events_complete_their_mapped_outputs() {
     replays_passing(&lib, &out, 1);
 }
 
+/// A synchronisation capture does not follow (mapped_joins.c "unseen": a blocking copy
+/// waiting for a blocking stream's kernel), then a host write and a second kernel: capture
+/// takes the first kernel to be in flight still and leaves the second launch's snapshot out
+/// (`SNAPSHOT_IN_FLIGHT`), so replay's buffer lacks the host's write. The mismatch names
+/// that snapshot as the cause and the remedy; captured with `HRR_CAPTURE_SNAPSHOTS=every`,
+/// the same program replays.
+#[test]
+fn a_snapshot_left_out_for_a_launch_in_flight_is_named_at_a_mismatch() {
+    let d = tempfile::tempdir().unwrap();
+    let Some((lib, exe)) = build(d.path(), "mapped_joins") else {
+        return;
+    };
+    let out = d.path().join("settled");
+    native_and_captured(&lib, &exe, &["unseen"], &out);
+    let (_, count) = opened(&out);
+    assert_eq!(count(semantic::MAPPED_OUTPUT), 1);
+    let r = replay(&lib, &out);
+    assert_eq!(r.verdict, Verdict::Fail, "{:?}", r.failures);
+    let f = &r.failures[0].message;
+    assert!(
+        f.starts_with("D2H check failed")
+            && f.contains("MappedOutput")
+            && f.contains("capture left a launch's snapshot of this memory out, the launch at seq")
+            && f.contains("HRR_CAPTURE_SNAPSHOTS=every"),
+        "{f}"
+    );
+
+    let out = d.path().join("every");
+    let run = under_capture(&lib, &exe, &out)
+        .arg("unseen")
+        .env("HRR_CAPTURE_SNAPSHOTS", "every")
+        .output()
+        .unwrap();
+    assert!(run.status.success(), "{run:?}");
+    // The blocking copy's byte and the buffer.
+    replays_passing(&lib, &out, 2);
+}
+
 /// Array planes and the device list (tests/stand_in/planes.c): an NV12 array's planes,
 /// asked for by the runtime and the driver, are mapped to replay's (the chroma plane's
 /// two-byte elements known from the driver's description, so its 3D copy's box is right);

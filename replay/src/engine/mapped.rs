@@ -134,6 +134,17 @@ impl Ctx<'_> {
                 },
             ),
         };
+        // Unexplained by the bytes: a snapshot capture left out may be why.
+        let v = match v {
+            Classified::Mismatch {
+                mut mismatch,
+                unstable,
+            } if mismatch.cause.is_none() => {
+                mismatch.cause = self.snapshots.left_out_cause(&self.tr, start);
+                Classified::Mismatch { mismatch, unstable }
+            }
+            v => v,
+        };
         let sync = self.sync_label(sync_seq);
         let what = match piece_of {
             Some(alloc) => format!(

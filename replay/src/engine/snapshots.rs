@@ -8,7 +8,13 @@
 //! host and the kernel would migrate them back (on the H200, 118 ms per launch for a
 //! 256 MiB buffer against 5 ms by copy: `bench/RESULTS.md`, 2026-12-04). The restore is
 //! complete when the launch is issued either way, as capture's read was when it was.
+//!
+//! A `SNAPSHOT_IN_FLIGHT` mark (capture left the snapshot out: an earlier launch reaching
+//! the memory was in flight) restores nothing; the allocation is remembered with that
+//! launch until a later snapshot of it, so a mismatch of its bytes can name the snapshot
+//! left out as a cause (a host write capture could not see completed).
 
+use std::collections::HashMap;
 use std::rc::Rc;
 
 use hrr_archive::api::{fid, id};
@@ -47,6 +53,9 @@ pub(super) struct Snapshots {
     recent: RecentBlobs,
     /// Replay's own copy stream (0: not made yet).
     stream: u64,
+    /// Captured allocation start -> the launch in flight for which a launch's snapshot of
+    /// it was left out last, while no later snapshot restored it.
+    left_out: HashMap<u64, u64>,
 }
 
 impl Snapshots {
@@ -59,6 +68,14 @@ impl Snapshots {
         tr: &Translation,
         p: &Payload,
     ) -> EvResult {
+        for mark in p.all(fid::SNAPSHOT_IN_FLIGHT) {
+            let mark = mark.as_nested()?;
+            let start = mark.u64(fid::SNAPSHOT_START, "snapshot start")?;
+            let launch = mark.u64(fid::SNAPSHOT_IN_FLIGHT_LAUNCH, "launch in flight")?;
+            if let Some((s, _, _)) = tr.addrs.holder(start) {
+                self.left_out.insert(s, launch);
+            }
+        }
         for snap in p.all(fid::PINNED_SNAPSHOT) {
             let snap = snap.as_nested()?;
             let start = snap.u64(fid::SNAPSHOT_START, "snapshot start")?;
@@ -81,6 +98,9 @@ impl Snapshots {
                     d
                 }
             };
+            if let Some((s, _, _)) = tr.addrs.holder(start) {
+                self.left_out.remove(&s);
+            }
             let first = tr.addrs.translate(start);
             let last = tr.addrs.translate(end);
             let Some(a) = snapshot_target(first, last, len, data.bytes().len()) else {
@@ -107,6 +127,16 @@ impl Snapshots {
             }
         }
         Ok(())
+    }
+
+    /// Why the bytes of the captured allocation holding `start` may differ, if a launch's
+    /// snapshot of it was left out since its last one.
+    pub(super) fn left_out_cause(&self, tr: &Translation, start: u64) -> Option<String> {
+        let (s, _, _) = tr.addrs.holder(start)?;
+        let launch = self.left_out.get(&s)?;
+        Some(format!(
+            "capture left a launch's snapshot of this memory out, the launch at seq {launch} reaching it being in flight as far as capture saw: a host write made then is not in the archive; capture again with HRR_CAPTURE_SNAPSHOTS=every to record it"
+        ))
     }
 
     /// Writes `piece` at managed address `at` by the copy engine and waits for it.

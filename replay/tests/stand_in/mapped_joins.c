@@ -3,9 +3,15 @@
  * an event; the first stream waits for the other three's events, records one of its own,
  * and only that event is synchronised before the host reads the whole buffer (the CUDA
  * samples' way of joining streams). Every byte is checked here.
+ * With the argument "unseen": a kernel on a blocking stream rewrites the buffer, a blocking
+ * copy on the legacy default stream waits for it (a synchronisation capture does not
+ * follow), the host writes new bytes and a second kernel on the stream xors them, read after
+ * the stream's synchronisation: capture takes the first launch to be in flight still and
+ * leaves the second's snapshot out.
  * Exit 0: right; 1: a wrong result; 2: a call failed. */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "xor_kernel.h"
 
@@ -17,6 +23,10 @@ int cudaEventRecord(void *, void *);
 int cudaStreamWaitEvent(void *, void *, unsigned);
 int cudaEventSynchronize(void *);
 int cudaFreeHost(void *);
+int cudaMalloc(void **, size_t);
+int cudaFree(void *);
+int cudaMemcpy(void *, const void *, size_t, int);
+int cudaStreamSynchronize(void *);
 struct dim3 { unsigned x, y, z; };
 int cudaLaunchKernel(const void *, struct dim3, struct dim3, void **, size_t, void *);
 
@@ -24,8 +34,11 @@ int cudaLaunchKernel(const void *, struct dim3, struct dim3, void **, size_t, vo
 #define N (1u << 20)
 #define STREAMS 4
 
-int main(void) {
+static int unseen(void);
+
+int main(int argc, char **argv) {
     register_xor_kernel();
+    if (argc > 1 && strcmp(argv[1], "unseen") == 0) return unseen();
     unsigned char *h, *d;
     void *st[STREAMS], *ev[STREAMS];
     unsigned long long key = 0x3c;
@@ -52,5 +65,29 @@ int main(void) {
         if (h[i] != (unsigned char)((i * 13 + i / 251) ^ key)) { printf("byte %zu: %u\n", i, h[i]); return 1; }
     CHECK(cudaFreeHost(h));
     printf("mapped_joins: ok\n");
+    return 0;
+}
+
+static int unseen(void) {
+    unsigned char *h, *d, *dev, one = 0;
+    void *s;
+    unsigned long long key = 0x5a;
+    CHECK(cudaHostAlloc((void **)&h, N, 2 /* cudaHostAllocMapped */));
+    CHECK(cudaHostGetDevicePointer((void **)&d, h, 0));
+    CHECK(cudaMalloc((void **)&dev, 1));
+    CHECK(cudaStreamCreateWithFlags(&s, 0 /* blocking */));
+    for (size_t i = 0; i < N; i++) h[i] = (unsigned char)(i * 13);
+    void *args[2] = {&d, &key};
+    struct dim3 grid = {N / 256, 1, 1}, block = {256, 1, 1};
+    CHECK(cudaLaunchKernel((const void *)xor_kernel, grid, block, args, 0, s));
+    CHECK(cudaMemcpy(&one, dev, 1, 2 /* cudaMemcpyDeviceToHost */));
+    for (size_t i = 0; i < N; i++) h[i] = (unsigned char)(i * 7 + 1);
+    CHECK(cudaLaunchKernel((const void *)xor_kernel, grid, block, args, 0, s));
+    CHECK(cudaStreamSynchronize(s));
+    for (size_t i = 0; i < N; i++)
+        if (h[i] != (unsigned char)((i * 7 + 1) ^ key)) { printf("byte %zu: %u\n", i, h[i]); return 1; }
+    CHECK(cudaFree(dev));
+    CHECK(cudaFreeHost(h));
+    printf("mapped_joins unseen: ok\n");
     return 0;
 }
