@@ -195,7 +195,7 @@ fn after_launch(
         }
     }
     if ran {
-        crate::mapped::note_launch(stream, seq, &reached);
+        crate::mapped::note_launch(api, stream, seq, &reached);
     }
 }
 

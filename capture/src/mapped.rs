@@ -7,10 +7,19 @@
 //! launch's snapshot, is not stored again), right after the synchronisation's own
 //! record, so replay compares at the same point.
 //!
+//! Each such launch also gets one of capture's events, recorded after it on its stream
+//! (`events`): a launch no synchronisation capture followed has completed may still have
+//! finished on the device (a blocking copy on the legacy default stream waits for every
+//! blocking stream, and so do host functions and flags the program polls), and a launch
+//! snapshot asks the events before it leaves memory out for a launch in flight
+//! (`in_flight`). At most `EVENTS_KEPT` launches hold one; a launch without one counts
+//! as running.
+//!
 //! Cost is bounded by `HRR_CAPTURE_MAPPED_OUTPUT_MAX` bytes a synchronisation: over it,
 //! one incomplete `MappedOutput` record names the total and the cap (replay refuses it
 //! by name), and capture says so on stderr once.
 
+use std::collections::{HashMap, HashSet};
 use std::os::raw::c_int;
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -20,13 +29,20 @@ use hrr_archive::sync::{ForkLock, Mutex};
 
 use crate::capturing::StreamCapture;
 use crate::ffi::host_bytes;
+use crate::in_flight::InFlight;
 use crate::pending::{Cover, ALL};
 use crate::reach::{Completed, Reaches};
 use crate::state::{self, Capture};
 
+#[derive(Default)]
 struct Tracker {
     reaches: Reaches,
+    /// Launch sequence id -> capture's event recorded after it, while it is open.
+    events: HashMap<u64, u64>,
 }
+
+/// Launches holding one of capture's events at most.
+const EVENTS_KEPT: usize = 4096;
 
 static TRACKER: Mutex<Option<Tracker>> = Mutex::new(None);
 /// Set once any launch reached mapped or managed memory: until then a synchronisation
@@ -36,29 +52,94 @@ static OVER_CAP_SAID: AtomicBool = AtomicBool::new(false);
 
 fn with<R>(f: impl FnOnce(&mut Tracker) -> R) -> R {
     let mut g = TRACKER.lock();
-    let t = g.get_or_insert_with(|| Tracker {
-        reaches: Reaches::default(),
-    });
+    let t = g.get_or_insert_with(Tracker::default);
     f(t)
 }
 
-/// A successful launch on `stream`, recorded at `seq`, whose arguments point into the
-/// mapped or managed allocations `allocs` (host-readable start, size).
-pub fn note_launch(stream: u64, seq: Option<u64>, allocs: &[(u64, u64)]) {
+/// A successful launch by `api` on `stream`, recorded at `seq`, whose arguments point
+/// into the mapped or managed allocations `allocs` (host-readable start, size).
+pub fn note_launch(api: &str, stream: u64, seq: Option<u64>, allocs: &[(u64, u64)]) {
     let Some(seq) = seq.filter(|_| !allocs.is_empty()) else {
         return;
     };
     ANY.store(true, Ordering::Relaxed);
-    with(|t| t.reaches.launch(stream, seq, allocs));
+    let room = with(|t| t.events.len() < EVENTS_KEPT);
+    // Recorded before the tracker's lock is taken again: a leaf lock is held across no
+    // runtime call.
+    let event = room.then(|| completion_event(api, stream)).flatten();
+    with(|t| {
+        t.reaches.launch(stream, seq, allocs);
+        if let Some(e) = event {
+            t.events.insert(seq, e);
+        }
+    });
 }
 
-/// The latest launch capture has not seen completed that reaches into `[start, start +
-/// size)`: while there is one, the kernel may still be writing the memory.
-pub fn in_flight(start: u64, size: u64) -> Option<u64> {
-    if !ANY.load(Ordering::Relaxed) {
+/// One of capture's events recorded on `stream` after a launch by `api`, where capture
+/// can record one there: a driver launch beside a shared runtime gets none (its stream
+/// may be of a context of the program's own, and the runtime's refusal would be left as
+/// the program's last error: `events::serve_driver_rows`).
+fn completion_event(api: &str, stream: u64) -> Option<u64> {
+    let (vendor, driver) = if api.starts_with("hip") {
+        (Vendor::Hip, false)
+    } else {
+        (
+            Vendor::Cuda,
+            api.starts_with("cu") && !api.starts_with("cuda"),
+        )
+    };
+    crate::events::set_vendor(vendor);
+    if driver && !crate::events::serve_driver_rows() {
         return None;
     }
-    with(|t| t.reaches.open_launch(start, size))
+    crate::events::record_after(stream)
+}
+
+/// Whether launches capture has not seen completed reach into `[start, start + size)`,
+/// and if so, whether they are still running: capture's event after the latest launch of
+/// each stream is asked (a stream's earlier launches finish before it).
+pub fn in_flight(start: u64, size: u64) -> InFlight {
+    if !ANY.load(Ordering::Relaxed) {
+        return InFlight::Settled;
+    }
+    let open: Vec<(u64, u64, Option<u64>)> = with(|t| {
+        t.reaches
+            .open_by_stream(start, size)
+            .into_iter()
+            .map(|(stream, seq)| (stream, seq, t.events.get(&seq).copied()))
+            .collect()
+    });
+    if open.is_empty() {
+        return InFlight::Settled;
+    }
+    // Asked outside the tracker's lock, the latest launch first.
+    let mut by_seq = open.clone();
+    by_seq.sort_by_key(|&(_, seq, _)| std::cmp::Reverse(seq));
+    for (_, seq, event) in by_seq {
+        if !event.is_some_and(crate::events::is_complete) {
+            return InFlight::Running(seq);
+        }
+    }
+    InFlight::Finished(open.into_iter().map(|(s, seq, _)| (s, seq)).collect())
+}
+
+/// Takes the events of launches no longer open, to be given back outside the lock.
+fn release_events(t: &mut Tracker) -> Vec<u64> {
+    if t.events.is_empty() {
+        return Vec::new();
+    }
+    let open: HashSet<u64> = t.reaches.open_launches();
+    let done: Vec<u64> = t
+        .events
+        .keys()
+        .copied()
+        .filter(|seq| !open.contains(seq))
+        .collect();
+    done.iter().filter_map(|seq| t.events.remove(seq)).collect()
+}
+
+fn give_back(events: Vec<u64>) {
+    events.into_iter().for_each(crate::events::give_back);
 }
 
 /// The tracker's lock (a leaf: held by nothing that takes another lock), for the fork
@@ -74,11 +155,11 @@ pub fn fork_child_forget() {
 
 /// What a table row's call completes of the launches noted, if it is a synchronisation
 /// the program can observe (the same rows `outputs::after_row` waits at).
-fn cover_of(t: &Reaches, desc: &ApiDesc, args: &[u64], ret: c_int) -> Option<Cover> {
+fn cover_of(t: &Reaches, row: u16, args: &[u64], ret: c_int) -> Option<Cover> {
     if ret != 0 {
         return None;
     }
-    Some(match desc.id {
+    Some(match row {
         id::DeviceSynchronize
         | id::CtxSynchronize
         | id::CtxSynchronizeV2
@@ -119,12 +200,34 @@ pub fn after_row(
     // A wait into a capturing stream is an edge of the graph being captured, not of the
     // stream's own work (asked before the tracker's lock is taken: a leaf lock is held
     // across no runtime call).
+    // A per-thread default stream form (HIP's `_spt` rows) counts as its base row.
+    let row = hrr_archive::api::hip_abi::base_row(desc.id);
     let joins = matches!(
-        desc.id,
+        row,
         id::StreamWaitEvent | id::CuStreamWaitEvent | id::StreamWaitEventSpt
     ) && ret == 0
         && stream_runs_its_work(api, args[0]);
-    let done = with(|t| match desc.id {
+    let (done, released) = with(|t| {
+        let done = completed_by(t, row, args, ret, joins);
+        (done, release_events(t))
+    });
+    give_back(released);
+    if done.is_empty() {
+        return;
+    }
+    record_completed(cap, seq.unwrap_or(u64::MAX), api, &done);
+}
+
+/// What row `row`'s call changes in the tracker (`joins`: a wait of a stream that runs
+/// its work); the allocations it completed.
+fn completed_by(
+    t: &mut Tracker,
+    row: u16,
+    args: &[u64],
+    ret: c_int,
+    joins: bool,
+) -> Vec<Completed> {
+    match row {
         id::EventRecord
         | id::CuEventRecord
         | id::EventRecordWithFlags
@@ -134,7 +237,7 @@ pub fn after_row(
             t.reaches.event_recorded(args[0], args[1]);
             Vec::new()
         }
-        id::StreamWaitEvent | id::CuStreamWaitEvent | id::StreamWaitEventSpt if joins => {
+        _ if joins => {
             t.reaches.stream_waited(args[0], args[1]);
             Vec::new()
         }
@@ -152,21 +255,16 @@ pub fn after_row(
             t.reaches.stream_destroyed(args[0]);
             Vec::new()
         }
+        // The reset destroyed capture's events too (`events::forget_all`).
         a if hrr_archive::api::resets_device(a) && ret == 0 => {
-            *t = Tracker {
-                reaches: Reaches::default(),
-            };
+            *t = Tracker::default();
             Vec::new()
         }
-        _ => match cover_of(&t.reaches, desc, args, ret) {
+        _ => match cover_of(&t.reaches, row, args, ret) {
             Some(c) => t.reaches.complete(c),
             None => Vec::new(),
         },
-    });
-    if done.is_empty() {
-        return;
     }
-    record_completed(cap, seq.unwrap_or(u64::MAX), api, &done);
 }
 
 /// Whether `stream` runs what is issued to it now (it is not capturing into a graph).
@@ -260,5 +358,9 @@ pub fn forget(start: u64) {
     if !ANY.load(Ordering::Relaxed) {
         return;
     }
-    with(|t| t.reaches.forget(start));
+    let released = with(|t| {
+        t.reaches.forget(start);
+        release_events(t)
+    });
+    give_back(released);
 }

@@ -32,6 +32,7 @@ use std::time::Instant;
 
 use crate::alloc::Space;
 use crate::ffi::host_bytes;
+use crate::in_flight::InFlight;
 use crate::pieces;
 use crate::read_choice::{Costs, Way};
 use crate::state::Capture;
@@ -60,23 +61,27 @@ impl std::fmt::Display for SnapshotError {
 impl std::error::Error for SnapshotError {}
 
 /// Appends one PINNED_SNAPSHOT field per (start, len) allocation to the launch record;
-/// `in_flight(start, len)` names the launch still in flight that reaches the memory, if
-/// any (`mapped::in_flight`). The cap counts the allocations snapshotted, not those left
-/// out for a launch in flight.
+/// `in_flight(start, len)` says whether launches capture has not seen completed reach the
+/// memory, and whether they still run (`mapped::in_flight`): memory a running launch
+/// reaches is left out (`SNAPSHOT_IN_FLIGHT`); memory whose launches all finished
+/// unobserved is snapshotted, each stream's latest such launch named
+/// (`SNAPSHOT_AFTER`: replay completes it before restoring). The cap counts the
+/// allocations snapshotted, not those left out.
 #[inline]
 pub fn snapshot_pinned(
     cap: &Capture,
-    in_flight: impl Fn(u64, u64) -> Option<u64>,
+    in_flight: impl Fn(u64, u64) -> InFlight,
     p: &mut PayloadWriter,
     pinned: &[(u64, u64)],
 ) -> Result<(), SnapshotError> {
     let mut taken = Vec::with_capacity(pinned.len());
     for &(start, len) in pinned {
-        let launch = (!cap.snapshots_every)
-            .then(|| in_flight(start, len))
-            .flatten();
-        match launch {
-            Some(launch) => {
+        let state = match cap.snapshots_every {
+            true => InFlight::Settled,
+            false => in_flight(start, len),
+        };
+        match state {
+            InFlight::Running(launch) => {
                 let mut s = PayloadWriter::new();
                 s.u64(fid::SNAPSHOT_START, start)
                     .u64(fid::SNAPSHOT_SIZE, len)
@@ -84,7 +89,17 @@ pub fn snapshot_pinned(
                 p.nested(fid::SNAPSHOT_IN_FLIGHT, &s);
                 crate::in_flight::skipped();
             }
-            None => taken.push((start, len)),
+            InFlight::Finished(launches) => {
+                for (stream, launch) in launches {
+                    let mut s = PayloadWriter::new();
+                    s.u64(fid::SNAPSHOT_START, start)
+                        .u64(fid::SNAPSHOT_IN_FLIGHT_LAUNCH, launch)
+                        .handle(fid::SNAPSHOT_STREAM, stream);
+                    p.nested(fid::SNAPSHOT_AFTER, &s);
+                }
+                taken.push((start, len));
+            }
+            InFlight::Settled => taken.push((start, len)),
         }
     }
     let total: u64 = taken.iter().map(|(_, n)| n).sum();

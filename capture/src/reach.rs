@@ -20,7 +20,7 @@
 //! the first stream synchronised; without joins the other 15 streams' launches stayed
 //! open, and the memory they reached was never recorded).
 
-use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
 
 use crate::pending::{is_default_stream, Cover};
 
@@ -216,11 +216,31 @@ impl Reaches {
 
     /// The latest launch not yet completed that reaches into `[start, start + size)`.
     pub fn open_launch(&self, start: u64, size: u64) -> Option<u64> {
-        self.open
+        self.open_by_stream(start, size)
+            .into_iter()
+            .map(|(_, seq)| seq)
+            .max()
+    }
+
+    /// The launches not yet completed that reach into `[start, start + size)`: the latest
+    /// of each stream, as (stream, launch sequence id), by stream. A stream's earlier
+    /// launches finish before its latest.
+    pub fn open_by_stream(&self, start: u64, size: u64) -> Vec<(u64, u64)> {
+        let mut by: BTreeMap<u64, u64> = BTreeMap::new();
+        for r in self
+            .open
             .iter()
             .filter(|r| r.start < start.saturating_add(size) && start < r.start + r.size)
-            .map(|r| r.launch_seq)
-            .max()
+        {
+            let seq = by.entry(r.stream).or_insert(r.launch_seq);
+            *seq = (*seq).max(r.launch_seq);
+        }
+        by.into_iter().collect()
+    }
+
+    /// The launches that still reach an allocation no synchronisation completed.
+    pub fn open_launches(&self) -> HashSet<u64> {
+        self.open.iter().map(|r| r.launch_seq).collect()
     }
 
     /// A device reset or a freed allocation: its reaches are gone.

@@ -41,6 +41,14 @@ pub const SNAPSHOT_BYTES: u16 = 3;
 pub const SNAPSHOT_IN_FLIGHT: u16 = 22;
 /// Inside a SNAPSHOT_IN_FLIGHT: the sequence id of the launch still in flight.
 pub const SNAPSHOT_IN_FLIGHT_LAUNCH: u16 = 4;
+/// Repeated on a launch, one per stream and allocation it snapshots that launches on that
+/// stream reach, which had finished on the device though no synchronisation capture
+/// followed completed them: nested {SNAPSHOT_START, SNAPSHOT_IN_FLIGHT_LAUNCH (the
+/// stream's latest such launch), SNAPSHOT_STREAM (its stream, a handle)}. Replay
+/// synchronises that stream before it restores the snapshot, so its own launch does not
+/// run under the bytes capture read after it.
+pub const SNAPSHOT_AFTER: u16 = 23;
+pub const SNAPSHOT_STREAM: u16 = 5;
 
 // Launch configuration (semantic kinds 121-126); ids 40-49 are theirs.
 /// A function attribute as the program passed it (`cudaFuncAttribute` /

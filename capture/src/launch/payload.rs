@@ -144,7 +144,7 @@ pub fn record_launch_built(
         // captured kernel does not run now: the graph's launches note what they reach
         // (noted here, it stayed "in flight" until the stream's next synchronisation,
         // and the graph's first launch after it took no snapshot of the host's input).
-        crate::mapped::note_launch(shape.stream, seq, &pinned);
+        crate::mapped::note_launch(api, shape.stream, seq, &pinned);
     }
 }
 

@@ -9,6 +9,11 @@
 //! 256 MiB buffer against 5 ms by copy: `bench/RESULTS.md`, 2026-12-04). The restore is
 //! complete when the launch is issued either way, as capture's read was when it was.
 //!
+//! A `SNAPSHOT_AFTER` field (launches reaching the memory had finished on the device when
+//! capture read it, though the program made no synchronisation capture followed) has
+//! replay synchronise that launch's stream first: its own launch must not run under the
+//! bytes capture read after it (a kernel updating the memory in place would apply twice).
+//!
 //! A `SNAPSHOT_IN_FLIGHT` mark (capture left the snapshot out: an earlier launch reaching
 //! the memory was in flight) restores nothing; the allocation is remembered with that
 //! launch until a later snapshot of it, so a mismatch of its bytes can name the snapshot
@@ -68,6 +73,34 @@ impl Snapshots {
         tr: &Translation,
         p: &Payload,
     ) -> EvResult {
+        let mut completed: Vec<u64> = Vec::new();
+        for after in p.all(fid::SNAPSHOT_AFTER) {
+            let after = after.as_nested()?;
+            let stream = after.handle(fid::SNAPSHOT_STREAM, "stream")?;
+            let launch = after.u64(fid::SNAPSHOT_IN_FLIGHT_LAUNCH, "launch")?;
+            if completed.contains(&stream) {
+                continue;
+            }
+            completed.push(stream);
+            // A stream the program destroyed since: the device's work, all of it.
+            let (row, args) = match tr.handle(stream) {
+                Ok(h) => (id::StreamSynchronize, vec![h]),
+                Err(_) => (id::DeviceSynchronize, Vec::new()),
+            };
+            // SAFETY: a synchronize row, given a stream handle replay created (or a
+            // default stream), or none for the device's.
+            match unsafe { rt.call_table(row, &args) }? {
+                0 => {}
+                code => {
+                    return Err(EventError::Call {
+                        call: format!(
+                            "completing the launch at seq {launch} before restoring the snapshot capture read after it finished"
+                        ),
+                        code,
+                    })
+                }
+            }
+        }
         for mark in p.all(fid::SNAPSHOT_IN_FLIGHT) {
             let mark = mark.as_nested()?;
             let start = mark.u64(fid::SNAPSHOT_START, "snapshot start")?;
