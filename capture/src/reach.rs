@@ -274,6 +274,21 @@ mod tests {
     }
 
     #[test]
+    fn the_open_launches_reaching_memory_are_each_streams_latest() {
+        let mut r = Reaches::default();
+        r.launch(0x50, 10, &[(0x1000, 64)]);
+        r.launch(0x60, 11, &[(0x1000, 64)]);
+        r.launch(0x50, 12, &[(0x1000, 64), (0x3000, 4)]);
+        assert_eq!(r.open_by_stream(0x1000, 64), [(0x50, 12), (0x60, 11)]);
+        assert_eq!(r.open_by_stream(0x3000, 4), [(0x50, 12)]);
+        assert_eq!(r.open_by_stream(0x2000, 8), []);
+        assert_eq!(r.open_launches(), HashSet::from([10, 11, 12]));
+        r.complete(r.stream_cover(0x50));
+        assert_eq!(r.open_by_stream(0x1000, 64), [(0x60, 11)]);
+        assert_eq!(r.open_launches(), HashSet::from([11]));
+    }
+
+    #[test]
     fn a_device_synchronisation_completes_every_launch_once() {
         let mut r = Reaches::default();
         r.launch(0x50, 10, &[(0x1000, 64), (0x2000, 8)]);
