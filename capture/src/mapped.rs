@@ -207,9 +207,10 @@ pub fn after_row(
         id::StreamWaitEvent | id::CuStreamWaitEvent | id::StreamWaitEventSpt
     ) && ret == 0
         && stream_runs_its_work(api, args[0]);
-    let (done, released) = with(|t| {
-        let done = completed_by(t, row, args, ret, joins);
-        (done, release_events(t))
+    let (done, released) = with(|t| match completed_by(t, row, args, ret, joins) {
+        // Only a synchronisation closes launches, and with them their events.
+        Some(done) => (done, release_events(t)),
+        None => (Vec::new(), Vec::new()),
     });
     give_back(released);
     if done.is_empty() {
@@ -219,14 +220,15 @@ pub fn after_row(
 }
 
 /// What row `row`'s call changes in the tracker (`joins`: a wait of a stream that runs
-/// its work); the allocations it completed.
+/// its work); for a synchronisation, the allocations it completed (None: the row is not
+/// one, and closed no launch).
 fn completed_by(
     t: &mut Tracker,
     row: u16,
     args: &[u64],
     ret: c_int,
     joins: bool,
-) -> Vec<Completed> {
+) -> Option<Vec<Completed>> {
     match row {
         id::EventRecord
         | id::CuEventRecord
@@ -235,35 +237,32 @@ fn completed_by(
             if ret == 0 =>
         {
             t.reaches.event_recorded(args[0], args[1]);
-            Vec::new()
+            None
         }
         _ if joins => {
             t.reaches.stream_waited(args[0], args[1]);
-            Vec::new()
+            None
         }
         id::EventDestroy | id::CuEventDestroy if ret == 0 => {
             t.reaches.event_destroyed(args[0]);
-            Vec::new()
+            None
         }
         // Recorded over a whole context: every launch issued before it, as an event of
         // a default stream covers (`event_cover`).
         id::ExecutionCtxRecordEvent | id::DrvCtxRecordEvent if ret == 0 => {
             t.reaches.event_recorded(args[1], 0);
-            Vec::new()
+            None
         }
         id::StreamDestroy | id::CuStreamDestroy if ret == 0 => {
             t.reaches.stream_destroyed(args[0]);
-            Vec::new()
+            None
         }
         // The reset destroyed capture's events too (`events::forget_all`).
         a if hrr_archive::api::resets_device(a) && ret == 0 => {
             *t = Tracker::default();
-            Vec::new()
+            None
         }
-        _ => match cover_of(&t.reaches, row, args, ret) {
-            Some(c) => t.reaches.complete(c),
-            None => Vec::new(),
-        },
+        _ => cover_of(&t.reaches, row, args, ret).map(|c| t.reaches.complete(c)),
     }
 }
 
