@@ -214,7 +214,9 @@ impl Reaches {
         w
     }
 
-    /// The latest launch not yet completed that reaches into `[start, start + size)`.
+    /// The latest launch not yet completed that reaches into `[start, start + size)` (the
+    /// tests' summary of `open_by_stream`).
+    #[cfg(test)]
     pub fn open_launch(&self, start: u64, size: u64) -> Option<u64> {
         self.open_by_stream(start, size)
             .into_iter()
