@@ -227,6 +227,13 @@ size_t si_device_bytes(void) { return device_bytes; }
 
 /* ---- streams and events ---- */
 
+__thread int si_device_now;
+
+int si_devices(void) {
+    const char* v = getenv("HRR_STAND_IN_DEVICES");
+    return v && strcmp(v, "2") == 0 ? 2 : 1;
+}
+
 static si_stream null_stream;
 static si_stream* streams; /* created streams */
 static si_event* events;
@@ -352,6 +359,7 @@ int si_stream_create(si_stream** out, unsigned flags) {
     si_stream* s = calloc(1, sizeof *s);
     if (!s) return SI_NO_MEMORY;
     s->flags = flags;
+    s->device = si_device_now;
     s->next_live = streams;
     streams = s;
     *out = s;
@@ -506,6 +514,7 @@ int si_event_create(si_event** out, unsigned timing) {
     si_event* e = calloc(1, sizeof *e);
     if (!e) return SI_NO_MEMORY;
     e->timing = timing;
+    e->device = si_device_now;
     e->next_live = events;
     events = e;
     *out = e;
@@ -524,8 +533,14 @@ int si_event_destroy(si_event* e) {
     return SI_INVALID_HANDLE;
 }
 
+int si_stream_device(si_stream* s) {
+    return s == &null_stream ? si_device_now : s->device;
+}
+
 int si_event_record(si_event* e, si_stream* s) {
     if (!e || !s) return SI_INVALID_HANDLE;
+    /* As CUDA's: an event and the stream it is recorded on are of one device. */
+    if (e->device != si_stream_device(s)) return SI_INVALID_HANDLE;
     if (s->capture) return graph->capture_event(s, e);
     if (graph) graph->capture_forget(e);
     struct op* o = new_op(OP_EVENT);

@@ -86,9 +86,19 @@ int si_vmm_map(void* p, size_t n, size_t offset, uint64_t handle);
 int si_vmm_unmap(void* p, size_t n);
 int si_vmm_set_access(void* p, size_t n, const int32_t* descs, size_t count);
 
+/* The device current on this thread (CUDA's cudaSetDevice; HIP has device 0 only). A
+ * stream or event belongs to the device current when it was made; an event records on a
+ * stream of its own device only. */
+extern __thread int si_device_now;
+/* How many devices the CUDA side has: $HRR_STAND_IN_DEVICES (1 or 2), else 1. One address
+ * space serves them all: memory is not per device here. */
+int si_devices(void);
+
 /* Streams: 0 is the null (legacy) stream. */
 typedef struct si_stream si_stream;
 typedef struct si_event si_event;
+/* The device a stream belongs to (the null stream: the current device's). */
+int si_stream_device(si_stream* s);
 int si_stream_create(si_stream** out, unsigned flags);
 int si_stream_destroy(si_stream* s);
 /* The stream a handle names (null and the vendors' legacy/per-thread values: the null

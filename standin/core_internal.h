@@ -35,6 +35,7 @@ struct op {
 #define SI_MAX_QUEUED 1024
 struct si_stream {
     unsigned flags; /* bit 0: non-blocking (does not wait for the null stream) */
+    int device;     /* the device current when it was made */
     struct op *head, *tail;
     size_t queued; /* operations in the queue */
     si_stream* next_live;
@@ -50,6 +51,7 @@ struct si_stream {
 };
 struct si_event {
     unsigned timing;
+    int device; /* the device current when it was made */
     si_stream* stream;
     uint64_t epoch, done_epoch;
     struct timespec at;

@@ -35,7 +35,6 @@ _Static_assert((int)cudaErrorInvalidValue == SI_INVALID_VALUE && (int)cudaErrorM
                "CUDA's error numbers are the core's");
 
 __thread cudaError_t si_cuda_last_error;
-static __thread int current_device;
 
 const char* si_cuda_arch(void) {
     static const char* a;
@@ -57,9 +56,14 @@ void si_cuda_broken(const char* what, const char* detail) {
 
 /* ---- device ---- */
 
-cudaError_t cudaGetDeviceCount(int* n) { ENTER; if (!n) RET(cudaErrorInvalidValue); *n = 1; RET(cudaSuccess); }
-cudaError_t cudaSetDevice(int d) { ENTER; if (d != 0) RET(cudaErrorInvalidDevice); current_device = d; RET(cudaSuccess); }
-cudaError_t cudaGetDevice(int* d) { ENTER; if (!d) RET(cudaErrorInvalidValue); *d = current_device; RET(cudaSuccess); }
+cudaError_t cudaGetDeviceCount(int* n) { ENTER; if (!n) RET(cudaErrorInvalidValue); *n = si_devices(); RET(cudaSuccess); }
+cudaError_t cudaSetDevice(int d) {
+    ENTER;
+    if (d < 0 || d >= si_devices()) RET(cudaErrorInvalidDevice);
+    si_device_now = d;
+    RET(cudaSuccess);
+}
+cudaError_t cudaGetDevice(int* d) { ENTER; if (!d) RET(cudaErrorInvalidValue); *d = si_device_now; RET(cudaSuccess); }
 cudaError_t cudaDeviceSynchronize(void) { ENTER; RET(si_device_sync_checked()); }
 /* Profiler markers (declared in cuda_profiler_api.h, which the runtime wheel lacks): no
  * profiler here, so they only succeed, as the runtime's do without one. */
@@ -400,6 +404,14 @@ cudaError_t cudaStreamDestroy(cudaStream_t s) {
     ENTER;
     si_stream* t = si_stream_of(s);
     RET((uintptr_t)s > 2 && t ? si_stream_destroy(t) : cudaErrorInvalidResourceHandle);
+}
+cudaError_t cudaStreamGetDevice(cudaStream_t s, int* d) {
+    ENTER;
+    si_stream* t = si_stream_of(s);
+    if (!t) RET(cudaErrorInvalidResourceHandle);
+    if (!d) RET(cudaErrorInvalidValue);
+    *d = si_stream_device(t);
+    RET(cudaSuccess);
 }
 cudaError_t cudaStreamSynchronize(cudaStream_t s) { ENTER; RET(si_stream_sync(si_stream_of(s))); }
 cudaError_t cudaStreamQuery(cudaStream_t s) { ENTER; RET(si_stream_query(si_stream_of(s))); }

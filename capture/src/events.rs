@@ -1,14 +1,22 @@
-//! Capture's own events, which mark an asynchronous copy's completion for its reader:
-//! the real event calls (cudaEvent* / hipEvent*, never our shims, so nothing of
-//! capture's is recorded), a pool of disable-timing, blocking-sync events, and the
-//! relaxed stream-capture mode those calls run under (they are then never the
-//! "potentially unsafe" calls a program's global-mode graph capture prohibits). A CUDA
-//! program without a shared runtime (nvcc's static runtime, a driver-API program) gets
-//! the driver's calls (`cuEvent*`, `cuThreadExchangeStreamCaptureMode`): a `CUevent` is
-//! a `cudaEvent_t`, and the flags and modes have the same values.
+//! Capture's own events, which mark an asynchronous copy's completion for its reader
+//! and a launch's for a snapshot: the real event calls (cudaEvent* / hipEvent*, never
+//! our shims, so nothing of capture's is recorded), a pool of disable-timing,
+//! blocking-sync events for each device (runtime) or context (driver) an event belongs
+//! to, and the relaxed stream-capture mode those calls run under (they are then never
+//! the "potentially unsafe" calls a program's global-mode graph capture prohibits). A
+//! CUDA program without a shared runtime (nvcc's static runtime, a driver-API program)
+//! gets the driver's calls (`cuEvent*`, `cuThreadExchangeStreamCaptureMode`): a
+//! `CUevent` is a `cudaEvent_t`, and the flags and modes have the same values.
+//!
+//! An event is recorded only on a stream of the device (context) current on the
+//! calling thread, the one its pool's events were created on: a stream of another
+//! device gets none (its reader or snapshot then waits as for a copy without one). And
+//! no call of capture's is left as the program's last error: none is made while the
+//! program has an error pending, and one that fails is taken back
+//! (`cudaGetLastError`), so `cudaPeekAtLastError` says what it would have said.
 
 use std::os::raw::{c_int, c_uint, c_void};
-use std::sync::atomic::{AtomicU64, AtomicU8, Ordering};
+use std::sync::atomic::{AtomicU8, Ordering};
 
 use hrr_archive::api::Vendor;
 use hrr_archive::sync::{ForkLock, Mutex};
@@ -19,12 +27,37 @@ use crate::real::NO_REAL_FUNCTION;
 const EVENT_FLAGS: c_uint = 0x2 | 0x1;
 /// cudaStreamCaptureModeRelaxed / hipStreamCaptureModeRelaxed.
 const CAPTURE_MODE_RELAXED: c_int = 2;
+/// cudaErrorNotReady / hipErrorNotReady.
+const NOT_READY: c_int = 600;
 
-static POOL: Mutex<Vec<u64>> = Mutex::new(Vec::new());
+/// Where an event belongs: the runtime's device (ordinal) or the driver's context.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+enum Home {
+    Device(c_int),
+    Context(u64),
+}
+
+/// One of capture's events, recorded after a copy or launch, and where it belongs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Event {
+    handle: u64,
+    home: Home,
+}
+
+impl Event {
+    /// An event no runtime made, for the tests of the modules that hold events.
+    #[cfg(test)]
+    pub fn for_test(handle: u64) -> Event {
+        Event {
+            handle,
+            home: Home::Device(0),
+        }
+    }
+}
+
+/// Idle events by home (a process has a few devices or contexts).
+static POOL: Mutex<Vec<(Home, Vec<u64>)>> = Mutex::new(Vec::new());
 static VENDOR: AtomicU8 = AtomicU8::new(0);
-/// The context current where capture last recorded a driver event (the driver's calls
-/// only): made current on a reader thread that has none before it waits.
-static DRIVER_CONTEXT: AtomicU64 = AtomicU64::new(0);
 
 type EventCreateFn = unsafe extern "C" fn(*mut *mut c_void, c_uint) -> c_int;
 type EventRecordFn = unsafe extern "C" fn(*mut c_void, *mut c_void) -> c_int;
@@ -32,6 +65,11 @@ type EventFn = unsafe extern "C" fn(*mut c_void) -> c_int;
 type ExchangeModeFn = unsafe extern "C" fn(*mut c_int) -> c_int;
 type ContextOutFn = unsafe extern "C" fn(*mut *mut c_void) -> c_int;
 type ContextFn = unsafe extern "C" fn(*mut c_void) -> c_int;
+type DeviceOutFn = unsafe extern "C" fn(*mut c_int) -> c_int;
+type StreamDeviceFn = unsafe extern "C" fn(*mut c_void, *mut c_int) -> c_int;
+type StreamContextFn = unsafe extern "C" fn(*mut c_void, *mut *mut c_void) -> c_int;
+type StatusFn = unsafe extern "C" fn() -> c_int;
+type StreamIdFn = unsafe extern "C" fn(*mut c_void) -> c_int;
 
 /// This thread's current CUDA context (the driver's `cuCtxGetCurrent`), 0 for none.
 fn current_context() -> u64 {
@@ -111,43 +149,158 @@ fn create() -> Option<u64> {
     (unsafe { f(&mut e, EVENT_FLAGS) } == 0 && !e.is_null()).then_some(e as u64)
 }
 
-/// An event of the pool recorded on `stream` (after the copy just issued there), or
-/// None when the runtime would not create or record one.
-pub fn record_after(stream: u64) -> Option<u64> {
-    let pooled = POOL.lock().pop();
-    let event = pooled.or_else(|| relaxed(create))?;
-    let f = runtime_or_driver(
-        real!(cudaEventRecord: EventRecordFn),
-        real!(driver cuEventRecord: EventRecordFn),
-        real!(hipEventRecord: EventRecordFn),
-    );
-    let r = match f {
-        // SAFETY: an event of capture's pool and the stream the program's copy used.
-        Some(f) => unsafe { f(event as *mut c_void, stream as *mut c_void) },
-        None => NO_REAL_FUNCTION,
-    };
-    if r == 0 && serve_driver_rows() {
-        let c = current_context();
-        if c != 0 {
-            DRIVER_CONTEXT.store(c, Ordering::Relaxed);
-        }
+/// Whether the calls are the runtime's (else the driver's, which keep no last error).
+fn runtime_calls() -> bool {
+    match vendor() {
+        Vendor::Cuda => real!(cudaEventRecord: EventRecordFn).get().is_some(),
+        Vendor::Hip => true,
     }
-    if r != 0 {
-        // Not returned to the pool: an event the runtime refuses stays refused (a driver
-        // stream of another context than the event's). Destroyed, so a program that
-        // keeps calling does not collect capture's events.
-        let destroy = runtime_or_driver(
-            real!(cudaEventDestroy: EventFn),
-            real!(driver cuEventDestroy_v2: EventFn),
-            real!(hipEventDestroy: EventFn),
-        );
-        if let Some(d) = destroy {
-            // SAFETY: capture's own event, which nothing else holds or waits on.
-            unsafe { d(event as *mut c_void) };
-        }
+}
+
+/// The runtime's function (a shared CUDA runtime's or HIP's).
+fn runtime<T: Copy>(
+    cuda: &'static crate::real::Real<T>,
+    hip: &'static crate::real::Real<T>,
+) -> Option<T> {
+    match vendor() {
+        Vendor::Cuda => cuda.get(),
+        Vendor::Hip => hip.get(),
+    }
+}
+
+/// The runtime's last-error calls: (peek, get).
+fn last_error_calls() -> Option<(StatusFn, StatusFn)> {
+    Some((
+        runtime(
+            real!(cudaPeekAtLastError: StatusFn),
+            real!(hipPeekAtLastError: StatusFn),
+        )?,
+        runtime(
+            real!(cudaGetLastError: StatusFn),
+            real!(hipGetLastError: StatusFn),
+        )?,
+    ))
+}
+
+/// Runs `f` (capture's own runtime calls) only where the program has no error pending,
+/// and takes back whatever error they leave, so the program's last error is as it was.
+/// A pending "not ready" (a query's answer, which a runtime may leave as the last
+/// error) is no error: `f` runs, and leaves it so unless its own calls fail otherwise.
+/// The driver's calls keep no last error: `f` simply runs.
+fn leaving_no_error<T>(f: impl FnOnce() -> Option<T>) -> Option<T> {
+    if !runtime_calls() {
+        return f();
+    }
+    let (peek, get) = last_error_calls()?;
+    // SAFETY: the runtime's own calls, without arguments; peek changes nothing.
+    let pending = unsafe { peek() };
+    if pending != 0 && pending != NOT_READY {
         return None;
     }
-    Some(event)
+    let r = f();
+    // SAFETY: as above. What is pending now and was not before is capture's, and taking
+    // it back leaves the program's state as it was.
+    if unsafe { peek() } != pending {
+        // SAFETY: as above.
+        unsafe { get() };
+    }
+    r
+}
+
+/// The device (runtime) or context (driver) this thread has current, where `stream`
+/// belongs to it too; None for a stream of another device, or where it can't be told.
+fn home_of(stream: u64) -> Option<Home> {
+    if runtime_calls() {
+        let current = runtime(
+            real!(cudaGetDevice: DeviceOutFn),
+            real!(hipGetDevice: DeviceOutFn),
+        )?;
+        let mut now: c_int = -1;
+        // SAFETY: an out pointer to a local.
+        if unsafe { current(&mut now) } != 0 {
+            return None;
+        }
+        // A runtime older than the call (CUDA before 12.8, HIP 5 without
+        // hipGetStreamDeviceId): the stream is taken to be the current device's.
+        let of_stream = runtime(
+            real!(cudaStreamGetDevice: StreamDeviceFn),
+            real!(hipStreamGetDevice: StreamDeviceFn),
+        );
+        let d = match of_stream {
+            Some(f) => {
+                let mut d: c_int = -1;
+                // SAFETY: the stream the program's call just used, and an out pointer.
+                (unsafe { f(stream as *mut c_void, &mut d) } == 0).then_some(d)?
+            }
+            // HIP 5's own look-up (the device, or -1).
+            None if vendor() == Vendor::Hip => {
+                match real!(hipGetStreamDeviceId: StreamIdFn).get() {
+                    // SAFETY: the stream the program's call just used.
+                    Some(f) => unsafe { f(stream as *mut c_void) },
+                    None => now,
+                }
+            }
+            None => now,
+        };
+        return (d == now).then_some(Home::Device(now));
+    }
+    let now = current_context();
+    if now == 0 {
+        return None;
+    }
+    if let Some(f) = real!(driver cuStreamGetCtx: StreamContextFn).get() {
+        let mut c: *mut c_void = std::ptr::null_mut();
+        // SAFETY: the stream the program's call just used, and an out pointer.
+        if unsafe { f(stream as *mut c_void, &mut c) } != 0 || c as u64 != now {
+            return None;
+        }
+    }
+    Some(Home::Context(now))
+}
+
+fn take_pooled(home: Home) -> Option<u64> {
+    let mut pool = POOL.lock();
+    pool.iter_mut().find(|(h, _)| *h == home)?.1.pop()
+}
+
+fn destroy(handle: u64) {
+    let destroy = runtime_or_driver(
+        real!(cudaEventDestroy: EventFn),
+        real!(driver cuEventDestroy_v2: EventFn),
+        real!(hipEventDestroy: EventFn),
+    );
+    if let Some(d) = destroy {
+        // SAFETY: capture's own event, which nothing else holds or waits on.
+        unsafe { d(handle as *mut c_void) };
+    }
+}
+
+/// An event of the pool recorded on `stream` (after the copy or launch just issued
+/// there), or None when the stream is another device's than the current one, the
+/// program has an error pending, or the runtime would not create or record one.
+pub fn record_after(stream: u64) -> Option<Event> {
+    leaving_no_error(|| {
+        let home = home_of(stream)?;
+        let handle = take_pooled(home).or_else(|| relaxed(create))?;
+        let f = runtime_or_driver(
+            real!(cudaEventRecord: EventRecordFn),
+            real!(driver cuEventRecord: EventRecordFn),
+            real!(hipEventRecord: EventRecordFn),
+        );
+        let r = match f {
+            // SAFETY: an event of capture's pool, of the stream's device or context.
+            Some(f) => unsafe { f(handle as *mut c_void, stream as *mut c_void) },
+            None => NO_REAL_FUNCTION,
+        };
+        if r != 0 {
+            // Not returned to the pool: an event the runtime refuses may stay refused.
+            // Destroyed, so a program that keeps calling does not collect capture's
+            // events.
+            destroy(handle);
+            return None;
+        }
+        Some(Event { handle, home })
+    })
 }
 
 /// Whether capture's events can mark a copy a driver row made: only where they are the
@@ -158,17 +311,22 @@ pub fn serve_driver_rows() -> bool {
     vendor() == Vendor::Cuda && real!(cudaEventRecord: EventRecordFn).get().is_none()
 }
 
-/// Forgets the pool (a device reset destroys every event).
+/// Forgets the pool (a device reset destroys its events; those of other devices are
+/// left to the process's end, never reused).
 pub fn forget_all() {
     POOL.lock().clear();
 }
 
-/// Returns an event to the pool once its copy was read.
-pub fn give_back(event: u64) {
-    POOL.lock().push(event);
+/// Returns an event to its home's pool once its copy was read or its launch seen done.
+pub fn give_back(event: Event) {
+    let mut pool = POOL.lock();
+    match pool.iter_mut().find(|(h, _)| *h == event.home) {
+        Some((_, idle)) => idle.push(event.handle),
+        None => pool.push((event.home, vec![event.handle])),
+    }
 }
 
-fn call(event: u64, query: bool) -> c_int {
+fn call(event: Event, query: bool) -> c_int {
     let f = match query {
         false => runtime_or_driver(
             real!(cudaEventSynchronize: EventFn),
@@ -182,30 +340,33 @@ fn call(event: u64, query: bool) -> c_int {
         ),
     };
     match f {
-        // SAFETY: an event of capture's pool, recorded after a copy.
-        Some(f) => unsafe { f(event as *mut c_void) },
+        // SAFETY: an event of capture's pool, recorded after a copy or launch.
+        Some(f) => unsafe { f(event.handle as *mut c_void) },
         None => NO_REAL_FUNCTION,
     }
 }
 
 /// Waits for the event (a reader thread, whose capture mode is relaxed for good).
-pub fn wait(event: u64) -> c_int {
-    // With the driver's calls, a reader thread takes the program's context first (it has
+pub fn wait(event: Event) -> c_int {
+    // With the driver's calls, a reader thread takes the event's context first (it has
     // none of its own; the driver's calls may ask for one).
-    let c = DRIVER_CONTEXT.load(Ordering::Relaxed);
-    if c != 0 && current_context() == 0 {
-        if let Some(set) = real!(driver cuCtxSetCurrent: ContextFn).get() {
-            // SAFETY: a context the program made current on its own thread; this is
-            // capture's reader thread, which runs none of the program's code.
-            unsafe { set(c as *mut c_void) };
+    if let Home::Context(c) = event.home {
+        if current_context() == 0 {
+            if let Some(set) = real!(driver cuCtxSetCurrent: ContextFn).get() {
+                // SAFETY: a context the program had current on its own thread when the
+                // event was recorded; this is capture's reader thread, which runs none of
+                // the program's code.
+                unsafe { set(c as *mut c_void) };
+            }
         }
     }
     call(event, false)
 }
 
-/// Whether the event has completed (from any thread).
-pub fn is_complete(event: u64) -> bool {
-    relaxed(|| call(event, true)) == 0
+/// Whether the event has completed (from any thread; not known, so no, while the
+/// program has an error pending on this one).
+pub fn is_complete(event: Event) -> bool {
+    leaving_no_error(|| Some(relaxed(|| call(event, true)))) == Some(0)
 }
 
 /// The pool's lock, for the fork protocol (`fork.rs`).

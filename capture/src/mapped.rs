@@ -28,6 +28,7 @@ use hrr_archive::payload::PayloadWriter;
 use hrr_archive::sync::{ForkLock, Mutex};
 
 use crate::capturing::StreamCapture;
+use crate::events::Event;
 use crate::ffi::host_bytes;
 use crate::in_flight::InFlight;
 use crate::pending::{Cover, ALL};
@@ -38,7 +39,7 @@ use crate::state::{self, Capture};
 struct Tracker {
     reaches: Reaches,
     /// Launch sequence id -> capture's event recorded after it, while it is open.
-    events: HashMap<u64, u64>,
+    events: HashMap<u64, Event>,
 }
 
 /// Launches holding one of capture's events at most.
@@ -79,7 +80,7 @@ pub fn note_launch(api: &str, stream: u64, seq: Option<u64>, allocs: &[(u64, u64
 /// can record one there: a driver launch beside a shared runtime gets none (its stream
 /// may be of a context of the program's own, and the runtime's refusal would be left as
 /// the program's last error: `events::serve_driver_rows`).
-fn completion_event(api: &str, stream: u64) -> Option<u64> {
+fn completion_event(api: &str, stream: u64) -> Option<Event> {
     let (vendor, driver) = if api.starts_with("hip") {
         (Vendor::Hip, false)
     } else {
@@ -102,7 +103,7 @@ pub fn in_flight(start: u64, size: u64) -> InFlight {
     if !ANY.load(Ordering::Relaxed) {
         return InFlight::Settled;
     }
-    let open: Vec<(u64, u64, Option<u64>)> = with(|t| {
+    let open: Vec<(u64, u64, Option<Event>)> = with(|t| {
         t.reaches
             .open_by_stream(start, size)
             .into_iter()
@@ -124,7 +125,7 @@ pub fn in_flight(start: u64, size: u64) -> InFlight {
 }
 
 /// Takes the events of launches no longer open, to be given back outside the lock.
-fn release_events(t: &mut Tracker) -> Vec<u64> {
+fn release_events(t: &mut Tracker) -> Vec<Event> {
     if t.events.is_empty() {
         return Vec::new();
     }
@@ -138,7 +139,7 @@ fn release_events(t: &mut Tracker) -> Vec<u64> {
     done.iter().filter_map(|seq| t.events.remove(seq)).collect()
 }
 
-fn give_back(events: Vec<u64>) {
+fn give_back(events: Vec<Event>) {
     events.into_iter().for_each(crate::events::give_back);
 }
 

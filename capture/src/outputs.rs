@@ -45,7 +45,7 @@ static HOOKS_INSTALLED: AtomicBool = AtomicBool::new(false);
 pub enum Deferred {
     /// An asynchronous copy: `event` was recorded after it on `stream`.
     Event {
-        event: u64,
+        event: events::Event,
         stream: u64,
         region: HostRegion,
     },

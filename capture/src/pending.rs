@@ -17,6 +17,7 @@
 
 use std::collections::BTreeMap;
 
+use crate::events::Event;
 use crate::regions::HostRegion;
 
 /// A pending read's place in issue order (one counter for the process).
@@ -37,7 +38,7 @@ pub enum ReadState {
 pub struct Entry {
     pub stream: u64,
     pub span: (u64, u64),
-    pub event: u64,
+    pub event: Event,
     pub state: ReadState,
 }
 
@@ -123,7 +124,7 @@ impl PendingReads {
 
     /// Registers a read of `span` for a copy on `stream`, its completion marked by the
     /// capture-owned `event`.
-    pub fn add(&mut self, stream: u64, span: (u64, u64), event: u64) -> Ticket {
+    pub fn add(&mut self, stream: u64, span: (u64, u64), event: Event) -> Ticket {
         let t = self.next;
         self.next += 1;
         self.entries.insert(
@@ -261,8 +262,8 @@ mod tests {
     #[test]
     fn overlap_is_by_bytes_half_open() {
         let mut r = PendingReads::new();
-        let a = r.add(S1, (0x1000, 0x2000), 1);
-        let b = r.add(S2, (0x2000, 0x3000), 2);
+        let a = r.add(S1, (0x1000, 0x2000), Event::for_test(1));
+        let b = r.add(S2, (0x2000, 0x3000), Event::for_test(2));
         assert_eq!(r.overlapping((0x1fff, 0x2001)), [a, b]);
         assert_eq!(r.overlapping((0x2000, 0x2001)), [b]);
         assert_eq!(r.overlapping((0x0, 0x1000)), Vec::<Ticket>::new());
@@ -273,28 +274,28 @@ mod tests {
     #[test]
     fn a_stream_covers_its_own_reads_and_a_default_stream_all() {
         let mut r = PendingReads::new();
-        let a = r.add(S1, (0, 10), 1);
-        let b = r.add(S2, (10, 20), 2);
-        let c = r.add(S1, (20, 30), 3);
+        let a = r.add(S1, (0, 10), Event::for_test(1));
+        let b = r.add(S2, (10, 20), Event::for_test(2));
+        let c = r.add(S1, (20, 30), Event::for_test(3));
         assert_eq!(r.covered(r.stream_cover(S1)), [a, c]);
         assert_eq!(r.covered(r.stream_cover(S2)), [b]);
         for default in [0, 1, 2] {
             assert_eq!(r.covered(r.stream_cover(default)), [a, b, c]);
         }
         assert_eq!(r.covered(ALL), [a, b, c]);
-        let d = r.add(0, (30, 40), 4);
-        let e = r.add(2, (40, 50), 5);
+        let d = r.add(0, (30, 40), Event::for_test(4));
+        let e = r.add(2, (40, 50), Event::for_test(5));
         assert_eq!(r.covered(Cover::DefaultStreams), [d, e]);
     }
 
     #[test]
     fn an_event_covers_its_streams_reads_up_to_its_record_point() {
         let mut r = PendingReads::new();
-        let a = r.add(S1, (0, 10), 1);
-        let _b = r.add(S2, (10, 20), 2);
+        let a = r.add(S1, (0, 10), Event::for_test(1));
+        let _b = r.add(S2, (10, 20), Event::for_test(2));
         r.on_event_record(0xe1, S1);
         r.on_event_record(0xe0, 0);
-        let _c = r.add(S1, (20, 30), 3);
+        let _c = r.add(S1, (20, 30), Event::for_test(3));
         // Only the S1 read issued before the record.
         assert_eq!(r.covered(r.event_cover(0xe1)), [a]);
         // An event of the default stream: everything issued before it.
@@ -311,8 +312,8 @@ mod tests {
     #[test]
     fn a_read_is_written_once_and_an_abandoned_one_never() {
         let mut r = PendingReads::new();
-        let a = r.add(S1, (0, 10), 1);
-        let b = r.add(S1, (10, 20), 2);
+        let a = r.add(S1, (0, 10), Event::for_test(1));
+        let b = r.add(S1, (10, 20), Event::for_test(2));
         assert_eq!(r.oldest(), Some(a));
         assert!(r.start_reading(a));
         assert!(!r.start_reading(a));

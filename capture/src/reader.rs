@@ -52,7 +52,7 @@ pub enum Source {
     /// An asynchronous copy: wait for `event`, then gather `region` (pending read `ticket`).
     Pending {
         ticket: Ticket,
-        event: u64,
+        event: events::Event,
         region: HostRegion,
     },
     /// A copy complete when its call returned, gathered already.
@@ -153,7 +153,7 @@ fn reader() {
     }
 }
 
-fn read_pending(note: Note, ticket: Ticket, event: u64, region: HostRegion) {
+fn read_pending(note: Note, ticket: Ticket, event: events::Event, region: HostRegion) {
     let waited = events::wait(event);
     // Claimed under the table's lock: a read exit abandoned meanwhile is exit's to record.
     if !reads::lock().start_reading(ticket) {

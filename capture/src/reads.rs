@@ -94,7 +94,7 @@ pub fn wait_covered(cover: impl FnOnce(&PendingReads) -> Cover) {
     let (mut tickets, others) = {
         let r = READS.lock();
         let covered = r.covered(cover(&r));
-        let others: Vec<(Ticket, u64)> = r
+        let others: Vec<(Ticket, events::Event)> = r
             .covered(pending::ALL)
             .into_iter()
             .filter(|t| !covered.contains(t))

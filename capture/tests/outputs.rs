@@ -140,3 +140,92 @@ fn a_copy_the_program_never_waited_for_is_read_at_exit() {
     assert!(bytes[..] == pattern(13, 2)[..HALF], "seq {seq}");
     assert!(p.manifest.capture_failures.is_empty());
 }
+
+/// Each D2H copy's output bytes, in order: attached by a reader (`CopyOutput`) or, where
+/// capture read it on the spot, inline.
+fn every_output(p: &ProcessArchive) -> Vec<Vec<u8>> {
+    let mut attached = BTreeMap::new();
+    for e in &p.events {
+        if e.header.api_id == semantic::COPY_OUTPUT {
+            let pl = Payload::parse(&e.payload).unwrap();
+            let seq = pl.u64(fid::COPY_SEQ, "copy").unwrap();
+            let r = pl.blob(BLOB_FIELD | 1, "output").unwrap();
+            attached.insert(seq, p.load_blob(&r).unwrap());
+        }
+    }
+    let mut out = Vec::new();
+    for e in &p.events {
+        let pl = Payload::parse(&e.payload).unwrap();
+        if e.header.api_id != id::MemcpyAsync
+            || pl.get(COPY_DIR_FIELD).map(|f| f.as_u64().unwrap()) != Some(2)
+        {
+            continue;
+        }
+        match pl.get(BLOB_FIELD | 1) {
+            Some(f) => out.push(p.load_blob(&f.as_blob().unwrap()).unwrap()),
+            None => out.push(
+                attached
+                    .remove(&e.header.seq)
+                    .unwrap_or_else(|| panic!("no output for seq {}", e.header.seq)),
+            ),
+        }
+    }
+    out
+}
+
+#[test]
+fn capture_events_are_of_the_streams_device_and_leave_the_program_no_error() {
+    let Some(si) = StandIn::build("outputs-devices", "devices.c") else {
+        return;
+    };
+    let native = std::process::Command::new(&si.exe)
+        .env("LD_LIBRARY_PATH", si.path())
+        .env("HRR_STAND_IN_DEVICES", "2")
+        .output()
+        .unwrap();
+    let native_out = String::from_utf8_lossy(&native.stdout).into_owned();
+    assert!(native.status.success(), "{native_out}");
+    // What the program sees alone: no error after its copies, the invalid device it
+    // asked for still its last error after the copy that followed.
+    assert!(
+        native_out.contains("device 1's stream, device 0 current: last error 0\n"),
+        "{native_out}"
+    );
+    assert!(
+        native_out.contains("an error pending across a copy: 101\n"),
+        "{native_out}"
+    );
+    assert!(
+        native_out.contains("first bytes 10 11 11 10\n"),
+        "{native_out}"
+    );
+
+    let out = si.path().join("archive");
+    let r = si
+        .command(&out, &[])
+        .env("HRR_STAND_IN_DEVICES", "2")
+        .output()
+        .unwrap();
+    assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+    assert_eq!(
+        String::from_utf8_lossy(&r.stdout),
+        native_out,
+        "the program saw what it saw alone"
+    );
+    let a = Archive::open(&out, Limits::default()).unwrap();
+    let p = &a.processes[0];
+    let got = every_output(p);
+    let want = [0x10u8, 0x11, 0x11, 0x10];
+    assert_eq!(got.len(), want.len());
+    for (i, (bytes, w)) in got.iter().zip(want).enumerate() {
+        assert!(
+            bytes.len() == 4096 && bytes.iter().all(|&b| b == w),
+            "copy {i}"
+        );
+    }
+    assert!(
+        p.manifest.capture_failures.is_empty(),
+        "{:?}",
+        p.manifest.capture_failures
+    );
+}
