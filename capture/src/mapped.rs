@@ -97,15 +97,17 @@ fn completion_event(api: &str, stream: u64) -> Option<Event> {
 }
 
 /// Whether launches capture has not seen completed reach into `[start, start + size)`,
-/// and if so, whether they are still running: capture's event after the latest launch of
-/// each stream is asked (a stream's earlier launches finish before it).
+/// and if so, whether they are still running: capture's event after each of them is
+/// asked, the latest first (a handle does not name one stream for good: the per-thread
+/// default stream is each thread's own, and a destroyed stream's handle is handed out
+/// again). Finished: each stream's latest, for replay to complete.
 pub fn in_flight(start: u64, size: u64) -> InFlight {
     if !ANY.load(Ordering::Relaxed) {
         return InFlight::Settled;
     }
     let open: Vec<(u64, u64, Option<Event>)> = with(|t| {
         t.reaches
-            .open_by_stream(start, size)
+            .open_reaching(start, size)
             .into_iter()
             .map(|(stream, seq)| (stream, seq, t.events.get(&seq).copied()))
             .collect()
@@ -113,15 +115,20 @@ pub fn in_flight(start: u64, size: u64) -> InFlight {
     if open.is_empty() {
         return InFlight::Settled;
     }
-    // Asked outside the tracker's lock, the latest launch first.
-    let mut by_seq = open.clone();
-    by_seq.sort_by_key(|&(_, seq, _)| std::cmp::Reverse(seq));
-    for (_, seq, event) in by_seq {
+    // Asked outside the tracker's lock.
+    for &(_, seq, event) in &open {
         if !event.is_some_and(crate::events::is_complete) {
             return InFlight::Running(seq);
         }
     }
-    InFlight::Finished(open.into_iter().map(|(s, seq, _)| (s, seq)).collect())
+    let mut latest: Vec<(u64, u64)> = Vec::new();
+    for (stream, seq, _) in open {
+        if !latest.iter().any(|&(s, _)| s == stream) {
+            latest.push((stream, seq));
+        }
+    }
+    latest.sort_unstable();
+    InFlight::Finished(latest)
 }
 
 /// Takes the events of launches no longer open, to be given back outside the lock.

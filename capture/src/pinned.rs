@@ -93,8 +93,12 @@ pub fn snapshot_pinned(
                 for (stream, launch) in launches {
                     let mut s = PayloadWriter::new();
                     s.u64(fid::SNAPSHOT_START, start)
-                        .u64(fid::SNAPSHOT_IN_FLIGHT_LAUNCH, launch)
-                        .handle(fid::SNAPSHOT_STREAM, stream);
+                        .u64(fid::SNAPSHOT_IN_FLIGHT_LAUNCH, launch);
+                    // A stream destroyed since is named by no stream: replay waits for
+                    // the device.
+                    if stream != crate::reach::GONE {
+                        s.handle(fid::SNAPSHOT_STREAM, stream);
+                    }
                     p.nested(fid::SNAPSHOT_AFTER, &s);
                 }
                 taken.push((start, len));

@@ -24,6 +24,10 @@ use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
 
 use crate::pending::{is_default_stream, Cover};
 
+/// The stream of a launch whose stream the program destroyed since (a new stream may get
+/// its handle): only a device-wide synchronisation completes it.
+pub const GONE: u64 = u64::MAX;
+
 /// One launch's reach into one allocation.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Reach {
@@ -125,9 +129,16 @@ impl Reaches {
         waits.push_back((self.issued, cover));
     }
 
-    /// The program destroyed `stream`: its waits go (a new stream may get its handle).
+    /// The program destroyed `stream`: its waits go, and its open launches are no longer
+    /// its handle's ([`GONE`]: a new stream may get the handle).
     pub fn stream_destroyed(&mut self, stream: u64) {
         self.joins.remove(&stream);
+        if is_default_stream(stream) {
+            return;
+        }
+        for r in self.open.iter_mut().filter(|r| r.stream == stream) {
+            r.stream = GONE;
+        }
     }
 
     pub fn event_destroyed(&mut self, event: u64) {
@@ -224,18 +235,26 @@ impl Reaches {
             .max()
     }
 
-    /// The launches not yet completed that reach into `[start, start + size)`: the latest
-    /// of each stream, as (stream, launch sequence id), by stream. A stream's earlier
-    /// launches finish before its latest.
-    pub fn open_by_stream(&self, start: u64, size: u64) -> Vec<(u64, u64)> {
-        let mut by: BTreeMap<u64, u64> = BTreeMap::new();
-        for r in self
+    /// The launches not yet completed that reach into `[start, start + size)`, as
+    /// (stream, launch sequence id), the latest first.
+    pub fn open_reaching(&self, start: u64, size: u64) -> Vec<(u64, u64)> {
+        let mut v: Vec<(u64, u64)> = self
             .open
             .iter()
             .filter(|r| r.start < start.saturating_add(size) && start < r.start + r.size)
-        {
-            let seq = by.entry(r.stream).or_insert(r.launch_seq);
-            *seq = (*seq).max(r.launch_seq);
+            .map(|r| (r.stream, r.launch_seq))
+            .collect();
+        v.sort_by_key(|&(_, seq)| std::cmp::Reverse(seq));
+        v.dedup();
+        v
+    }
+
+    /// As [`open_reaching`](Self::open_reaching), the latest of each stream only, by
+    /// stream.
+    pub fn open_by_stream(&self, start: u64, size: u64) -> Vec<(u64, u64)> {
+        let mut by: BTreeMap<u64, u64> = BTreeMap::new();
+        for (stream, seq) in self.open_reaching(start, size) {
+            by.entry(stream).or_insert(seq);
         }
         by.into_iter().collect()
     }
@@ -288,6 +307,29 @@ mod tests {
         r.complete(r.stream_cover(0x50));
         assert_eq!(r.open_by_stream(0x1000, 64), [(0x60, 11)]);
         assert_eq!(r.open_launches(), HashSet::from([11]));
+    }
+
+    #[test]
+    fn every_open_launch_is_listed_and_a_destroyed_streams_are_gone() {
+        let mut r = Reaches::default();
+        r.launch(0x50, 10, &[(0x1000, 64)]);
+        r.launch(0x60, 11, &[(0x1000, 64)]);
+        r.launch(0x50, 12, &[(0x1000, 64), (0x3000, 4)]);
+        assert_eq!(
+            r.open_reaching(0x1000, 64),
+            [(0x50, 12), (0x60, 11), (0x50, 10)]
+        );
+        r.stream_destroyed(0x50);
+        // A new stream with the handle: its launch is not the destroyed stream's.
+        r.launch(0x50, 13, &[(0x1000, 64)]);
+        assert_eq!(
+            r.open_by_stream(0x1000, 64),
+            [(0x50, 13), (0x60, 11), (GONE, 12)]
+        );
+        r.complete(r.stream_cover(0x50));
+        assert_eq!(r.open_by_stream(0x1000, 64), [(0x60, 11), (GONE, 12)]);
+        r.complete(ALL);
+        assert_eq!(r.open_reaching(0x1000, 64), []);
     }
 
     #[test]

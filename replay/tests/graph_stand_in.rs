@@ -608,7 +608,9 @@ fn streams_joined_by_events_complete_their_mapped_outputs() {
 /// replay passes. With the host writing while the first kernel is still queued ("racy"),
 /// the second launch's snapshot is left out (`SNAPSHOT_IN_FLIGHT`), replay's buffer lacks
 /// the write, and the mismatch names that snapshot as the cause and the remedy; captured
-/// with `HRR_CAPTURE_SNAPSHOTS=every`, that program replays too.
+/// with `HRR_CAPTURE_SNAPSHOTS=every`, that program replays too. With the first stream
+/// destroyed before the second kernel, on a new stream ("gone"), the first launch is named
+/// with no stream (its handle may be the new stream's) and replay waits for the device.
 #[test]
 fn launches_finished_unobserved_are_asked_and_a_snapshot_left_out_is_named() {
     let d = tempfile::tempdir().unwrap();
@@ -647,6 +649,29 @@ fn launches_finished_unobserved_are_asked_and_a_snapshot_left_out_is_named() {
     );
     // The blocking copy's byte and the buffer.
     replays_passing(&lib, &out, 2);
+
+    let out = d.path().join("gone");
+    native_and_captured(&lib, &exe, &["gone"], &out);
+    let (a, _) = opened(&out);
+    let l = launches(&a);
+    assert_eq!(l.len(), 2);
+    let after = l[1]
+        .1
+        .get(fid::SNAPSHOT_AFTER)
+        .unwrap()
+        .as_nested()
+        .unwrap();
+    assert_eq!(
+        after.u64(fid::SNAPSHOT_IN_FLIGHT_LAUNCH, "launch").unwrap(),
+        l[0].0
+    );
+    assert!(
+        after.get(fid::SNAPSHOT_STREAM).is_none(),
+        "a stream destroyed is named by none"
+    );
+    // The blocking copy's byte only: the buffer's MappedOutput waits for a synchronisation
+    // that completes the first launch too, which the new stream's is not.
+    replays_passing(&lib, &out, 1);
 
     let out = d.path().join("racy");
     native_and_captured(&lib, &exe, &["racy"], &out);

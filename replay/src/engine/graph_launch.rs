@@ -134,7 +134,8 @@ impl Ctx<'_> {
             let _t = crate::profile::span(crate::profile::Part::Load);
             self.proc_.load_blob_into(&r, self.node_bytes(b))?;
         }
-        self.snapshots.restore(self.rt, self.proc_, &self.tr, &p)?;
+        self.snapshots
+            .restore(self.rt, self.proc_, &self.tr, &self.owned, &p)?;
         let mut outputs = Vec::new();
         // Read at capture by a reader once the launch completed: each in a CopyOutput
         // record of its own (one capture could not read is refused by name there).

@@ -60,7 +60,8 @@ impl Ctx<'_> {
         let block: [u64; 3] = p.u64_array_of(fid::BLOCK, "block")?;
         let shmem = p.u64(fid::SHARED_MEM, "shared memory")?;
         let stream = self.handle(p.handle(fid::STREAM, "stream")?)?;
-        self.snapshots.restore(self.rt, self.proc_, &self.tr, p)?;
+        self.snapshots
+            .restore(self.rt, self.proc_, &self.tr, &self.owned, p)?;
         let args: Vec<Payload> = p
             .all(fid::ARG)
             .map(|a| a.as_nested())

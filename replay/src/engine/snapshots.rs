@@ -13,6 +13,9 @@
 //! capture read it, though the program made no synchronisation capture followed) has
 //! replay synchronise that launch's stream first: its own launch must not run under the
 //! bytes capture read after it (a kernel updating the memory in place would apply twice).
+//! A stream the program destroyed since is the device's work, all of it; a stream that
+//! is capturing now (replay's own capture of it) is not waited for: its launches were
+//! captured, not run, and a wait would end the capture.
 //!
 //! A `SNAPSHOT_IN_FLIGHT` mark (capture left the snapshot out: an earlier launch reaching
 //! the memory was in flight) restores nothing; the allocation is remembered with that
@@ -27,7 +30,9 @@ use hrr_archive::payload::Payload;
 use hrr_archive::ProcessArchive;
 
 use super::error::{EvResult, EventError};
+use super::owned::Owned;
 use super::recent_blobs::{Piece, RecentBlobs};
+use super::resource::Resource;
 use super::translation::Translation;
 use crate::pages::Pages;
 use crate::runtime::Runtime;
@@ -37,6 +42,26 @@ use crate::translate::Translated;
 const HOST_TO_DEVICE: u64 = 1;
 /// `cudaStreamNonBlocking`, `hipStreamNonBlocking`.
 const NON_BLOCKING: u64 = 1;
+
+/// Whether `stream` is capturing into a graph now (the legacy stream: also while a
+/// blocking stream captures, which the runtime answers with an error).
+fn capturing(rt: &Runtime, stream: u64) -> Result<bool, EventError> {
+    let mut status = 0i32;
+    // SAFETY: StreamIsCapturing(stream, &status): a stream of this replay (or a default
+    // one), an out pointer to a local.
+    let r = unsafe {
+        rt.call_table(
+            id::StreamIsCapturing,
+            &[stream, &mut status as *mut i32 as u64],
+        )
+    };
+    match r {
+        Ok(r) => Ok(r != 0 || status != 0),
+        // A runtime without the query has no stream capture.
+        Err(crate::runtime::RuntimeError::MissingSymbol { .. }) => Ok(false),
+        Err(e) => Err(e.into()),
+    }
+}
 
 /// Where a pinned snapshot of `len` bytes captured at some address is restored: both
 /// its ends must map into one replay allocation, `len` bytes apart, and the snapshot
@@ -71,22 +96,33 @@ impl Snapshots {
         rt: &Runtime,
         proc_: &ProcessArchive,
         tr: &Translation,
+        owned: &Owned,
         p: &Payload,
     ) -> EvResult {
-        let mut completed: Vec<u64> = Vec::new();
+        let mut completed: Vec<Option<u64>> = Vec::new();
         for after in p.all(fid::SNAPSHOT_AFTER) {
             let after = after.as_nested()?;
-            let stream = after.handle(fid::SNAPSHOT_STREAM, "stream")?;
+            // No stream: the program destroyed the launch's stream before the snapshot.
+            let stream = match after.get(fid::SNAPSHOT_STREAM) {
+                Some(_) => Some(after.handle(fid::SNAPSHOT_STREAM, "stream")?),
+                None => None,
+            };
             let launch = after.u64(fid::SNAPSHOT_IN_FLIGHT_LAUNCH, "launch")?;
             if completed.contains(&stream) {
                 continue;
             }
             completed.push(stream);
-            // A stream the program destroyed since: the device's work, all of it.
-            let (row, args) = match tr.handle(stream) {
-                Ok(h) => (id::StreamSynchronize, vec![h]),
-                Err(_) => (id::DeviceSynchronize, Vec::new()),
+            // A stream the program destroyed since (its handle no stream of replay's
+            // now): the device's work, all of it, unless the legacy stream captures.
+            let (row, args) = match stream.map(|s| tr.handle(s)) {
+                Some(Ok(h)) if h <= 2 || owned.live.get(&h) == Some(&Resource::Stream) => {
+                    (id::StreamSynchronize, vec![h])
+                }
+                _ => (id::DeviceSynchronize, Vec::new()),
             };
+            if capturing(rt, args.first().copied().unwrap_or(0))? {
+                continue;
+            }
             // SAFETY: a synchronize row, given a stream handle replay created (or a
             // default stream), or none for the device's.
             match unsafe { rt.call_table(row, &args) }? {

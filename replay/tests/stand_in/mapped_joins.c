@@ -8,6 +8,9 @@
  * follow), the host writes new bytes and a second kernel on the stream xors them, read after
  * the stream's synchronisation: capture finds the first launch finished by its event and
  * snapshots the host's bytes at the second.
+ * With "gone": as "unseen", the first stream destroyed after the blocking copy and the
+ * second kernel launched on a new stream (which may get the first's handle): capture names
+ * the first launch with no stream, and replay waits for the device.
  * With "racy": the same without the blocking copy, the host writing while the first kernel
  * may still run (a race on a GPU; the stand-in runs queued work at synchronisations, so the
  * first kernel xors the new bytes too): capture leaves the second launch's snapshot out.
@@ -30,6 +33,7 @@ int cudaMalloc(void **, size_t);
 int cudaFree(void *);
 int cudaMemcpy(void *, const void *, size_t, int);
 int cudaStreamSynchronize(void *);
+int cudaStreamDestroy(void *);
 struct dim3 { unsigned x, y, z; };
 int cudaLaunchKernel(const void *, struct dim3, struct dim3, void **, size_t, void *);
 
@@ -37,12 +41,13 @@ int cudaLaunchKernel(const void *, struct dim3, struct dim3, void **, size_t, vo
 #define N (1u << 20)
 #define STREAMS 4
 
-static int unseen(int copy);
+static int unseen(int copy, int gone);
 
 int main(int argc, char **argv) {
     register_xor_kernel();
-    if (argc > 1 && strcmp(argv[1], "unseen") == 0) return unseen(1);
-    if (argc > 1 && strcmp(argv[1], "racy") == 0) return unseen(0);
+    if (argc > 1 && strcmp(argv[1], "unseen") == 0) return unseen(1, 0);
+    if (argc > 1 && strcmp(argv[1], "gone") == 0) return unseen(1, 1);
+    if (argc > 1 && strcmp(argv[1], "racy") == 0) return unseen(0, 0);
     unsigned char *h, *d;
     void *st[STREAMS], *ev[STREAMS];
     unsigned long long key = 0x3c;
@@ -72,7 +77,7 @@ int main(int argc, char **argv) {
     return 0;
 }
 
-static int unseen(int copy) {
+static int unseen(int copy, int gone) {
     unsigned char *h, *d, *dev, one = 0;
     void *s;
     unsigned long long key = 0x5a;
@@ -85,6 +90,10 @@ static int unseen(int copy) {
     struct dim3 grid = {N / 256, 1, 1}, block = {256, 1, 1};
     CHECK(cudaLaunchKernel((const void *)xor_kernel, grid, block, args, 0, s));
     if (copy) CHECK(cudaMemcpy(&one, dev, 1, 2 /* cudaMemcpyDeviceToHost */));
+    if (gone) {
+        CHECK(cudaStreamDestroy(s));
+        CHECK(cudaStreamCreateWithFlags(&s, 0 /* blocking */));
+    }
     for (size_t i = 0; i < N; i++) h[i] = (unsigned char)(i * 7 + 1);
     /* Racy: both kernels xor the new bytes (the stand-in ran neither yet). */
     const unsigned char twice = copy ? 0 : (unsigned char)key;
@@ -94,6 +103,7 @@ static int unseen(int copy) {
         if (h[i] != (unsigned char)((i * 7 + 1) ^ key ^ twice)) { printf("byte %zu: %u\n", i, h[i]); return 1; }
     CHECK(cudaFree(dev));
     CHECK(cudaFreeHost(h));
-    printf("mapped_joins %s: ok\n", copy ? "unseen" : "racy");
+    CHECK(cudaStreamDestroy(s));
+    printf("mapped_joins %s: ok\n", gone ? "gone" : copy ? "unseen" : "racy");
     return 0;
 }
