@@ -16,7 +16,7 @@
 //! (`cudaGetLastError`), so `cudaPeekAtLastError` says what it would have said.
 
 use std::os::raw::{c_int, c_uint, c_void};
-use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::atomic::{AtomicU32, AtomicU8, Ordering};
 
 use hrr_archive::api::Vendor;
 use hrr_archive::sync::{ForkLock, Mutex};
@@ -42,6 +42,9 @@ enum Home {
 pub struct Event {
     handle: u64,
     home: Home,
+    /// The pool's generation it was made in: one given back after a reset or a context's
+    /// destruction (which destroyed it) is not pooled again.
+    generation: u32,
 }
 
 impl Event {
@@ -51,12 +54,15 @@ impl Event {
         Event {
             handle,
             home: Home::Device(0),
+            generation: 0,
         }
     }
 }
 
 /// Idle events by home (a process has a few devices or contexts).
 static POOL: Mutex<Vec<(Home, Vec<u64>)>> = Mutex::new(Vec::new());
+/// Bumped by [`forget_all`].
+static GENERATION: AtomicU32 = AtomicU32::new(0);
 static VENDOR: AtomicU8 = AtomicU8::new(0);
 
 type EventCreateFn = unsafe extern "C" fn(*mut *mut c_void, c_uint) -> c_int;
@@ -299,7 +305,11 @@ pub fn record_after(stream: u64) -> Option<Event> {
             destroy(handle);
             return None;
         }
-        Some(Event { handle, home })
+        Some(Event {
+            handle,
+            home,
+            generation: GENERATION.load(Ordering::Relaxed),
+        })
     })
 }
 
@@ -311,15 +321,22 @@ pub fn serve_driver_rows() -> bool {
     vendor() == Vendor::Cuda && real!(cudaEventRecord: EventRecordFn).get().is_none()
 }
 
-/// Forgets the pool (a device reset destroys its events; those of other devices are
-/// left to the process's end, never reused).
+/// Forgets the pool and every event out of it (a device reset or a context's destruction
+/// destroys its events; those of other devices or contexts are left to the process's
+/// end, never reused).
 pub fn forget_all() {
-    POOL.lock().clear();
+    let mut pool = POOL.lock();
+    pool.clear();
+    GENERATION.fetch_add(1, Ordering::Relaxed);
 }
 
-/// Returns an event to its home's pool once its copy was read or its launch seen done.
+/// Returns an event to its home's pool once its copy was read or its launch seen done
+/// (one made before [`forget_all`]: dropped).
 pub fn give_back(event: Event) {
     let mut pool = POOL.lock();
+    if event.generation != GENERATION.load(Ordering::Relaxed) {
+        return;
+    }
     match pool.iter_mut().find(|(h, _)| *h == event.home) {
         Some((_, idle)) => idle.push(event.handle),
         None => pool.push((event.home, vec![event.handle])),
@@ -377,4 +394,33 @@ pub fn fork_locks() -> [&'static dyn ForkLock; 1] {
 /// In a forked child, its lock reset: the parent's events are not the child's.
 pub fn fork_child_forget() {
     POOL.lock().clear();
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_event_made_before_the_pool_was_forgotten_is_not_pooled_again() {
+        let before = Event::for_test(0x77);
+        forget_all();
+        give_back(before);
+        assert_eq!(
+            take_pooled(Home::Device(0)),
+            None,
+            "destroyed with its device"
+        );
+        let now = Event {
+            handle: 0x78,
+            home: Home::Device(0),
+            generation: GENERATION.load(Ordering::Relaxed),
+        };
+        give_back(now);
+        assert_eq!(
+            take_pooled(Home::Context(0x78)),
+            None,
+            "another home's pool"
+        );
+        assert_eq!(take_pooled(Home::Device(0)), Some(0x78));
+    }
 }

@@ -270,6 +270,12 @@ fn completed_by(
             *t = Tracker::default();
             None
         }
+        // A context destroyed takes capture's events in it along: none is asked again
+        // (its launches, and other contexts', count as running until a synchronisation).
+        id::CtxDestroy if ret == 0 => {
+            t.events.clear();
+            None
+        }
         _ => cover_of(&t.reaches, row, args, ret).map(|c| t.reaches.complete(c)),
     }
 }

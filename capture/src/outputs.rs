@@ -209,9 +209,9 @@ pub fn before_row(
     host_side: impl FnOnce() -> Option<HostRegion>,
     args: &[u64],
 ) {
-    if hrr_archive::api::resets_device(desc.id) {
-        // Every output recorded before the reset's own record; the reset destroys the
-        // pool's events.
+    if hrr_archive::api::resets_device(desc.id) || desc.id == id::CtxDestroy {
+        // Every output recorded before the reset's own record (a context's page-locked
+        // memory goes with it); the reset destroys the pool's events.
         reads::wait_all();
         events::forget_all();
         return;
