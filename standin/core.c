@@ -551,6 +551,12 @@ int si_event_record(si_event* e, si_stream* s) {
     return push(s, o);
 }
 
+int si_hip_event_capture_check(si_event* e) {
+    if (!e || !e->stream || e->stream == &null_stream || !e->stream->capture || !graph) return SI_OK;
+    graph->capture_invalidate(e->stream->capture);
+    return SI_CAPTURED_EVENT;
+}
+
 int si_event_sync(si_event* e) {
     if (!e) return SI_INVALID_HANDLE;
     if (e->cap_graph) return SI_CAPTURED_EVENT;

@@ -149,6 +149,10 @@ int si_event_destroy(si_event* e);
 si_event* si_event_of(const void* handle);
 int si_event_record(si_event* e, si_stream* s);
 int si_event_sync(si_event* e);
+/* HIP's rule (clr's hip_event.cpp): an event whose last record was on a created stream
+ * that is capturing now may be neither waited for nor queried: the capture is invalidated
+ * and SI_CAPTURED_EVENT returned (SI_OK: the call may go on). CUDA has no such rule. */
+int si_hip_event_capture_check(si_event* e);
 int si_event_query(si_event* e);
 int si_event_elapsed(float* ms, si_event* a, si_event* b);
 int si_stream_wait_event(si_stream* s, si_event* e);

@@ -460,8 +460,16 @@ hipError_t hipEventCreateWithFlags(hipEvent_t* e, unsigned f) {
 }
 hipError_t hipEventDestroy(hipEvent_t e) { ENTER; RET(si_event_destroy(si_event_of(e))); }
 hipError_t hipEventRecord(hipEvent_t e, hipStream_t s) { ENTER; RET(si_event_record(si_event_of(e), si_stream_of(s))); }
-hipError_t hipEventSynchronize(hipEvent_t e) { ENTER; RET(si_event_sync(si_event_of(e))); }
-hipError_t hipEventQuery(hipEvent_t e) { ENTER; RET(si_event_query(si_event_of(e))); }
+hipError_t hipEventSynchronize(hipEvent_t e) {
+    ENTER;
+    int c = si_hip_event_capture_check(si_event_of(e));
+    RET(c ? c : si_event_sync(si_event_of(e)));
+}
+hipError_t hipEventQuery(hipEvent_t e) {
+    ENTER;
+    int c = si_hip_event_capture_check(si_event_of(e));
+    RET(c ? c : si_event_query(si_event_of(e)));
+}
 hipError_t hipEventElapsedTime(float* ms, hipEvent_t a, hipEvent_t b) {
     ENTER;
     RET(si_event_elapsed(ms, si_event_of(a), si_event_of(b)));

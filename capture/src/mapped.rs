@@ -131,6 +131,24 @@ pub fn in_flight(start: u64, size: u64) -> InFlight {
     InFlight::Finished(latest)
 }
 
+/// Before HIP's `hipStreamBeginCapture` on `stream`: the events of the launches open there
+/// are given back unasked (HIP would invalidate the capture at a query of an event last
+/// recorded on a capturing stream); those launches count as running until a
+/// synchronisation completes them.
+pub fn before_hip_capture(stream: u64) {
+    if !ANY.load(Ordering::Relaxed) {
+        return;
+    }
+    let taken: Vec<Event> = with(|t| {
+        let on_stream: HashSet<u64> = t.reaches.open_on(stream);
+        on_stream
+            .iter()
+            .filter_map(|seq| t.events.remove(seq))
+            .collect()
+    });
+    give_back(taken);
+}
+
 /// Takes the events of launches no longer open, to be given back outside the lock.
 fn release_events(t: &mut Tracker) -> Vec<Event> {
     if t.events.is_empty() {

@@ -236,6 +236,13 @@ pub fn before_row(
     }
 }
 
+/// Before HIP's `hipStreamBeginCapture` on `stream`: the reads pending there are waited
+/// for, so no event of capture's last recorded on the stream is waited for or asked once
+/// it captures (HIP would invalidate the capture).
+pub fn before_hip_capture(stream: u64) {
+    reads::wait_covered(|r| r.stream_cover(stream));
+}
+
 /// After a row's real call, before its record: a synchronisation the program can
 /// observe waits for the reads it covers; an event's record point is noted.
 pub fn after_row(desc: &ApiDesc, args: &[u64], ret: c_int) {

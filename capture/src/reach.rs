@@ -259,6 +259,15 @@ impl Reaches {
         by.into_iter().collect()
     }
 
+    /// The open launches issued on `stream`.
+    pub fn open_on(&self, stream: u64) -> HashSet<u64> {
+        self.open
+            .iter()
+            .filter(|r| r.stream == stream)
+            .map(|r| r.launch_seq)
+            .collect()
+    }
+
     /// The launches that still reach an allocation no synchronisation completed.
     pub fn open_launches(&self) -> HashSet<u64> {
         self.open.iter().map(|r| r.launch_seq).collect()

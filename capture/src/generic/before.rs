@@ -4,7 +4,7 @@
 
 use std::cell::Cell;
 
-use hrr_archive::api::{drv_memcpy, memcpy3d, ApiDesc, CopyDir, ParamKind, Vendor};
+use hrr_archive::api::{drv_memcpy, hip_abi, id, memcpy3d, ApiDesc, CopyDir, ParamKind, Vendor};
 use hrr_archive::payload::BlobRef;
 
 use super::{store_with_pointers, BytesError};
@@ -146,6 +146,13 @@ pub(super) fn before_call(
     let dir = params::copy_dir(desc, args, decoded, |a| cap.allocs.is_device(a));
     // A pending read of these host bytes (or of memory being released) goes first.
     outputs::before_row(cap, desc, dir, || host_side(desc, args, dir, decoded), args);
+    // HIP's event calls invalidate a capture of the stream an event was last recorded on
+    // (clr's hip_event.cpp): before a stream begins capturing, capture's own events
+    // recorded there are done with.
+    if vendor == Vendor::Hip && hip_abi::base_row(desc.id) == id::StreamBeginCapture {
+        outputs::before_hip_capture(args[0]);
+        crate::mapped::before_hip_capture(args[0]);
+    }
     let source_region = if dir == Some(CopyDir::HostToDevice) {
         // The last source parameter's (every row has at most one).
         (0..desc.params.len())
