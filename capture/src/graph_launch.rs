@@ -18,6 +18,7 @@ use hrr_archive::api::sigs;
 use hrr_archive::api::{fid, semantic, Vendor};
 use hrr_archive::payload::PayloadWriter;
 
+use crate::alloc::Space;
 use crate::capturing::{read_plan, relaxed, stream_capture, ReadPlan, StreamCapture};
 use crate::graph_io::{self, NodeIo};
 use crate::outputs::{self, Deferred};
@@ -57,6 +58,15 @@ struct Before {
     failure: Option<String>,
 }
 
+/// Whether `[start, start + len)` is still one page-locked or managed allocation of the
+/// program's.
+fn still_held(cap: &Capture, start: u64, len: u64) -> bool {
+    matches!(
+        cap.allocs.lookup(start),
+        Some((s, size, Space::PinnedHost | Space::Managed)) if s == start && len <= size
+    )
+}
+
 /// Before the launch: the graph's inputs as they are now.
 fn before_launch(cap: &Capture, exec: u64, stream: u64) -> Before {
     let nodes = graph_io::of_exec(exec);
@@ -83,7 +93,11 @@ fn before_launch(cap: &Capture, exec: u64, stream: u64) -> Before {
                     failure = Some(why);
                 }
             }
-            NodeIo::Pinned { start, len } if !pinned.contains(&(start, len)) => {
+            // Still the program's (an updated kernel node may have left memory the
+            // program freed since on the graph's list: never read).
+            NodeIo::Pinned { start, len }
+                if !pinned.contains(&(start, len)) && still_held(cap, start, len) =>
+            {
                 pinned.push((start, len))
             }
             _ => {}

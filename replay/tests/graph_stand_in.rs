@@ -699,6 +699,21 @@ fn launches_finished_unobserved_are_asked_and_a_snapshot_left_out_is_named() {
     replays_passing(&lib, &out, 1);
 }
 
+/// A graph whose kernel node reached mapped memory is pointed at other memory in its
+/// executable graph and the first freed (mapped_joins.c "swapped"): the next launch does
+/// not read the freed memory at capture (it was unmapped: the program faulted), and the
+/// replay passes, each buffer checked after its launch.
+#[test]
+fn memory_freed_after_a_graph_node_moved_off_it_is_not_read_at_the_next_launch() {
+    let d = tempfile::tempdir().unwrap();
+    let Some((lib, exe)) = build(d.path(), "mapped_joins") else {
+        return;
+    };
+    let out = d.path().join("swapped");
+    native_and_captured(&lib, &exe, &["swapped"], &out);
+    replays_passing(&lib, &out, 2);
+}
+
 /// Array planes and the device list (tests/stand_in/planes.c): an NV12 array's planes,
 /// asked for by the runtime and the driver, are mapped to replay's (the chroma plane's
 /// two-byte elements known from the driver's description, so its 3D copy's box is right);

@@ -11,6 +11,9 @@
  * With "gone": as "unseen", the first stream destroyed after the blocking copy and the
  * second kernel launched on a new stream (which may get the first's handle): capture names
  * the first launch with no stream, and replay waits for the device.
+ * With "swapped": a graph's kernel node xors a mapped buffer; after its first launch the
+ * executable graph's node is pointed at a second mapped buffer, the first is freed, and the
+ * graph launched again (capture must not read the freed buffer at that launch).
  * With "racy": the same without the blocking copy, the host writing while the first kernel
  * may still run (a race on a GPU; the stand-in runs queued work at synchronisations, so the
  * first kernel xors the new bytes too): capture leaves the second launch's snapshot out.
@@ -34,6 +37,13 @@ int cudaFree(void *);
 int cudaMemcpy(void *, const void *, size_t, int);
 int cudaStreamSynchronize(void *);
 int cudaStreamDestroy(void *);
+int cudaGraphCreate(void **, unsigned);
+int cudaGraphAddKernelNode(void **, void *, void *const *, size_t, const struct kernel_params *);
+int cudaGraphExecKernelNodeSetParams(void *, void *, const struct kernel_params *);
+int cudaGraphInstantiateWithFlags(void **, void *, unsigned long long);
+int cudaGraphLaunch(void *, void *);
+int cudaGraphExecDestroy(void *);
+int cudaGraphDestroy(void *);
 struct dim3 { unsigned x, y, z; };
 int cudaLaunchKernel(const void *, struct dim3, struct dim3, void **, size_t, void *);
 
@@ -42,12 +52,14 @@ int cudaLaunchKernel(const void *, struct dim3, struct dim3, void **, size_t, vo
 #define STREAMS 4
 
 static int unseen(int copy, int gone);
+static int swapped(void);
 
 int main(int argc, char **argv) {
     register_xor_kernel();
     if (argc > 1 && strcmp(argv[1], "unseen") == 0) return unseen(1, 0);
     if (argc > 1 && strcmp(argv[1], "gone") == 0) return unseen(1, 1);
     if (argc > 1 && strcmp(argv[1], "racy") == 0) return unseen(0, 0);
+    if (argc > 1 && strcmp(argv[1], "swapped") == 0) return swapped();
     unsigned char *h, *d;
     void *st[STREAMS], *ev[STREAMS];
     unsigned long long key = 0x3c;
@@ -105,5 +117,44 @@ static int unseen(int copy, int gone) {
     CHECK(cudaFreeHost(h));
     CHECK(cudaStreamDestroy(s));
     printf("mapped_joins %s: ok\n", gone ? "gone" : copy ? "unseen" : "racy");
+    return 0;
+}
+
+static int swapped(void) {
+    unsigned char *a, *b, *da, *db;
+    void *s, *graph, *exec, *node;
+    unsigned long long key = 0x66;
+    /* 1 MiB each: freed, the first is unmapped (a read of it would fault). */
+    CHECK(cudaHostAlloc((void **)&a, N, 2 /* cudaHostAllocMapped */));
+    CHECK(cudaHostAlloc((void **)&b, N, 2 /* cudaHostAllocMapped */));
+    CHECK(cudaHostGetDevicePointer((void **)&da, a, 0));
+    CHECK(cudaHostGetDevicePointer((void **)&db, b, 0));
+    CHECK(cudaStreamCreateWithFlags(&s, 1 /* cudaStreamNonBlocking */));
+    for (size_t i = 0; i < N; i++) {
+        a[i] = (unsigned char)(i * 3);
+        b[i] = (unsigned char)(i * 11 + 5);
+    }
+    void *args[2] = {&da, &key};
+    struct kernel_params kp = {(void *)xor_kernel, {N / 256, 1, 1}, {256, 1, 1}, 0, args, 0};
+    CHECK(cudaGraphCreate(&graph, 0));
+    CHECK(cudaGraphAddKernelNode(&node, graph, 0, 0, &kp));
+    CHECK(cudaGraphInstantiateWithFlags(&exec, graph, 0));
+    CHECK(cudaGraphLaunch(exec, s));
+    CHECK(cudaStreamSynchronize(s));
+    for (size_t i = 0; i < N; i++)
+        if (a[i] != (unsigned char)((i * 3) ^ key)) { printf("a: byte %zu: %u\n", i, a[i]); return 1; }
+    void *args_b[2] = {&db, &key};
+    kp.params = args_b;
+    CHECK(cudaGraphExecKernelNodeSetParams(exec, node, &kp));
+    CHECK(cudaFreeHost(a));
+    CHECK(cudaGraphLaunch(exec, s));
+    CHECK(cudaStreamSynchronize(s));
+    for (size_t i = 0; i < N; i++)
+        if (b[i] != (unsigned char)((i * 11 + 5) ^ key)) { printf("b: byte %zu: %u\n", i, b[i]); return 1; }
+    CHECK(cudaGraphExecDestroy(exec));
+    CHECK(cudaGraphDestroy(graph));
+    CHECK(cudaStreamDestroy(s));
+    CHECK(cudaFreeHost(b));
+    printf("mapped_joins swapped: ok\n");
     return 0;
 }
