@@ -11,9 +11,10 @@
 //! An event is recorded only on a stream of the device (context) current on the
 //! calling thread, the one its pool's events were created on: a stream of another
 //! device gets none (its reader or snapshot then waits as for a copy without one). And
-//! no call of capture's is left as the program's last error: none is made while the
-//! program has an error pending, and one that fails is taken back
-//! (`cudaGetLastError`), so `cudaPeekAtLastError` says what it would have said.
+//! no call of capture's is left as the program's last error: one that fails is taken
+//! back (`cudaGetLastError`), and where a call of capture's could change an error the
+//! program has pending (any HIP call; a CUDA query), none is made
+//! (`leaving_no_error`), so `cudaPeekAtLastError` says what it would have said.
 
 use std::os::raw::{c_int, c_uint, c_void};
 use std::sync::atomic::{AtomicU32, AtomicU8, Ordering};
@@ -27,8 +28,6 @@ use crate::real::NO_REAL_FUNCTION;
 const EVENT_FLAGS: c_uint = 0x2 | 0x1;
 /// cudaStreamCaptureModeRelaxed / hipStreamCaptureModeRelaxed.
 const CAPTURE_MODE_RELAXED: c_int = 2;
-/// cudaErrorNotReady / hipErrorNotReady.
-const NOT_READY: c_int = 600;
 
 /// Where an event belongs: the runtime's device (ordinal) or the driver's context.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -188,19 +187,21 @@ fn last_error_calls() -> Option<(StatusFn, StatusFn)> {
     ))
 }
 
-/// Runs `f` (capture's own runtime calls) only where the program has no error pending,
-/// and takes back whatever error they leave, so the program's last error is as it was.
-/// A pending "not ready" (a query's answer, which a runtime may leave as the last
-/// error) is no error: `f` runs, and leaves it so unless its own calls fail otherwise.
-/// The driver's calls keep no last error: `f` simply runs.
-fn leaving_no_error<T>(f: impl FnOnce() -> Option<T>) -> Option<T> {
+/// Runs `f` (capture's own runtime calls) and takes back whatever error they leave, so
+/// the program's last error is as it was. CUDA's runtime keeps a pending error through
+/// calls that succeed: `f` runs whatever is pending (only a call of capture's that fails
+/// while the program has an error pending leaves it none). HIP's (clr before 6) sets the
+/// last error at every call, success too: `f` runs only where nothing is pending; so
+/// does a `strict` one (a query, whose "not ready" a runtime may leave as the last
+/// error). The driver's calls keep no last error: `f` simply runs.
+fn leaving_no_error<T>(strict: bool, f: impl FnOnce() -> Option<T>) -> Option<T> {
     if !runtime_calls() {
         return f();
     }
     let (peek, get) = last_error_calls()?;
     // SAFETY: the runtime's own calls, without arguments; peek changes nothing.
     let pending = unsafe { peek() };
-    if pending != 0 && pending != NOT_READY {
+    if pending != 0 && (strict || vendor() == Vendor::Hip) {
         return None;
     }
     let r = f();
@@ -283,9 +284,9 @@ fn destroy(handle: u64) {
 
 /// An event of the pool recorded on `stream` (after the copy or launch just issued
 /// there), or None when the stream is another device's than the current one, the
-/// program has an error pending, or the runtime would not create or record one.
+/// program has an error pending under HIP, or the runtime would not create or record one.
 pub fn record_after(stream: u64) -> Option<Event> {
-    leaving_no_error(|| {
+    leaving_no_error(false, || {
         let home = home_of(stream)?;
         let handle = take_pooled(home).or_else(|| relaxed(create))?;
         let f = runtime_or_driver(
@@ -366,9 +367,10 @@ fn call(event: Event, query: bool) -> c_int {
 /// Waits for the event (a reader thread, whose capture mode is relaxed for good).
 pub fn wait(event: Event) -> c_int {
     // With the driver's calls, a reader thread takes the event's context first (it has
-    // none of its own; the driver's calls may ask for one).
+    // none of its own; the driver's calls may ask for one; one it took before may have
+    // been destroyed since).
     if let Home::Context(c) = event.home {
-        if current_context() == 0 {
+        if current_context() != c {
             if let Some(set) = real!(driver cuCtxSetCurrent: ContextFn).get() {
                 // SAFETY: a context the program had current on its own thread when the
                 // event was recorded; this is capture's reader thread, which runs none of
@@ -383,7 +385,7 @@ pub fn wait(event: Event) -> c_int {
 /// Whether the event has completed (from any thread; not known, so no, while the
 /// program has an error pending on this one).
 pub fn is_complete(event: Event) -> bool {
-    leaving_no_error(|| Some(relaxed(|| call(event, true)))) == Some(0)
+    leaving_no_error(true, || Some(relaxed(|| call(event, true)))) == Some(0)
 }
 
 /// The pool's lock, for the fork protocol (`fork.rs`).

@@ -141,9 +141,9 @@ fn a_copy_the_program_never_waited_for_is_read_at_exit() {
     assert!(p.manifest.capture_failures.is_empty());
 }
 
-/// Each D2H copy's output bytes, in order: attached by a reader (`CopyOutput`) or, where
-/// capture read it on the spot, inline.
-fn every_output(p: &ProcessArchive) -> Vec<Vec<u8>> {
+/// Each D2H copy's output bytes, in order, and whether a reader attached them
+/// (`CopyOutput`, after capture's event) or capture read them on the spot (inline).
+fn every_output(p: &ProcessArchive) -> Vec<(Vec<u8>, bool)> {
     let mut attached = BTreeMap::new();
     for e in &p.events {
         if e.header.api_id == semantic::COPY_OUTPUT {
@@ -162,12 +162,13 @@ fn every_output(p: &ProcessArchive) -> Vec<Vec<u8>> {
             continue;
         }
         match pl.get(BLOB_FIELD | 1) {
-            Some(f) => out.push(p.load_blob(&f.as_blob().unwrap()).unwrap()),
-            None => out.push(
+            Some(f) => out.push((p.load_blob(&f.as_blob().unwrap()).unwrap(), false)),
+            None => out.push((
                 attached
                     .remove(&e.header.seq)
                     .unwrap_or_else(|| panic!("no output for seq {}", e.header.seq)),
-            ),
+                true,
+            )),
         }
     }
     out
@@ -215,13 +216,17 @@ fn capture_events_are_of_the_streams_device_and_leave_the_program_no_error() {
     let a = Archive::open(&out, Limits::default()).unwrap();
     let p = &a.processes[0];
     let got = every_output(p);
-    let want = [0x10u8, 0x11, 0x11, 0x10];
+    // Each device's stream with its device current, and a copy with an error pending
+    // (CUDA keeps it through capture's calls), get capture's event; the second device's
+    // stream with the first current gets none, its copy read on the spot.
+    let want = [(0x10u8, true), (0x11, true), (0x11, false), (0x10, true)];
     assert_eq!(got.len(), want.len());
-    for (i, (bytes, w)) in got.iter().zip(want).enumerate() {
+    for (i, ((bytes, deferred), (w, by_event))) in got.iter().zip(want).enumerate() {
         assert!(
             bytes.len() == 4096 && bytes.iter().all(|&b| b == w),
             "copy {i}"
         );
+        assert_eq!(*deferred, by_event, "copy {i}: read after capture's event");
     }
     assert!(
         p.manifest.capture_failures.is_empty(),

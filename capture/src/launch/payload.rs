@@ -137,8 +137,11 @@ pub fn record_launch_built(
 ) {
     let (pinned, seq) = record_built(cap, id, api, ret, built, extra);
     // A kernel captured into a graph reads them at each launch of the graph.
-    let captured =
-        !pinned.is_empty() && graph_io::note_kernel_pinned(vendor_of(api), shape.stream, &pinned);
+    // (Asked only of a launch that succeeded: a query of capture's after a failed one
+    // would clear the program's error where HIP sets the last error at every call.)
+    let captured = ret == 0
+        && !pinned.is_empty()
+        && graph_io::note_kernel_pinned(vendor_of(api), shape.stream, &pinned);
     if ret == 0 && !captured {
         // Kernels' outputs there are recorded at the synchronisation completing them. A
         // captured kernel does not run now: the graph's launches note what they reach
