@@ -96,7 +96,7 @@ pub fn snapshot_pinned(
                         .u64(fid::SNAPSHOT_IN_FLIGHT_LAUNCH, launch);
                     // A stream destroyed since is named by no stream: replay waits for
                     // the device.
-                    if stream != crate::reach::GONE {
+                    if !crate::reach::is_gone(stream) {
                         s.handle(fid::SNAPSHOT_STREAM, stream);
                     }
                     p.nested(fid::SNAPSHOT_AFTER, &s);

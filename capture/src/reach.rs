@@ -24,9 +24,15 @@ use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
 
 use crate::pending::{is_default_stream, Cover};
 
-/// The stream of a launch whose stream the program destroyed since (a new stream may get
-/// its handle): only a device-wide synchronisation completes it.
-pub const GONE: u64 = u64::MAX;
+/// Where the names of streams the program destroyed begin: a destroyed stream's open
+/// launches, its events' record points and its waits move to a name of their own at or
+/// past it (a new stream may get the handle), no stream handle (a user-space address).
+const GONE_BASE: u64 = 0xffff_0000_0000_0000;
+
+/// Whether `stream` names a stream the program destroyed (see [`GONE_BASE`]).
+pub fn is_gone(stream: u64) -> bool {
+    stream >= GONE_BASE
+}
 
 /// One launch's reach into one allocation.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -62,6 +68,8 @@ pub struct Reaches {
     /// Stream -> its waits for events not yet covered by a synchronisation: (the wait's
     /// ticket, what the event covered then), oldest first.
     joins: HashMap<u64, VecDeque<(u64, Cover)>>,
+    /// Streams destroyed so far (each one's new name: `GONE_BASE` + its number).
+    gone: u64,
 }
 
 /// Waits kept a stream at most; past it the oldest is dropped. A dropped wait only makes
@@ -129,15 +137,34 @@ impl Reaches {
         waits.push_back((self.issued, cover));
     }
 
-    /// The program destroyed `stream`: its waits go, and its open launches are no longer
-    /// its handle's ([`GONE`]: a new stream may get the handle).
+    /// The program destroyed `stream`: its open launches, its events' record points and
+    /// its waits (and the waits for its events) are no longer its handle's, which a new
+    /// stream may get, but a name of their own ([`is_gone`]). An event recorded on it
+    /// still completes them; a synchronisation of the new stream does not.
     pub fn stream_destroyed(&mut self, stream: u64) {
-        self.joins.remove(&stream);
-        if is_default_stream(stream) {
+        if is_default_stream(stream) || is_gone(stream) {
+            self.joins.remove(&stream);
             return;
         }
+        let name = GONE_BASE + self.gone;
+        self.gone += 1;
         for r in self.open.iter_mut().filter(|r| r.stream == stream) {
-            r.stream = GONE;
+            r.stream = name;
+        }
+        for (s, _) in self.events.values_mut().filter(|(s, _)| *s == stream) {
+            *s = name;
+        }
+        if let Some(waits) = self.joins.remove(&stream) {
+            self.joins.insert(name, waits);
+        }
+        for waits in self.joins.values_mut() {
+            for (_, cover) in waits.iter_mut() {
+                if let Cover::StreamUpTo(s, t) = *cover {
+                    if s == stream {
+                        *cover = Cover::StreamUpTo(name, t);
+                    }
+                }
+            }
         }
     }
 
@@ -328,15 +355,22 @@ mod tests {
             r.open_reaching(0x1000, 64),
             [(0x50, 12), (0x60, 11), (0x50, 10)]
         );
+        r.event_recorded(0xe1, 0x50);
         r.stream_destroyed(0x50);
         // A new stream with the handle: its launch is not the destroyed stream's.
         r.launch(0x50, 13, &[(0x1000, 64)]);
-        assert_eq!(
-            r.open_by_stream(0x1000, 64),
-            [(0x50, 13), (0x60, 11), (GONE, 12)]
-        );
+        let open = r.open_by_stream(0x1000, 64);
+        assert_eq!(open[..2], [(0x50, 13), (0x60, 11)]);
+        let gone = open[2].0;
+        assert!(is_gone(gone) && open[2].1 == 12, "{open:?}");
         r.complete(r.stream_cover(0x50));
-        assert_eq!(r.open_by_stream(0x1000, 64), [(0x60, 11), (GONE, 12)]);
+        assert_eq!(r.open_by_stream(0x1000, 64), [(0x60, 11), (gone, 12)]);
+        // The event recorded on the destroyed stream completes its launches.
+        r.complete(r.event_cover(0xe1));
+        assert_eq!(r.open_reaching(0x1000, 64), [(0x60, 11)]);
+        r.stream_destroyed(0x60);
+        assert!(is_gone(r.open_reaching(0x1000, 64)[0].0));
+        assert_ne!(r.open_reaching(0x1000, 64)[0].0, gone, "a name of its own");
         r.complete(ALL);
         assert_eq!(r.open_reaching(0x1000, 64), []);
     }

@@ -113,27 +113,50 @@ impl Snapshots {
             }
             completed.push(stream);
             // A stream the program destroyed since (its handle no stream of replay's
-            // now): the device's work, all of it, unless the legacy stream captures.
-            let (row, args) = match stream.map(|s| tr.handle(s)) {
+            // now): the device's work, all of it; while a stream captures (a device
+            // synchronisation would end the capture), each stream not capturing.
+            let waits: Vec<(u16, Vec<u64>)> = match stream.map(|s| tr.handle(s)) {
                 Some(Ok(h)) if h <= 2 || owned.live.get(&h) == Some(&Resource::Stream) => {
-                    (id::StreamSynchronize, vec![h])
+                    match capturing(rt, h)? {
+                        true => Vec::new(),
+                        false => vec![(id::StreamSynchronize, vec![h])],
+                    }
                 }
-                _ => (id::DeviceSynchronize, Vec::new()),
+                _ => {
+                    let mut idle = Vec::new();
+                    let mut any_capturing = false;
+                    let mut live: Vec<u64> = owned
+                        .live
+                        .iter()
+                        .filter(|(_, r)| **r == Resource::Stream)
+                        .map(|(h, _)| *h)
+                        .collect();
+                    live.sort_unstable();
+                    for h in std::iter::once(0).chain(live) {
+                        match capturing(rt, h)? {
+                            true => any_capturing = true,
+                            false => idle.push((id::StreamSynchronize, vec![h])),
+                        }
+                    }
+                    match any_capturing {
+                        true => idle,
+                        false => vec![(id::DeviceSynchronize, Vec::new())],
+                    }
+                }
             };
-            if capturing(rt, args.first().copied().unwrap_or(0))? {
-                continue;
-            }
-            // SAFETY: a synchronize row, given a stream handle replay created (or a
-            // default stream), or none for the device's.
-            match unsafe { rt.call_table(row, &args) }? {
-                0 => {}
-                code => {
-                    return Err(EventError::Call {
-                        call: format!(
-                            "completing the launch at seq {launch} before restoring the snapshot capture read after it finished"
-                        ),
-                        code,
-                    })
+            for (row, args) in waits {
+                // SAFETY: a synchronize row, given a stream handle replay created (or a
+                // default stream), or none for the device's.
+                match unsafe { rt.call_table(row, &args) }? {
+                    0 => {}
+                    code => {
+                        return Err(EventError::Call {
+                            call: format!(
+                                "completing the launch at seq {launch} before restoring the snapshot capture read after it finished"
+                            ),
+                            code,
+                        })
+                    }
                 }
             }
         }
