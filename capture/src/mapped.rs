@@ -40,6 +40,10 @@ struct Tracker {
     reaches: Reaches,
     /// Launch sequence id -> capture's event recorded after it, while it is open.
     events: HashMap<u64, Event>,
+    /// Events taken from launches still open (a HIP stream began capturing), pooled again
+    /// at the next synchronisation: a snapshot asking one meanwhile must not find it
+    /// recorded again after other work.
+    retired: Vec<Event>,
 }
 
 /// Launches holding one of capture's events at most.
@@ -132,27 +136,28 @@ pub fn in_flight(start: u64, size: u64) -> InFlight {
 }
 
 /// Before HIP's `hipStreamBeginCapture` on `stream`: the events of the launches open there
-/// are given back unasked (HIP would invalidate the capture at a query of an event last
+/// are taken unasked (HIP would invalidate the capture at a query of an event last
 /// recorded on a capturing stream); those launches count as running until a
 /// synchronisation completes them.
 pub fn before_hip_capture(stream: u64) {
     if !ANY.load(Ordering::Relaxed) {
         return;
     }
-    let taken: Vec<Event> = with(|t| {
+    with(|t| {
         let on_stream: HashSet<u64> = t.reaches.open_on(stream);
-        on_stream
-            .iter()
-            .filter_map(|seq| t.events.remove(seq))
-            .collect()
+        for seq in on_stream {
+            if let Some(e) = t.events.remove(&seq) {
+                t.retired.push(e);
+            }
+        }
     });
-    give_back(taken);
 }
 
 /// Takes the events of launches no longer open, to be given back outside the lock.
 fn release_events(t: &mut Tracker) -> Vec<Event> {
+    let retired = std::mem::take(&mut t.retired);
     if t.events.is_empty() {
-        return Vec::new();
+        return retired;
     }
     let open: HashSet<u64> = t.reaches.open_launches();
     let done: Vec<u64> = t
@@ -161,7 +166,10 @@ fn release_events(t: &mut Tracker) -> Vec<Event> {
         .copied()
         .filter(|seq| !open.contains(seq))
         .collect();
-    done.iter().filter_map(|seq| t.events.remove(seq)).collect()
+    done.iter()
+        .filter_map(|seq| t.events.remove(seq))
+        .chain(retired)
+        .collect()
 }
 
 fn give_back(events: Vec<Event>) {
@@ -233,6 +241,15 @@ pub fn after_row(
         id::StreamWaitEvent | id::CuStreamWaitEvent | id::StreamWaitEventSpt
     ) && ret == 0
         && stream_runs_its_work(api, args[0]);
+    // A HIP stream that waited into a capture (a fork of it) captures now: its launches'
+    // events are not asked again (HIP would invalidate the capture).
+    let forked = api.starts_with("hip")
+        && matches!(row, id::StreamWaitEvent | id::StreamWaitEventSpt)
+        && ret == 0
+        && !joins;
+    if forked {
+        before_hip_capture(args[0]);
+    }
     let (done, released) = with(|t| match completed_by(t, row, args, ret, joins) {
         // Only a synchronisation closes launches, and with them their events.
         Some(done) => (done, release_events(t)),
@@ -292,6 +309,7 @@ fn completed_by(
         // (its launches, and other contexts', count as running until a synchronisation).
         id::CtxDestroy if ret == 0 => {
             t.events.clear();
+            t.retired.clear();
             None
         }
         _ => cover_of(&t.reaches, row, args, ret).map(|c| t.reaches.complete(c)),

@@ -243,6 +243,26 @@ pub fn before_hip_capture(stream: u64) {
     reads::wait_covered(|r| r.stream_cover(stream));
 }
 
+/// Before HIP's `hipStreamWaitEvent(stream, event)`: where the event was recorded on a
+/// stream that captures and `stream` does not, the wait makes `stream` capture too (a
+/// fork of the capture): as before [`before_hip_capture`].
+pub fn before_hip_wait(stream: u64, event: u64) {
+    if !reads::any() {
+        return;
+    }
+    let Some(of_event) = reads::lock().event_stream(event) else {
+        return;
+    };
+    use crate::capturing::{stream_capture, StreamCapture};
+    if matches!(
+        stream_capture(Vendor::Hip, of_event),
+        StreamCapture::Active { .. }
+    ) && stream_capture(Vendor::Hip, stream) == StreamCapture::Idle
+    {
+        before_hip_capture(stream);
+    }
+}
+
 /// After a row's real call, before its record: a synchronisation the program can
 /// observe waits for the reads it covers; an event's record point is noted.
 pub fn after_row(desc: &ApiDesc, args: &[u64], ret: c_int) {

@@ -236,6 +236,11 @@ impl PendingReads {
     }
 
     /// What synchronising with `event` (or a successful query of it) covers.
+    /// The stream `event` was last seen recorded on.
+    pub fn event_stream(&self, event: u64) -> Option<u64> {
+        self.events.get(&event).map(|&(s, _)| s)
+    }
+
     pub fn event_cover(&self, event: u64) -> Cover {
         match self.events.get(&event) {
             Some(&(s, upto)) if is_default_stream(s) => Cover::AllUpTo(upto),

@@ -149,9 +149,16 @@ pub(super) fn before_call(
     // HIP's event calls invalidate a capture of the stream an event was last recorded on
     // (clr's hip_event.cpp): before a stream begins capturing, capture's own events
     // recorded there are done with.
-    if vendor == Vendor::Hip && hip_abi::base_row(desc.id) == id::StreamBeginCapture {
-        outputs::before_hip_capture(args[0]);
-        crate::mapped::before_hip_capture(args[0]);
+    // A stream that waits for an event recorded in a capture joins it.
+    if vendor == Vendor::Hip {
+        match hip_abi::base_row(desc.id) {
+            id::StreamBeginCapture => {
+                outputs::before_hip_capture(args[0]);
+                crate::mapped::before_hip_capture(args[0]);
+            }
+            id::StreamWaitEvent => outputs::before_hip_wait(args[0], args[1]),
+            _ => {}
+        }
     }
     let source_region = if dir == Some(CopyDir::HostToDevice) {
         // The last source parameter's (every row has at most one).
