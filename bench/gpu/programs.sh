@@ -43,6 +43,8 @@ for src in *.cu; do
     name=${src%.cu}
     case $name in *_kernel) continue ;; esac
     extra=(); args=()
+    # The libraries a program calls beyond the runtime: cuBLAS, the driver.
+    case $name in cublas_*) extra=(-lcublas) ;; pools_memsets) extra=(-lcuda) ;; esac
     if [ "$name" = vector_add_drv ]; then
         nvcc -fatbin -arch=sm_90 vector_add_drv_kernel.cu -o "$work/vector_add_drv_kernel.fatbin" || continue
         extra=(-lcuda); args=("$work/vector_add_drv_kernel.fatbin")
