@@ -626,6 +626,21 @@ fn launches_finished_unobserved_are_asked_and_a_snapshot_left_out_is_named() {
             .collect()
     }
 
+    // The second launch's SNAPSHOT_AFTER, checked to name the first launch.
+    fn after_first<'a>(l: &[(u64, Payload<'a>)]) -> Payload<'a> {
+        let after = l[1]
+            .1
+            .get(fid::SNAPSHOT_AFTER)
+            .unwrap()
+            .as_nested()
+            .unwrap();
+        assert_eq!(
+            after.u64(fid::SNAPSHOT_IN_FLIGHT_LAUNCH, "launch").unwrap(),
+            l[0].0
+        );
+        after
+    }
+
     let out = d.path().join("unseen");
     native_and_captured(&lib, &exe, &["unseen"], &out);
     let (a, _) = opened(&out);
@@ -633,16 +648,7 @@ fn launches_finished_unobserved_are_asked_and_a_snapshot_left_out_is_named() {
     assert_eq!(l.len(), 2);
     assert!(l[1].1.get(fid::SNAPSHOT_IN_FLIGHT).is_none());
     assert!(l[1].1.get(fid::PINNED_SNAPSHOT).is_some());
-    let after = l[1]
-        .1
-        .get(fid::SNAPSHOT_AFTER)
-        .unwrap()
-        .as_nested()
-        .unwrap();
-    assert_eq!(
-        after.u64(fid::SNAPSHOT_IN_FLIGHT_LAUNCH, "launch").unwrap(),
-        l[0].0
-    );
+    let after = after_first(&l);
     assert_eq!(
         after.handle(fid::SNAPSHOT_STREAM, "stream").unwrap(),
         l[0].1.handle(fid::STREAM, "stream").unwrap()
@@ -655,16 +661,7 @@ fn launches_finished_unobserved_are_asked_and_a_snapshot_left_out_is_named() {
     let (a, _) = opened(&out);
     let l = launches(&a);
     assert_eq!(l.len(), 2);
-    let after = l[1]
-        .1
-        .get(fid::SNAPSHOT_AFTER)
-        .unwrap()
-        .as_nested()
-        .unwrap();
-    assert_eq!(
-        after.u64(fid::SNAPSHOT_IN_FLIGHT_LAUNCH, "launch").unwrap(),
-        l[0].0
-    );
+    let after = after_first(&l);
     assert!(
         after.get(fid::SNAPSHOT_STREAM).is_none(),
         "a stream destroyed is named by none"
